@@ -1,0 +1,1 @@
+"""The Falcon WSGI app: routing, auth, problem+json errors, the OpenAPI document."""

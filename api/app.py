@@ -1,0 +1,55 @@
+"""``create_app(settings, ...)``: the Falcon WSGI application with its collaborators."""
+from __future__ import annotations
+
+from typing import Callable
+
+import falcon
+
+from api import errors
+from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
+from api.resources import identity as identity_res
+from api.resources import system, tree
+from storage.db import Database
+from wharf.config import Settings
+from wharf.identity import Identity
+
+
+def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
+               ready_checks: dict[str, Callable[[], None]] | None = None,
+               extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
+    identity = identity or Identity(settings)
+    app = falcon.App(middleware=[
+        RequestIdMiddleware(),
+        AuthMiddleware(db, identity, settings.trusted_proxy_count),
+        BodyLimitMiddleware(settings.max_body_bytes),
+    ])
+    app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.auto_parse_qs_csv = False
+    app.resp_options.secure_cookies_by_default = settings.secure_cookies
+    errors.install(app)
+
+    checks = {"database": db.ping, **(ready_checks or {})}
+    app.add_route("/healthz", system.Health())
+    app.add_route("/readyz", system.Ready(checks))
+    app.add_route("/api/openapi.json", system.OpenApi())
+
+    app.add_route("/api/users", identity_res.Users(db, identity))
+    app.add_route("/api/login-sessions", identity_res.LoginSessions(db, identity, settings))
+    app.add_route("/api/login-sessions/current",
+                  identity_res.CurrentLoginSession(db, identity, settings))
+    app.add_route("/api/me", identity_res.Me(db))
+    app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
+    app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
+
+    app.add_route("/api/spaces", tree.Spaces(db))
+    app.add_route("/api/spaces/{space_id}", tree.Space(db))
+    app.add_route("/api/spaces/{space_id}/nodes", tree.SpaceRootNodes(db))
+    app.add_route("/api/spaces/{space_id}/members", tree.Members(db))
+    app.add_route("/api/spaces/{space_id}/members/{user_id}", tree.Member(db))
+    app.add_route("/api/nodes", tree.Nodes(db))
+    app.add_route("/api/nodes/{node_id}", tree.Node(db))
+    app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
+
+    if extra_routes is not None:
+        extra_routes(app)
+    return app

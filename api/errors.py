@@ -1,0 +1,71 @@
+"""Every error leaves as RFC 9457 ``application/problem+json`` with a stable ``code``.
+
+Domain errors (:class:`wharf.errors.WharfError`) map by their ``status`` and ``code``;
+Falcon's own errors (unknown route, wrong method, bad header) get a code derived from the
+status; anything else is logged and answered as a 500 ``internal_error`` problem.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+import falcon
+
+from wharf.errors import WharfError
+
+log = logging.getLogger("wharf.api")
+
+PROBLEM = "application/problem+json"
+
+_FALCON_CODES = {
+    400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 406: "not_acceptable", 409: "conflict", 411: "length_required",
+    412: "precondition_failed", 413: "payload_too_large", 414: "uri_too_long",
+    415: "unsupported_media_type", 416: "range_not_satisfiable", 428: "precondition_required",
+    429: "too_many_requests", 431: "headers_too_large", 503: "service_unavailable",
+}
+
+
+def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, title: str,
+           detail: str | None, extra: dict | None = None, headers: dict | None = None) -> None:
+    body = {"type": "about:blank", "title": title, "status": status, "code": code}
+    if detail:
+        body["detail"] = detail
+    if extra:
+        body.update(extra)
+    rid = getattr(req.context, "request_id", None)
+    if rid:
+        body["request_id"] = rid
+    resp.status = status
+    resp.content_type = PROBLEM
+    resp.text = json.dumps(body)
+    resp.data = None
+    resp.stream = None
+    for k, v in (headers or {}).items():
+        resp.set_header(k, v)
+
+
+def handle_wharf_error(req, resp, ex: WharfError, params) -> None:
+    extra = {"details": ex.details} if ex.details else None
+    _write(req, resp, ex.status, ex.code, ex.title, ex.message, extra, ex.headers)
+
+
+def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
+    status = int(str(ex.status).split()[0]) if not isinstance(ex.status, int) else ex.status
+    code = getattr(ex, "code", None) or _FALCON_CODES.get(status, "http_error")
+    headers = dict(ex.headers or {})
+    _write(req, resp, status, str(code), ex.title or "Error", ex.description, None, headers)
+
+
+def handle_unexpected(req, resp, ex: Exception, params) -> None:
+    if isinstance(ex, falcon.HTTPStatus):
+        raise ex
+    log.exception("unhandled error on %s %s", req.method, req.path)
+    _write(req, resp, 500, "internal_error", "Internal server error",
+           "Something went wrong on our side; the request id identifies it in the logs.")
+
+
+def install(app: falcon.App) -> None:
+    app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(falcon.HTTPError, handle_http_error)
+    app.add_error_handler(WharfError, handle_wharf_error)

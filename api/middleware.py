@@ -1,0 +1,115 @@
+"""Request id, authentication and body-size limits, applied to every request."""
+from __future__ import annotations
+
+import logging
+import re
+from urllib.parse import urlsplit
+
+import falcon
+
+from storage.db import Database
+from wharf.context import ANONYMOUS, RequestContext
+from wharf.errors import Forbidden, PayloadTooLarge, Unauthenticated
+from wharf.identity import Identity
+
+log = logging.getLogger("wharf.api")
+
+REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+SESSION_COOKIE = "wharf_session"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+class RequestIdMiddleware:
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        from wharf.ids import new_id
+        rid = req.get_header("X-Request-Id")
+        if not rid or not REQUEST_ID_RE.match(rid):
+            rid = new_id()
+        req.context.request_id = rid
+        resp.set_header("X-Request-Id", rid)
+
+
+class BodyLimitMiddleware:
+    """Refuse bodies above ``max_bytes`` up front (streamed uploads opt out per route)."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        limit = getattr(resource, "max_body_bytes", self.max_bytes)
+        length = req.content_length
+        if length is not None and length > limit:
+            raise PayloadTooLarge(f"The body is larger than {limit} bytes.")
+        req.context.max_body_bytes = limit
+
+
+class AuthMiddleware:
+    """Resolve the principal from ``Authorization: Bearer`` or the session cookie.
+
+    Resources declare ``anonymous_ok = True`` to serve visitors; every other route needs
+    a user. Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
+    """
+
+    def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0):
+        self.db = db
+        self.identity = identity
+        self.trusted_proxy_count = trusted_proxy_count
+
+    def _client_ip(self, req: falcon.Request) -> str | None:
+        if self.trusted_proxy_count:
+            route = req.access_route
+            if len(route) > self.trusted_proxy_count:
+                return route[-(self.trusted_proxy_count + 1)]
+        return req.remote_addr
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.principal = ANONYMOUS
+        req.context.auth_via = None
+        auth = req.get_header("Authorization")
+        if auth:
+            scheme, _, value = auth.partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                raise Unauthenticated("Use 'Authorization: Bearer <token>'.", code="invalid_token")
+            with self.db.read() as s:
+                found = self.identity.authenticate_token(s, value.strip())
+            if found is None:
+                raise Unauthenticated("The token is unknown, expired or revoked.",
+                                      code="invalid_token")
+            principal, due = found
+            if due:
+                with self.db.write() as s:
+                    self.identity.touch_token(s, principal.token_id)
+            req.context.principal = principal
+            req.context.auth_via = "token"
+        else:
+            cookie = (req.get_cookie_values(SESSION_COOKIE) or [None])[0]
+            if cookie:
+                with self.db.read() as s:
+                    principal = self.identity.authenticate_cookie(s, cookie)
+                if principal is not None:
+                    req.context.principal = principal
+                    req.context.auth_via = "cookie"
+        req.context.ctx = RequestContext(
+            principal=req.context.principal, request_id=req.context.request_id,
+            client_ip=self._client_ip(req), user_agent=req.user_agent)
+
+    def process_resource(self, req, resp, resource, params) -> None:
+        if resource is None:
+            return
+        principal = req.context.principal
+        if not principal.is_user:
+            if getattr(resource, "anonymous_ok", False) or getattr(
+                    resource, f"anonymous_{req.method.lower()}", False):
+                return
+            raise Unauthenticated("Log in or send an API token.")
+        if principal.token_id is not None:
+            needed = "read" if req.method in SAFE_METHODS else "write"
+            if not principal.has_scope(needed):
+                raise Forbidden(f"This token lacks the '{needed}' scope.",
+                                code="insufficient_scope")
+        elif req.context.auth_via == "cookie" and req.method not in SAFE_METHODS:
+            origin = req.get_header("Origin")
+            # Cookie-authenticated writes must come from our own origin (CSRF defence on
+            # top of SameSite=Lax and the JSON content type).
+            if origin and origin != "null" and urlsplit(origin).hostname != req.host:
+                raise Forbidden("Cross-origin request refused.", code="cross_origin")

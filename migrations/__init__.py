@@ -1,0 +1,1 @@
+"""Alembic environment and versions, and the startup ``prepare`` step."""

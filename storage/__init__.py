@@ -1,0 +1,1 @@
+"""Persistence: the SQLAlchemy schema, engine/session setup, the BlobStore and the UnitStore."""

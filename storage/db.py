@@ -1,0 +1,124 @@
+"""Engine and session setup for SQLite and PostgreSQL, and the one transaction helper.
+
+``Database.write()`` opens an explicit transaction (``BEGIN IMMEDIATE`` on SQLite so two
+writers queue on the busy timeout instead of failing on lock upgrade); ``Database.read()``
+opens a plain one. A lock that outlasts the busy timeout, or a PostgreSQL lock/serialization
+failure, surfaces as :class:`wharf.errors.Unavailable` (503 + ``Retry-After``), never a 500.
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session
+
+from wharf.errors import Unavailable
+
+_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P03", "08006", "08001", "08003"}
+
+
+def is_transient_db_error(exc: BaseException) -> bool:
+    if not isinstance(exc, DBAPIError):
+        return False
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    orig = getattr(exc, "orig", None)
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if sqlstate in _PG_TRANSIENT:
+        return True
+    if isinstance(exc, OperationalError):
+        msg = str(orig or exc).lower()
+        return "database is locked" in msg or "database table is locked" in msg or "busy" in msg \
+            or "could not connect" in msg or "connection" in msg
+    return False
+
+
+def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
+    path = url.split("///", 1)[1] if "///" in url else ""
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000.0,
+                      "isolation_level": None},
+        pool_pre_ping=False,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]:
+    """Return ``(write_engine, read_engine)``; the same engine on PostgreSQL."""
+    if url.startswith("sqlite"):
+        return (_sqlite_engine(url, busy_timeout_ms, True),
+                _sqlite_engine(url, busy_timeout_ms, False))
+    engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return engine, engine
+
+
+class Database:
+    """The product database (or the UnitStore database): engines plus transaction helpers."""
+
+    def __init__(self, url: str, busy_timeout_ms: int = 5000):
+        self.url = url
+        self.write_engine, self.read_engine = make_engines(url, busy_timeout_ms)
+
+    @property
+    def engine(self) -> Engine:
+        return self.write_engine
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.url.startswith("postgresql")
+
+    @contextlib.contextmanager
+    def _transaction(self, engine: Engine) -> Iterator[Session]:
+        session = Session(engine, expire_on_commit=False, autoflush=True)
+        try:
+            with session.begin():
+                yield session
+        except DBAPIError as exc:
+            if is_transient_db_error(exc):
+                raise Unavailable("The database is busy; try again shortly.",
+                                  code="database_busy", retry_after=1) from exc
+            raise
+        finally:
+            session.close()
+
+    def write(self) -> contextlib.AbstractContextManager[Session]:
+        """A read-write transaction, committed when the block ends without error."""
+        return self._transaction(self.write_engine)
+
+    def read(self) -> contextlib.AbstractContextManager[Session]:
+        """A read-only transaction (rolled back/committed harmlessly at the end)."""
+        return self._transaction(self.read_engine)
+
+    def ping(self) -> None:
+        with self.read_engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.write_engine.dispose()
+        if self.read_engine is not self.write_engine:
+            self.read_engine.dispose()

@@ -1,0 +1,153 @@
+"""The product database schema: SQLAlchemy 2 typed models. Ids are generated in Python."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+from sqlalchemy import (JSON, Boolean, ForeignKey, Index, Integer, String, Text,
+                        UniqueConstraint, text)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from storage.types import UTCDateTime
+from wharf.clock import utcnow
+from wharf.ids import new_id
+
+ID = String(32)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+# --- identity -------------------------------------------------------------------------
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    username: Mapped[str] = mapped_column(String(64))
+    username_key: Mapped[str] = mapped_column(String(64), unique=True)  # lower-cased
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PasswordCredential(Base):
+    __tablename__ = "password_credentials"
+
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class LoginSession(Base):
+    __tablename__ = "login_sessions"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         index=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    scopes: Mapped[str] = mapped_column(String(64))  # space-separated: "read write"
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime, index=True)
+    revoked_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+
+
+# --- spaces and the tree --------------------------------------------------------------
+
+class Space(Base):
+    __tablename__ = "spaces"
+    __table_args__ = (
+        Index("uq_spaces_personal_owner", "owner_id", unique=True,
+              sqlite_where=text("type = 'personal'"),
+              postgresql_where=text("type = 'personal'")),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    type: Mapped[str] = mapped_column(String(16))  # personal | team
+    name: Mapped[str] = mapped_column(String(100))
+    owner_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id"), index=True)
+    public_read: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SpaceMember(Base):
+    __tablename__ = "space_members"
+
+    space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True, index=True)
+    role: Mapped[str] = mapped_column(String(16))  # admin | editor | viewer
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+    __table_args__ = (
+        Index("ix_nodes_parent", "space_id", "parent_id", "name", "id"),
+        Index("ix_nodes_trash", "trash_batch_id"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id"))
+    parent_id: Mapped[Optional[str]] = mapped_column(ID, ForeignKey("nodes.id"))
+    name: Mapped[str] = mapped_column(String(255))
+    created_by: Mapped[str] = mapped_column(ID, ForeignKey("users.id"))
+    trash_batch_id: Mapped[Optional[str]] = mapped_column(ID)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Resource(Base):
+    __tablename__ = "resources"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    node_id: Mapped[str] = mapped_column(ID, ForeignKey("nodes.id"), unique=True)
+    kind: Mapped[str] = mapped_column(String(8))  # unit | blob
+    created_by: Mapped[str] = mapped_column(ID, ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class UnitResource(Base):
+    __tablename__ = "unit_resources"
+
+    resource_id: Mapped[str] = mapped_column(ID, ForeignKey("resources.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    unit_id: Mapped[str] = mapped_column(ID, unique=True)
+    unit_type: Mapped[str] = mapped_column(String(8))  # sheet | doc | slide | board | base
+
+
+# --- audit ----------------------------------------------------------------------------
+
+class AuditLog(Base):
+    __tablename__ = "audit_logs"
+    __table_args__ = (Index("ix_audit_scope", "space_id", "at"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor_type: Mapped[str] = mapped_column(String(16))  # user | system | anonymous
+    actor_id: Mapped[Optional[str]] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    target_type: Mapped[str] = mapped_column(String(32))
+    target_id: Mapped[Optional[str]] = mapped_column(String(64))
+    space_id: Mapped[Optional[str]] = mapped_column(ID)
+    request_id: Mapped[Optional[str]] = mapped_column(String(128))
+    client_ip: Mapped[Optional[str]] = mapped_column(String(64))
+    user_agent: Mapped[Optional[str]] = mapped_column(String(512))
+    details: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)

@@ -1,0 +1,1 @@
+"""Dramatiq broker setup, actors, the outbox relay and the scheduler. Thin: call the core."""

@@ -1,0 +1,135 @@
+"""One error root for everything Wharf refuses, with a stable machine-readable ``code``.
+
+The API maps :class:`WharfError` to RFC 9457 problem+json in one place using ``status``
+and ``code``; workers use ``retryable`` to decide between backing off and failing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class WharfError(Exception):
+    """Root of every domain error."""
+
+    status: int = 400
+    code: str = "bad_request"
+    title: str = "Bad request"
+    retryable: bool = False
+
+    def __init__(self, message: str | None = None, *, code: str | None = None,
+                 details: dict[str, Any] | None = None, headers: dict[str, str] | None = None):
+        super().__init__(message or self.title)
+        self.message = message or self.title
+        if code:
+            self.code = code
+        self.details = details or {}
+        self.headers = headers or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"code": self.code, "message": self.message,
+                                "retryable": self.retryable}
+        if self.details:
+            data["details"] = self.details
+        return data
+
+
+class ValidationFailed(WharfError):
+    """The request is well-formed JSON but a field is missing, of the wrong type or out of range."""
+
+    status = 400
+    code = "validation_failed"
+    title = "Validation failed"
+
+
+class MalformedRequest(WharfError):
+    """The body is not parseable (bad JSON, wrong content type)."""
+
+    status = 400
+    code = "malformed_request"
+    title = "Malformed request"
+
+
+class InvalidCursor(WharfError):
+    """A pagination cursor that this server did not issue."""
+
+    status = 400
+    code = "invalid_cursor"
+    title = "Invalid cursor"
+
+
+class Unauthenticated(WharfError):
+    """No valid session or token; or credentials were wrong."""
+
+    status = 401
+    code = "unauthenticated"
+    title = "Authentication required"
+
+
+class Forbidden(WharfError):
+    """The caller can see the target but may not do this to it."""
+
+    status = 403
+    code = "forbidden"
+    title = "Forbidden"
+
+
+class NotFound(WharfError):
+    """The target does not exist or the caller cannot discover it (ids leak nothing)."""
+
+    status = 404
+    code = "not_found"
+    title = "Not found"
+
+
+class Conflict(WharfError):
+    """The request conflicts with the current state (duplicate name, cycle, wrong state)."""
+
+    status = 409
+    code = "conflict"
+    title = "Conflict"
+
+
+class PreconditionFailed(WharfError):
+    """An ``If-Match`` or similar precondition did not hold."""
+
+    status = 412
+    code = "precondition_failed"
+    title = "Precondition failed"
+
+
+class PreconditionRequired(WharfError):
+    """The request must be conditional (``If-Match``) and was not."""
+
+    status = 428
+    code = "precondition_required"
+    title = "Precondition required"
+
+
+class PayloadTooLarge(WharfError):
+    """The body or declared size exceeds the configured limit."""
+
+    status = 413
+    code = "payload_too_large"
+    title = "Payload too large"
+
+
+class Unavailable(WharfError):
+    """A dependency is busy or down (database lock, broker, storage); try again later."""
+
+    status = 503
+    code = "service_unavailable"
+    title = "Service unavailable"
+    retryable = True
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 1, **kwargs):
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(retry_after))
+
+
+class TransientFailure(WharfError):
+    """A worker-side failure that is expected to go away (storage timeout, lock); retried."""
+
+    status = 503
+    code = "transient_failure"
+    title = "Transient failure"
+    retryable = True

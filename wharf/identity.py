@@ -1,0 +1,223 @@
+"""Users, password credentials, login sessions and API tokens.
+
+Passwords are hashed with argon2id (``argon2.PasswordHasher``). Login sessions and API
+tokens store only an id/prefix and the SHA-256 of a random secret; the raw secret goes
+to the client once. Unknown user and wrong password fail the same way, in similar time
+(an unknown user is verified against a dummy hash).
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage.models import ApiToken, LoginSession, PasswordCredential, Space, User
+from wharf import audit
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
+from wharf.ids import is_id, new_id
+
+USERNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,63}$")
+PASSWORD_MIN, PASSWORD_MAX = 12, 1024
+TOKEN_SCOPES = ("read", "write")
+TOKEN_PREFIX = "wharf_"
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Identity:
+    """Identity operations; holds the password hasher configured from settings."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.hasher = PasswordHasher(time_cost=settings.argon2_time_cost,
+                                     memory_cost=settings.argon2_memory_cost,
+                                     parallelism=settings.argon2_parallelism)
+        self._dummy_hash = self.hasher.hash(secrets.token_urlsafe(16))
+
+    # -- users -------------------------------------------------------------------------
+    def register(self, session: Session, ctx: RequestContext, username: object,
+                 password: object) -> tuple[User, Space]:
+        if not isinstance(username, str) or not USERNAME_RE.match(username):
+            raise ValidationFailed(
+                "username must be 3-64 characters of letters, digits, '_', '.', '-', "
+                "starting with a letter or digit", details={"field": "username"})
+        if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+            raise ValidationFailed(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters",
+                                   details={"field": "password"})
+        key = username.lower()
+        if session.scalar(select(User.id).where(User.username_key == key)):
+            raise Conflict("That username is taken.", code="username_taken")
+        user = User(id=new_id(), username=username, username_key=key)
+        space = Space(id=new_id(), type="personal", name=username, owner_id=user.id,
+                      public_read=False)
+        session.add(user)
+        try:
+            session.flush([user])
+        except IntegrityError:
+            raise Conflict("That username is taken.", code="username_taken") from None
+        session.add(PasswordCredential(user_id=user.id, password_hash=self.hasher.hash(password)))
+        session.add(space)
+        session.flush()
+        actor_ctx = RequestContext(principal=Principal(kind="user", user_id=user.id,
+                                                       username=username),
+                                   request_id=ctx.request_id, client_ip=ctx.client_ip,
+                                   user_agent=ctx.user_agent)
+        audit.record(session, actor_ctx, "user.register", "user", user.id, space_id=space.id)
+        return user, space
+
+    # -- login sessions ----------------------------------------------------------------
+    def login(self, session: Session, ctx: RequestContext, username: object,
+              password: object) -> tuple[LoginSession, str, User]:
+        failure = Unauthenticated("Wrong username or password.", code="invalid_credentials")
+        if not isinstance(username, str) or not isinstance(password, str) \
+                or len(username) > 64 or len(password) > PASSWORD_MAX:
+            self._burn(password if isinstance(password, str) else "")
+            raise failure
+        row = session.execute(
+            select(User, PasswordCredential.password_hash)
+            .join(PasswordCredential, PasswordCredential.user_id == User.id)
+            .where(User.username_key == username.lower())).first()
+        if row is None:
+            self._burn(password)
+            raise failure
+        user, stored = row
+        try:
+            self.hasher.verify(stored, password)
+        except (VerificationError, InvalidHashError):
+            raise failure from None
+        if self.hasher.check_needs_rehash(stored):
+            cred = session.get(PasswordCredential, user.id)
+            cred.password_hash = self.hasher.hash(password)
+            cred.updated_at = utcnow()
+        secret = secrets.token_urlsafe(32)
+        login = LoginSession(id=new_id(), user_id=user.id, secret_hash=_digest(secret),
+                             expires_at=utcnow() + timedelta(seconds=self.settings.session_ttl))
+        session.add(login)
+        session.flush()
+        actor_ctx = RequestContext(principal=Principal(kind="user", user_id=user.id,
+                                                       username=user.username),
+                                   request_id=ctx.request_id, client_ip=ctx.client_ip,
+                                   user_agent=ctx.user_agent)
+        audit.record(session, actor_ctx, "session.login", "login_session", login.id)
+        return login, f"{login.id}.{secret}", user
+
+    def _burn(self, password: str) -> None:
+        try:
+            self.hasher.verify(self._dummy_hash, password or "x")
+        except (VerificationError, InvalidHashError):
+            pass
+
+    def logout(self, session: Session, ctx: RequestContext) -> None:
+        sid = ctx.principal.session_id
+        if sid is None:
+            raise Unauthenticated("Not logged in with a session.", code="no_session")
+        row = session.get(LoginSession, sid)
+        if row is not None:
+            session.delete(row)
+            audit.record(session, ctx, "session.logout", "login_session", sid)
+
+    def authenticate_cookie(self, session: Session, raw: str | None) -> Principal | None:
+        if not raw or "." not in raw or len(raw) > 200:
+            return None
+        sid, secret = raw.split(".", 1)
+        if not is_id(sid):
+            return None
+        row = session.execute(
+            select(LoginSession, User).join(User, User.id == LoginSession.user_id)
+            .where(LoginSession.id == sid)).first()
+        if row is None:
+            return None
+        login, user = row
+        if not hmac.compare_digest(login.secret_hash, _digest(secret)):
+            return None
+        if login.expires_at <= utcnow():
+            return None
+        return Principal(kind="user", user_id=user.id, username=user.username,
+                         session_id=login.id)
+
+    # -- API tokens --------------------------------------------------------------------
+    def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
+                     expires_in_days: object) -> tuple[ApiToken, str]:
+        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+            raise ValidationFailed("name must be 1-100 characters", details={"field": "name"})
+        if (not isinstance(scopes, list) or not scopes
+                or any(s not in TOKEN_SCOPES for s in scopes)):
+            raise ValidationFailed("scopes must be a non-empty list of: read, write",
+                                   details={"field": "scopes"})
+        if expires_in_days is not None and (
+                isinstance(expires_in_days, bool) or not isinstance(expires_in_days, int)
+                or not 1 <= expires_in_days <= 3650):
+            raise ValidationFailed("expires_in_days must be an integer from 1 to 3650",
+                                   details={"field": "expires_in_days"})
+        if ctx.principal.token_id is not None and not ctx.principal.has_scope("write"):
+            raise ValidationFailed("a read-only token cannot mint tokens")
+        # A token may not mint a token with more power than it has itself.
+        if ctx.principal.scopes is not None and not set(scopes) <= set(ctx.principal.scopes):
+            raise ValidationFailed("a token cannot grant scopes it does not have",
+                                   details={"field": "scopes"})
+        prefix = secrets.token_hex(6)
+        secret = secrets.token_urlsafe(32)
+        token = ApiToken(
+            id=new_id(), user_id=ctx.principal.user_id, name=name.strip(), prefix=prefix,
+            secret_hash=_digest(secret), scopes=" ".join(s for s in TOKEN_SCOPES if s in scopes),
+            expires_at=(utcnow() + timedelta(days=expires_in_days)) if expires_in_days else None)
+        session.add(token)
+        session.flush()
+        audit.record(session, ctx, "api_token.create", "api_token", token.id,
+                     details={"scopes": token.scopes})
+        return token, f"{TOKEN_PREFIX}{prefix}_{secret}"
+
+    def list_tokens(self, session: Session, ctx: RequestContext) -> list[ApiToken]:
+        return list(session.scalars(
+            select(ApiToken).where(ApiToken.user_id == ctx.principal.user_id,
+                                   ApiToken.revoked_at.is_(None))
+            .order_by(ApiToken.id)))
+
+    def revoke_token(self, session: Session, ctx: RequestContext, token_id: str) -> None:
+        token = session.get(ApiToken, token_id) if is_id(token_id) else None
+        if token is None or token.user_id != ctx.principal.user_id or token.revoked_at:
+            raise NotFound("No such API token.")
+        token.revoked_at = utcnow()
+        audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
+
+    def authenticate_token(self, session: Session, raw: str | None) -> tuple[Principal, bool] | None:
+        """Return the principal and whether ``last_used_at`` is due for an update."""
+        if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
+            return None
+        body = raw[len(TOKEN_PREFIX):]
+        if "_" not in body:
+            return None
+        prefix, secret = body.split("_", 1)
+        row = session.execute(
+            select(ApiToken, User).join(User, User.id == ApiToken.user_id)
+            .where(ApiToken.prefix == prefix)).first()
+        if row is None:
+            return None
+        token, user = row
+        if not hmac.compare_digest(token.secret_hash, _digest(secret)):
+            return None
+        now = utcnow()
+        if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
+            return None
+        due = token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION
+        return (Principal(kind="user", user_id=user.id, username=user.username,
+                          scopes=frozenset(token.scopes.split()), token_id=token.id), due)
+
+    def touch_token(self, session: Session, token_id: str) -> None:
+        token = session.get(ApiToken, token_id)
+        if token is not None:
+            token.last_used_at = utcnow()

@@ -1,0 +1,137 @@
+"""The node tree: organisational nodes, rename, move (cycle-checked), listings."""
+from __future__ import annotations
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.orm import Session
+
+from storage.models import Node, Resource, Space, UnitResource
+from wharf import audit
+from wharf.access import Access, node_role, require_node, require_space
+from wharf.clock import utcnow
+from wharf.context import RequestContext
+from wharf.errors import Conflict, NotFound, ValidationFailed
+from wharf.pagination import decode_cursor, page
+from wharf.validation import clean_name
+
+MAX_DEPTH = 256
+
+
+def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
+                   parent_id: object) -> tuple[Space, Node | None]:
+    """The space and parent under which the caller wants to create something (editor+)."""
+    space, _ = require_space(session, ctx.principal, space_id, "editor")
+    if parent_id is None:
+        return space, None
+    parent, _ = require_node(session, ctx.principal, parent_id, "editor")
+    if parent.space_id != space.id:
+        raise ValidationFailed("parent_id is in another space", code="parent_in_other_space",
+                               details={"field": "parent_id"})
+    return space, parent
+
+
+def create_node(session: Session, ctx: RequestContext, space_id: object, parent_id: object,
+                name: object) -> Node:
+    name = clean_name(name, "name")
+    space, parent = resolve_parent(session, ctx, space_id, parent_id)
+    node = Node(space_id=space.id, parent_id=parent.id if parent else None, name=name,
+                created_by=ctx.principal.user_id)
+    session.add(node)
+    session.flush()
+    audit.record(session, ctx, "node.create", "node", node.id, space_id=space.id)
+    return node
+
+
+def get_node(session: Session, ctx: RequestContext, node_id: str) -> tuple[Node, Access]:
+    return require_node(session, ctx.principal, node_id, "viewer")
+
+
+def _ancestor_ids(session: Session, node_id: str | None) -> list[str]:
+    chain: list[str] = []
+    while node_id is not None:
+        chain.append(node_id)
+        if len(chain) > MAX_DEPTH:
+            raise Conflict("The tree is too deep.", code="tree_too_deep")
+        node_id = session.scalar(select(Node.parent_id).where(Node.id == node_id))
+    return chain
+
+
+def update_node(session: Session, ctx: RequestContext, node_id: str,
+                changes: dict) -> tuple[Node, Access]:
+    node, access = require_node(session, ctx.principal, node_id, "editor")
+    if not changes:
+        raise ValidationFailed("nothing to change: send name and/or parent_id")
+    done: dict = {}
+    if "name" in changes:
+        node.name = clean_name(changes["name"], "name")
+        done["name"] = node.name
+    if "parent_id" in changes:
+        target = changes["parent_id"]
+        # Serialise moves within a space so two concurrent moves cannot build a cycle.
+        session.get(Space, node.space_id, with_for_update=True)
+        if target is not None:
+            parent, _ = require_node(session, ctx.principal, target, "editor")
+            if parent.space_id != node.space_id:
+                raise Conflict("A node can only move within its space.",
+                               code="cross_space_move")
+            if node.id in _ancestor_ids(session, parent.id):
+                raise Conflict("A node cannot move below itself.", code="move_cycle")
+        if len(_ancestor_ids(session, target)) + 1 > MAX_DEPTH:
+            raise Conflict("The tree is too deep.", code="tree_too_deep")
+        done["parent_id"] = {"from": node.parent_id, "to": target}
+        node.parent_id = target
+    node.updated_at = utcnow()
+    session.flush()
+    audit.record(session, ctx, "node.update", "node", node.id, space_id=node.space_id,
+                 details=done)
+    return node, access
+
+
+def _listing(session: Session, q, limit: int, cursor: str | None, kind: str):
+    after = decode_cursor(kind, cursor, 2)
+    if after:
+        q = q.where(tuple_(Node.name, Node.id) > tuple_(*after))
+    rows = list(session.scalars(q.where(Node.trash_batch_id.is_(None))
+                                .order_by(Node.name, Node.id).limit(limit + 1)))
+    return page(rows, limit, kind, lambda n: [n.name, n.id])
+
+
+def list_children(session: Session, ctx: RequestContext, node_id: str, limit: int,
+                  cursor: str | None) -> tuple[Node, Access, list[Node], str | None]:
+    node, access = require_node(session, ctx.principal, node_id, "viewer")
+    items, nxt = _listing(session, select(Node).where(Node.parent_id == node.id),
+                          limit, cursor, "children")
+    return node, access, items, nxt
+
+
+def list_roots(session: Session, ctx: RequestContext, space_id: str, limit: int,
+               cursor: str | None) -> tuple[Space, Access, list[Node], str | None]:
+    space, access = require_space(session, ctx.principal, space_id, "viewer")
+    items, nxt = _listing(session, select(Node).where(Node.space_id == space.id,
+                                                      Node.parent_id.is_(None)),
+                          limit, cursor, "roots")
+    return space, access, items, nxt
+
+
+def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
+    """The ``resource`` JSON of each node that has one."""
+    if not node_ids:
+        return {}
+    rows = session.execute(
+        select(Resource, UnitResource).outerjoin(UnitResource,
+                                                 UnitResource.resource_id == Resource.id)
+        .where(Resource.node_id.in_(node_ids))).all()
+    out = {}
+    for res, unit in rows:
+        data = {"id": res.id, "kind": res.kind}
+        if unit is not None:
+            data.update(unit_id=unit.unit_id, unit_type=unit.unit_type)
+        out[res.node_id] = data
+    return out
+
+
+def role_for(session: Session, ctx: RequestContext, node: Node) -> Access:
+    return Access(node_role(session, ctx.principal, node))
+
+
+__all__ = ["create_node", "get_node", "update_node", "list_children", "list_roots",
+           "resources_for", "resolve_parent", "NotFound"]

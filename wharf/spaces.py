@@ -1,0 +1,109 @@
+"""Personal and team spaces and team membership."""
+from __future__ import annotations
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from storage.models import Space, SpaceMember, User
+from wharf import audit
+from wharf.access import Access, require_space, space_role
+from wharf.clock import utcnow
+from wharf.context import RequestContext
+from wharf.errors import Conflict, NotFound, ValidationFailed
+from wharf.ids import is_id, new_id
+from wharf.pagination import decode_cursor, page
+from wharf.validation import clean_name, one_of
+
+MEMBER_ROLES = ("admin", "editor", "viewer")
+
+
+def create_team_space(session: Session, ctx: RequestContext, name: object,
+                      type_: object = "team") -> Space:
+    if type_ != "team":
+        raise ValidationFailed("only team spaces can be created; the personal space comes "
+                               "with the user", details={"field": "type"})
+    space = Space(id=new_id(), type="team", name=clean_name(name, "name", max_len=100),
+                  owner_id=ctx.principal.user_id, public_read=False)
+    session.add(space)
+    session.flush()
+    audit.record(session, ctx, "space.create", "space", space.id, space_id=space.id)
+    return space
+
+
+def list_spaces(session: Session, ctx: RequestContext, limit: int,
+                cursor: str | None) -> tuple[list[tuple[Space, str]], str | None]:
+    after = decode_cursor("spaces", cursor, 1)
+    uid = ctx.principal.user_id
+    member_of = select(SpaceMember.space_id).where(SpaceMember.user_id == uid)
+    q = select(Space).where(or_(Space.owner_id == uid, Space.id.in_(member_of)))
+    if after:
+        q = q.where(Space.id > after[0])
+    rows = list(session.scalars(q.order_by(Space.id).limit(limit + 1)))
+    rows, next_cursor = page(rows, limit, "spaces", lambda s: [s.id])
+    return [(s, space_role(session, ctx.principal, s)) for s in rows], next_cursor
+
+
+def get_space(session: Session, ctx: RequestContext, space_id: str) -> tuple[Space, Access]:
+    return require_space(session, ctx.principal, space_id, "viewer")
+
+
+def update_space(session: Session, ctx: RequestContext, space_id: str,
+                 changes: dict) -> tuple[Space, Access]:
+    space, access = require_space(session, ctx.principal, space_id, "admin")
+    if not changes:
+        raise ValidationFailed("nothing to change: send name and/or public_read")
+    done = {}
+    if "name" in changes:
+        space.name = clean_name(changes["name"], "name", max_len=100)
+        done["name"] = space.name
+    if "public_read" in changes:
+        if not isinstance(changes["public_read"], bool):
+            raise ValidationFailed("public_read must be a boolean", details={"field": "public_read"})
+        space.public_read = changes["public_read"]
+        done["public_read"] = space.public_read
+    space.updated_at = utcnow()
+    audit.record(session, ctx, "space.update", "space", space.id, space_id=space.id,
+                 details=done)
+    return space, access
+
+
+def list_members(session: Session, ctx: RequestContext, space_id: str) -> list[tuple[SpaceMember, User]]:
+    space, _ = require_space(session, ctx.principal, space_id, "viewer")
+    return list(session.execute(
+        select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
+        .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).tuples())
+
+
+def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
+               role: object) -> tuple[SpaceMember, bool]:
+    space, _ = require_space(session, ctx.principal, space_id, "admin")
+    role = one_of(role, "role", MEMBER_ROLES)
+    if space.type != "team":
+        raise Conflict("Personal spaces have no members.", code="not_a_team_space")
+    user = session.get(User, user_id) if is_id(user_id) else None
+    if user is None:
+        raise NotFound("No such user.")
+    if user.id == space.owner_id:
+        raise Conflict("The space owner is not a member; their role cannot change.",
+                       code="owner_not_member")
+    member = session.get(SpaceMember, (space.id, user.id))
+    created = member is None
+    if created:
+        member = SpaceMember(space_id=space.id, user_id=user.id, role=role)
+        session.add(member)
+    else:
+        member.role = role
+        member.updated_at = utcnow()
+    session.flush()
+    audit.record(session, ctx, "space.member.put", "user", user.id, space_id=space.id,
+                 details={"role": role})
+    return member, created
+
+
+def delete_member(session: Session, ctx: RequestContext, space_id: str, user_id: str) -> None:
+    space, _ = require_space(session, ctx.principal, space_id, "admin")
+    member = session.get(SpaceMember, (space.id, user_id)) if is_id(user_id) else None
+    if member is None:
+        raise NotFound("That user is not a member of this space.")
+    session.delete(member)
+    audit.record(session, ctx, "space.member.delete", "user", user_id, space_id=space.id)

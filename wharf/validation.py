@@ -1,0 +1,32 @@
+"""Small checks shared by the core services (names, enums)."""
+from __future__ import annotations
+
+import unicodedata
+
+from wharf.errors import ValidationFailed
+
+
+def clean_name(value: object, field: str, *, max_len: int = 255) -> str:
+    """A display name: 1..max_len characters after trimming, no control characters or '/'."""
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{field} must be a string", details={"field": field})
+    name = value.strip()
+    if not name:
+        raise ValidationFailed(f"{field} must not be empty", details={"field": field})
+    if len(name) > max_len:
+        raise ValidationFailed(f"{field} must be at most {max_len} characters",
+                               details={"field": field})
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in name):
+        raise ValidationFailed(f"{field} must not contain control or unassigned characters",
+                               details={"field": field})
+    if "/" in name or "\\" in name:
+        raise ValidationFailed(f"{field} must not contain path separators",
+                               details={"field": field})
+    return name
+
+
+def one_of(value: object, field: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValidationFailed(f"{field} must be one of: {', '.join(allowed)}",
+                               details={"field": field, "allowed": list(allowed)})
+    return value
