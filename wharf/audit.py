@@ -34,5 +34,5 @@ def record(session: Session, ctx: RequestContext, action: str, target_type: str,
         details=details or None,
     )
     session.add(row)
-    session.flush([row])
+    session.flush()
     return row

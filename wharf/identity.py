@@ -66,7 +66,7 @@ class Identity:
                       public_read=False)
         session.add(user)
         try:
-            session.flush([user])
+            session.flush()
         except IntegrityError:
             raise Conflict("That username is taken.", code="username_taken") from None
         session.add(PasswordCredential(user_id=user.id, password_hash=self.hasher.hash(password)))

@@ -1,0 +1,141 @@
+"""Shared fixtures. Every test that uses ``db`` runs twice: on SQLite and on PostgreSQL.
+
+SQLite: each test gets a copy of a database migrated once per run.
+PostgreSQL: one database per run (per xdist worker), migrated once, tables truncated
+between tests. PostgreSQL unavailable → skip (or fail under WHARF_TEST_REQUIRE_SERVICES=1).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from migrations.prepare import prepare
+from storage.db import Database, make_engines
+from storage.models import Base
+from tests.support import services
+from tests.support.client import ApiClient
+from wharf.config import Settings
+
+PASSWORD = "correct horse battery staple"
+
+
+def _admin_url(url: str, dbname: str) -> str:
+    return url.rsplit("/", 1)[0] + "/" + dbname
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "wharf.db"
+    engine, reader = make_engines(f"sqlite:///{path}")
+    prepare(engine, report=lambda *_: None)
+    engine.dispose(), reader.dispose()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_database():
+    """Create a throw-away PostgreSQL database for this run; yields its URL."""
+    if services.postgres_error() is not None:
+        yield None
+        return
+    name = f"wharf_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = _admin_url(services.POSTGRES_URL, name)
+    engine = create_engine(url)
+    prepare(engine, report=lambda *_: None)
+    engine.dispose()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def truncate_all(url: str) -> None:
+    engine = create_engine(url)
+    names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {names} CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def database_url(backend, request, tmp_path, sqlite_template) -> str:
+    if backend == "sqlite":
+        path = tmp_path / "wharf.db"
+        shutil.copy(sqlite_template, path)
+        return f"sqlite:///{path}"
+    services.need(services.postgres_error())
+    url = request.getfixturevalue("postgres_database")
+    truncate_all(url)
+    return url
+
+
+def make_settings(tmp_path: Path, database_url: str, **overrides) -> Settings:
+    env = {"WHARF_DATA_DIR": str(tmp_path / "data"),
+           "WHARF_DATABASE_URL": database_url,
+           "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
+           "WHARF_ARGON2_PARALLELISM": "1"}
+    return Settings.from_env(env, **overrides)
+
+
+@pytest.fixture
+def settings(tmp_path, database_url) -> Settings:
+    return make_settings(tmp_path, database_url)
+
+
+@pytest.fixture
+def db(settings):
+    database = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def app(settings, db):
+    from api.app import create_app
+    return create_app(settings, db)
+
+
+@pytest.fixture
+def client(app) -> ApiClient:
+    return ApiClient(app)
+
+
+class World:
+    """Creates users and logged-in clients against one app."""
+
+    def __init__(self, app):
+        self.app = app
+        self.ids: dict[str, dict] = {}
+
+    def user(self, username: str) -> ApiClient:
+        c = ApiClient(self.app)
+        if username not in self.ids:
+            r = c.post("/api/users", json={"username": username, "password": PASSWORD})
+            assert r.status_code == 201, r.text
+            self.ids[username] = r.json
+        r = c.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        c.user_id = self.ids[username]["id"]
+        c.personal_space_id = self.ids[username]["personal_space_id"]
+        return c
+
+    def anonymous(self) -> ApiClient:
+        return ApiClient(self.app)
+
+
+@pytest.fixture
+def world(app) -> World:
+    return World(app)
