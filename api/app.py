@@ -16,7 +16,10 @@ from wharf.identity import Identity
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
                ready_checks: dict[str, Callable[[], None]] | None = None,
+               operations=None, unitstore=None, notifier=None,
                extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
+    """Build the WSGI app. ``operations`` (the engine's submit/read service), ``unitstore``
+    and ``notifier`` (long-poll wake-ups) enable the operation endpoints."""
     identity = identity or Identity(settings)
     app = falcon.App(middleware=[
         RequestIdMiddleware(),
@@ -49,6 +52,24 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/nodes", tree.Nodes(db))
     app.add_route("/api/nodes/{node_id}", tree.Node(db))
     app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
+
+    if operations is not None:
+        from api import openapi_operations  # noqa: F401  (registers the document entries)
+        from api.resources import operations as ops_res
+        app.add_route("/api/operations", ops_res.OperationList(db, operations))
+        app.add_route("/api/operations/{operation_id}",
+                      ops_res.OperationItem(db, operations, notifier))
+        app.add_route("/api/operations/{operation_id}/attempts",
+                      ops_res.OperationAttempts(db, operations))
+        app.add_route("/api/operations/{operation_id}/retry", ops_res.OperationRetry(operations))
+        app.add_route("/api/operations/{operation_id}/cancel",
+                      ops_res.OperationCancel(operations))
+        app.add_route("/api/resources", ops_res.Resources(operations))
+        app.add_route("/api/resources/{resource_id}", ops_res.ResourceItem(db))
+        if unitstore is not None:
+            app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
+            app.add_route("/api/units/{unit_id}/changesets",
+                          ops_res.UnitChangesets(db, unitstore))
 
     if extra_routes is not None:
         extra_routes(app)

@@ -237,3 +237,7 @@ def register(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
     """Capabilities added later (operations, units, blobs) extend the document here."""
     PATHS.update(paths)
     SCHEMAS.update(schemas)
+
+
+# Entries of later capabilities register themselves into the document.
+import api.openapi_operations  # noqa: E402,F401

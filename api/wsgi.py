@@ -1,6 +1,7 @@
-"""WSGI entry point for gunicorn (``wharf api``): builds the app from ``WHARF_*`` settings."""
+"""WSGI entry point for gunicorn (``wharf api``): a composition root that builds the app
+and its collaborators (database, dispatcher to the broker, notifier) from settings."""
 from __future__ import annotations
 
-from api.runtime import build_api
+from tasks.runtime import build_api_app
 
-application = build_api()
+application = build_api_app()

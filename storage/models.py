@@ -151,3 +151,71 @@ class AuditLog(Base):
     client_ip: Mapped[Optional[str]] = mapped_column(String(64))
     user_agent: Mapped[Optional[str]] = mapped_column(String(512))
     details: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+
+
+# --- the operations engine ------------------------------------------------------------
+
+class Operation(Base):
+    """A durable, idempotent unit of cross-system work; the database is its source of truth."""
+
+    __tablename__ = "operations"
+    __table_args__ = (
+        UniqueConstraint("actor_id", "idempotency_key", name="uq_operations_actor_key"),
+        Index("ix_operations_actor", "actor_id", "id"),
+        Index("ix_operations_due", "status", "next_attempt_at"),
+        Index("ix_operations_lease", "status", "lease_expires_at"),
+        Index("ix_operations_key_expiry", "key_expires_at"),
+        Index("ix_operations_completed", "completed_at"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(40))
+    status: Mapped[str] = mapped_column(String(16))  # pending | running | completed | failed
+    actor_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    scope_id: Mapped[Optional[str]] = mapped_column(ID)
+    idempotency_key: Mapped[Optional[str]] = mapped_column(String(200))
+    request_fingerprint: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    result: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    error: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer)
+    lease_owner: Mapped[Optional[str]] = mapped_column(String(128))
+    lease_expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    next_attempt_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    completed_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    key_expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+
+
+class OperationAttempt(Base):
+    """One execution attempt: who ran it, when, and how it ended."""
+
+    __tablename__ = "operation_attempts"
+    __table_args__ = (UniqueConstraint("operation_id", "number", name="uq_attempt_number"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    operation_id: Mapped[str] = mapped_column(ID, ForeignKey("operations.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    worker_id: Mapped[str] = mapped_column(String(128))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    outcome: Mapped[Optional[str]] = mapped_column(String(16))  # completed|failed|retry|lost
+    error: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+
+
+class OutboxMessage(Base):
+    """A message announced by a committed state change, waiting to be sent to the broker."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_pending", "dispatched_at", "created_at"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    actor_name: Mapped[str] = mapped_column(String(64))
+    queue_name: Mapped[str] = mapped_column(String(64))
+    operation_id: Mapped[Optional[str]] = mapped_column(ID)
+    delay_ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    dispatched_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    send_attempts: Mapped[int] = mapped_column(Integer, default=0)

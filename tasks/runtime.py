@@ -1,19 +1,110 @@
-"""The embedded runtime of ``wharf serve``: API, in-process broker, workers, scheduler."""
+"""Wiring: build the collaborators of each process shape from settings.
+
+- ``Components``: database, UnitStore, broker, dispatcher, notifier, operations, executor.
+- ``EmbeddedRuntime`` (``wharf serve``): API + StubBroker + worker threads + loops.
+- ``build_api_app``: the production API process (Redis broker for the fast path).
+"""
 from __future__ import annotations
 
-from api.runtime import build_api
+import dramatiq
+import falcon
+
+from api.app import create_app
 from storage.db import Database
+from storage.unitstore import UnitStore
+from tasks import broker as broker_mod
+from tasks.actors import declare_actors
+from tasks.dispatch import BrokerDispatcher
+from tasks.hooks import from_env as hooks_from_env
+from tasks.loops import BackgroundLoops
 from wharf.config import Settings
+from wharf.operations.executor import Executor, Hooks
+from wharf.operations.notify import LocalNotifier
+from wharf.operations.service import Operations
+from wharf.resources import CreateResource
+
+
+class Components:
+    def __init__(self, settings: Settings, *, broker: dramatiq.Broker | None = None,
+                 notifier=None, hooks: Hooks | None = None, unitstore: UnitStore | None = None,
+                 db: Database | None = None):
+        self.settings = settings
+        self.db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+        self.unit_db = None
+        if unitstore is None:
+            self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
+            unitstore = UnitStore(self.unit_db)
+        self.unitstore = unitstore
+        self.broker = broker or broker_mod.make_broker(settings)
+        if notifier is None:
+            if settings.embedded_broker:
+                notifier = LocalNotifier()
+            else:
+                from tasks.notify import RedisNotifier
+                notifier = RedisNotifier(settings.broker_url)
+        self.notifier = notifier
+        self.dispatcher = BrokerDispatcher(self.broker, self.db)
+        self.operations = Operations(self.db, settings, self.dispatcher)
+        self.handlers = {h.kind: h for h in (CreateResource(self.unitstore),)}
+        self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
+                                 dispatcher=self.dispatcher,
+                                 hooks=hooks or hooks_from_env(settings))
+        self.actors = declare_actors(self.broker, self.executor)
+
+    def ready_checks(self) -> dict:
+        checks = {"broker": lambda: broker_mod.ping(self.broker)}
+        if self.unit_db is not None:
+            checks["unitstore"] = self.unit_db.ping
+        return checks
+
+    def api_app(self) -> falcon.App:
+        return create_app(self.settings, self.db, operations=self.operations,
+                          unitstore=self.unitstore, notifier=self.notifier,
+                          ready_checks=self.ready_checks())
+
+    def loops(self) -> BackgroundLoops:
+        return BackgroundLoops(self.db, self.dispatcher,
+                               relay_interval=self.settings.relay_interval,
+                               recovery_interval=self.settings.recovery_interval)
+
+    def close(self) -> None:
+        self.dispatcher.flush()
+        self.notifier.close()
+        try:
+            self.broker.close()
+        except Exception:
+            pass
+        self.db.dispose()
+        if self.unit_db is not None:
+            self.unit_db.dispose()
 
 
 class EmbeddedRuntime:
-    def __init__(self, settings: Settings):
+    """Everything in one process: API, in-process broker, worker threads, loops."""
+
+    def __init__(self, settings: Settings, **kwargs):
         self.settings = settings
-        self.db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
-        self.api_app = build_api(settings, self.db)
+        self.components = Components(settings, **kwargs)
+        self.db = self.components.db
+        self.api_app = self.components.api_app()
+        self.worker: dramatiq.Worker | None = None
+        self.loops = self.components.loops()
 
     def start(self) -> None:
-        pass
+        self.worker = dramatiq.Worker(self.components.broker,
+                                      worker_threads=self.settings.worker_threads,
+                                      worker_timeout=100)
+        self.worker.start()
+        self.loops.start()
 
     def stop(self) -> None:
-        self.db.dispose()
+        self.loops.stop()
+        if self.worker is not None:
+            self.worker.stop(timeout=10_000)
+        self.components.close()
+
+
+def build_api_app(settings: Settings | None = None) -> falcon.App:
+    """The production API process: Redis broker for the fast path, Redis notices."""
+    settings = settings or Settings.from_env()
+    return Components(settings).api_app()

@@ -65,6 +65,27 @@ def truncate_all(url: str) -> None:
     engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def postgres_unitstore(postgres_database):
+    """A second PostgreSQL database for the UnitStore (never joined with the product DB)."""
+    if postgres_database is None:
+        yield None
+        return
+    name = postgres_database.rsplit("/", 1)[1] + "_units"
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = _admin_url(services.POSTGRES_URL, name)
+    from storage.unitstore import prepare_unitstore_db
+    udb = Database(url)
+    prepare_unitstore_db(udb, report=lambda *_: None)
+    udb.dispose()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request) -> str:
     return request.param
@@ -82,17 +103,37 @@ def database_url(backend, request, tmp_path, sqlite_template) -> str:
     return url
 
 
-def make_settings(tmp_path: Path, database_url: str, **overrides) -> Settings:
+@pytest.fixture
+def unitstore_url(backend, request, tmp_path) -> str:
+    if backend == "sqlite":
+        from storage.unitstore import prepare_unitstore_db
+        url = f"sqlite:///{tmp_path / 'units.db'}"
+        udb = Database(url)
+        prepare_unitstore_db(udb, report=lambda *_: None)
+        udb.dispose()
+        return url
+    url = request.getfixturevalue("postgres_unitstore")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("TRUNCATE unit_revisions, units"))
+    engine.dispose()
+    return url
+
+
+def make_settings(tmp_path: Path, database_url: str, unitstore_url: str | None = None,
+                  **overrides) -> Settings:
     env = {"WHARF_DATA_DIR": str(tmp_path / "data"),
            "WHARF_DATABASE_URL": database_url,
+           "WHARF_UNITSTORE_URL": unitstore_url or f"sqlite:///{tmp_path / 'units.db'}",
+           "WHARF_OPERATION_BACKOFF_BASE": "0.05", "WHARF_OPERATION_BACKOFF_MAX": "0.5",
            "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
            "WHARF_ARGON2_PARALLELISM": "1"}
     return Settings.from_env(env, **overrides)
 
 
 @pytest.fixture
-def settings(tmp_path, database_url) -> Settings:
-    return make_settings(tmp_path, database_url)
+def settings(tmp_path, database_url, unitstore_url) -> Settings:
+    return make_settings(tmp_path, database_url, unitstore_url)
 
 
 @pytest.fixture
@@ -103,9 +144,27 @@ def db(settings):
 
 
 @pytest.fixture
-def app(settings, db):
-    from api.app import create_app
-    return create_app(settings, db)
+def components(settings, db):
+    """The embedded wiring (StubBroker, LocalNotifier) around the test databases."""
+    from tasks.runtime import Components
+    comps = Components(settings, db=db)
+    yield comps
+    comps.close()
+
+
+@pytest.fixture
+def worker(components):
+    """Dramatiq worker threads consuming the in-process broker."""
+    import dramatiq
+    w = dramatiq.Worker(components.broker, worker_threads=2, worker_timeout=50)
+    w.start()
+    yield w
+    w.stop(timeout=5000)
+
+
+@pytest.fixture
+def app(components):
+    return components.api_app()
 
 
 @pytest.fixture

@@ -1,0 +1,232 @@
+"""The UnitStore: documents (units) in their own database, never joined with the product DB.
+
+A unit has a JSON snapshot and an append-only list of revisions; each revision is an
+RFC 6902 JSON Patch (applied with the ``jsonpatch`` library) against a base revision.
+Creating a unit is idempotent on its id. Transient database trouble surfaces as
+:class:`wharf.errors.TransientFailure` so workers back off and retry.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional
+
+import jsonpatch
+from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from storage.db import Database, is_transient_db_error
+from storage.types import UTCDateTime
+from wharf.clock import utcnow
+from wharf.errors import Conflict, NotFound, TransientFailure, ValidationFailed, WharfError
+
+SCHEMA_VERSION = 1
+UNIT_TYPES = ("sheet", "doc", "slide", "board", "base")
+
+
+class UnitBase(DeclarativeBase):
+    pass
+
+
+class UnitRow(UnitBase):
+    __tablename__ = "units"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    unit_type: Mapped[str] = mapped_column(String(8))
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RevisionRow(UnitBase):
+    __tablename__ = "unit_revisions"
+
+    unit_id: Mapped[str] = mapped_column(String(32), ForeignKey("units.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, primary_key=True)
+    changeset: Mapped[list[Any]] = mapped_column(JSON)
+    author_id: Mapped[Optional[str]] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetaRow(UnitBase):
+    __tablename__ = "unitstore_meta"
+
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(64))
+
+
+class RevisionConflict(Conflict):
+    """The changeset's base revision is not the unit's current revision."""
+
+    code = "revision_conflict"
+    title = "Revision conflict"
+
+
+class InvalidChangeset(ValidationFailed):
+    """The changeset is not a valid RFC 6902 patch, or does not apply to the snapshot."""
+
+    code = "invalid_changeset"
+    title = "Invalid changeset"
+
+
+class UnitConflict(WharfError):
+    """A unit with this id exists with a different type: a permanent, non-retryable clash."""
+
+    status = 409
+    code = "unit_conflict"
+    title = "Unit conflict"
+
+
+@dataclass(frozen=True)
+class Unit:
+    id: str
+    unit_type: str
+    snapshot: dict[str, Any]
+    revision: int
+    updated_at: datetime
+
+
+def initial_snapshot(unit_type: str) -> dict[str, Any]:
+    return {"type": unit_type, "schemaVersion": 1, "body": {}}
+
+
+class UnitStore:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def _guard(self, fn):
+        try:
+            return fn()
+        except DBAPIError as exc:
+            if is_transient_db_error(exc):
+                raise TransientFailure("The unit store is unavailable.",
+                                       code="unitstore_unavailable") from exc
+            raise
+        except WharfError as exc:
+            if exc.retryable and exc.code == "database_busy":
+                raise TransientFailure("The unit store is busy.",
+                                       code="unitstore_unavailable") from exc
+            raise
+
+    def create_unit(self, unit_id: str, unit_type: str,
+                    snapshot: dict[str, Any] | None = None) -> Unit:
+        """Create the unit, or return it if it already exists with the same type."""
+        def run():
+            try:
+                with self.db.write() as s:
+                    row = s.get(UnitRow, unit_id)
+                    if row is None:
+                        row = UnitRow(id=unit_id, unit_type=unit_type,
+                                      snapshot=snapshot or initial_snapshot(unit_type),
+                                      revision=0)
+                        s.add(row)
+                        s.flush()
+                    elif row.unit_type != unit_type:
+                        raise UnitConflict(f"unit {unit_id} exists with type {row.unit_type}")
+                    return self._unit(row)
+            except IntegrityError:
+                existing = self.get(unit_id)
+                if existing is None or existing.unit_type != unit_type:
+                    raise
+                return existing
+        return self._guard(run)
+
+    def get(self, unit_id: str) -> Unit | None:
+        def run():
+            with self.db.read() as s:
+                row = s.get(UnitRow, unit_id)
+                return self._unit(row) if row else None
+        return self._guard(run)
+
+    def exists(self, unit_id: str) -> bool:
+        return self.get(unit_id) is not None
+
+    def apply_changeset(self, unit_id: str, base_revision: int, changes: list[Any],
+                        author_id: str | None = None) -> Unit:
+        try:
+            patch = jsonpatch.JsonPatch(changes)
+        except (jsonpatch.JsonPatchException, TypeError, KeyError, AttributeError) as exc:
+            raise InvalidChangeset(f"not a valid JSON Patch: {exc}") from None
+
+        def run():
+            with self.db.write() as s:
+                row = s.get(UnitRow, unit_id)
+                if row is None:
+                    raise NotFound("No such unit.")
+                if row.revision != base_revision:
+                    raise RevisionConflict(
+                        f"base revision {base_revision} is stale; the unit is at "
+                        f"revision {row.revision}", details={"current_revision": row.revision})
+                try:
+                    new_snapshot = patch.apply(copy.deepcopy(row.snapshot))
+                except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException,
+                        TypeError, KeyError, IndexError, ValueError) as exc:
+                    raise InvalidChangeset(f"the changeset does not apply: {exc}") from None
+                if not isinstance(new_snapshot, dict):
+                    raise InvalidChangeset("a snapshot must stay a JSON object")
+                new_rev = row.revision + 1
+                result = s.execute(update(UnitRow).where(
+                    UnitRow.id == unit_id, UnitRow.revision == base_revision).values(
+                    snapshot=new_snapshot, revision=new_rev, updated_at=utcnow()))
+                if result.rowcount != 1:
+                    raise RevisionConflict("the unit changed concurrently; rebase and retry")
+                s.add(RevisionRow(unit_id=unit_id, revision=new_rev, changeset=changes,
+                                  author_id=author_id))
+                s.flush()
+                return Unit(unit_id, row.unit_type, new_snapshot, new_rev, utcnow())
+        return self._guard(run)
+
+    def delete_unit(self, unit_id: str) -> bool:
+        """Delete the unit and its revisions; True if it existed. Idempotent."""
+        def run():
+            with self.db.write() as s:
+                s.execute(delete(RevisionRow).where(RevisionRow.unit_id == unit_id))
+                return s.execute(delete(UnitRow).where(UnitRow.id == unit_id)).rowcount > 0
+        return self._guard(run)
+
+    def unit_ids(self) -> list[str]:
+        with self.db.read() as s:
+            return list(s.scalars(select(UnitRow.id)))
+
+    @staticmethod
+    def _unit(row: UnitRow) -> Unit:
+        return Unit(row.id, row.unit_type, row.snapshot, row.revision, row.updated_at)
+
+
+class UnitStoreSchemaError(RuntimeError):
+    """The unit store database was written by a newer Wharf (unknown schema version)."""
+
+
+def prepare_unitstore_db(db: Database, report=print) -> None:
+    """Create the UnitStore schema if missing; refuse a schema newer than this code."""
+    from sqlalchemy import inspect
+    with db.engine.connect() as conn:
+        tables = set(inspect(conn).get_table_names())
+    if "unitstore_meta" in tables:
+        with db.read() as s:
+            row = s.get(MetaRow, "schema_version")
+        version = int(row.value) if row else 0
+        if version > SCHEMA_VERSION:
+            raise UnitStoreSchemaError(
+                f"the unit store schema is version {version}; this Wharf knows {SCHEMA_VERSION}")
+        if version == SCHEMA_VERSION:
+            return
+    elif tables & {"units", "unit_revisions"}:
+        raise UnitStoreSchemaError("the unit store has unit tables but no schema version: "
+                                   "partially created or foreign; refusing")
+    UnitBase.metadata.create_all(db.engine)
+    with db.write() as s:
+        s.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
+    report(f"wharf: unit store schema at version {SCHEMA_VERSION}")
+
+
+def prepare_unitstore(settings) -> None:
+    db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
+    try:
+        prepare_unitstore_db(db)
+    finally:
+        db.dispose()

@@ -1,0 +1,19 @@
+"""One thin actor per operation kind: load the operation id, hand it to the executor."""
+from __future__ import annotations
+
+import dramatiq
+
+from wharf.operations.executor import Executor
+from wharf.operations.service import QUEUE, actor_name
+
+
+def declare_actors(broker: dramatiq.Broker, executor: Executor) -> dict[str, dramatiq.Actor]:
+    actors = {}
+    for kind in executor.handlers:
+        def run(operation_id: str, _executor=executor) -> None:
+            _executor.execute(operation_id)
+        run.__name__ = actor_name(kind)
+        actors[kind] = dramatiq.Actor(run, broker=broker, actor_name=actor_name(kind),
+                                      queue_name=QUEUE, priority=0,
+                                      options={"max_retries": 0})
+    return actors

@@ -1,0 +1,39 @@
+"""Dramatiq broker setup: RedisBroker in production, StubBroker in embedded mode.
+
+Dramatiq's own retries are off for our actors: the operations engine retries from the
+database with backoff, and the recovery sweep re-delivers anything the broker lost.
+"""
+from __future__ import annotations
+
+import dramatiq
+from dramatiq.brokers.redis import RedisBroker
+from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import (AgeLimit, Callbacks, Pipelines, Retries,
+                                 ShutdownNotifications, TimeLimit)
+
+from wharf.config import Settings
+from wharf.operations.service import QUEUE
+
+NAMESPACE = "wharf"
+
+
+def middleware() -> list:
+    return [AgeLimit(), TimeLimit(time_limit=15 * 60 * 1000), ShutdownNotifications(),
+            Callbacks(), Pipelines(), Retries(max_retries=0)]
+
+
+def make_broker(settings: Settings) -> dramatiq.Broker:
+    if settings.embedded_broker:
+        broker: dramatiq.Broker = StubBroker(middleware=middleware())
+        broker.emit_after("process_boot")
+    else:
+        broker = RedisBroker(url=settings.broker_url, middleware=middleware(),
+                             namespace=NAMESPACE, heartbeat_timeout=30000)
+    broker.declare_queue(QUEUE)
+    return broker
+
+
+def ping(broker: dramatiq.Broker) -> None:
+    client = getattr(broker, "client", None)
+    if client is not None:
+        client.ping()

@@ -1,0 +1,40 @@
+"""Errors of the operations engine."""
+from __future__ import annotations
+
+from wharf.errors import Conflict, ValidationFailed, WharfError
+
+
+class IdempotencyKeyRequired(ValidationFailed):
+    """An operation-creating request came without an ``Idempotency-Key`` header."""
+
+    code = "idempotency_key_required"
+    title = "Idempotency-Key required"
+
+
+class InvalidIdempotencyKey(ValidationFailed):
+    """The ``Idempotency-Key`` is not 16-200 characters of ``[A-Za-z0-9_-]``."""
+
+    code = "invalid_idempotency_key"
+    title = "Invalid Idempotency-Key"
+
+
+class IdempotencyKeyReused(Conflict):
+    """The key was already used by this actor for a different request."""
+
+    code = "idempotency_key_reused"
+    title = "Idempotency-Key reused"
+
+
+class OperationStateConflict(Conflict):
+    """Retry of a non-failed operation, or cancel of one that is no longer pending."""
+
+    code = "operation_state_conflict"
+    title = "Operation state conflict"
+
+
+class PermissionRevoked(WharfError):
+    """The actor lost permission on the target between submission and execution."""
+
+    status = 403
+    code = "permission_revoked"
+    title = "Permission revoked"

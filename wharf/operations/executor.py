@@ -1,0 +1,256 @@
+"""Executing one operation: the bookkeeping every kind shares, in one place.
+
+1. Claim: one conditional UPDATE takes the lease (pending and due, or running with an
+   expired lease). A duplicate delivery that finds the operation done or leased does nothing.
+2. Re-resolve the actor's permission; lost → ``failed`` ``permission_revoked``, no effect.
+3. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction.
+4. Completion: product rows + ``completed`` in one transaction, only if we still hold the
+   lease (permission checked once more inside it).
+Errors are classified: retryable → ``pending`` with exponential backoff and jitter until
+``max_attempts``; anything else → ``failed`` and the kind's ``compensate`` undoes what the
+side effects left behind.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+from datetime import timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+from storage.db import Database, is_transient_db_error
+from storage.models import Operation, OperationAttempt
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext, system_principal
+from wharf.errors import Forbidden, NotFound, WharfError
+from wharf.ids import new_id
+from wharf.operations.errors import PermissionRevoked
+from wharf.operations.service import Dispatcher, NullDispatcher, outbox_for
+
+log = logging.getLogger("wharf.operations")
+
+
+class Handler(Protocol):
+    kind: str
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        """Raise if the actor may no longer do this (NotFound/Forbidden → permission_revoked)."""
+
+    def perform(self, op: Operation) -> None:
+        """Idempotent side effects outside the product database."""
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        """Write the product rows; return the operation's result."""
+
+    def compensate(self, op: Operation) -> None:
+        """Undo side effects after the operation failed for good (idempotent)."""
+
+
+class Hooks:
+    """Test seams (pause points); production uses the no-op default."""
+
+    def before_perform(self, op: Operation) -> None:
+        pass
+
+    def before_commit(self, op: Operation) -> None:
+        pass
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def actor_principal(op: Operation) -> Principal:
+    return Principal(kind="user", user_id=op.actor_id)
+
+
+class Executor:
+    def __init__(self, db: Database, settings: Settings, handlers: dict[str, Handler], *,
+                 notifier=None, dispatcher: Dispatcher | None = None,
+                 hooks: Hooks | None = None):
+        self.db = db
+        self.settings = settings
+        self.handlers = handlers
+        self.notifier = notifier
+        self.dispatcher = dispatcher or NullDispatcher()
+        self.hooks = hooks or Hooks()
+
+    # -- the whole attempt -------------------------------------------------------------
+    def execute(self, operation_id: str, worker_id: str | None = None) -> str:
+        """Run one attempt; returns what happened (for logs and tests)."""
+        worker_id = worker_id or default_worker_id()
+        op = self._claim(operation_id, worker_id)
+        if op is None:
+            return "skipped"
+        handler = self.handlers.get(op.kind)
+        try:
+            if handler is None:
+                raise WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
+            with self.db.read() as s:
+                self._authorize(handler, s, op)
+            self.hooks.before_perform(op)
+            handler.perform(op)
+            self.hooks.before_commit(op)
+            return self._complete(handler, op, worker_id)
+        except WharfError as exc:
+            if exc.retryable:
+                return self._retry_or_fail(handler, op, worker_id, exc.to_dict())
+            return self._fail(handler, op, worker_id, exc.to_dict())
+        except DBAPIError as exc:
+            if is_transient_db_error(exc):
+                return self._retry_or_fail(handler, op, worker_id, {
+                    "code": "database_unavailable", "message": str(exc.orig)[:300],
+                    "retryable": True})
+            log.exception("operation %s: database error", op.id)
+            return self._retry_or_fail(handler, op, worker_id, {
+                "code": "internal_error", "message": "database error", "retryable": True})
+        except Exception as exc:  # a bug or an unclassified failure: retry, bounded
+            log.exception("operation %s: unexpected error", op.id)
+            return self._retry_or_fail(handler, op, worker_id, {
+                "code": "internal_error", "message": f"{type(exc).__name__}",
+                "retryable": True})
+
+    @staticmethod
+    def _authorize(handler: Handler, s: Session, op: Operation) -> None:
+        try:
+            handler.authorize(s, op, actor_principal(op))
+        except (NotFound, Forbidden) as exc:
+            raise PermissionRevoked("The submitter no longer has permission on the target.",
+                                    details={"reason": exc.code}) from None
+
+    # -- claim -------------------------------------------------------------------------
+    def _claim(self, operation_id: str, worker_id: str) -> Operation | None:
+        now = utcnow()
+        lease_until = now + timedelta(seconds=self.settings.operation_lease_seconds)
+        with self.db.write() as s:
+            res = s.execute(update(Operation).where(
+                Operation.id == operation_id,
+                or_(and_(Operation.status == "pending",
+                         or_(Operation.next_attempt_at.is_(None),
+                             Operation.next_attempt_at <= now)),
+                    and_(Operation.status == "running", Operation.lease_expires_at < now)),
+                Operation.attempts < Operation.max_attempts,
+            ).values(status="running", lease_owner=worker_id, lease_expires_at=lease_until,
+                     attempts=Operation.attempts + 1, updated_at=now))
+            if res.rowcount != 1:
+                return None
+            op = s.get(Operation, operation_id, populate_existing=True)
+            # An earlier attempt that never finished was lost (its worker died).
+            s.execute(update(OperationAttempt).where(
+                OperationAttempt.operation_id == op.id,
+                OperationAttempt.finished_at.is_(None)).values(
+                finished_at=now, outcome="lost",
+                error={"code": "lease_expired", "message": "the worker stopped responding",
+                       "retryable": True}))
+            s.add(OperationAttempt(id=new_id(), operation_id=op.id, number=op.attempts,
+                                   worker_id=worker_id[:128], started_at=now))
+            s.flush()
+            s.expunge(op)
+            return op
+
+    def _locked_if_ours(self, s: Session, op: Operation, worker_id: str) -> Operation | None:
+        current = s.get(Operation, op.id, with_for_update=True, populate_existing=True)
+        if current is None or current.status != "running" or current.lease_owner != worker_id:
+            return None
+        return current
+
+    def _finish_attempt(self, s: Session, op: Operation, outcome: str,
+                        error: dict | None) -> None:
+        s.execute(update(OperationAttempt).where(
+            OperationAttempt.operation_id == op.id,
+            OperationAttempt.number == op.attempts).values(
+            finished_at=utcnow(), outcome=outcome, error=error))
+
+    def _done(self, op_id: str) -> None:
+        if self.notifier is not None:
+            try:
+                self.notifier.publish(op_id)
+            except Exception:  # a missed wake only delays a long-poll until its timeout
+                log.warning("could not publish completion of %s", op_id, exc_info=True)
+
+    # -- outcomes ----------------------------------------------------------------------
+    def _complete(self, handler: Handler, op: Operation, worker_id: str) -> str:
+        with self.db.write() as s:
+            current = self._locked_if_ours(s, op, worker_id)
+            if current is None:
+                log.info("operation %s: lease lost before completion; not committing", op.id)
+                return "lost"
+            self._authorize(handler, s, current)
+            ctx = RequestContext(principal=system_principal(current.id))
+            result = handler.commit(s, current, ctx)
+            now = utcnow()
+            current.status = "completed"
+            current.result = result
+            current.error = None
+            current.completed_at = now
+            current.updated_at = now
+            current.lease_owner = None
+            current.lease_expires_at = None
+            current.next_attempt_at = None
+            current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
+            self._finish_attempt(s, current, "completed", None)
+        self._done(op.id)
+        return "completed"
+
+    def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
+              error: dict) -> str:
+        error = {**error, "retryable": False}
+        with self.db.write() as s:
+            current = self._locked_if_ours(s, op, worker_id)
+            if current is None:
+                return "lost"
+            now = utcnow()
+            current.status = "failed"
+            current.error = error
+            current.completed_at = now
+            current.updated_at = now
+            current.lease_owner = None
+            current.lease_expires_at = None
+            current.next_attempt_at = None
+            current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
+            self._finish_attempt(s, current, "failed", error)
+        if handler is not None:
+            try:
+                handler.compensate(op)
+            except Exception:  # left for the sweeps/operators; the operation stays failed
+                log.warning("operation %s: compensation failed", op.id, exc_info=True)
+        self._done(op.id)
+        return "failed"
+
+    def backoff(self, attempts: int) -> float:
+        base = self.settings.operation_backoff_base * (2 ** max(0, attempts - 1))
+        capped = min(self.settings.operation_backoff_max, base)
+        return capped * random.uniform(0.5, 1.0)
+
+    def _retry_or_fail(self, handler: Handler | None, op: Operation, worker_id: str,
+                       error: dict) -> str:
+        if op.attempts >= op.max_attempts:
+            error = {**error, "message": f"{error.get('message', '')} "
+                                         f"(gave up after {op.attempts} attempts)".strip()}
+            return self._fail(handler, op, worker_id, error)
+        delay = self.backoff(op.attempts)
+        with self.db.write() as s:
+            current = self._locked_if_ours(s, op, worker_id)
+            if current is None:
+                return "lost"
+            now = utcnow()
+            current.status = "pending"
+            current.error = error
+            current.updated_at = now
+            current.lease_owner = None
+            current.lease_expires_at = None
+            current.next_attempt_at = now + timedelta(seconds=delay)
+            self._finish_attempt(s, current, "retry", error)
+            msg = outbox_for(current, delay_ms=int(delay * 1000))
+            s.add(msg)
+        self.dispatcher.dispatch([msg])
+        log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
+                 error.get("code"), delay)
+        return "retry"

@@ -1,0 +1,108 @@
+"""The slow paths that make the broker a doorbell: the outbox relay and the recovery sweep.
+
+``relay`` sends outbox rows the fast path did not mark dispatched (older than a grace
+period, so it does not race the fast path). On PostgreSQL rows are claimed with
+``FOR UPDATE SKIP LOCKED`` so several relays share the work; on SQLite the write
+transaction is a short ``BEGIN IMMEDIATE``.
+
+``recover`` re-enqueues operations that are due but have no message in flight: pending
+ones whose retry time came (or whose message was lost with the broker), and running
+ones whose lease expired (their worker died). One that used up its attempts is failed.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Callable
+
+from sqlalchemy import and_, or_, select, update
+
+from storage.db import Database
+from storage.models import Operation, OperationAttempt, OutboxMessage
+from wharf.clock import utcnow
+from wharf.operations.service import outbox_for
+
+log = logging.getLogger("wharf.operations")
+
+Send = Callable[[OutboxMessage], None]
+
+
+@dataclass
+class RecoveryReport:
+    requeued: int = 0
+    expired: int = 0
+
+
+def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 500) -> int:
+    """Send undispatched outbox rows older than the grace period; returns how many."""
+    cutoff = utcnow() - timedelta(seconds=grace_seconds)
+    with db.write() as s:
+        q = (select(OutboxMessage)
+             .where(OutboxMessage.dispatched_at.is_(None), OutboxMessage.created_at < cutoff)
+             .order_by(OutboxMessage.created_at).limit(batch))
+        if db.is_postgres:
+            q = q.with_for_update(skip_locked=True)
+        rows = list(s.scalars(q))
+        now = utcnow()
+        sent = 0
+        for row in rows:
+            row.send_attempts += 1
+            try:
+                send(row)
+            except Exception:
+                log.warning("relay: could not send outbox %s; will retry", row.id, exc_info=True)
+                break
+            row.dispatched_at = now
+            sent += 1
+    if sent:
+        log.info("relay: sent %d outbox message(s)", sent)
+    return sent
+
+
+def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
+            batch: int = 500) -> RecoveryReport:
+    now = utcnow()
+    stale = now - timedelta(seconds=grace_seconds)
+    report = RecoveryReport()
+    with db.write() as s:
+        # Running with an expired lease and no attempts left: fail, nobody will claim it.
+        exhausted = list(s.scalars(select(Operation.id).where(
+            Operation.status == "running", Operation.lease_expires_at < now,
+            Operation.attempts >= Operation.max_attempts).limit(batch)))
+        for op_id in exhausted:
+            res = s.execute(update(Operation).where(
+                Operation.id == op_id, Operation.status == "running",
+                Operation.lease_expires_at < now).values(
+                status="failed", completed_at=now, updated_at=now, lease_owner=None,
+                lease_expires_at=None,
+                error={"code": "lease_expired", "retryable": False,
+                       "message": "the worker stopped responding on the last attempt"}))
+            if res.rowcount:
+                s.execute(update(OperationAttempt).where(
+                    OperationAttempt.operation_id == op_id,
+                    OperationAttempt.finished_at.is_(None)).values(
+                    finished_at=now, outcome="lost",
+                    error={"code": "lease_expired", "retryable": True}))
+                report.expired += 1
+        due = list(s.scalars(select(Operation).where(
+            Operation.attempts < Operation.max_attempts,
+            or_(and_(Operation.status == "pending", Operation.updated_at < stale,
+                     or_(Operation.next_attempt_at.is_(None), Operation.next_attempt_at <= now)),
+                and_(Operation.status == "running", Operation.lease_expires_at < now)))
+            .order_by(Operation.updated_at).limit(batch)))
+        # Touch them so the next sweep does not ring again while these messages are queued.
+        if due:
+            s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
+                      .values(updated_at=now))
+    for op in due:
+        try:
+            send(outbox_for(op))
+        except Exception:
+            log.warning("recover: broker unavailable; will retry", exc_info=True)
+            break
+        report.requeued += 1
+    if report.requeued or report.expired:
+        log.info("recover: re-enqueued %d operation(s), expired %d", report.requeued,
+                 report.expired)
+    return report

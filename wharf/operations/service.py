@@ -1,0 +1,199 @@
+"""Submitting, reading, retrying and cancelling operations.
+
+Submission validates and authorizes (through the kind's ``prepare``), then records the
+operation, its outbox row and an audit row in one transaction. The same actor + key +
+request returns the same operation (concurrent requests included: the unique constraint
+on (actor, key) decides); the same key with a different request is 409.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, Protocol
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.models import Operation, OperationAttempt, OutboxMessage
+from wharf import audit
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import RequestContext
+from wharf.errors import NotFound, ValidationFailed
+from wharf.ids import is_id, new_id
+from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequired,
+                                     InvalidIdempotencyKey, OperationStateConflict)
+from wharf.pagination import decode_cursor, page
+
+KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
+STATUSES = ("pending", "running", "completed", "failed")
+QUEUE = "operations"
+DONE = ("completed", "failed")
+
+
+def actor_name(kind: str) -> str:
+    return f"op_{kind}"
+
+
+class Dispatcher(Protocol):
+    """Sends committed outbox rows to the broker (the fast path); the relay is the backstop."""
+
+    def dispatch(self, messages: list[OutboxMessage]) -> None: ...
+
+
+class NullDispatcher:
+    def dispatch(self, messages: list[OutboxMessage]) -> None:
+        pass
+
+
+def fingerprint(kind: str, request: dict[str, Any]) -> str:
+    canonical = json.dumps({"kind": kind, "request": request}, sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_key(key: str | None) -> str:
+    if key is None or key == "":
+        raise IdempotencyKeyRequired("Send an Idempotency-Key header (16-200 characters of "
+                                     "A-Z a-z 0-9 _ -; a UUID fits).")
+    if not KEY_RE.match(key):
+        raise InvalidIdempotencyKey("The Idempotency-Key must be 16-200 characters of "
+                                    "A-Z a-z 0-9 _ -.")
+    return key
+
+
+def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
+    return OutboxMessage(id=new_id(), actor_name=actor_name(op.kind), queue_name=QUEUE,
+                         operation_id=op.id, delay_ms=max(0, int(delay_ms)))
+
+
+@dataclass
+class Submission:
+    operation: Operation
+    created: bool
+    outbox: list[OutboxMessage] = field(default_factory=list)
+
+
+# ``prepare(session)`` validates and authorizes, returning (scope_id, payload).
+Prepare = Callable[[Session], tuple[str | None, dict[str, Any]]]
+
+
+class Operations:
+    def __init__(self, db: Database, settings: Settings, dispatcher: Dispatcher | None = None):
+        self.db = db
+        self.settings = settings
+        self.dispatcher = dispatcher or NullDispatcher()
+
+    # -- submit ------------------------------------------------------------------------
+    def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
+               prepare: Prepare) -> Submission:
+        key = check_key(key)
+        fp = fingerprint(kind, request)
+        actor = ctx.principal.user_id
+        for _ in range(3):
+            try:
+                with self.db.write() as s:
+                    existing = s.scalar(select(Operation).where(
+                        Operation.actor_id == actor, Operation.idempotency_key == key))
+                    if existing is not None:
+                        if existing.request_fingerprint != fp or existing.kind != kind:
+                            raise IdempotencyKeyReused(
+                                "This Idempotency-Key was used for a different request.",
+                                details={"operation_id": existing.id})
+                        return Submission(existing, False)
+                    scope_id, payload = prepare(s)
+                    now = utcnow()
+                    op = Operation(id=new_id(), kind=kind, status="pending", actor_id=actor,
+                                   scope_id=scope_id, idempotency_key=key,
+                                   request_fingerprint=fp, payload=payload, attempts=0,
+                                   max_attempts=self.settings.operation_max_attempts,
+                                   created_at=now, updated_at=now)
+                    s.add(op)
+                    msg = outbox_for(op)
+                    s.add(msg)
+                    s.flush()
+                    audit.record(s, ctx, "operation.submit", "operation", op.id,
+                                 space_id=scope_id, details={"kind": kind})
+                    sub = Submission(op, True, [msg])
+            except IntegrityError:
+                continue  # a concurrent request with the same key won; read it back
+            self.dispatcher.dispatch(sub.outbox)
+            return sub
+        raise OperationStateConflict("Could not record the operation; retry the request.")
+
+    # -- read --------------------------------------------------------------------------
+    def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
+        op = session.get(Operation, operation_id) if is_id(operation_id) else None
+        if op is None or op.actor_id != ctx.principal.user_id:
+            raise NotFound("No such operation.")
+        return op
+
+    def attempts(self, session: Session, ctx: RequestContext,
+                 operation_id: str) -> list[OperationAttempt]:
+        op = self.get(session, ctx, operation_id)
+        return list(session.scalars(select(OperationAttempt).where(
+            OperationAttempt.operation_id == op.id).order_by(OperationAttempt.number)))
+
+    def list(self, session: Session, ctx: RequestContext, *, status: str | None,
+             kind: str | None, limit: int, cursor: str | None):
+        q = select(Operation).where(Operation.actor_id == ctx.principal.user_id)
+        if status is not None:
+            if status not in STATUSES:
+                raise ValidationFailed(f"status must be one of {', '.join(STATUSES)}",
+                                       details={"field": "status"})
+            q = q.where(Operation.status == status)
+        if kind is not None:
+            if not re.match(r"^[a-z_]{1,40}$", kind):
+                raise ValidationFailed("kind is not a known operation kind",
+                                       details={"field": "kind"})
+            q = q.where(Operation.kind == kind)
+        after = decode_cursor("operations", cursor, 1)
+        if after:
+            q = q.where(Operation.id < after[0])
+        rows = list(session.scalars(q.order_by(Operation.id.desc()).limit(limit + 1)))
+        return page(rows, limit, "operations", lambda o: [o.id])
+
+    # -- retry / cancel ----------------------------------------------------------------
+    def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
+        with self.db.write() as s:
+            op = self.get(s, ctx, operation_id)
+            now = utcnow()
+            res = s.execute(update(Operation).where(
+                Operation.id == op.id, Operation.status == "failed").values(
+                status="pending", error=None, result=None, completed_at=None,
+                next_attempt_at=None, lease_owner=None, lease_expires_at=None,
+                max_attempts=Operation.attempts + self.settings.operation_max_attempts,
+                key_expires_at=None, updated_at=now))
+            if res.rowcount != 1:
+                raise OperationStateConflict("Only a failed operation can be retried.",
+                                             details={"status": op.status})
+            msg = outbox_for(op)
+            s.add(msg)
+            audit.record(s, ctx, "operation.retry", "operation", op.id, space_id=op.scope_id)
+            s.flush()
+            s.refresh(op)
+        self.dispatcher.dispatch([msg])
+        return op
+
+    def cancel(self, ctx: RequestContext, operation_id: str) -> Operation:
+        with self.db.write() as s:
+            op = self.get(s, ctx, operation_id)
+            now = utcnow()
+            res = s.execute(update(Operation).where(
+                Operation.id == op.id, Operation.status == "pending").values(
+                status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
+                error={"code": "cancelled", "message": "Cancelled by the submitter.",
+                       "retryable": False},
+                key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)))
+            if res.rowcount != 1:
+                raise OperationStateConflict("Only a pending operation can be cancelled.",
+                                             details={"status": op.status})
+            audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id)
+            s.flush()
+            s.refresh(op)
+        return op

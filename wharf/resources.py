@@ -1,0 +1,107 @@
+"""Unit resources: ``create_resource`` (an operation) and reading a resource.
+
+Submission fixes the node, resource and unit ids in the payload. The worker creates the
+unit in the UnitStore (idempotent on the unit id), then writes node + resource + unit row
+in the completion transaction. If the operation fails for good, the unit is deleted from
+the UnitStore, so nothing is left behind.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.models import Node, Operation, Resource, UnitResource
+from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
+from wharf import audit
+from wharf.access import Access, require_node
+from wharf.context import Principal, RequestContext
+from wharf.errors import NotFound
+from wharf.ids import is_id, new_id
+from wharf.nodes import resolve_parent
+from wharf.operations.service import Operations, Submission
+from wharf.validation import clean_name, one_of
+
+KIND = "create_resource"
+
+
+def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None,
+                           body: dict[str, Any]) -> Submission:
+    request = {"space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
+               "name": body.get("name"), "unit_type": body.get("unit_type")}
+
+    def prepare(s: Session):
+        name = clean_name(request["name"], "name")
+        unit_type = one_of(request["unit_type"], "unit_type", UNIT_TYPES)
+        space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+        return space.id, {"space_id": space.id, "parent_id": parent.id if parent else None,
+                          "name": name, "unit_type": unit_type, "node_id": new_id(),
+                          "resource_id": new_id(), "unit_id": new_id()}
+
+    return ops.submit(ctx, KIND, key, request, prepare)
+
+
+class CreateResource:
+    """The ``create_resource`` handler."""
+
+    kind = KIND
+
+    def __init__(self, unitstore: UnitStore):
+        self.unitstore = unitstore
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = op.payload
+        resolve_parent(session, RequestContext(principal=actor), p["space_id"], p["parent_id"])
+
+    def perform(self, op: Operation) -> None:
+        p = op.payload
+        self.unitstore.create_unit(p["unit_id"], p["unit_type"], initial_snapshot(p["unit_type"]))
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        p = op.payload
+        session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
+                         name=p["name"], created_by=op.actor_id))
+        session.flush()
+        session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind="unit",
+                             created_by=op.actor_id))
+        session.flush()
+        session.add(UnitResource(resource_id=p["resource_id"], unit_id=p["unit_id"],
+                                 unit_type=p["unit_type"]))
+        session.flush()
+        audit.record(session, ctx, "resource.create", "resource", p["resource_id"],
+                     space_id=p["space_id"],
+                     details={"node_id": p["node_id"], "unit_id": p["unit_id"],
+                              "on_behalf_of": op.actor_id})
+        return {"node_id": p["node_id"], "resource_id": p["resource_id"],
+                "unit_id": p["unit_id"]}
+
+    def compensate(self, op: Operation) -> None:
+        self.unitstore.delete_unit(op.payload["unit_id"])
+
+
+def get_resource(session: Session, ctx: RequestContext,
+                 resource_id: str) -> tuple[Resource, Node, Access, UnitResource | None]:
+    res = session.get(Resource, resource_id) if is_id(resource_id) else None
+    if res is None:
+        raise NotFound("No such resource.")
+    try:
+        node, access = require_node(session, ctx.principal, res.node_id, "viewer")
+    except NotFound:
+        raise NotFound("No such resource.") from None
+    unit = session.get(UnitResource, res.id)
+    return res, node, access, unit
+
+
+def find_unit(session: Session, ctx: RequestContext, unit_id: str,
+              need: str = "viewer") -> tuple[UnitResource, Resource, Node, Access]:
+    unit = session.scalar(select(UnitResource).where(UnitResource.unit_id == unit_id)) \
+        if is_id(unit_id) else None
+    if unit is None:
+        raise NotFound("No such unit.")
+    res = session.get(Resource, unit.resource_id)
+    try:
+        node, access = require_node(session, ctx.principal, res.node_id, need)
+    except NotFound:
+        raise NotFound("No such unit.") from None
+    return unit, res, node, access

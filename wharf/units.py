@@ -1,0 +1,41 @@
+"""Reading units and applying changesets, with the access rules of their resource."""
+from __future__ import annotations
+
+from typing import Any
+
+from storage.db import Database
+from storage.unitstore import Unit, UnitStore
+from wharf import audit
+from wharf.context import RequestContext
+from wharf.errors import NotFound, ValidationFailed
+from wharf.resources import find_unit
+
+
+def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> tuple[Unit, dict]:
+    with db.read() as s:
+        unit_row, res, node, access = find_unit(s, ctx, unit_id, "viewer")
+        info = {"resource_id": res.id, "node_id": node.id, "unit_type": unit_row.unit_type,
+                "role": access.role}
+    unit = store.get(unit_id)
+    if unit is None:
+        raise NotFound("No such unit.")
+    return unit, info
+
+
+def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
+                    base_revision: Any, changes: Any) -> Unit:
+    if isinstance(base_revision, bool) or not isinstance(base_revision, int) or base_revision < 0:
+        raise ValidationFailed("base_revision must be a non-negative integer",
+                               details={"field": "base_revision"})
+    if not isinstance(changes, list) or not changes:
+        raise ValidationFailed("changes must be a non-empty RFC 6902 JSON Patch array",
+                               details={"field": "changes"})
+    with db.read() as s:
+        unit_row, res, node, _ = find_unit(s, ctx, unit_id, "editor")
+        space_id = node.space_id
+    unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id)
+    # The UnitStore shares no transaction with the product DB: audit after the fact.
+    with db.write() as s:
+        audit.record(s, ctx, "unit.changeset", "unit", unit_id, space_id=space_id,
+                     details={"revision": unit.revision, "ops": len(changes)})
+    return unit
