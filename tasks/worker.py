@@ -1,18 +1,82 @@
-"""``wharf worker``: worker processes that stop cleanly on SIGTERM/SIGINT."""
+"""``wharf worker``: N Dramatiq worker processes against Redis, with a graceful shutdown.
+
+The parent starts ``processes`` children (spawned, not forked, so no connection is shared),
+restarts a child that dies, and on SIGTERM/SIGINT asks every child to stop: each stops
+taking messages, lets in-flight ones finish (up to ``STOP_TIMEOUT``), and exits. Each child
+also runs the outbox relay and the recovery sweep, so any worker can heal lost messages.
+"""
 from __future__ import annotations
 
+import logging
+import multiprocessing as mp
+import os
 import signal
 import threading
+import time
 
 from wharf.config import Settings
+
+log = logging.getLogger("wharf.worker")
+STOP_TIMEOUT_MS = 30_000
+
+
+def _child(index: int, threads: int) -> None:
+    logging.basicConfig(level=os.environ.get("WHARF_LOG_LEVEL", "INFO").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    import dramatiq
+
+    from tasks.runtime import Components
+    settings = Settings.from_env()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    components = Components(settings)
+    worker = dramatiq.Worker(components.broker, worker_threads=threads, worker_timeout=100)
+    worker.start()
+    loops = components.loops()
+    loops.start()
+    log.info("worker process %d (pid %d) consuming with %d threads", index, os.getpid(), threads)
+    stop.wait()
+    log.info("worker process %d stopping", index)
+    loops.stop()
+    worker.stop(timeout=STOP_TIMEOUT_MS)
+    components.close()
 
 
 def run_workers(settings: Settings, processes: int | None = None,
                 threads: int | None = None) -> int:
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    print("wharf: worker started", flush=True)
-    stop.wait()
+    if settings.embedded_broker:
+        print("wharf: `wharf worker` needs WHARF_BROKER_URL=redis://...; the embedded broker "
+              "lives inside `wharf serve`", flush=True)
+        return 2
+    processes = processes or settings.worker_processes
+    threads = threads or settings.worker_threads
+    ctx = mp.get_context("spawn")
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+
+    def spawn(i: int):
+        p = ctx.Process(target=_child, args=(i, threads), name=f"wharf-worker-{i}")
+        p.start()
+        return p
+
+    children = [spawn(i) for i in range(processes)]
+    print(f"wharf: worker started: {processes} process(es) x {threads} thread(s)", flush=True)
+    while not stopping.wait(0.5):
+        for i, p in enumerate(children):
+            if not p.is_alive() and not stopping.is_set():
+                log.warning("worker process %d exited with %s; restarting", i, p.exitcode)
+                time.sleep(1)
+                children[i] = spawn(i)
+    for p in children:
+        if p.is_alive():
+            os.kill(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_MS / 1000 + 5
+    for p in children:
+        p.join(max(0.1, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(1)
     print("wharf: worker stopped", flush=True)
     return 0
