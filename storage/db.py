@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
@@ -73,12 +73,28 @@ def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]
     return engine, engine
 
 
+def send_after_commit(session: Session, row: Any) -> None:
+    """Add an outbox row to the transaction; once it commits, it goes to ``outbox_sink``.
+
+    This is the fast path of the transactional outbox: rows are written with the change
+    they announce and handed to the broker right after commit. If that hand-off fails or
+    the process dies first, the relay sends them later.
+    """
+    session.add(row)
+    session.info.setdefault("outbox", []).append(row)
+
+
 class Database:
-    """The product database (or the UnitStore database): engines plus transaction helpers."""
+    """The product database (or the UnitStore database): engines plus transaction helpers.
+
+    ``outbox_sink`` (set by the composition root) receives the outbox rows of each
+    committed transaction (see :func:`send_after_commit`).
+    """
 
     def __init__(self, url: str, busy_timeout_ms: int = 5000):
         self.url = url
         self.write_engine, self.read_engine = make_engines(url, busy_timeout_ms)
+        self.outbox_sink: Callable[[list], None] | None = None
 
     @property
     def engine(self) -> Engine:
@@ -98,6 +114,9 @@ class Database:
         try:
             with session.begin():
                 yield session
+            outbox = session.info.pop("outbox", None)
+            if outbox and self.outbox_sink is not None:
+                self.outbox_sink(outbox)
         except DBAPIError as exc:
             if is_transient_db_error(exc):
                 raise Unavailable("The database is busy; try again shortly.",

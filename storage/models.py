@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import (JSON, Boolean, ForeignKey, Index, Integer, String, Text,
+from sqlalchemy import (JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text,
                         UniqueConstraint, text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -214,8 +214,83 @@ class OutboxMessage(Base):
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     actor_name: Mapped[str] = mapped_column(String(64))
     queue_name: Mapped[str] = mapped_column(String(64))
-    operation_id: Mapped[Optional[str]] = mapped_column(ID)
+    # The id handed to the actor: an operation id, or an object deletion job id.
+    subject_id: Mapped[Optional[str]] = mapped_column(ID)
     delay_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     dispatched_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
     send_attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# --- blobs ----------------------------------------------------------------------------
+
+class BlobResource(Base):
+    """Metadata of a blob resource; the bytes live in the BlobStore under ``object_key``."""
+
+    __tablename__ = "blob_resources"
+
+    resource_id: Mapped[str] = mapped_column(ID, ForeignKey("resources.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    object_key: Mapped[str] = mapped_column(String(255), unique=True)
+    filename: Mapped[str] = mapped_column(String(255))
+    mime_type: Mapped[str] = mapped_column(String(255))
+    size: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    object_etag: Mapped[str] = mapped_column(String(128))
+    etag: Mapped[str] = mapped_column(String(64))  # the HTTP strong ETag; random per content
+    state: Mapped[str] = mapped_column(String(16), default="ready")  # ready | quarantined
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class BlobUploadSession(Base):
+    """An upload in progress: ids reserved at creation, nothing in the tree until publish."""
+
+    __tablename__ = "blob_upload_sessions"
+    __table_args__ = (
+        Index("ix_upload_sessions_expiry", "state", "expires_at"),
+        UniqueConstraint("actor_id", "idempotency_key", name="uq_upload_sessions_actor_key"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    actor_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    idempotency_key: Mapped[Optional[str]] = mapped_column(String(200))
+    request_fingerprint: Mapped[str] = mapped_column(String(64))
+    space_id: Mapped[str] = mapped_column(ID)
+    parent_id: Mapped[Optional[str]] = mapped_column(ID)
+    filename: Mapped[str] = mapped_column(String(255))
+    declared_size: Mapped[int] = mapped_column(BigInteger)
+    # waiting_for_upload | uploaded | verifying | completed | failed | expired | aborted
+    state: Mapped[str] = mapped_column(String(24))
+    node_id: Mapped[str] = mapped_column(ID)
+    resource_id: Mapped[str] = mapped_column(ID)
+    object_key: Mapped[str] = mapped_column(String(255), unique=True)
+    received_size: Mapped[Optional[int]] = mapped_column(BigInteger)
+    sha256: Mapped[Optional[str]] = mapped_column(String(64))
+    mime_type: Mapped[Optional[str]] = mapped_column(String(255))
+    object_etag: Mapped[Optional[str]] = mapped_column(String(128))
+    operation_id: Mapped[Optional[str]] = mapped_column(ID)
+    error_code: Mapped[Optional[str]] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+class ObjectDeletionJob(Base):
+    """An object to delete from the BlobStore, written in the transaction that orphans it.
+
+    ``next_attempt_at`` in the future also serves as a *reservation*: an object being
+    uploaded is announced here first, and the row is removed once something references it;
+    if the upload dies, the object is deleted when the reservation comes due.
+    """
+
+    __tablename__ = "object_deletion_jobs"
+    __table_args__ = (Index("ix_deletion_jobs_due", "next_attempt_at"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    object_key: Mapped[str] = mapped_column(String(255), unique=True)
+    reason: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_error: Mapped[Optional[str]] = mapped_column(Text)
+    last_attempt_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -23,7 +23,7 @@ log = logging.getLogger("wharf.dispatch")
 
 def to_message(row: OutboxMessage) -> dramatiq.Message:
     return dramatiq.Message(queue_name=row.queue_name, actor_name=row.actor_name,
-                            args=(row.operation_id,), kwargs={}, options={})
+                            args=(row.subject_id,), kwargs={}, options={})
 
 
 class BrokerDispatcher:

@@ -44,10 +44,10 @@ class Components:
                 notifier = RedisNotifier(settings.broker_url)
         self.notifier = notifier
         self.dispatcher = BrokerDispatcher(self.broker, self.db)
-        self.operations = Operations(self.db, settings, self.dispatcher)
+        self.db.outbox_sink = self.dispatcher.dispatch
+        self.operations = Operations(self.db, settings)
         self.handlers = {h.kind: h for h in (CreateResource(self.unitstore),)}
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
-                                 dispatcher=self.dispatcher,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor)
 

@@ -21,7 +21,7 @@ def upgrade() -> None:
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('actor_name', sa.String(length=64), nullable=False),
     sa.Column('queue_name', sa.String(length=64), nullable=False),
-    sa.Column('operation_id', sa.String(length=32), nullable=True),
+    sa.Column('subject_id', sa.String(length=32), nullable=True),
     sa.Column('delay_ms', sa.Integer(), nullable=False),
     sa.Column('created_at', storage.types.UTCDateTime(timezone=True), nullable=False),
     sa.Column('dispatched_at', storage.types.UTCDateTime(timezone=True), nullable=True),

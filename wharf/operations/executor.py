@@ -24,7 +24,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from storage.db import Database, is_transient_db_error
+from storage.db import Database, is_transient_db_error, send_after_commit
 from storage.models import Operation, OperationAttempt
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -32,7 +32,7 @@ from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, WharfError
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
-from wharf.operations.service import Dispatcher, NullDispatcher, outbox_for
+from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
 
@@ -51,6 +51,9 @@ class Handler(Protocol):
 
     def compensate(self, op: Operation) -> None:
         """Undo side effects after the operation failed for good (idempotent)."""
+
+    # Optional: ``on_failed(session, op, error)`` writes product rows in the same
+    # transaction that marks the operation failed (e.g. queue an object for deletion).
 
 
 class Hooks:
@@ -73,13 +76,11 @@ def actor_principal(op: Operation) -> Principal:
 
 class Executor:
     def __init__(self, db: Database, settings: Settings, handlers: dict[str, Handler], *,
-                 notifier=None, dispatcher: Dispatcher | None = None,
-                 hooks: Hooks | None = None):
+                 notifier=None, hooks: Hooks | None = None):
         self.db = db
         self.settings = settings
         self.handlers = handlers
         self.notifier = notifier
-        self.dispatcher = dispatcher or NullDispatcher()
         self.hooks = hooks or Hooks()
 
     # -- the whole attempt -------------------------------------------------------------
@@ -216,6 +217,9 @@ class Executor:
             current.next_attempt_at = None
             current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
             self._finish_attempt(s, current, "failed", error)
+            on_failed = getattr(handler, "on_failed", None)
+            if on_failed is not None:
+                on_failed(s, current, error)
         if handler is not None:
             try:
                 handler.compensate(op)
@@ -248,9 +252,7 @@ class Executor:
             current.lease_expires_at = None
             current.next_attempt_at = now + timedelta(seconds=delay)
             self._finish_attempt(s, current, "retry", error)
-            msg = outbox_for(current, delay_ms=int(delay * 1000))
-            s.add(msg)
-        self.dispatcher.dispatch([msg])
+            send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
         log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
                  error.get("code"), delay)
         return "retry"

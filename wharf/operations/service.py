@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.db import Database
+from storage.db import Database, send_after_commit
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from wharf import audit
 from wharf.clock import utcnow
@@ -40,17 +40,6 @@ def actor_name(kind: str) -> str:
     return f"op_{kind}"
 
 
-class Dispatcher(Protocol):
-    """Sends committed outbox rows to the broker (the fast path); the relay is the backstop."""
-
-    def dispatch(self, messages: list[OutboxMessage]) -> None: ...
-
-
-class NullDispatcher:
-    def dispatch(self, messages: list[OutboxMessage]) -> None:
-        pass
-
-
 def fingerprint(kind: str, request: dict[str, Any]) -> str:
     canonical = json.dumps({"kind": kind, "request": request}, sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False)
@@ -69,14 +58,13 @@ def check_key(key: str | None) -> str:
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
     return OutboxMessage(id=new_id(), actor_name=actor_name(op.kind), queue_name=QUEUE,
-                         operation_id=op.id, delay_ms=max(0, int(delay_ms)))
+                         subject_id=op.id, delay_ms=max(0, int(delay_ms)))
 
 
 @dataclass
 class Submission:
     operation: Operation
     created: bool
-    outbox: list[OutboxMessage] = field(default_factory=list)
 
 
 # ``prepare(session)`` validates and authorizes, returning (scope_id, payload).
@@ -84,10 +72,9 @@ Prepare = Callable[[Session], tuple[str | None, dict[str, Any]]]
 
 
 class Operations:
-    def __init__(self, db: Database, settings: Settings, dispatcher: Dispatcher | None = None):
+    def __init__(self, db: Database, settings: Settings):
         self.db = db
         self.settings = settings
-        self.dispatcher = dispatcher or NullDispatcher()
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
@@ -114,15 +101,13 @@ class Operations:
                                    max_attempts=self.settings.operation_max_attempts,
                                    created_at=now, updated_at=now)
                     s.add(op)
-                    msg = outbox_for(op)
-                    s.add(msg)
                     s.flush()
+                    send_after_commit(s, outbox_for(op))
                     audit.record(s, ctx, "operation.submit", "operation", op.id,
                                  space_id=scope_id, details={"kind": kind})
-                    sub = Submission(op, True, [msg])
+                    sub = Submission(op, True)
             except IntegrityError:
                 continue  # a concurrent request with the same key won; read it back
-            self.dispatcher.dispatch(sub.outbox)
             return sub
         raise OperationStateConflict("Could not record the operation; retry the request.")
 
@@ -172,12 +157,10 @@ class Operations:
             if res.rowcount != 1:
                 raise OperationStateConflict("Only a failed operation can be retried.",
                                              details={"status": op.status})
-            msg = outbox_for(op)
-            s.add(msg)
+            send_after_commit(s, outbox_for(op))
             audit.record(s, ctx, "operation.retry", "operation", op.id, space_id=op.scope_id)
             s.flush()
             s.refresh(op)
-        self.dispatcher.dispatch([msg])
         return op
 
     def cancel(self, ctx: RequestContext, operation_id: str) -> Operation:
