@@ -16,7 +16,7 @@ from wharf.identity import Identity
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
                ready_checks: dict[str, Callable[[], None]] | None = None,
-               operations=None, unitstore=None, notifier=None,
+               operations=None, unitstore=None, notifier=None, blob_store=None,
                extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
     """Build the WSGI app. ``operations`` (the engine's submit/read service), ``unitstore``
     and ``notifier`` (long-poll wake-ups) enable the operation endpoints."""
@@ -70,6 +70,20 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
             app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",
                           ops_res.UnitChangesets(db, unitstore))
+
+    if operations is not None and blob_store is not None:
+        from api.resources import blobs as blob_res
+        app.add_route("/api/blob-upload-sessions", blob_res.UploadSessions(db, settings))
+        app.add_route("/api/blob-upload-sessions/{session_id}", blob_res.UploadSession(db))
+        app.add_route("/api/blob-upload-sessions/{session_id}/content",
+                      blob_res.UploadSessionContent(db, blob_store, settings))
+        app.add_route("/api/blob-upload-sessions/{session_id}/complete",
+                      blob_res.UploadSessionComplete(operations))
+        app.add_route("/api/blob-resources/{resource_id}", blob_res.BlobMeta(db))
+        app.add_route("/api/blob-resources/{resource_id}/content",
+                      blob_res.BlobContent(db, blob_store, operations, settings))
+        app.add_route("/api/blob-resources/{resource_id}/download",
+                      blob_res.BlobDownload(db, blob_store, operations, settings))
 
     if extra_routes is not None:
         extra_routes(app)

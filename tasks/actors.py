@@ -3,12 +3,24 @@ from __future__ import annotations
 
 import dramatiq
 
+from storage.blobstore import BlobStore
+from storage.db import Database
+from wharf import deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
 
 
-def declare_actors(broker: dramatiq.Broker, executor: Executor) -> dict[str, dramatiq.Actor]:
+def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
+                   blob_store: BlobStore) -> dict[str, dramatiq.Actor]:
     actors = {}
+
+    def delete_object(job_id: str) -> None:
+        deletion.run_job(db, blob_store, job_id)
+
+    actors[deletion.ACTOR] = dramatiq.Actor(delete_object, broker=broker,
+                                            actor_name=deletion.ACTOR,
+                                            queue_name=deletion.QUEUE, priority=10,
+                                            options={"max_retries": 0})
     for kind in executor.handlers:
         def run(operation_id: str, _executor=executor) -> None:
             _executor.execute(operation_id)

@@ -11,6 +11,7 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import (AgeLimit, Callbacks, Pipelines, Retries,
                                  ShutdownNotifications, TimeLimit)
 
+from wharf import deletion
 from wharf.config import Settings
 from wharf.operations.service import QUEUE
 
@@ -30,6 +31,7 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
         broker = RedisBroker(url=settings.broker_url, middleware=middleware(),
                              namespace=NAMESPACE, heartbeat_timeout=30000)
     broker.declare_queue(QUEUE)
+    broker.declare_queue(deletion.QUEUE)
     return broker
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import logging
 import threading
 
+from wharf import blobs, deletion
 from wharf.operations import recovery
 
 log = logging.getLogger("wharf.loops")
 
 
 class BackgroundLoops:
-    def __init__(self, db, dispatcher, *, relay_interval: float, recovery_interval: float,
-                 grace_seconds: float = 5.0):
+    def __init__(self, db, dispatcher, blob_store, *, relay_interval: float,
+                 recovery_interval: float, grace_seconds: float = 5.0):
         self.db = db
+        self.blob_store = blob_store
         self.dispatcher = dispatcher
         self.relay_interval = relay_interval
         self.recovery_interval = recovery_interval
@@ -33,12 +35,16 @@ class BackgroundLoops:
         for name, interval, fn in (
                 ("relay", self.relay_interval,
                  lambda: recovery.relay(self.db, send, grace_seconds=self.grace)),
-                ("recovery", self.recovery_interval,
-                 lambda: recovery.recover(self.db, send, grace_seconds=self.grace))):
+                ("recovery", self.recovery_interval, self._recover)):
             t = threading.Thread(target=self._loop, args=(name, interval, fn), name=name,
                                  daemon=True)
             t.start()
             self._threads.append(t)
+
+    def _recover(self) -> None:
+        recovery.recover(self.db, self.dispatcher.send, grace_seconds=self.grace)
+        blobs.recover_interrupted_sessions(self.db)
+        deletion.run_due(self.db, self.blob_store, limit=200)
 
     def stop(self) -> None:
         self._stop.set()

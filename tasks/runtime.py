@@ -10,6 +10,7 @@ import dramatiq
 import falcon
 
 from api.app import create_app
+from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
 from storage.unitstore import UnitStore
 from tasks import broker as broker_mod
@@ -21,13 +22,14 @@ from wharf.config import Settings
 from wharf.operations.executor import Executor, Hooks
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
+from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.resources import CreateResource
 
 
 class Components:
     def __init__(self, settings: Settings, *, broker: dramatiq.Broker | None = None,
                  notifier=None, hooks: Hooks | None = None, unitstore: UnitStore | None = None,
-                 db: Database | None = None):
+                 db: Database | None = None, blob_store: BlobStore | None = None):
         self.settings = settings
         self.db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms)
         self.unit_db = None
@@ -35,6 +37,9 @@ class Components:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
             unitstore = UnitStore(self.unit_db)
         self.unitstore = unitstore
+        self.blob_store = blob_store or blob_store_from_url(
+            settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
+            region=settings.s3_region)
         self.broker = broker or broker_mod.make_broker(settings)
         if notifier is None:
             if settings.embedded_broker:
@@ -46,13 +51,17 @@ class Components:
         self.dispatcher = BrokerDispatcher(self.broker, self.db)
         self.db.outbox_sink = self.dispatcher.dispatch
         self.operations = Operations(self.db, settings)
-        self.handlers = {h.kind: h for h in (CreateResource(self.unitstore),)}
+        self.handlers = {h.kind: h for h in (
+            CreateResource(self.unitstore),
+            CreateBlobResource(self.blob_store, settings),
+            ReplaceBlobContent(self.blob_store, settings))}
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
-        self.actors = declare_actors(self.broker, self.executor)
+        self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)
 
     def ready_checks(self) -> dict:
-        checks = {"broker": lambda: broker_mod.ping(self.broker)}
+        checks = {"broker": lambda: broker_mod.ping(self.broker),
+                  "blob_store": self.blob_store.ping}
         if self.unit_db is not None:
             checks["unitstore"] = self.unit_db.ping
         return checks
@@ -60,10 +69,11 @@ class Components:
     def api_app(self) -> falcon.App:
         return create_app(self.settings, self.db, operations=self.operations,
                           unitstore=self.unitstore, notifier=self.notifier,
+                          blob_store=self.blob_store,
                           ready_checks=self.ready_checks())
 
     def loops(self) -> BackgroundLoops:
-        return BackgroundLoops(self.db, self.dispatcher,
+        return BackgroundLoops(self.db, self.dispatcher, self.blob_store,
                                relay_interval=self.settings.relay_interval,
                                recovery_interval=self.settings.recovery_interval)
 

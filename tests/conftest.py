@@ -198,3 +198,32 @@ class World:
 @pytest.fixture
 def world(app) -> World:
     return World(app)
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's S3 server over real HTTP (a subprocess), shared by the run."""
+    from tests.support.s3 import MotoServer
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_store(s3_server):
+    from storage.blobstore import S3BlobStore
+    bucket = f"wharf-{uuid.uuid4().hex[:12]}"
+    store = S3BlobStore(bucket, "objects", endpoint_url=s3_server.endpoint,
+                        part_size=5 * 1024 * 1024)
+    store.ensure_bucket()
+    return store
+
+
+@pytest.fixture(params=["file", "s3"])
+def blob_store(request, tmp_path):
+    if request.param == "file":
+        from storage.blobstore import FileBlobStore
+        return FileBlobStore(tmp_path / "blobs")
+    return request.getfixturevalue("s3_store")

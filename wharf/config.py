@@ -61,6 +61,8 @@ def _db_url(env: Mapping[str, str], name: str, default: str) -> str:
     if not raw:
         return default
     scheme = raw.split(":", 1)[0].lower()
+    if "://" not in raw:
+        raise ConfigError(f"{name}={raw!r}: expected a sqlite:/// or postgresql:// URL")
     if scheme.startswith("postgres"):
         # Accept the common postgres:// and postgresql:// spellings; always use psycopg 3.
         rest = raw.split("://", 1)[1] if "://" in raw else ""
@@ -68,6 +70,15 @@ def _db_url(env: Mapping[str, str], name: str, default: str) -> str:
     if scheme.startswith("sqlite"):
         return raw
     raise ConfigError(f"{name}={raw!r}: expected a sqlite:/// or postgresql:// URL")
+
+
+def _http_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    if not raw.lower().startswith(("http://", "https://")) or not raw.split("://", 1)[1]:
+        raise ConfigError(f"{name}={raw!r}: expected an http:// or https:// URL")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,7 @@ class Settings:
     trash_retention: int = 2592000
     sweep_interval: int = 60
     max_upload_size: int = 512 * 1024 * 1024
+    verify_rehash: bool = True
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -127,7 +139,7 @@ class Settings:
             unitstore_url=_db_url(env, "WHARF_UNITSTORE_URL", f"sqlite:///{data_dir / 'units.db'}"),
             broker_url=broker,
             blob_store_url=blob,
-            s3_endpoint_url=(env.get("WHARF_S3_ENDPOINT_URL") or None),
+            s3_endpoint_url=_http_url(env, "WHARF_S3_ENDPOINT_URL"),
             s3_region=(env.get("WHARF_S3_REGION") or None),
             host=(env.get("WHARF_HOST") or "127.0.0.1"),
             port=_int(env, "WHARF_PORT", 8080, minimum=0, maximum=65535),
@@ -155,6 +167,7 @@ class Settings:
             trash_retention=_int(env, "WHARF_TRASH_RETENTION", 2592000, minimum=0),
             sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
             max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
+            verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
         )
         values.update(overrides)
         return cls(**values)

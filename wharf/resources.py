@@ -31,7 +31,7 @@ def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None
     request = {"space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
                "name": body.get("name"), "unit_type": body.get("unit_type")}
 
-    def prepare(s: Session):
+    def prepare(s: Session, op_id: str):
         name = clean_name(request["name"], "name")
         unit_type = one_of(request["unit_type"], "unit_type", UNIT_TYPES)
         space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])

@@ -67,8 +67,8 @@ class Submission:
     created: bool
 
 
-# ``prepare(session)`` validates and authorizes, returning (scope_id, payload).
-Prepare = Callable[[Session], tuple[str | None, dict[str, Any]]]
+# ``prepare(session, operation_id)`` validates and authorizes, returning (scope_id, payload).
+Prepare = Callable[[Session, str], tuple[str | None, dict[str, Any]]]
 
 
 class Operations:
@@ -85,17 +85,13 @@ class Operations:
         for _ in range(3):
             try:
                 with self.db.write() as s:
-                    existing = s.scalar(select(Operation).where(
-                        Operation.actor_id == actor, Operation.idempotency_key == key))
+                    existing = self.find_by_key(s, ctx, kind, key, request)
                     if existing is not None:
-                        if existing.request_fingerprint != fp or existing.kind != kind:
-                            raise IdempotencyKeyReused(
-                                "This Idempotency-Key was used for a different request.",
-                                details={"operation_id": existing.id})
                         return Submission(existing, False)
-                    scope_id, payload = prepare(s)
+                    op_id = new_id()
+                    scope_id, payload = prepare(s, op_id)
                     now = utcnow()
-                    op = Operation(id=new_id(), kind=kind, status="pending", actor_id=actor,
+                    op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor,
                                    scope_id=scope_id, idempotency_key=key,
                                    request_fingerprint=fp, payload=payload, attempts=0,
                                    max_attempts=self.settings.operation_max_attempts,
@@ -112,6 +108,17 @@ class Operations:
         raise OperationStateConflict("Could not record the operation; retry the request.")
 
     # -- read --------------------------------------------------------------------------
+    def find_by_key(self, session: Session, ctx: RequestContext, kind: str, key: str,
+                    request: dict[str, Any]) -> Operation | None:
+        """The actor's operation for ``key`` (a replay), or None; 409 if the request differs."""
+        existing = session.scalar(select(Operation).where(
+            Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
+        if existing is not None and (existing.request_fingerprint != fingerprint(kind, request)
+                                     or existing.kind != kind):
+            raise IdempotencyKeyReused("This Idempotency-Key was used for a different request.",
+                                       details={"operation_id": existing.id})
+        return existing
+
     def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
         op = session.get(Operation, operation_id) if is_id(operation_id) else None
         if op is None or op.actor_id != ctx.principal.user_id:

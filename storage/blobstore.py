@@ -1,0 +1,349 @@
+"""The BlobStore: one interface, two implementations chosen by ``WHARF_BLOB_STORE_URL``.
+
+- ``S3BlobStore`` (``s3://bucket[/prefix]``): boto3 with a client config that works with
+  S3-compatible servers; large objects go up as multipart uploads with a bounded number of
+  parts in memory; a failed upload is aborted, so nothing partial is kept.
+- ``FileBlobStore`` (``file:///path``): writes to a temporary file, fsyncs, and renames it
+  into place atomically.
+
+Both stream: ``put_stream`` consumes an iterator of chunks, ``open`` yields chunks. A missing
+key is :class:`BlobNotFound` whatever the backend; an unreachable backend is
+:class:`BlobStoreUnavailable` (retryable).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import uuid
+from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+from urllib.parse import unquote, urlsplit
+
+from wharf.errors import NotFound, TransientFailure
+
+CHUNK = 1024 * 1024
+KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
+
+
+class BlobNotFound(NotFound):
+    """The object key does not exist in the blob store."""
+
+    code = "blob_not_found"
+    title = "Blob not found"
+
+
+class BlobStoreUnavailable(TransientFailure):
+    """The blob store could not be reached or answered with a server error."""
+
+    code = "blob_store_unavailable"
+    title = "Blob store unavailable"
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str
+    size: int
+    etag: str
+
+
+def _check_key(key: str) -> str:
+    if not KEY_RE.match(key) or ".." in key.split("/"):
+        raise ValueError(f"invalid object key {key!r}")
+    return key
+
+
+class BlobStore(ABC):
+    @abstractmethod
+    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        """Store the concatenated chunks under ``key`` (replacing it); all or nothing."""
+
+    @abstractmethod
+    def head(self, key: str) -> ObjectInfo:
+        """Size and ETag of ``key``; :class:`BlobNotFound` if missing."""
+
+    @abstractmethod
+    def open(self, key: str, start: int = 0, end: int | None = None,
+             chunk_size: int = CHUNK) -> Iterator[bytes]:
+        """Yield bytes ``start..end`` (inclusive) of ``key``; :class:`BlobNotFound` if missing."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Delete ``key``; deleting a missing key succeeds."""
+
+    @abstractmethod
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        """Every key under ``prefix`` (operations and tests: compare with references)."""
+
+    def ping(self) -> None:
+        list(zip(range(1), self.list_keys()))
+
+
+# --- filesystem ------------------------------------------------------------------------
+
+class FileBlobStore(BlobStore):
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.root / ".tmp"
+        self.tmp.mkdir(exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        return self.root / _check_key(key)
+
+    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        target = self._path(key)
+        tmp = self.tmp / f"{uuid.uuid4().hex}.part"
+        md5 = hashlib.md5(usedforsecurity=False)
+        size = 0
+        try:
+            with open(tmp, "wb") as fh:
+                for chunk in chunks:
+                    if chunk:
+                        fh.write(chunk)
+                        md5.update(chunk)
+                        size += len(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, target)
+            dir_fd = os.open(target.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return ObjectInfo(key, size, md5.hexdigest())
+
+    def head(self, key: str) -> ObjectInfo:
+        path = self._path(key)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise BlobNotFound(f"no object {key}") from None
+        # A cheap, change-detecting tag: size + mtime in nanoseconds + inode.
+        return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
+
+    def open(self, key: str, start: int = 0, end: int | None = None,
+             chunk_size: int = CHUNK) -> Iterator[bytes]:
+        try:
+            fh = open(self._path(key), "rb")
+        except FileNotFoundError:
+            raise BlobNotFound(f"no object {key}") from None
+        return self._iter(fh, start, end, chunk_size)
+
+    @staticmethod
+    def _iter(fh, start: int, end: int | None, chunk_size: int) -> Iterator[bytes]:
+        with fh:
+            fh.seek(start)
+            remaining = None if end is None else end - start + 1
+            while remaining is None or remaining > 0:
+                data = fh.read(chunk_size if remaining is None else min(chunk_size, remaining))
+                if not data:
+                    break
+                if remaining is not None:
+                    remaining -= len(data)
+                yield data
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and self.tmp not in path.parents:
+                key = path.relative_to(self.root).as_posix()
+                if key.startswith(prefix):
+                    yield key
+
+
+# --- S3 --------------------------------------------------------------------------------
+
+class S3BlobStore(BlobStore):
+    """S3 through boto3. ``part_size`` bytes per multipart part, at most ``max_parts_in_flight``
+    parts in memory (uploading concurrently) at any time."""
+
+    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None,
+                 region: str | None = None, part_size: int = 8 * 1024 * 1024,
+                 max_parts_in_flight: int = 4, client=None):
+        import boto3
+        from botocore.config import Config
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.part_size = max(5 * 1024 * 1024, part_size)
+        self.max_parts_in_flight = max(1, max_parts_in_flight)
+        self.client = client or boto3.client(
+            "s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
+            config=Config(request_checksum_calculation="when_required",
+                          response_checksum_validation="when_required",
+                          s3={"addressing_style": "path"},
+                          retries={"max_attempts": 3, "mode": "standard"},
+                          connect_timeout=5, read_timeout=60,
+                          max_pool_connections=max(10, self.max_parts_in_flight * 2)))
+
+    def _k(self, key: str) -> str:
+        return self.prefix + _check_key(key)
+
+    @staticmethod
+    def _translate(exc: Exception, key: str) -> Exception:
+        from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BCE,
+                                         EndpointConnectionError)
+        if isinstance(exc, ClientError):
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if code in ("404", "NoSuchKey", "NotFound") or status == 404:
+                return BlobNotFound(f"no object {key}")
+            if status >= 500 or code in ("SlowDown", "RequestTimeout", "InternalError"):
+                return BlobStoreUnavailable(f"blob store error {code}")
+            return exc
+        if isinstance(exc, (BCE, EndpointConnectionError, BotoCoreError, OSError)):
+            return BlobStoreUnavailable(f"blob store unreachable: {type(exc).__name__}")
+        return exc
+
+    def _call(self, fn, key: str, **kwargs):
+        try:
+            return fn(**kwargs)
+        except Exception as exc:  # translated to our error family
+            translated = self._translate(exc, key)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        full = self._k(key)
+        buf = bytearray()
+        it = iter(chunks)
+        # Fill the first part; a small object goes up in one PUT.
+        for chunk in it:
+            buf += chunk
+            if len(buf) >= self.part_size:
+                break
+        else:
+            body = bytes(buf)
+            res = self._call(self.client.put_object, key, Bucket=self.bucket, Key=full, Body=body)
+            return ObjectInfo(key, len(body), res["ETag"].strip('"'))
+        return self._multipart(key, full, buf, it)
+
+    def _multipart(self, key: str, full: str, first: bytearray,
+                   rest: Iterator[bytes]) -> ObjectInfo:
+        upload_id = self._call(self.client.create_multipart_upload, key, Bucket=self.bucket,
+                               Key=full)["UploadId"]
+        parts: dict[int, str] = {}
+        slots = threading.BoundedSemaphore(self.max_parts_in_flight)
+        size = 0
+
+        def upload(number: int, data: bytes) -> None:
+            try:
+                res = self._call(self.client.upload_part, key, Bucket=self.bucket, Key=full,
+                                 UploadId=upload_id, PartNumber=number, Body=data)
+                parts[number] = res["ETag"]
+            finally:
+                slots.release()
+
+        pool = ThreadPoolExecutor(self.max_parts_in_flight, thread_name_prefix="s3-part")
+        futures = []
+        try:
+            buf, number = first, 0
+
+            def submit(data: bytes) -> None:
+                nonlocal number, size
+                number += 1
+                size += len(data)
+                slots.acquire()
+                futures.append(pool.submit(upload, number, data))
+                for f in [f for f in futures if f.done()]:
+                    f.result()  # surface a failed part early
+
+            while True:
+                while len(buf) >= self.part_size:
+                    submit(bytes(buf[:self.part_size]))
+                    del buf[:self.part_size]
+                chunk = next(rest, None)
+                if chunk is None:
+                    break
+                buf += chunk
+            if buf or number == 0:
+                submit(bytes(buf))
+            for f in futures:
+                f.result()
+            res = self._call(self.client.complete_multipart_upload, key, Bucket=self.bucket,
+                             Key=full, UploadId=upload_id,
+                             MultipartUpload={"Parts": [{"PartNumber": n, "ETag": parts[n]}
+                                                        for n in sorted(parts)]})
+            return ObjectInfo(key, size, res["ETag"].strip('"'))
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            pool.shutdown(wait=True)
+            try:
+                self.client.abort_multipart_upload(Bucket=self.bucket, Key=full,
+                                                   UploadId=upload_id)
+            except Exception:
+                pass  # an abandoned upload is cleaned by the bucket's lifecycle rule
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
+    def head(self, key: str) -> ObjectInfo:
+        res = self._call(self.client.head_object, key, Bucket=self.bucket, Key=self._k(key))
+        return ObjectInfo(key, int(res["ContentLength"]), res["ETag"].strip('"'))
+
+    def open(self, key: str, start: int = 0, end: int | None = None,
+             chunk_size: int = CHUNK) -> Iterator[bytes]:
+        kwargs = {"Bucket": self.bucket, "Key": self._k(key)}
+        if start or end is not None:
+            kwargs["Range"] = f"bytes={start}-{'' if end is None else end}"
+        res = self._call(self.client.get_object, key, **kwargs)
+        return self._iter(res["Body"], key, chunk_size)
+
+    def _iter(self, body, key: str, chunk_size: int) -> Iterator[bytes]:
+        try:
+            while True:
+                try:
+                    data = body.read(chunk_size)
+                except Exception as exc:
+                    raise self._translate(exc, key) from exc
+                if not data:
+                    return
+                yield data
+        finally:
+            body.close()
+
+    def delete(self, key: str) -> None:
+        try:
+            self._call(self.client.delete_object, key, Bucket=self.bucket, Key=self._k(key))
+        except BlobNotFound:
+            pass
+
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        paginator = self.client.get_paginator("list_objects_v2")
+        try:
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
+                for item in page.get("Contents", []):
+                    yield item["Key"][len(self.prefix):]
+        except Exception as exc:
+            translated = self._translate(exc, prefix)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def ensure_bucket(self) -> None:
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except Exception:
+            self._call(self.client.create_bucket, self.bucket, Bucket=self.bucket)
+
+
+def blob_store_from_url(url: str, *, endpoint_url: str | None = None,
+                        region: str | None = None) -> BlobStore:
+    parts = urlsplit(url)
+    if parts.scheme == "file":
+        return FileBlobStore(unquote(parts.path))
+    if parts.scheme == "s3":
+        return S3BlobStore(parts.netloc, parts.path, endpoint_url=endpoint_url, region=region)
+    raise ValueError(f"unsupported blob store URL {url!r}")

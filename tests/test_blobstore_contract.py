@@ -1,0 +1,76 @@
+"""One contract, two BlobStores: the filesystem and S3 (moto's server over HTTP)."""
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+from storage.blobstore import BlobNotFound
+
+
+def chunks_of(data: bytes, size: int = 64 * 1024):
+    for i in range(0, len(data), size):
+        yield data[i:i + size]
+
+
+@pytest.mark.parametrize("size", [0, 1, 5 * 1024 * 1024 + 1, 11 * 1024 * 1024 + 3])
+def test_round_trip_is_byte_exact(blob_store, size):
+    data = os.urandom(size)
+    info = blob_store.put_stream("ab/obj", chunks_of(data))
+    assert info.size == size
+    assert blob_store.head("ab/obj").size == size
+    got = b"".join(blob_store.open("ab/obj"))
+    assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+
+
+def test_ranges(blob_store):
+    data = bytes(range(256)) * 100
+    blob_store.put_stream("r", chunks_of(data, 1000))
+    assert b"".join(blob_store.open("r", 10, 19)) == data[10:20]
+    assert b"".join(blob_store.open("r", len(data) - 1, len(data) - 1)) == data[-1:]
+    assert b"".join(blob_store.open("r", 25000)) == data[25000:]
+
+
+def test_replace_and_delete_are_idempotent(blob_store):
+    blob_store.put_stream("k", [b"one"])
+    first = blob_store.head("k").etag
+    blob_store.put_stream("k", [b"two!"])
+    assert b"".join(blob_store.open("k")) == b"two!"
+    assert blob_store.head("k").etag != first
+    blob_store.delete("k")
+    blob_store.delete("k")  # missing is fine
+    with pytest.raises(BlobNotFound):
+        blob_store.head("k")
+
+
+def test_missing_key_is_one_domain_error(blob_store):
+    with pytest.raises(BlobNotFound):
+        blob_store.head("missing")
+    with pytest.raises(BlobNotFound):
+        b"".join(blob_store.open("missing"))
+
+
+def test_failed_stream_keeps_nothing(blob_store):
+    def broken():
+        yield b"x" * (6 * 1024 * 1024)
+        raise ValueError("client went away")
+
+    with pytest.raises(ValueError):
+        blob_store.put_stream("partial", broken())
+    with pytest.raises(BlobNotFound):
+        blob_store.head("partial")
+    assert list(blob_store.list_keys()) == []
+
+
+def test_list_keys(blob_store):
+    for k in ("a/1", "a/2", "b/1"):
+        blob_store.put_stream(k, [b"x"])
+    assert sorted(blob_store.list_keys()) == ["a/1", "a/2", "b/1"]
+    assert sorted(blob_store.list_keys("a/")) == ["a/1", "a/2"]
+
+
+def test_invalid_keys_are_refused(blob_store):
+    for bad in ("../etc/passwd", "/abs", "a/../../b", ""):
+        with pytest.raises(ValueError):
+            blob_store.put_stream(bad, [b"x"])

@@ -1,0 +1,542 @@
+"""Uploaded files ("blobs"): upload sessions, streamed content, verification by workers,
+ranged reads, and content replacement.
+
+Bytes go to the BlobStore under a key reserved when the upload starts; the product DB
+keeps metadata. Nothing appears in the tree before the publish transaction. Every object
+that stops being referenced is queued in ``object_deletion_jobs`` in the same transaction.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Callable
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobNotFound, BlobStore
+from storage.db import Database
+from storage.models import (BlobResource, BlobUploadSession, Node, Operation, Resource)
+from wharf import audit, deletion
+from wharf.access import Access, require_node
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.errors import (Conflict, NotFound, PayloadTooLarge, PreconditionFailed,
+                          PreconditionRequired, ValidationFailed, WharfError)
+from wharf.ids import is_id, new_id
+from wharf.nodes import resolve_parent
+from wharf.operations.service import Operations, Submission, check_key, fingerprint
+from wharf.validation import clean_name
+
+log = logging.getLogger("wharf.blobs")
+
+CHUNK = 1024 * 1024
+SNIFF_BYTES = 64 * 1024
+OPEN_STATES = ("waiting_for_upload", "uploaded")
+CREATE_KIND = "create_blob_resource"
+REPLACE_KIND = "replace_blob_content"
+
+
+class LengthRequired(WharfError):
+    """Content uploads need a ``Content-Length`` header."""
+
+    status = 411
+    code = "length_required"
+    title = "Length required"
+
+
+class SizeMismatch(ValidationFailed):
+    """The body is shorter or longer than the size declared for the upload."""
+
+    code = "size_mismatch"
+    title = "Size mismatch"
+
+
+class VerificationFailed(WharfError):
+    """The stored object does not match what was uploaded (size, ETag or SHA-256)."""
+
+    status = 422
+    code = "verification_failed"
+    title = "Verification failed"
+
+
+class UploadSessionState(Conflict):
+    """The upload session is not in a state that allows this (e.g. completing twice)."""
+
+    code = "upload_session_state"
+    title = "Upload session state"
+
+
+class RangeNotSatisfiable(WharfError):
+    """The requested byte range lies outside the content."""
+
+    status = 416
+    code = "range_not_satisfiable"
+    title = "Range not satisfiable"
+
+
+def object_key_for(object_id: str) -> str:
+    return f"objects/{object_id}"
+
+
+# --- streaming in: count, hash and sniff in one pass -----------------------------------
+
+@dataclass(frozen=True)
+class Ingested:
+    size: int
+    sha256: str
+    mime_type: str
+    object_etag: str
+
+
+_RISKY = re.compile(r"^(text/html|application/xhtml|image/svg|text/xml|application/xml|"
+                    r"application/javascript|text/javascript)")
+
+
+def sniff(head: bytes, filename: str) -> str:
+    """The server-detected MIME type, from the first bytes (libmagic via python-magic)."""
+    if not head:
+        return "application/octet-stream"
+    import magic
+    mime = magic.from_buffer(head, mime=True) or "application/octet-stream"
+    lower = filename.lower()
+    if mime == "text/plain" and lower.endswith(".csv"):
+        mime = "text/csv"  # libmagic calls short CSV samples plain text
+    if mime in ("application/zip", "application/octet-stream") and lower.endswith(".docx") \
+            and b"word/" in head:
+        mime = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    return mime
+
+
+def ingest(store: BlobStore, key: str, read: Callable[[int], bytes], size: int,
+           filename: str) -> Ingested:
+    """Stream exactly ``size`` bytes from ``read`` into ``key``; all or nothing."""
+    sha = hashlib.sha256()
+    head = bytearray()
+    received = 0
+
+    def chunks():
+        nonlocal received
+        while received < size:
+            data = read(min(CHUNK, size - received))
+            if not data:
+                raise SizeMismatch(f"the body ended after {received} of {size} bytes")
+            received += len(data)
+            if received > size:
+                raise SizeMismatch(f"the body is longer than the declared {size} bytes")
+            sha.update(data)
+            if len(head) < SNIFF_BYTES:
+                head.extend(data[:SNIFF_BYTES - len(head)])
+            yield data
+        if read(1):
+            raise SizeMismatch(f"the body is longer than the declared {size} bytes")
+
+    info = store.put_stream(key, chunks())
+    return Ingested(info.size, sha.hexdigest(), sniff(bytes(head), filename), info.etag)
+
+
+def verify_object(store: BlobStore, key: str, size: int, object_etag: str, sha256: str,
+                  rehash: bool) -> None:
+    """Re-check a stored object: size and ETag always, the SHA-256 when ``rehash``."""
+    try:
+        info = store.head(key)
+    except BlobNotFound:
+        raise VerificationFailed("the uploaded object is missing") from None
+    if info.size != size:
+        raise VerificationFailed(f"stored size {info.size} != uploaded size {size}")
+    if not hmac.compare_digest(info.etag, object_etag):
+        raise VerificationFailed("the stored object changed since it was uploaded")
+    if rehash:
+        digest = hashlib.sha256()
+        for chunk in store.open(key):
+            digest.update(chunk)
+        if not hmac.compare_digest(digest.hexdigest(), sha256):
+            raise VerificationFailed("the stored bytes do not hash to the uploaded SHA-256")
+
+
+# --- upload sessions --------------------------------------------------------------------
+
+def _check_size(size: Any, settings: Settings) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValidationFailed("size must be a non-negative integer", details={"field": "size"})
+    if size > settings.max_upload_size:
+        raise PayloadTooLarge(f"size exceeds the limit of {settings.max_upload_size} bytes",
+                              details={"limit": settings.max_upload_size})
+    return size
+
+
+def create_session(db: Database, settings: Settings, ctx: RequestContext, key: str | None,
+                   body: dict[str, Any]) -> tuple[BlobUploadSession, bool]:
+    key = check_key(key)
+    request = {k: body.get(k) for k in ("space_id", "parent_id", "filename", "size")}
+    fp = fingerprint("blob_upload_session", request)
+    for _ in range(3):
+        try:
+            with db.write() as s:
+                existing = s.scalar(select(BlobUploadSession).where(
+                    BlobUploadSession.actor_id == ctx.principal.user_id,
+                    BlobUploadSession.idempotency_key == key))
+                if existing is not None:
+                    if existing.request_fingerprint != fp:
+                        from wharf.operations.errors import IdempotencyKeyReused
+                        raise IdempotencyKeyReused("This Idempotency-Key was used for a "
+                                                   "different request.")
+                    return existing, False
+                filename = clean_name(request["filename"], "filename")
+                size = _check_size(request["size"], settings)
+                space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+                now = utcnow()
+                upload = BlobUploadSession(
+                    id=new_id(), actor_id=ctx.principal.user_id, idempotency_key=key,
+                    request_fingerprint=fp, space_id=space.id,
+                    parent_id=parent.id if parent else None, filename=filename,
+                    declared_size=size, state="waiting_for_upload", node_id=new_id(),
+                    resource_id=new_id(), object_key=object_key_for(new_id()),
+                    created_at=now, updated_at=now,
+                    expires_at=now + timedelta(seconds=settings.upload_session_ttl))
+                s.add(upload)
+                s.flush()
+                audit.record(s, ctx, "upload_session.create", "upload_session", upload.id,
+                             space_id=space.id, details={"size": size})
+                return upload, True
+        except IntegrityError:
+            continue
+    raise Conflict("Could not record the upload session; retry.")
+
+
+def _own_session(s: Session, ctx: RequestContext, session_id: str,
+                 lock: bool = False) -> BlobUploadSession:
+    upload = s.get(BlobUploadSession, session_id, with_for_update=lock) \
+        if is_id(session_id) else None
+    if upload is None or upload.actor_id != ctx.principal.user_id:
+        raise NotFound("No such upload session.")
+    return upload
+
+
+def get_session(s: Session, ctx: RequestContext, session_id: str) -> BlobUploadSession:
+    upload = _own_session(s, ctx, session_id)
+    if upload.state in OPEN_STATES and upload.expires_at <= utcnow():
+        upload.state = "expired"  # shown as expired; the sweep makes it so in the database
+    return upload
+
+
+def put_content(db: Database, store: BlobStore, settings: Settings, ctx: RequestContext,
+                session_id: str, content_length: int | None,
+                read: Callable[[int], bytes]) -> Ingested:
+    with db.read() as s:
+        upload = _own_session(s, ctx, session_id)
+        if upload.state not in OPEN_STATES:
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        if upload.expires_at <= utcnow():
+            raise UploadSessionState("the upload session has expired",
+                                     code="upload_session_expired")
+        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        key, filename, declared = upload.object_key, upload.filename, upload.declared_size
+    if content_length is None:
+        raise LengthRequired("Send the Content-Length header.")
+    if content_length != declared:
+        raise SizeMismatch(f"Content-Length {content_length} differs from the declared "
+                           f"size {declared}", details={"declared": declared})
+    result = ingest(store, key, read, declared, filename)
+    with db.write() as s:
+        res = s.execute(update(BlobUploadSession).where(
+            BlobUploadSession.id == session_id,
+            BlobUploadSession.state.in_(OPEN_STATES)).values(
+            state="uploaded", received_size=result.size, sha256=result.sha256,
+            mime_type=result.mime_type, object_etag=result.object_etag, error_code=None,
+            updated_at=utcnow()))
+        if res.rowcount != 1:
+            raise UploadSessionState("the upload session changed while uploading")
+        audit.record(s, ctx, "upload_session.content", "upload_session", session_id,
+                     details={"size": result.size, "sha256": result.sha256})
+    return result
+
+
+def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
+                     session_id: str) -> Submission:
+    request = {"session_id": session_id}
+
+    def prepare(s: Session, op_id: str):
+        upload = _own_session(s, ctx, session_id, lock=True)
+        if upload.state == "waiting_for_upload":
+            raise UploadSessionState("upload the content before completing",
+                                     code="upload_not_received")
+        if upload.state != "uploaded":
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        if upload.expires_at <= utcnow():
+            raise UploadSessionState("the upload session has expired",
+                                     code="upload_session_expired")
+        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        upload.state = "verifying"
+        upload.operation_id = op_id
+        upload.updated_at = utcnow()
+        return upload.space_id, {
+            "session_id": upload.id, "space_id": upload.space_id, "parent_id": upload.parent_id,
+            "filename": upload.filename, "node_id": upload.node_id,
+            "resource_id": upload.resource_id, "object_key": upload.object_key,
+            "size": upload.received_size, "sha256": upload.sha256,
+            "mime_type": upload.mime_type, "object_etag": upload.object_etag}
+
+    return ops.submit(ctx, CREATE_KIND, key, request, prepare)
+
+
+def abort_session(db: Database, ctx: RequestContext, session_id: str) -> None:
+    with db.write() as s:
+        upload = _own_session(s, ctx, session_id, lock=True)
+        if upload.state == "aborted":
+            return
+        if upload.state in ("verifying", "completed"):
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        previous = upload.state
+        upload.state = "aborted"
+        upload.updated_at = utcnow()
+        if previous != "failed":  # a failed session's object is already queued
+            deletion.schedule(s, upload.object_key, "upload_aborted")
+        audit.record(s, ctx, "upload_session.abort", "upload_session", upload.id,
+                     space_id=upload.space_id)
+
+
+class CreateBlobResource:
+    """``create_blob_resource``: verify the uploaded object, then publish it in the tree."""
+
+    kind = CREATE_KIND
+
+    def __init__(self, store: BlobStore, settings: Settings):
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = op.payload
+        resolve_parent(session, RequestContext(principal=actor), p["space_id"], p["parent_id"])
+
+    def perform(self, op: Operation) -> None:
+        p = op.payload
+        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+                      self.settings.verify_rehash)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        p = op.payload
+        upload = session.get(BlobUploadSession, p["session_id"], with_for_update=True)
+        if upload is None or upload.state != "verifying" or upload.operation_id != op.id:
+            raise UploadSessionState("the upload session is no longer verifying")
+        session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
+                         name=p["filename"], created_by=op.actor_id))
+        session.flush()
+        session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind="blob",
+                             created_by=op.actor_id))
+        session.flush()
+        session.add(BlobResource(resource_id=p["resource_id"], object_key=p["object_key"],
+                                 filename=p["filename"], mime_type=p["mime_type"],
+                                 size=p["size"], sha256=p["sha256"],
+                                 object_etag=p["object_etag"], etag=secrets.token_hex(16),
+                                 state="ready"))
+        upload.state = "completed"
+        upload.updated_at = utcnow()
+        session.flush()
+        audit.record(session, ctx, "blob.publish", "resource", p["resource_id"],
+                     space_id=p["space_id"], details={"node_id": p["node_id"],
+                                                      "size": p["size"],
+                                                      "on_behalf_of": op.actor_id})
+        return {"node_id": p["node_id"], "resource_id": p["resource_id"]}
+
+    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
+        upload = session.get(BlobUploadSession, op.payload["session_id"], with_for_update=True)
+        if upload is None or upload.state != "verifying":
+            return
+        upload.updated_at = utcnow()
+        if error.get("code") in ("verification_failed", "permission_revoked"):
+            # Quarantined: never published; the object is queued for deletion.
+            upload.state = "failed"
+            upload.error_code = error["code"]
+            deletion.schedule(session, upload.object_key, error["code"])
+        else:
+            # Interrupted (retries exhausted, storage down): the client uploads again.
+            upload.state = "waiting_for_upload"
+            upload.error_code = "upload_interrupted"
+
+    def compensate(self, op: Operation) -> None:
+        pass
+
+
+def recover_interrupted_sessions(db: Database, limit: int = 1000) -> int:
+    """Sessions left ``verifying`` by an operation that ended without publishing (cancelled,
+    lost) go back to ``waiting_for_upload`` with ``upload_interrupted``."""
+    with db.write() as s:
+        rows = list(s.execute(
+            select(BlobUploadSession).join(Operation,
+                                           Operation.id == BlobUploadSession.operation_id)
+            .where(BlobUploadSession.state == "verifying", Operation.status == "failed")
+            .limit(limit)).scalars())
+        for upload in rows:
+            upload.state = "waiting_for_upload"
+            upload.error_code = "upload_interrupted"
+            upload.updated_at = utcnow()
+        return len(rows)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
+                  need: str = "viewer") -> tuple[BlobResource, Node, Access]:
+    res = s.get(Resource, resource_id) if is_id(resource_id) else None
+    blob = s.get(BlobResource, resource_id) if res is not None else None
+    if res is None or blob is None:
+        raise NotFound("No such blob resource.")
+    try:
+        node, access = require_node(s, ctx.principal, res.node_id, need)
+    except NotFound:
+        raise NotFound("No such blob resource.") from None
+    return blob, node, access
+
+
+def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """A single ``bytes=`` range → (start, end) inclusive; None means the whole content.
+
+    Malformed or multi-range headers are ignored (the whole content is served, as RFC 9110
+    allows); a syntactically valid but unsatisfiable range raises RangeNotSatisfiable.
+    """
+    if not header:
+        return None
+    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    if not m or (not m.group(1) and not m.group(2)):
+        return None
+    first, last = m.group(1), m.group(2)
+    if not first:  # suffix: the last N bytes
+        n = int(last)
+        if n == 0 or size == 0:
+            raise RangeNotSatisfiable("empty suffix range", headers={
+                "Content-Range": f"bytes */{size}"})
+        return max(0, size - n), size - 1
+    start = int(first)
+    end = int(last) if last else size - 1
+    if last and end < start:
+        return None
+    if start >= size:
+        raise RangeNotSatisfiable(f"range starts at {start}; the content has {size} bytes",
+                                  headers={"Content-Range": f"bytes */{size}"})
+    return start, min(end, size - 1)
+
+
+def etag_header(blob: BlobResource) -> str:
+    return f'"{blob.etag}"'
+
+
+def if_none_match(header: str | None, blob: BlobResource) -> bool:
+    """True when the client's copy is current (answer 304)."""
+    if not header:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or etag_header(blob) in tags or f"W/{etag_header(blob)}" in tags
+
+
+# --- replacing content ------------------------------------------------------------------
+
+def replace_content(ops: Operations, db: Database, store: BlobStore, settings: Settings,
+                    ctx: RequestContext, resource_id: str, key: str | None,
+                    if_match: str | None, content_length: int | None,
+                    read: Callable[[int], bytes]) -> Submission:
+    key = check_key(key)
+    if if_match is None:
+        raise PreconditionRequired("Send If-Match with the current ETag.")
+    if content_length is None:
+        raise LengthRequired("Send the Content-Length header.")
+    _check_size(content_length, settings)
+    request = {"resource_id": resource_id, "if_match": if_match, "size": content_length}
+    with db.read() as s:
+        replay = ops.find_by_key(s, ctx, REPLACE_KIND, key, request)
+        if replay is not None:
+            return Submission(replay, False)
+        blob, node, _ = blob_for_read(s, ctx, resource_id, "editor")
+        if if_match.strip() != etag_header(blob):
+            raise PreconditionFailed("The content changed; If-Match does not match its ETag.",
+                                     details={"etag": etag_header(blob)})
+        filename = blob.filename
+    new_key = object_key_for(new_id())
+    with db.write() as s:  # reservation: deleted later unless an operation takes it over
+        deletion.schedule(s, new_key, "upload_reservation",
+                          not_before=utcnow() + timedelta(seconds=settings.upload_session_ttl))
+    try:
+        result = ingest(store, new_key, read, content_length, filename)
+
+        def prepare(s: Session, op_id: str):
+            current, node, _ = blob_for_read(s, ctx, resource_id, "editor")
+            if if_match.strip() != etag_header(current):
+                raise PreconditionFailed("The content changed; If-Match does not match.")
+            deletion.release(s, new_key)
+            return node.space_id, {
+                "resource_id": resource_id, "node_id": node.id, "if_match": if_match.strip(),
+                "object_key": new_key, "size": result.size, "sha256": result.sha256,
+                "mime_type": result.mime_type, "object_etag": result.object_etag}
+
+        sub = ops.submit(ctx, REPLACE_KIND, key, request, prepare)
+    except BaseException:
+        _drop(db, new_key)
+        raise
+    if not sub.created:  # a concurrent request with the same key won
+        _drop(db, new_key)
+    return sub
+
+
+def _drop(db: Database, key: str) -> None:
+    try:
+        with db.write() as s:
+            deletion.schedule(s, key, "upload_abandoned")
+    except Exception:  # the reservation stays and comes due later
+        log.warning("could not queue %s for deletion now", key, exc_info=True)
+
+
+class ReplaceBlobContent:
+    """``replace_blob_content``: verify the new object, switch it in, retire the old one."""
+
+    kind = REPLACE_KIND
+
+    def __init__(self, store: BlobStore, settings: Settings):
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        require_node(session, actor, op.payload["node_id"], "editor")
+
+    def perform(self, op: Operation) -> None:
+        p = op.payload
+        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+                      self.settings.verify_rehash)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        p = op.payload
+        blob = session.get(BlobResource, p["resource_id"], with_for_update=True)
+        if blob is None:
+            raise NotFound("The blob resource is gone.")
+        if f'"{blob.etag}"' != p["if_match"]:
+            raise PreconditionFailed("Another change replaced the content first.")
+        old_key = blob.object_key
+        blob.object_key = p["object_key"]
+        blob.size = p["size"]
+        blob.sha256 = p["sha256"]
+        blob.mime_type = p["mime_type"]
+        blob.object_etag = p["object_etag"]
+        blob.etag = secrets.token_hex(16)
+        blob.updated_at = utcnow()
+        session.flush()
+        deletion.schedule(session, old_key, "replaced")
+        node = session.get(Node, p["node_id"])
+        audit.record(session, ctx, "blob.replace", "resource", p["resource_id"],
+                     space_id=node.space_id if node else None,
+                     details={"size": p["size"], "on_behalf_of": op.actor_id})
+        return {"resource_id": p["resource_id"], "etag": f'"{blob.etag}"'}
+
+    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
+        deletion.schedule(session, op.payload["object_key"], "replace_failed")
+
+    def compensate(self, op: Operation) -> None:
+        pass

@@ -1,0 +1,121 @@
+"""Object deletion jobs: the outbox for objects that nothing references any more.
+
+A job is written in the same transaction as the change that orphans its object (unique
+on the key), and a message is sent after commit. Workers delete idempotently (a missing
+object counts as deleted) and back off ``min(1 h, 1 s * 2**attempts)`` on failure.
+
+A job whose ``next_attempt_at`` lies in the future doubles as a *reservation* for an
+object being uploaded right now: if the upload process dies, the job comes due and the
+partial or orphaned object is deleted; once something references the object the
+reservation is released.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.db import Database, send_after_commit
+from storage.models import ObjectDeletionJob, OutboxMessage
+from wharf.clock import utcnow
+from wharf.ids import new_id
+
+log = logging.getLogger("wharf.deletion")
+
+ACTOR = "delete_object"
+QUEUE = "maintenance"
+MAX_BACKOFF = 3600.0
+
+
+def _message(job_id: str, delay_ms: int = 0) -> OutboxMessage:
+    return OutboxMessage(id=new_id(), actor_name=ACTOR, queue_name=QUEUE, subject_id=job_id,
+                         delay_ms=delay_ms)
+
+
+def schedule(session: Session, object_key: str, reason: str, *,
+             not_before: datetime | None = None) -> ObjectDeletionJob:
+    """Queue ``object_key`` for deletion (now, or as a reservation until ``not_before``).
+
+    An existing job for the key is kept, but brought forward if this one is due sooner.
+    """
+    job = session.scalar(select(ObjectDeletionJob).where(
+        ObjectDeletionJob.object_key == object_key))
+    due = not_before or utcnow()
+    if job is None:
+        job = ObjectDeletionJob(id=new_id(), object_key=object_key, reason=reason,
+                                next_attempt_at=due)
+        session.add(job)
+        session.flush()
+    elif due < job.next_attempt_at:
+        job.next_attempt_at = due
+        job.reason = reason
+    if not_before is None:
+        send_after_commit(session, _message(job.id))
+    return job
+
+
+def release(session: Session, object_key: str) -> None:
+    """Drop the reservation of an object that is now referenced."""
+    session.execute(delete(ObjectDeletionJob).where(
+        ObjectDeletionJob.object_key == object_key))
+
+
+def backoff(attempts: int) -> float:
+    return min(MAX_BACKOFF, float(2 ** min(attempts, 20)))
+
+
+def run_job(db: Database, store: BlobStore, job_id: str) -> str:
+    """Delete one job's object if the job is due; returns what happened."""
+    with db.read() as s:
+        job = s.get(ObjectDeletionJob, job_id)
+        if job is None:
+            return "gone"
+        if job.next_attempt_at > utcnow():
+            return "not_due"
+        key = job.object_key
+    try:
+        store.delete(key)
+    except Exception as exc:
+        with db.write() as s:
+            job = s.get(ObjectDeletionJob, job_id)
+            if job is None:
+                return "gone"
+            job.attempts += 1
+            job.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+            job.last_attempt_at = utcnow()
+            delay = backoff(job.attempts)
+            job.next_attempt_at = utcnow() + timedelta(seconds=delay)
+            send_after_commit(s, _message(job.id, int(delay * 1000)))
+        log.warning("deleting object %s failed (%s); retry in %.0fs", key, exc, delay)
+        return "retry"
+    with db.write() as s:
+        s.execute(delete(ObjectDeletionJob).where(ObjectDeletionJob.id == job_id))
+    return "deleted"
+
+
+def due_job_ids(db: Database, limit: int = 1000) -> list[str]:
+    with db.read() as s:
+        return list(s.scalars(select(ObjectDeletionJob.id).where(
+            ObjectDeletionJob.next_attempt_at <= utcnow())
+            .order_by(ObjectDeletionJob.next_attempt_at).limit(limit)))
+
+
+def run_due(db: Database, store: BlobStore, limit: int = 1000) -> dict[str, int]:
+    """Run every due job inline (the sweep's path; tests)."""
+    counts: dict[str, int] = {}
+    for job_id in due_job_ids(db, limit):
+        outcome = run_job(db, store, job_id)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
+
+
+def failing_jobs(db: Database, older_than: timedelta = timedelta(days=1)) -> list[ObjectDeletionJob]:
+    """Jobs that have been failing for longer than ``older_than`` (operators look here)."""
+    cutoff = utcnow() - older_than
+    with db.read() as s:
+        return list(s.scalars(select(ObjectDeletionJob).where(
+            ObjectDeletionJob.attempts > 0, ObjectDeletionJob.created_at < cutoff)
+            .order_by(ObjectDeletionJob.created_at)))
