@@ -12,7 +12,6 @@ key is :class:`BlobNotFound` whatever the backend; an unreachable backend is
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -98,15 +97,11 @@ class FileBlobStore(BlobStore):
     def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         target = self._path(key)
         tmp = self.tmp / f"{uuid.uuid4().hex}.part"
-        md5 = hashlib.md5(usedforsecurity=False)
-        size = 0
         try:
             with open(tmp, "wb") as fh:
                 for chunk in chunks:
                     if chunk:
                         fh.write(chunk)
-                        md5.update(chunk)
-                        size += len(chunk)
                 fh.flush()
                 os.fsync(fh.fileno())
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -119,7 +114,7 @@ class FileBlobStore(BlobStore):
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        return ObjectInfo(key, size, md5.hexdigest())
+        return self.head(key)
 
     def head(self, key: str) -> ObjectInfo:
         path = self._path(key)
@@ -127,7 +122,8 @@ class FileBlobStore(BlobStore):
             st = path.stat()
         except FileNotFoundError:
             raise BlobNotFound(f"no object {key}") from None
-        # A cheap, change-detecting tag: size + mtime in nanoseconds + inode.
+        # A change-detecting tag: size + mtime in nanoseconds + inode (every write
+        # renames a new file into place, so a rewrite always changes it).
         return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
 
     def open(self, key: str, start: int = 0, end: int | None = None,
