@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
-from storage.models import Node, Resource, Space, UnitResource
+from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
 from wharf.access import Access, node_role, require_node, require_space
 from wharf.clock import utcnow
@@ -117,14 +117,18 @@ def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
     if not node_ids:
         return {}
     rows = session.execute(
-        select(Resource, UnitResource).outerjoin(UnitResource,
-                                                 UnitResource.resource_id == Resource.id)
+        select(Resource, UnitResource, BlobResource)
+        .outerjoin(UnitResource, UnitResource.resource_id == Resource.id)
+        .outerjoin(BlobResource, BlobResource.resource_id == Resource.id)
         .where(Resource.node_id.in_(node_ids))).all()
     out = {}
-    for res, unit in rows:
+    for res, unit, blob in rows:
         data = {"id": res.id, "kind": res.kind}
         if unit is not None:
             data.update(unit_id=unit.unit_id, unit_type=unit.unit_type)
+        if blob is not None:
+            data.update(filename=blob.filename, size=blob.size, mime_type=blob.mime_type,
+                        etag=f'"{blob.etag}"')
         out[res.node_id] = data
     return out
 
