@@ -17,6 +17,7 @@ from wharf.identity import Identity
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
                ready_checks: dict[str, Callable[[], None]] | None = None,
                operations=None, unitstore=None, notifier=None, blob_store=None,
+               metrics: bool = False,
                extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
     """Build the WSGI app. ``operations`` (the engine's submit/read service), ``unitstore``
     and ``notifier`` (long-poll wake-ups) enable the operation endpoints."""
@@ -35,6 +36,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/healthz", system.Health())
     app.add_route("/readyz", system.Ready(checks))
     app.add_route("/api/openapi.json", system.OpenApi())
+    if metrics:
+        app.add_route("/metrics", system.Metrics(db))
 
     app.add_route("/api/users", identity_res.Users(db, identity))
     app.add_route("/api/login-sessions", identity_res.LoginSessions(db, identity, settings))

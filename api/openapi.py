@@ -151,6 +151,10 @@ PATHS: dict[str, Any] = {
                            "503": {"description": "not ready",
                                    "content": {"application/json": {"schema": ref("Health")}}}},
                           security=False)},
+    "/metrics": {"get": op("metrics", "Prometheus metrics",
+                           {"200": {"description": "text exposition format",
+                                    "content": {"text/plain": {"schema": {"type": "string"}}}}},
+                           security=False)},
     "/api/openapi.json": {"get": op("openapi", "This document",
                                     {"200": {"description": "the OpenAPI document",
                                              "content": {"application/json": {

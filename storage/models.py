@@ -294,3 +294,27 @@ class ObjectDeletionJob(Base):
     last_error: Mapped[Optional[str]] = mapped_column(Text)
     last_attempt_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# --- the scheduler --------------------------------------------------------------------
+
+class ScheduleTick(Base):
+    """One tick of one schedule. The unique (schedule, tick_at) decides which scheduler
+    enqueues it; the row then records the sweep's run."""
+
+    __tablename__ = "schedule_ticks"
+    __table_args__ = (
+        UniqueConstraint("schedule", "tick_at", name="uq_schedule_tick"),
+        Index("ix_schedule_ticks_status", "schedule", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    schedule: Mapped[str] = mapped_column(String(64))
+    tick_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(16))  # enqueued|running|done|failed|skipped
+    scheduler_id: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    finished_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    counts: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    error: Mapped[Optional[str]] = mapped_column(Text)

@@ -18,7 +18,9 @@ from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
 from tasks.hooks import from_env as hooks_from_env
 from tasks.loops import BackgroundLoops
+from tasks.sweeps import declare_sweep_actors
 from wharf.config import Settings
+from wharf.retention.schedule import Scheduler, schedules
 from wharf.operations.executor import Executor, Hooks
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
@@ -58,6 +60,8 @@ class Components:
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)
+        self.schedules = schedules(settings)
+        self.sweep_actors = declare_sweep_actors(self.broker, self)
 
     def ready_checks(self) -> dict:
         checks = {"broker": lambda: broker_mod.ping(self.broker),
@@ -68,14 +72,17 @@ class Components:
 
     def api_app(self) -> falcon.App:
         return create_app(self.settings, self.db, operations=self.operations,
+                          metrics=True,
                           unitstore=self.unitstore, notifier=self.notifier,
                           blob_store=self.blob_store,
                           ready_checks=self.ready_checks())
 
+    def scheduler(self, scheduler_id: str) -> Scheduler:
+        return Scheduler(self.db, self.settings, scheduler_id, self.schedules)
+
     def loops(self) -> BackgroundLoops:
-        return BackgroundLoops(self.db, self.dispatcher, self.blob_store,
-                               relay_interval=self.settings.relay_interval,
-                               recovery_interval=self.settings.recovery_interval)
+        return BackgroundLoops(self.db, self.dispatcher,
+                               relay_interval=self.settings.relay_interval)
 
     def close(self) -> None:
         self.dispatcher.flush()
@@ -90,15 +97,18 @@ class Components:
 
 
 class EmbeddedRuntime:
-    """Everything in one process: API, in-process broker, worker threads, loops."""
+    """Everything in one process: API, in-process broker, worker threads, relay, scheduler."""
 
     def __init__(self, settings: Settings, **kwargs):
+        from tasks.scheduler import SchedulerLoop, tick_period
         self.settings = settings
         self.components = Components(settings, **kwargs)
         self.db = self.components.db
         self.api_app = self.components.api_app()
         self.worker: dramatiq.Worker | None = None
         self.loops = self.components.loops()
+        self.scheduler = SchedulerLoop(self.components.scheduler("embedded"),
+                                       tick_period(settings))
 
     def start(self) -> None:
         self.worker = dramatiq.Worker(self.components.broker,
@@ -106,8 +116,10 @@ class EmbeddedRuntime:
                                       worker_timeout=100)
         self.worker.start()
         self.loops.start()
+        self.scheduler.start()
 
     def stop(self) -> None:
+        self.scheduler.stop()
         self.loops.stop()
         if self.worker is not None:
             self.worker.stop(timeout=10_000)

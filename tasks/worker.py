@@ -3,7 +3,8 @@
 The parent starts ``processes`` children (spawned, not forked, so no connection is shared),
 restarts a child that dies, and on SIGTERM/SIGINT asks every child to stop: each stops
 taking messages, lets in-flight ones finish (up to ``STOP_TIMEOUT``), and exits. Each child
-also runs the outbox relay and the recovery sweep, so any worker can heal lost messages.
+also runs the outbox relay. Recovery of lost or orphaned operations is a scheduled sweep:
+run at least one ``wharf scheduler`` beside the workers.
 """
 from __future__ import annotations
 

@@ -54,3 +54,18 @@ class OpenApi:
             self._body = json.dumps(SPEC).encode()
         resp.data = self._body
         resp.content_type = "application/json"
+
+
+class Metrics:
+    """Prometheus exposition: process counters plus database-derived gauges."""
+
+    anonymous_ok = True
+
+    def __init__(self, db):
+        self.db = db
+
+    def on_get(self, req, resp):
+        from wharf import metrics
+        body, ctype = metrics.render(self.db)
+        resp.data = body
+        resp.content_type = ctype

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
 from storage.models import Operation, OperationAttempt
+from wharf import metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext, system_principal
@@ -197,6 +198,7 @@ class Executor:
             current.next_attempt_at = None
             current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
             self._finish_attempt(s, current, "completed", None)
+        metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()
         self._done(op.id)
         return "completed"
 
@@ -225,6 +227,7 @@ class Executor:
                 handler.compensate(op)
             except Exception:  # left for the sweeps/operators; the operation stays failed
                 log.warning("operation %s: compensation failed", op.id, exc_info=True)
+        metrics.OPS_FINISHED.labels(op.kind, "failed", str(error.get("code", ""))).inc()
         self._done(op.id)
         return "failed"
 

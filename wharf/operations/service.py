@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, send_after_commit
 from storage.models import Operation, OperationAttempt, OutboxMessage
-from wharf import audit
+from wharf import audit, metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
@@ -104,6 +104,7 @@ class Operations:
                     sub = Submission(op, True)
             except IntegrityError:
                 continue  # a concurrent request with the same key won; read it back
+            metrics.OPS_SUBMITTED.labels(kind).inc()
             return sub
         raise OperationStateConflict("Could not record the operation; retry the request.")
 

@@ -1,0 +1,1 @@
+"""Retention: the schedule (which sweep runs when), the sweeps, and running one tick."""

@@ -1,0 +1,68 @@
+"""Running one scheduled tick: claim it, run its sweep, record counts and duration.
+
+A duplicate delivery finds the tick no longer ``enqueued`` and does nothing. A run whose
+worker died stays ``running`` until its schedule's ``stale_after``; a later delivery may
+then claim it again (sweeps are idempotent, so a re-run converges to the same state).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from sqlalchemy import and_, or_, update
+
+from storage.models import ScheduleTick
+from wharf import metrics
+from wharf.clock import utcnow
+from wharf.retention.schedule import Schedule
+from wharf.retention.sweeps import SWEEPS, SweepContext
+
+log = logging.getLogger("wharf.sweeps")
+
+
+def run_tick(ctx: SweepContext, tick_id: str, plan: dict[str, Schedule]) -> dict | None:
+    db = ctx.db
+    now = utcnow()
+    with db.write() as s:
+        tick = s.get(ScheduleTick, tick_id)
+        if tick is None or tick.schedule not in SWEEPS:
+            return None
+        sched = plan.get(tick.schedule)
+        stale_before = now - (sched.stale_after if sched else (now - now))
+        claimed = s.execute(update(ScheduleTick).where(
+            ScheduleTick.id == tick_id,
+            or_(ScheduleTick.status == "enqueued",
+                and_(ScheduleTick.status == "running",
+                     ScheduleTick.started_at < stale_before))).values(
+            status="running", started_at=now)).rowcount == 1
+        name, tick_at = tick.schedule, tick.tick_at
+    if not claimed:
+        return None
+    return run_sweep(ctx, name, tick_id=tick_id, tick_at=tick_at)
+
+
+def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
+              tick_at=None) -> dict:
+    started = time.monotonic()
+    ctx.now = utcnow()
+    try:
+        counts = SWEEPS[name](ctx)
+        outcome, error = "done", None
+    except Exception as exc:
+        log.exception("sweep %s failed", name)
+        counts, outcome, error = {}, "failed", f"{type(exc).__name__}: {exc}"[:2000]
+    duration = time.monotonic() - started
+    if tick_id is not None:
+        with ctx.db.write() as s:
+            s.execute(update(ScheduleTick).where(ScheduleTick.id == tick_id).values(
+                status=outcome, finished_at=utcnow(), counts=counts, error=error))
+    metrics.SWEEP_RUNS.labels(name, outcome).inc()
+    metrics.SWEEP_DURATION.labels(name).observe(duration)
+    for item, n in counts.items():
+        if n:
+            metrics.SWEEP_ITEMS.labels(name, item).inc(n)
+    log.info(json.dumps({"event": "sweep", "sweep": name, "outcome": outcome,
+                         "tick": tick_at.isoformat() if tick_at else None, "counts": counts,
+                         "duration_s": round(duration, 4)}))
+    return counts

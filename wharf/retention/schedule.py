@@ -1,0 +1,148 @@
+"""Schedules and the scheduler's tick decision.
+
+Each schedule is a cron expression (croniter) built from a period setting. Any number of
+schedulers may run: for every schedule the latest due tick is inserted into
+``schedule_ticks`` with INSERT ... ON CONFLICT DO NOTHING on (schedule, tick_at); only the
+scheduler whose insert took effect enqueues the sweep (an outbox row in the same
+transaction). Only the latest due tick is considered, so ticks missed during downtime run
+once. A tick whose previous run is still going is recorded as ``skipped`` and counted.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from croniter import croniter
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from storage.db import Database, send_after_commit
+from storage.models import OutboxMessage, ScheduleTick
+from wharf import metrics
+from wharf.config import Settings
+from wharf.ids import new_id
+
+log = logging.getLogger("wharf.scheduler")
+
+QUEUE = "maintenance"
+
+
+def cron_for(seconds: int) -> str:
+    """A cron expression (croniter, seconds as the 6th field) firing every ``seconds``."""
+    seconds = max(1, int(seconds))
+    if seconds < 60:
+        return f"* * * * * */{seconds}"
+    if seconds < 3600:
+        return f"*/{max(1, round(seconds / 60))} * * * *"
+    if seconds < 86400:
+        return f"0 */{max(1, round(seconds / 3600))} * * *"
+    return "0 3 * * *"
+
+
+def actor_for(schedule: str) -> str:
+    return f"sweep_{schedule}"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    cron: str
+    # A run older than this is presumed dead (its worker was killed): do not skip for it.
+    stale_after: timedelta
+
+    def due_tick(self, now: datetime) -> datetime:
+        """The latest tick at or before ``now``."""
+        return croniter(self.cron, now + timedelta(microseconds=1)).get_prev(datetime)
+
+    def next_tick(self, now: datetime) -> datetime:
+        return croniter(self.cron, now).get_next(datetime)
+
+
+def schedules(settings: Settings) -> list[Schedule]:
+    every = settings.sweep_interval
+
+    def make(name: str, period: int) -> Schedule:
+        return Schedule(name, cron_for(period), timedelta(seconds=max(600, 10 * period)))
+
+    return [
+        make("recover_operations", max(1, int(settings.recovery_interval))),
+        make("expire_upload_sessions", every),
+        make("release_idempotency_keys", every),
+        make("delete_finished_operations", every),
+        make("retry_deletion_jobs", every),
+        make("purge_old_trash", every),
+        make("delete_expired_credentials", every),
+    ]
+
+
+def _insert(db: Database):
+    return pg_insert if db.is_postgres else sqlite_insert
+
+
+class Scheduler:
+    def __init__(self, db: Database, settings: Settings, scheduler_id: str,
+                 plan: list[Schedule] | None = None):
+        self.db = db
+        self.settings = settings
+        self.scheduler_id = scheduler_id[:128]
+        self.plan = plan if plan is not None else schedules(settings)
+        self._seen: dict[str, datetime] = {}
+
+    def tick(self, now: datetime) -> dict[str, str]:
+        """Decide every schedule's latest due tick; returns what this scheduler did."""
+        done: dict[str, str] = {}
+        for sched in self.plan:
+            due = sched.due_tick(now)
+            if self._seen.get(sched.name) == due:
+                continue
+            done[sched.name] = self._decide(sched, due, now)
+            self._seen[sched.name] = due
+        return done
+
+    def _decide(self, sched: Schedule, due: datetime, now: datetime) -> str:
+        with self.db.write() as s:
+            if s.scalar(select(ScheduleTick.id).where(ScheduleTick.schedule == sched.name,
+                                                      ScheduleTick.tick_at == due)):
+                return "taken"
+            busy = s.scalar(select(ScheduleTick.id).where(
+                ScheduleTick.schedule == sched.name,
+                ScheduleTick.status.in_(("enqueued", "running")),
+                ScheduleTick.created_at > now - sched.stale_after).limit(1))
+            status = "skipped" if busy else "enqueued"
+            tick_id = new_id()
+            stmt = _insert(self.db)(ScheduleTick).values(
+                id=tick_id, schedule=sched.name, tick_at=due, status=status,
+                scheduler_id=self.scheduler_id, created_at=now,
+            ).on_conflict_do_nothing(index_elements=["schedule", "tick_at"])
+            inserted = s.execute(stmt).rowcount == 1
+            if not inserted:
+                return "taken"
+            if status == "enqueued":
+                send_after_commit(s, OutboxMessage(
+                    id=new_id(), actor_name=actor_for(sched.name), queue_name=QUEUE,
+                    subject_id=tick_id, delay_ms=0))
+        if status == "skipped":
+            metrics.SWEEP_SKIPPED.labels(sched.name).inc()
+            log.info('{"event": "sweep_skipped", "sweep": "%s", "tick": "%s"}', sched.name,
+                     due.isoformat())
+        return status
+
+    def status(self) -> list[dict]:
+        """Every schedule with its last run and next run (``wharf sweeps``)."""
+        from wharf.clock import utcnow
+        now = utcnow()
+        out = []
+        with self.db.read() as s:
+            for sched in self.plan:
+                last = s.scalar(select(ScheduleTick).where(
+                    ScheduleTick.schedule == sched.name,
+                    ScheduleTick.status.in_(("done", "failed", "running")))
+                    .order_by(ScheduleTick.tick_at.desc()).limit(1))
+                out.append({"schedule": sched.name, "cron": sched.cron,
+                            "last_tick": last.tick_at if last else None,
+                            "last_status": last.status if last else None,
+                            "last_counts": last.counts if last else None,
+                            "next_tick": sched.next_tick(now)})
+        return out

@@ -1,0 +1,222 @@
+"""The retention sweeps. Each is idempotent and works in bounded batches: at most
+``batch_size`` rows per transaction, so no sweep holds a long transaction or a table lock.
+Each returns counts of what it did."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Callable
+
+from sqlalchemy import delete, or_, select, update
+
+from storage.blobstore import BlobStore
+from storage.db import Database
+from storage.models import (ApiToken, BlobUploadSession, LoginSession, Operation,
+                            OperationAttempt, ScheduleTick)
+from wharf import deletion
+from wharf.config import Settings
+from wharf.operations import recovery
+
+log = logging.getLogger("wharf.sweeps")
+
+BATCH_SIZE = 1000
+
+
+@dataclass
+class SweepContext:
+    db: Database
+    settings: Settings
+    now: datetime
+    send: Callable | None = None          # outbox row -> broker (doorbells)
+    blob_store: BlobStore | None = None
+    batch_size: int = BATCH_SIZE
+    max_batches: int = 1000
+    # Test seam: called after each committed batch with (sweep, batch number, rows).
+    on_batch: Callable[[str, int, int], None] | None = None
+    batches: dict[str, int] = field(default_factory=dict)
+
+    def batch_done(self, sweep: str, rows: int) -> None:
+        self.batches[sweep] = self.batches.get(sweep, 0) + 1
+        if self.on_batch is not None:
+            self.on_batch(sweep, self.batches[sweep], rows)
+
+
+def _batched(ctx: SweepContext, name: str, pick, apply) -> int:
+    """Repeat: pick up to batch_size ids, apply to them in one transaction; until none."""
+    total = 0
+    for _ in range(ctx.max_batches):
+        with ctx.db.write() as s:
+            ids = list(s.scalars(pick(s).limit(ctx.batch_size)))
+            if not ids:
+                break
+            apply(s, ids)
+        total += len(ids)
+        ctx.batch_done(name, len(ids))
+        if len(ids) < ctx.batch_size:
+            break
+    return total
+
+
+def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
+    """Open sessions past ``expires_at`` → ``expired``; their object → deletion job. A
+    session whose completion is still only queued (pending) is expired too, and its
+    operation fails with ``upload_expired``."""
+    now = ctx.now
+    failed_ops = 0
+
+    def pick(s):
+        return (select(BlobUploadSession.id)
+                .where(BlobUploadSession.state.in_(("waiting_for_upload", "uploaded",
+                                                    "verifying")),
+                       BlobUploadSession.expires_at <= now)
+                .order_by(BlobUploadSession.expires_at))
+
+    def apply(s, ids):
+        nonlocal failed_ops
+        for upload in s.scalars(select(BlobUploadSession).where(
+                BlobUploadSession.id.in_(ids)).with_for_update()):
+            if upload.state == "verifying":
+                res = s.execute(update(Operation).where(
+                    Operation.id == upload.operation_id, Operation.status == "pending").values(
+                    status="failed", completed_at=now, updated_at=now,
+                    error={"code": "upload_expired", "retryable": False,
+                           "message": "the upload session expired before verification"},
+                    key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
+                if res.rowcount != 1:
+                    continue  # a worker is verifying it right now; let it finish
+                failed_ops += 1
+            upload.state = "expired"
+            upload.error_code = "upload_expired"
+            upload.updated_at = now
+            deletion.schedule(s, upload.object_key, "upload_expired")
+
+    expired = _batched(ctx, "expire_upload_sessions", pick, apply)
+    return {"expired": expired, "operations_failed": failed_ops}
+
+
+def recover_operations(ctx: SweepContext) -> dict[str, int]:
+    """Re-enqueue pending operations that are due (lost message, retry time came) and
+    running ones whose lease expired; fail those that used up their attempts."""
+    from wharf.blobs import recover_interrupted_sessions
+    requeued = expired = 0
+    for _ in range(ctx.max_batches):
+        report = recovery.recover(ctx.db, ctx.send, batch=ctx.batch_size)
+        requeued += report.requeued
+        expired += report.expired
+        ctx.batch_done("recover_operations", report.requeued + report.expired)
+        if report.requeued + report.expired < ctx.batch_size:
+            break
+    sessions = recover_interrupted_sessions(ctx.db, limit=ctx.batch_size)
+    relayed = recovery.relay(ctx.db, ctx.send, batch=ctx.batch_size)
+    return {"requeued": requeued, "expired": expired, "sessions_reset": sessions,
+            "relayed": relayed}
+
+
+def release_idempotency_keys(ctx: SweepContext) -> dict[str, int]:
+    """Forget idempotency keys of finished operations after WHARF_IDEMPOTENCY_KEY_TTL."""
+    now = ctx.now
+
+    def pick(s):
+        return (select(Operation.id).where(Operation.idempotency_key.is_not(None),
+                                           Operation.key_expires_at <= now))
+
+    def apply(s, ids):
+        s.execute(update(Operation).where(Operation.id.in_(ids)).values(idempotency_key=None))
+
+    cutoff = now - timedelta(seconds=ctx.settings.idempotency_key_ttl)
+
+    def pick_sessions(s):
+        return (select(BlobUploadSession.id).where(
+            BlobUploadSession.idempotency_key.is_not(None),
+            BlobUploadSession.state.in_(("completed", "failed", "expired", "aborted")),
+            BlobUploadSession.updated_at <= cutoff))
+
+    def apply_sessions(s, ids):
+        s.execute(update(BlobUploadSession).where(BlobUploadSession.id.in_(ids))
+                  .values(idempotency_key=None))
+
+    return {"operations": _batched(ctx, "release_idempotency_keys", pick, apply),
+            "upload_sessions": _batched(ctx, "release_idempotency_keys", pick_sessions,
+                                        apply_sessions)}
+
+
+def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
+    """Delete finished operations (and their attempts) after WHARF_OPERATION_RETENTION, and
+    schedule ticks of the same age."""
+    cutoff = ctx.now - timedelta(seconds=ctx.settings.operation_retention)
+
+    def pick(s):
+        return (select(Operation.id).where(Operation.status.in_(("completed", "failed")),
+                                           Operation.completed_at <= cutoff)
+                .order_by(Operation.completed_at))
+
+    def apply(s, ids):
+        s.execute(delete(OperationAttempt).where(OperationAttempt.operation_id.in_(ids)))
+        s.execute(delete(Operation).where(Operation.id.in_(ids)))
+
+    def pick_ticks(s):
+        return select(ScheduleTick.id).where(ScheduleTick.created_at <= cutoff)
+
+    def apply_ticks(s, ids):
+        s.execute(delete(ScheduleTick).where(ScheduleTick.id.in_(ids)))
+
+    return {"operations": _batched(ctx, "delete_finished_operations", pick, apply),
+            "ticks": _batched(ctx, "delete_finished_operations", pick_ticks, apply_ticks)}
+
+
+def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
+    """Run due object deletion jobs (failed ones come due again on their backoff)."""
+    counts = {"deleted": 0, "retry": 0}
+    for _ in range(ctx.max_batches):
+        ids = deletion.due_job_ids(ctx.db, ctx.batch_size)
+        if not ids:
+            break
+        for job_id in ids:
+            outcome = deletion.run_job(ctx.db, ctx.blob_store, job_id)
+            counts[outcome] = counts.get(outcome, 0) + 1
+        ctx.batch_done("retry_deletion_jobs", len(ids))
+        if len(ids) < ctx.batch_size or counts.get("retry", 0) >= len(ids):
+            break
+    return counts
+
+
+def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
+    """Delete expired login sessions, and expired or revoked API tokens."""
+    now = ctx.now
+
+    def pick_sessions(s):
+        return select(LoginSession.id).where(LoginSession.expires_at <= now)
+
+    def apply_sessions(s, ids):
+        s.execute(delete(LoginSession).where(LoginSession.id.in_(ids)))
+
+    def pick_tokens(s):
+        return select(ApiToken.id).where(or_(ApiToken.expires_at <= now,
+                                             ApiToken.revoked_at.is_not(None)))
+
+    def apply_tokens(s, ids):
+        s.execute(delete(ApiToken).where(ApiToken.id.in_(ids)))
+
+    return {"login_sessions": _batched(ctx, "delete_expired_credentials", pick_sessions,
+                                       apply_sessions),
+            "api_tokens": _batched(ctx, "delete_expired_credentials", pick_tokens,
+                                   apply_tokens)}
+
+
+def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
+    """Trash older than WHARF_TRASH_RETENTION → ``purge_trash`` operations."""
+    from wharf.trash import submit_due_purges
+    return {"purges_submitted": submit_due_purges(ctx.db, ctx.settings, ctx.now,
+                                                  limit=ctx.batch_size)}
+
+
+SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
+    "recover_operations": recover_operations,
+    "expire_upload_sessions": expire_upload_sessions,
+    "release_idempotency_keys": release_idempotency_keys,
+    "delete_finished_operations": delete_finished_operations,
+    "retry_deletion_jobs": retry_deletion_jobs,
+    "purge_old_trash": purge_old_trash,
+    "delete_expired_credentials": delete_expired_credentials,
+}
