@@ -53,7 +53,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/spaces/{space_id}/members", tree.Members(db))
     app.add_route("/api/spaces/{space_id}/members/{user_id}", tree.Member(db))
     app.add_route("/api/nodes", tree.Nodes(db))
-    app.add_route("/api/nodes/{node_id}", tree.Node(db))
+    app.add_route("/api/nodes/{node_id}", tree.Node(db, operations))
     app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
 
     if operations is not None:
@@ -69,6 +69,15 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       ops_res.OperationCancel(operations))
         app.add_route("/api/resources", ops_res.Resources(operations))
         app.add_route("/api/resources/{resource_id}", ops_res.ResourceItem(db))
+        from api.resources import lifecycle
+        app.add_route("/api/nodes/{node_id}/grants", lifecycle.Grants(db))
+        app.add_route("/api/nodes/{node_id}/grants/{user_id}", lifecycle.Grant(db))
+        app.add_route("/api/nodes/{node_id}/link-sharing", lifecycle.LinkSharing(db))
+        app.add_route("/api/nodes/{node_id}/trash", lifecycle.NodeTrash(db))
+        app.add_route("/api/spaces/{space_id}/trash", lifecycle.SpaceTrash(db))
+        app.add_route("/api/trash-batches/{batch_id}/restore", lifecycle.BatchRestore(db))
+        app.add_route("/api/resources/{resource_id}/open", lifecycle.ResourceOpen(db))
+        app.add_route("/api/me/recent", lifecycle.MyRecent(db))
         if unitstore is not None:
             app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",

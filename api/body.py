@@ -16,6 +16,45 @@ def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(SPEC["components"]["schemas"][name])
 
 
+MAX_DEPTH = 32
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_tree(data: object) -> None:
+    """Refuse what JSON can carry but no handler or database can: nesting deeper than
+    ``MAX_DEPTH`` (validators and serializers recurse) and lone UTF-16 surrogates
+    (``"\\ud800"`` decodes to a str that cannot be encoded as UTF-8). Iterative, so a
+    hostile body cannot exhaust the stack here either."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                raise MalformedRequest("The body contains an unpaired UTF-16 surrogate "
+                                       "escape, which is not valid Unicode text.",
+                                       code="malformed_json")
+        elif isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
+                                       code="malformed_json")
+            if isinstance(value, dict):
+                stack.extend((k, depth) for k in value)
+                stack.extend((v, depth + 1) for v in value.values())
+            else:
+                stack.extend((v, depth + 1) for v in value)
+
+
 def _pointer(path) -> str:
     return "/" + "/".join(str(p) for p in path) if path else ""
 
@@ -33,10 +72,14 @@ def read_json(req: falcon.Request, schema: str | None = None) -> dict:
         data: object = {}
     else:
         try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise MalformedRequest(f"The body is not valid JSON: {exc}",
+            data = json.loads(raw, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
                                    code="malformed_json") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MalformedRequest(f"The body is not valid JSON: {str(exc)[:200]}",
+                                   code="malformed_json") from None
+        _check_tree(data)
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.")
     if schema:

@@ -14,16 +14,26 @@ from wharf.identity import Identity
 
 log = logging.getLogger("wharf.api")
 
-REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # used with fullmatch
 SESSION_COOKIE = "wharf_session"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def _origin_host(origin: str) -> str | None:
+    """The host of an ``Origin`` header; None for "null" and anything unparseable."""
+    if origin == "null":
+        return None
+    try:
+        return urlsplit(origin).hostname
+    except ValueError:  # e.g. "http://[" (a malformed IPv6 literal)
+        return None
 
 
 class RequestIdMiddleware:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         from wharf.ids import new_id
         rid = req.get_header("X-Request-Id")
-        if not rid or not REQUEST_ID_RE.match(rid):
+        if not rid or not REQUEST_ID_RE.fullmatch(rid):
             rid = new_id()
         req.context.request_id = rid
         resp.set_header("X-Request-Id", rid)
@@ -56,11 +66,22 @@ class AuthMiddleware:
         self.trusted_proxy_count = trusted_proxy_count
 
     def _client_ip(self, req: falcon.Request) -> str | None:
-        if self.trusted_proxy_count:
-            route = req.access_route
-            if len(route) > self.trusted_proxy_count:
-                return route[-(self.trusted_proxy_count + 1)]
-        return req.remote_addr
+        """The client address, trusting only the last ``trusted_proxy_count`` hops.
+
+        Built from ``X-Forwarded-For`` plus the peer address, counted from the right:
+        each trusted proxy appends the address it saw. Entries further left were sent by
+        the client and prove nothing. (Falcon's ``access_route`` would prefer a
+        ``Forwarded`` header the client may have set itself, and drops the peer address
+        when it repeats the last entry, which shifts the count.)
+        """
+        peer = req.remote_addr
+        if not self.trusted_proxy_count:
+            return peer
+        xff = req.get_header("X-Forwarded-For") or ""
+        route = [hop.strip() for hop in xff.split(",") if hop.strip()] + [peer]
+        if len(route) <= self.trusted_proxy_count:
+            return peer  # fewer hops than proxies: the request did not come through them
+        return route[-(self.trusted_proxy_count + 1)][:64]
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.principal = ANONYMOUS
@@ -111,5 +132,6 @@ class AuthMiddleware:
             origin = req.get_header("Origin")
             # Cookie-authenticated writes must come from our own origin (CSRF defence on
             # top of SameSite=Lax and the JSON content type).
-            if origin and origin != "null" and urlsplit(origin).hostname != req.host:
+            # "null" is what sandboxed frames and opaque origins send: not our own page.
+            if origin and _origin_host(origin) != req.host.lower():
                 raise Forbidden("Cross-origin request refused.", code="cross_origin")

@@ -65,7 +65,8 @@ SCHEMAS: dict[str, Any] = {
                     "required": ["id", "kind"]},
     "Capabilities": obj({"can_read": {"type": "boolean"}, "can_edit": {"type": "boolean"},
                          "can_create_children": {"type": "boolean"},
-                         "can_manage": {"type": "boolean"}}),
+                         "can_manage": {"type": "boolean"}, "can_share": {"type": "boolean"},
+                         "can_trash": {"type": "boolean"}}),
     "Node": obj({"id": ID, "space_id": ID, "parent_id": {"anyOf": [ID, {"type": "null"}]},
                  "name": {"type": "string"}, "created_by": ID, "created_at": TS,
                  "updated_at": TS, "resource": ref("ResourceRef"),
@@ -132,7 +133,7 @@ def json_resp(status: int, schema: str | None, description: str = "ok",
 def op(op_id: str, summary: str, responses: dict, *, body: str | None = None,
        params: list | None = None, security: bool = True) -> dict:
     out: dict[str, Any] = {"operationId": op_id, "summary": summary,
-                           "responses": {**responses, **problem(400, 401, 403, 404, 503)}}
+                           "responses": {**responses, **problem(400, 401, 403, 404, 413, 503)}}
     if body:
         out["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": ref(body)}}}
@@ -248,3 +249,4 @@ def register(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
 # Entries of later capabilities register themselves into the document.
 import api.openapi_operations  # noqa: E402,F401
 import api.openapi_blobs  # noqa: E402,F401
+import api.openapi_lifecycle  # noqa: E402,F401

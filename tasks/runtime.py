@@ -26,6 +26,7 @@ from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
 from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.resources import CreateResource
+from wharf.trash import PurgeTrash
 
 
 class Components:
@@ -56,7 +57,8 @@ class Components:
         self.handlers = {h.kind: h for h in (
             CreateResource(self.unitstore),
             CreateBlobResource(self.blob_store, settings),
-            ReplaceBlobContent(self.blob_store, settings))}
+            ReplaceBlobContent(self.blob_store, settings),
+            PurgeTrash(self.db, self.unitstore))}
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)

@@ -399,6 +399,13 @@ def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
     return blob, node, access
 
 
+def publicly_readable(s: Session, node: Node) -> bool:
+    """Whether an anonymous visitor may read this node (public read or link sharing)."""
+    from wharf.context import ANONYMOUS
+    from wharf.access import node_access
+    return node_access(s, ANONYMOUS, node).role is not None
+
+
 def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
     """A single ``bytes=`` range → (start, end) inclusive; None means the whole content.
 

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
-from wharf.access import Access, node_role, require_node, require_space
+from wharf.access import Access, node_access, require_node, require_space
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, NotFound, ValidationFailed
@@ -134,7 +134,7 @@ def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
 
 
 def role_for(session: Session, ctx: RequestContext, node: Node) -> Access:
-    return Access(node_role(session, ctx.principal, node))
+    return node_access(session, ctx.principal, node)
 
 
 __all__ = ["create_node", "get_node", "update_node", "list_children", "list_roots",

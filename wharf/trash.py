@@ -1,6 +1,254 @@
-"""Trash: placeholder until the trash capability lands (see submit_due_purges)."""
+"""Trash: batches, restore, and permanent delete (the ``purge_trash`` operation).
+
+Trashing moves a node and its descendants that are not already in another batch into a
+new batch; trashed nodes disappear from browsing, content and the resolver. Restore brings
+exactly that batch back. Permanent delete of a batch root is an operation: the worker
+deletes the units from the UnitStore (idempotently), then in one product transaction
+queues every blob object below for deletion and deletes the rows. It is refused while an
+active worktree references a resource below (``PURGE_BLOCKERS``).
+"""
 from __future__ import annotations
 
+import logging
+from datetime import datetime, timedelta
+from typing import Any, Callable
 
-def submit_due_purges(db, settings, now, limit: int = 1000) -> int:
-    return 0
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.models import (BlobResource, LinkSharing, Node, NodeGrant, Operation, RecentOpen,
+                            Resource, TrashBatch, UnitResource)
+from storage.unitstore import UnitStore
+from wharf import audit, deletion
+from wharf.access import require_node, require_space
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.errors import Conflict, NotFound
+from wharf.ids import is_id, new_id
+from wharf.operations.service import Operations, Submission, fingerprint
+from wharf.pagination import decode_cursor, page
+
+log = logging.getLogger("wharf.trash")
+
+KIND = "purge_trash"
+
+# Each blocker returns a reason when a purge of these resources must wait (worktrees add
+# one: an active worktree that references a resource below blocks its permanent delete).
+PURGE_BLOCKERS: list[Callable[[Session, list[str]], str | None]] = []
+
+
+def subtree(s: Session, root_id: str) -> list[Node]:
+    """The root and every descendant, whatever their trash state, parents before children."""
+    out: list[Node] = []
+    frontier = [root_id]
+    root = s.get(Node, root_id)
+    if root is None:
+        return out
+    out.append(root)
+    while frontier:
+        children = list(s.scalars(select(Node).where(Node.parent_id.in_(frontier))))
+        out.extend(children)
+        frontier = [c.id for c in children]
+    return out
+
+
+def trash_node(s: Session, ctx: RequestContext, node_id: str) -> TrashBatch:
+    node, _ = require_node(s, ctx.principal, node_id, "editor", lock=True)
+    batch = TrashBatch(id=new_id(), space_id=node.space_id, root_node_id=node.id,
+                       created_by=ctx.principal.user_id, node_count=0)
+    s.add(batch)
+    s.flush()
+    # The node and its descendants not already in another batch (whose subtrees stay there).
+    ids, frontier = [node.id], [node.id]
+    while frontier:
+        children = list(s.scalars(select(Node.id).where(Node.parent_id.in_(frontier),
+                                                        Node.trash_batch_id.is_(None))))
+        ids.extend(children)
+        frontier = children
+    for i in range(0, len(ids), 500):
+        s.execute(update(Node).where(Node.id.in_(ids[i:i + 500])).values(
+            trash_batch_id=batch.id, updated_at=utcnow()))
+    batch.node_count = len(ids)
+    audit.record(s, ctx, "node.trash", "node", node.id, space_id=node.space_id,
+                 details={"batch_id": batch.id, "nodes": len(ids)})
+    return batch
+
+
+def _batch_for_caller(s: Session, ctx: RequestContext, batch_id: str) -> TrashBatch:
+    batch = s.get(TrashBatch, batch_id) if is_id(batch_id) else None
+    if batch is None:
+        raise NotFound("No such trash batch.")
+    try:
+        require_node(s, ctx.principal, batch.root_node_id, "editor", include_trashed=True)
+    except NotFound:
+        raise NotFound("No such trash batch.") from None
+    return batch
+
+
+def restore_batch(s: Session, ctx: RequestContext, batch_id: str) -> tuple[TrashBatch, int]:
+    batch = _batch_for_caller(s, ctx, batch_id)
+    res = s.execute(update(Node).where(Node.trash_batch_id == batch.id).values(
+        trash_batch_id=None, updated_at=utcnow()))
+    s.delete(batch)
+    audit.record(s, ctx, "trash.restore", "trash_batch", batch.id, space_id=batch.space_id,
+                 details={"root_node_id": batch.root_node_id, "nodes": res.rowcount})
+    return batch, res.rowcount
+
+
+def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
+                 cursor: str | None) -> tuple[list[TrashBatch], str | None]:
+    space, _ = require_space(s, ctx.principal, space_id, "viewer")
+    after = decode_cursor("trash", cursor, 1)
+    q = select(TrashBatch).where(TrashBatch.space_id == space.id)
+    if after:
+        q = q.where(TrashBatch.id < after[0])
+    visible: list[TrashBatch] = []
+    last_seen = None
+    for batch in s.scalars(q.order_by(TrashBatch.id.desc()).limit(limit * 4 + 1)):
+        last_seen = batch
+        try:
+            require_node(s, ctx.principal, batch.root_node_id, "editor", include_trashed=True)
+        except Exception:
+            continue
+        visible.append(batch)
+        if len(visible) > limit:
+            break
+    return page(visible, limit, "trash", lambda b: [b.id])
+
+
+def _blocked(s: Session, resource_ids: list[str]) -> str | None:
+    for blocker in PURGE_BLOCKERS:
+        reason = blocker(s, resource_ids)
+        if reason:
+            return reason
+    return None
+
+
+def _resources_below(s: Session, node_ids: list[str]) -> list[Resource]:
+    out: list[Resource] = []
+    for i in range(0, len(node_ids), 500):
+        out.extend(s.scalars(select(Resource).where(Resource.node_id.in_(node_ids[i:i + 500]))))
+    return out
+
+
+def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
+                 node_id: str) -> Submission:
+    request = {"node_id": node_id}
+
+    def prepare(s: Session, op_id: str):
+        node, _ = require_node(s, ctx.principal, node_id, "editor", include_trashed=True)
+        batch = s.scalar(select(TrashBatch).where(TrashBatch.root_node_id == node.id))
+        if batch is None or node.trash_batch_id != batch.id:
+            raise Conflict("Only the root of a trash batch can be deleted permanently; "
+                           "trash the node first.", code="not_trashed")
+        reason = _blocked(s, [r.id for r in _resources_below(s, [n.id for n in
+                                                                 subtree(s, node.id)])])
+        if reason:
+            raise Conflict(reason, code="worktree_reference")
+        return node.space_id, {"batch_id": batch.id, "root_node_id": node.id,
+                               "space_id": node.space_id}
+
+    return ops.submit(ctx, KIND, key, request, prepare)
+
+
+def submit_due_purges(db: Database, settings: Settings, now: datetime,
+                      limit: int = 1000) -> int:
+    """Trash older than WHARF_TRASH_RETENTION → ``purge_trash`` operations (once per batch:
+    the idempotency key is derived from the batch id)."""
+    from wharf.operations.service import Operations as Ops
+    ops = Ops(db, settings)
+    cutoff = now - timedelta(seconds=settings.trash_retention)
+    submitted = 0
+    with db.write() as s:
+        batches = list(s.scalars(select(TrashBatch).where(TrashBatch.created_at <= cutoff)
+                                 .order_by(TrashBatch.created_at).limit(limit)))
+        for batch in batches:
+            key = f"trash-retention-{batch.id}"
+            exists = s.scalar(select(Operation.id).where(Operation.actor_id == batch.created_by,
+                                                         Operation.idempotency_key == key))
+            if exists:
+                continue
+            payload = {"batch_id": batch.id, "root_node_id": batch.root_node_id,
+                       "space_id": batch.space_id, "by_retention": True}
+            op = ops.record(s, new_id(), KIND, batch.created_by, key,
+                            fingerprint(KIND, payload), batch.space_id, payload)
+            audit.record(s, RequestContext(principal=Principal(kind="system",
+                                                               username=op.id)),
+                         "trash.retention_purge", "trash_batch", batch.id,
+                         space_id=batch.space_id)
+            submitted += 1
+    return submitted
+
+
+class PurgeTrash:
+    """``purge_trash``: delete units, queue blob objects, delete the rows of one batch."""
+
+    kind = KIND
+
+    def __init__(self, db: Database, unitstore: UnitStore):
+        self._db = db
+        self.unitstore = unitstore
+
+    def _batch(self, s: Session, op: Operation) -> TrashBatch:
+        batch = s.get(TrashBatch, op.payload["batch_id"])
+        root = s.get(Node, op.payload["root_node_id"])
+        if batch is None or root is None or root.trash_batch_id != batch.id:
+            raise Conflict("The batch was restored or is already gone.", code="batch_restored")
+        return batch
+
+    def authorize(self, s: Session, op: Operation, actor: Principal) -> None:
+        self._batch(s, op)
+        if not op.payload.get("by_retention"):
+            require_node(s, actor, op.payload["root_node_id"], "editor", include_trashed=True)
+        reason = _blocked(s, [r.id for r in _resources_below(
+            s, [n.id for n in subtree(s, op.payload["root_node_id"])])])
+        if reason:
+            raise Conflict(reason, code="worktree_reference")
+
+    def perform(self, op: Operation) -> None:
+        # Units live in another database: delete them first (idempotent). Until the rows go,
+        # the nodes are trashed, so nobody can open the now-missing units.
+        db = self._db
+        with db.read() as s:
+            nodes = [n.id for n in subtree(s, op.payload["root_node_id"])]
+            units = [u for (u,) in s.execute(
+                select(UnitResource.unit_id).join(Resource, Resource.id == UnitResource.resource_id)
+                .where(Resource.node_id.in_(nodes)))] if nodes else []
+        for unit_id in units:
+            self.unitstore.delete_unit(unit_id)
+
+    def commit(self, s: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        self._batch(s, op)
+        nodes = subtree(s, op.payload["root_node_id"])
+        node_ids = [n.id for n in nodes]
+        resources = _resources_below(s, node_ids)
+        resource_ids = [r.id for r in resources]
+        objects = 0
+        for i in range(0, len(resource_ids), 500):
+            chunk = resource_ids[i:i + 500]
+            for key in s.scalars(select(BlobResource.object_key)
+                                 .where(BlobResource.resource_id.in_(chunk))):
+                deletion.schedule(s, key, "purged")
+                objects += 1
+            s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(chunk)))
+            s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(chunk)))
+            s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(chunk)))
+            s.execute(delete(Resource).where(Resource.id.in_(chunk)))
+        for i in range(0, len(node_ids), 500):
+            chunk = node_ids[i:i + 500]
+            s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(chunk)))
+            s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(chunk)))
+            s.execute(delete(TrashBatch).where(TrashBatch.root_node_id.in_(chunk)))
+        for node in reversed(nodes):  # children before parents
+            s.execute(delete(Node).where(Node.id == node.id))
+        audit.record(s, ctx, "trash.purge", "trash_batch", op.payload["batch_id"],
+                     space_id=op.payload["space_id"],
+                     details={"nodes": len(nodes), "resources": len(resources),
+                              "objects": objects, "on_behalf_of": op.actor_id})
+        return {"batch_id": op.payload["batch_id"], "nodes_deleted": len(nodes),
+                "resources_deleted": len(resources), "objects_queued": objects}
+
+    def compensate(self, op: Operation) -> None:
+        pass

@@ -77,6 +77,8 @@ class UploadSessionComplete:
 
 
 class BlobMeta:
+    anonymous_get = True
+
     def __init__(self, db: Database):
         self.db = db
 
@@ -95,6 +97,8 @@ class _BlobReader:
     """Strong ETag, If-None-Match → 304, one byte range → 206, streamed from storage."""
 
     attachment = False
+    anonymous_get = True
+    anonymous_head = True
 
     def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
@@ -103,7 +107,8 @@ class _BlobReader:
     def on_get(self, req, resp, resource_id):
         with self.db.read() as s:
             blob, node, access = blobs.blob_for_read(s, req.context.ctx, resource_id)
-            space_public = False  # public read arrives with sharing; until then always private
+            # Cacheable by shared caches only when everyone may read it anyway.
+            space_public = blobs.publicly_readable(s, node)
         etag = blobs.etag_header(blob)
         resp.set_header("ETag", etag)
         resp.set_header("Accept-Ranges", "bytes")

@@ -129,23 +129,29 @@ class Resources:
         answer_submission(resp, sub)
 
 
+def resource_json(s, res, node, access, unit) -> dict:
+    node_ref = nodes.resources_for(s, [node.id]).get(node.id)
+    return {"id": res.id, "kind": res.kind, "node_id": node.id,
+            "created_by": res.created_by, "created_at": iso(res.created_at),
+            "unit": ({"unit_id": unit.unit_id, "unit_type": unit.unit_type} if unit else None),
+            "node": serialize.node(node, access, node_ref)}
+
+
 class ResourceItem:
+    anonymous_get = True
+
     def __init__(self, db: Database):
         self.db = db
 
     def on_get(self, req, resp, resource_id):
         with self.db.read() as s:
-            ctx = req.context.ctx
-            res, node, access, unit = resources.get_resource(s, ctx, resource_id)
-            node_ref = nodes.resources_for(s, [node.id]).get(node.id)
-            resp.media = {"id": res.id, "kind": res.kind, "node_id": node.id,
-                          "created_by": res.created_by, "created_at": iso(res.created_at),
-                          "unit": ({"unit_id": unit.unit_id, "unit_type": unit.unit_type}
-                                   if unit else None),
-                          "node": serialize.node(node, access, node_ref)}
+            res, node, access, unit = resources.get_resource(s, req.context.ctx, resource_id)
+            resp.media = resource_json(s, res, node, access, unit)
 
 
 class UnitItem:
+    anonymous_get = True
+
     def __init__(self, db: Database, store: UnitStore):
         self.db, self.store = db, store
 

@@ -38,6 +38,8 @@ class Spaces:
 
 
 class Space:
+    anonymous_get = True
+
     def __init__(self, db: Database):
         self.db = db
 
@@ -54,6 +56,8 @@ class Space:
 
 
 class SpaceRootNodes:
+    anonymous_get = True
+
     def __init__(self, db: Database):
         self.db = db
 
@@ -110,8 +114,20 @@ class Nodes:
 
 
 class Node:
-    def __init__(self, db: Database):
+    anonymous_get = True
+
+    def __init__(self, db: Database, ops=None):
         self.db = db
+        self.ops = ops
+
+    def on_delete(self, req, resp, node_id):
+        """Permanent delete of a trashed batch root: an operation (``purge_trash``)."""
+        from api.resources.operations import answer_submission
+        from wharf import trash
+        if self.ops is None:
+            raise falcon.HTTPMethodNotAllowed(["GET", "PATCH"])
+        answer_submission(resp, trash.submit_purge(self.ops, req.context.ctx,
+                                                   req.get_header("Idempotency-Key"), node_id))
 
     def on_get(self, req, resp, node_id):
         with self.db.read() as s:
@@ -126,6 +142,8 @@ class Node:
 
 
 class NodeChildren:
+    anonymous_get = True
+
     def __init__(self, db: Database):
         self.db = db
 

@@ -90,15 +90,7 @@ class Operations:
                         return Submission(existing, False)
                     op_id = new_id()
                     scope_id, payload = prepare(s, op_id)
-                    now = utcnow()
-                    op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor,
-                                   scope_id=scope_id, idempotency_key=key,
-                                   request_fingerprint=fp, payload=payload, attempts=0,
-                                   max_attempts=self.settings.operation_max_attempts,
-                                   created_at=now, updated_at=now)
-                    s.add(op)
-                    s.flush()
-                    send_after_commit(s, outbox_for(op))
+                    op = self.record(s, op_id, kind, actor, key, fp, scope_id, payload)
                     audit.record(s, ctx, "operation.submit", "operation", op.id,
                                  space_id=scope_id, details={"kind": kind})
                     sub = Submission(op, True)
@@ -107,6 +99,20 @@ class Operations:
             metrics.OPS_SUBMITTED.labels(kind).inc()
             return sub
         raise OperationStateConflict("Could not record the operation; retry the request.")
+
+    def record(self, s: Session, op_id: str, kind: str, actor_id: str, key: str | None,
+               fp: str, scope_id: str | None, payload: dict[str, Any]) -> Operation:
+        """Insert a pending operation and its outbox row (sent after commit)."""
+        now = utcnow()
+        op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor_id,
+                       scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
+                       payload=payload, attempts=0,
+                       max_attempts=self.settings.operation_max_attempts,
+                       created_at=now, updated_at=now)
+        s.add(op)
+        s.flush()
+        send_after_commit(s, outbox_for(op))
+        return op
 
     # -- read --------------------------------------------------------------------------
     def find_by_key(self, session: Session, ctx: RequestContext, kind: str, key: str,
