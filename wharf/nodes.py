@@ -6,10 +6,11 @@ from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
-from wharf.access import Access, node_access, require_node, require_space
+from wharf.access import (Access, at_least, node_access, require_node, require_space,
+                          space_role)
 from wharf.clock import utcnow
 from wharf.context import RequestContext
-from wharf.errors import Conflict, NotFound, ValidationFailed
+from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name
 
@@ -18,15 +19,16 @@ MAX_DEPTH = 256
 
 def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
                    parent_id: object) -> tuple[Space, Node | None]:
-    """The space and parent under which the caller wants to create something (editor+)."""
-    space, _ = require_space(session, ctx.principal, space_id, "editor")
+    """The space and parent under which the caller wants to create something (editor+ on
+    the parent node, which may come from a grant or a link; or on the space for roots)."""
     if parent_id is None:
+        space, _ = require_space(session, ctx.principal, space_id, "editor")
         return space, None
     parent, _ = require_node(session, ctx.principal, parent_id, "editor")
-    if parent.space_id != space.id:
+    if parent.space_id != space_id:
         raise ValidationFailed("parent_id is in another space", code="parent_in_other_space",
                                details={"field": "parent_id"})
-    return space, parent
+    return session.get(Space, parent.space_id), parent
 
 
 def create_node(session: Session, ctx: RequestContext, space_id: object, parent_id: object,
@@ -75,6 +77,12 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
                                code="cross_space_move")
             if node.id in _ancestor_ids(session, parent.id):
                 raise Conflict("A node cannot move below itself.", code="move_cycle")
+        else:
+            # The space root is the space's: someone editing through a grant or a link
+            # cannot move a node out of what was shared with them.
+            space = session.get(Space, node.space_id)
+            if not at_least(space_role(session, ctx.principal, space), "editor"):
+                raise Forbidden("Only space editors can move nodes to the space root.")
         if len(_ancestor_ids(session, target)) + 1 > MAX_DEPTH:
             raise Conflict("The tree is too deep.", code="tree_too_deep")
         done["parent_id"] = {"from": node.parent_id, "to": target}
