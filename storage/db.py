@@ -73,6 +73,13 @@ def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]
     return engine, engine
 
 
+@event.listens_for(Session, "before_flush")
+def _no_writes(session: Session, flush_context, instances) -> None:
+    """A read transaction must not write: fail loudly instead of committing by accident."""
+    if session.info.get("readonly") and (session.new or session.dirty or session.deleted):
+        raise RuntimeError("a read transaction tried to write; use Database.write()")
+
+
 def send_after_commit(session: Session, row: Any) -> None:
     """Add an outbox row to the transaction; once it commits, it goes to ``outbox_sink``.
 
@@ -109,13 +116,14 @@ class Database:
         return self.url.startswith("postgresql")
 
     @contextlib.contextmanager
-    def _transaction(self, engine: Engine) -> Iterator[Session]:
-        session = Session(engine, expire_on_commit=False, autoflush=True)
+    def _transaction(self, engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
+        session = Session(engine, expire_on_commit=False, autoflush=not readonly)
+        session.info["readonly"] = readonly
         try:
             with session.begin():
                 yield session
             outbox = session.info.pop("outbox", None)
-            if outbox and self.outbox_sink is not None:
+            if outbox and self.outbox_sink is not None and not readonly:
                 self.outbox_sink(outbox)
         except DBAPIError as exc:
             if is_transient_db_error(exc):
@@ -130,8 +138,8 @@ class Database:
         return self._transaction(self.write_engine)
 
     def read(self) -> contextlib.AbstractContextManager[Session]:
-        """A read-only transaction (rolled back/committed harmlessly at the end)."""
-        return self._transaction(self.read_engine)
+        """A read-only transaction: changing a row inside it is an error (see _no_writes)."""
+        return self._transaction(self.read_engine, readonly=True)
 
     def ping(self) -> None:
         with self.read_engine.connect() as conn:

@@ -221,10 +221,15 @@ def _own_session(s: Session, ctx: RequestContext, session_id: str,
 
 
 def get_session(s: Session, ctx: RequestContext, session_id: str) -> BlobUploadSession:
-    upload = _own_session(s, ctx, session_id)
+    return _own_session(s, ctx, session_id)
+
+
+def visible_state(upload: BlobUploadSession) -> str:
+    """The state a client sees: an open session past its deadline is already ``expired``
+    (the sweep records it and queues the object for deletion shortly after)."""
     if upload.state in OPEN_STATES and upload.expires_at <= utcnow():
-        upload.state = "expired"  # shown as expired; the sweep makes it so in the database
-    return upload
+        return "expired"
+    return upload.state
 
 
 def put_content(db: Database, store: BlobStore, settings: Settings, ctx: RequestContext,

@@ -17,7 +17,7 @@ from wharf.operations.service import Operations
 
 
 def session_json(u: BlobUploadSession) -> dict:
-    return {"id": u.id, "state": u.state, "space_id": u.space_id, "parent_id": u.parent_id,
+    return {"id": u.id, "state": blobs.visible_state(u), "space_id": u.space_id, "parent_id": u.parent_id,
             "filename": u.filename, "size": u.declared_size, "received_size": u.received_size,
             "sha256": u.sha256, "mime_type": u.mime_type, "operation_id": u.operation_id,
             "error_code": u.error_code, "node_id": u.node_id, "resource_id": u.resource_id,

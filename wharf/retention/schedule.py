@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from croniter import croniter
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -51,6 +51,10 @@ class Schedule:
     cron: str
     # A run older than this is presumed dead (its worker was killed): do not skip for it.
     stale_after: timedelta
+    # A tick still ``enqueued`` (never picked up) older than this is presumed lost (the
+    # broker was flushed, or a killed worker had prefetched it): do not skip for it.
+    # None: same as ``stale_after``.
+    lost_after: timedelta | None = None
 
     def due_tick(self, now: datetime) -> datetime:
         """The latest tick at or before ``now``."""
@@ -64,7 +68,8 @@ def schedules(settings: Settings) -> list[Schedule]:
     every = settings.sweep_interval
 
     def make(name: str, period: int) -> Schedule:
-        return Schedule(name, cron_for(period), timedelta(seconds=max(600, 10 * period)))
+        return Schedule(name, cron_for(period), timedelta(seconds=max(600, 10 * period)),
+                        lost_after=timedelta(seconds=max(5, 2 * period)))
 
     return [
         make("recover_operations", max(1, int(settings.recovery_interval))),
@@ -106,17 +111,21 @@ class Scheduler:
             if s.scalar(select(ScheduleTick.id).where(ScheduleTick.schedule == sched.name,
                                                       ScheduleTick.tick_at == due)):
                 return "taken"
+            lost_after = sched.lost_after if sched.lost_after is not None else sched.stale_after
             busy = s.scalar(select(ScheduleTick.id).where(
                 ScheduleTick.schedule == sched.name,
-                ScheduleTick.status.in_(("enqueued", "running")),
-                ScheduleTick.created_at > now - sched.stale_after).limit(1))
+                or_(and_(ScheduleTick.status == "running",
+                         ScheduleTick.created_at > now - sched.stale_after),
+                    and_(ScheduleTick.status == "enqueued",
+                         ScheduleTick.created_at > now - lost_after))).limit(1))
             status = "skipped" if busy else "enqueued"
             tick_id = new_id()
             stmt = _insert(self.db)(ScheduleTick).values(
                 id=tick_id, schedule=sched.name, tick_at=due, status=status,
                 scheduler_id=self.scheduler_id, created_at=now,
-            ).on_conflict_do_nothing(index_elements=["schedule", "tick_at"])
-            inserted = s.execute(stmt).rowcount == 1
+            ).on_conflict_do_nothing(index_elements=["schedule", "tick_at"]).returning(
+                ScheduleTick.id)
+            inserted = s.execute(stmt).scalar() is not None
             if not inserted:
                 return "taken"
             if status == "enqueued":
