@@ -57,6 +57,23 @@ def schedule(session: Session, object_key: str, reason: str, *,
     return job
 
 
+def schedule_many(session: Session, object_keys: list[str], reason: str) -> None:
+    """Queue many objects at once (sweeps): one INSERT, keys already queued are kept. No
+    message per job: the ``retry_deletion_jobs`` sweep runs due jobs on its next tick."""
+    if not object_keys:
+        return
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    now = utcnow()
+    session.execute(insert(ObjectDeletionJob).values([
+        {"id": new_id(), "object_key": key, "reason": reason, "attempts": 0,
+         "next_attempt_at": now, "created_at": now} for key in object_keys
+    ]).on_conflict_do_nothing(index_elements=["object_key"]))
+
+
 def release(session: Session, object_key: str) -> None:
     """Drop the reservation of an object that is now referenced."""
     session.execute(delete(ObjectDeletionJob).where(

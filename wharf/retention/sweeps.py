@@ -74,22 +74,26 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
 
     def apply(s, ids):
         nonlocal failed_ops
-        for upload in s.scalars(select(BlobUploadSession).where(
-                BlobUploadSession.id.in_(ids)).with_for_update()):
-            if upload.state == "verifying":
-                res = s.execute(update(Operation).where(
-                    Operation.id == upload.operation_id, Operation.status == "pending").values(
-                    status="failed", completed_at=now, updated_at=now,
-                    error={"code": "upload_expired", "retryable": False,
-                           "message": "the upload session expired before verification"},
-                    key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
-                if res.rowcount != 1:
-                    continue  # a worker is verifying it right now; let it finish
+        rows = s.execute(select(BlobUploadSession.id, BlobUploadSession.state,
+                                BlobUploadSession.operation_id, BlobUploadSession.object_key)
+                         .where(BlobUploadSession.id.in_(ids))).all()
+        expire = [r for r in rows if r.state != "verifying"]
+        for r in (r for r in rows if r.state == "verifying"):
+            res = s.execute(update(Operation).where(
+                Operation.id == r.operation_id, Operation.status == "pending").values(
+                status="failed", completed_at=now, updated_at=now,
+                error={"code": "upload_expired", "retryable": False,
+                       "message": "the upload session expired before verification"},
+                key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
+            if res.rowcount == 1:  # else a worker is verifying it right now; let it finish
                 failed_ops += 1
-            upload.state = "expired"
-            upload.error_code = "upload_expired"
-            upload.updated_at = now
-            deletion.schedule(s, upload.object_key, "upload_expired")
+                expire.append(r)
+        # Conditional on the state, so a session completed meanwhile is left alone.
+        s.execute(update(BlobUploadSession).where(
+            BlobUploadSession.id.in_([r.id for r in expire]),
+            BlobUploadSession.state.in_(("waiting_for_upload", "uploaded", "verifying")))
+            .values(state="expired", error_code="upload_expired", updated_at=now))
+        deletion.schedule_many(s, [r.object_key for r in expire], "upload_expired")
 
     expired = _batched(ctx, "expire_upload_sessions", pick, apply)
     return {"expired": expired, "operations_failed": failed_ops}
