@@ -1,22 +1,56 @@
 """Reading JSON request bodies, validated against the OpenAPI document's schemas."""
 from __future__ import annotations
 
+import itertools
 import json
 from functools import lru_cache
 
 import falcon
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, validators
 
 from api.openapi import SPEC
 from wharf.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
 
 
+def _canonical(value: object) -> object:
+    """A hashable form of a JSON value under JSON Schema equality (1 == 1.0, True != 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", int(value) if isinstance(value, float) and value.is_integer()
+                else value)
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
+    return ("other", repr(value))
+
+
+def _unique_items(validator, unique, instance, schema):
+    """``uniqueItems`` in linear time. jsonschema's own falls back to comparing every pair
+    when the items do not sort (objects): a 1 MiB array of distinct objects would keep a
+    worker busy for hours."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield ValidationError("array items must be unique")
+            return
+        seen.add(key)
+
+
+_BodyValidator = validators.extend(Draft202012Validator, {"uniqueItems": _unique_items})
+MAX_ERRORS = 10
+
+
 @lru_cache(maxsize=None)
 def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(SPEC["components"]["schemas"][name])
+    return _BodyValidator(SPEC["components"]["schemas"][name])
 
 
-MAX_DEPTH = 32
+MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
 
 
 def _refuse_constant(name: str):
@@ -83,7 +117,9 @@ def read_json(req: falcon.Request, schema: str | None = None) -> dict:
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.")
     if schema:
-        errors = sorted(_validator(schema).iter_errors(data), key=lambda e: list(e.path))
+        # Only the first few: a body of many bad items must not build one error per item.
+        errors = sorted(itertools.islice(_validator(schema).iter_errors(data), MAX_ERRORS),
+                        key=lambda e: [str(p) for p in e.path])
         if errors:
             first = errors[0]
             field = _pointer(first.path) or None

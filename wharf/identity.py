@@ -26,16 +26,27 @@ from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
 from wharf.ids import is_id, new_id
+from wharf.validation import clean_label
 
-USERNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,63}$")
+USERNAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}")  # used with fullmatch
 PASSWORD_MIN, PASSWORD_MAX = 12, 1024
 TOKEN_SCOPES = ("read", "write")
 TOKEN_PREFIX = "wharf_"
+TOKEN_PREFIX_RE = re.compile(r"[0-9a-f]{12}")  # secrets.token_hex(6)
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _encodable(text: str) -> bool:
+    """False for strings with lone surrogates (JSON can carry them; UTF-8 cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Identity:
@@ -51,12 +62,15 @@ class Identity:
     # -- users -------------------------------------------------------------------------
     def register(self, session: Session, ctx: RequestContext, username: object,
                  password: object) -> tuple[User, Space]:
-        if not isinstance(username, str) or not USERNAME_RE.match(username):
+        if not isinstance(username, str) or not USERNAME_RE.fullmatch(username):
             raise ValidationFailed(
                 "username must be 3-64 characters of letters, digits, '_', '.', '-', "
                 "starting with a letter or digit", details={"field": "username"})
         if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
             raise ValidationFailed(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters",
+                                   details={"field": "password"})
+        if not _encodable(password):
+            raise ValidationFailed("password must be valid Unicode text",
                                    details={"field": "password"})
         key = username.lower()
         if session.scalar(select(User.id).where(User.username_key == key)):
@@ -84,8 +98,10 @@ class Identity:
               password: object) -> tuple[LoginSession, str, User]:
         failure = Unauthenticated("Wrong username or password.", code="invalid_credentials")
         if not isinstance(username, str) or not isinstance(password, str) \
-                or len(username) > 64 or len(password) > PASSWORD_MAX:
-            self._burn(password if isinstance(password, str) else "")
+                or not USERNAME_RE.fullmatch(username) or len(password) > PASSWORD_MAX \
+                or not _encodable(password):
+            # No such user can exist: fail the same way, in the same time, without a query.
+            self._burn(password if isinstance(password, str) and _encodable(password) else "")
             raise failure
         row = session.execute(
             select(User, PasswordCredential.password_hash)
@@ -152,8 +168,7 @@ class Identity:
     # -- API tokens --------------------------------------------------------------------
     def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
                      expires_in_days: object) -> tuple[ApiToken, str]:
-        if not isinstance(name, str) or not name.strip() or len(name) > 100:
-            raise ValidationFailed("name must be 1-100 characters", details={"field": "name"})
+        name = clean_label(name, "name", max_len=100)
         if (not isinstance(scopes, list) or not scopes
                 or any(s not in TOKEN_SCOPES for s in scopes)):
             raise ValidationFailed("scopes must be a non-empty list of: read, write",
@@ -172,7 +187,7 @@ class Identity:
         prefix = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         token = ApiToken(
-            id=new_id(), user_id=ctx.principal.user_id, name=name.strip(), prefix=prefix,
+            id=new_id(), user_id=ctx.principal.user_id, name=name, prefix=prefix,
             secret_hash=_digest(secret), scopes=" ".join(s for s in TOKEN_SCOPES if s in scopes),
             expires_at=(utcnow() + timedelta(days=expires_in_days)) if expires_in_days else None)
         session.add(token)
@@ -202,6 +217,8 @@ class Identity:
         if "_" not in body:
             return None
         prefix, secret = body.split("_", 1)
+        if not TOKEN_PREFIX_RE.fullmatch(prefix) or not secret:
+            return None
         row = session.execute(
             select(ApiToken, User).join(User, User.id == ApiToken.user_id)
             .where(ApiToken.prefix == prefix)).first()

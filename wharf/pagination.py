@@ -15,10 +15,11 @@ MAX_LIMIT = 200
 def parse_limit(raw: str | None) -> int:
     if raw is None or raw == "":
         return DEFAULT_LIMIT
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationFailed("limit must be an integer", details={"field": "limit"}) from None
+    # Plain ASCII digits only: int() would also take " 3", "+3", "1_0" and other scripts' digits.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
+        raise ValidationFailed(f"limit must be an integer between 1 and {MAX_LIMIT}",
+                               details={"field": "limit"})
+    value = int(raw)
     if not 1 <= value <= MAX_LIMIT:
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}",
                                details={"field": "limit"})
@@ -42,9 +43,21 @@ def decode_cursor(kind: str, cursor: str | None, arity: int) -> list[Any] | None
     except (ValueError, binascii.Error, UnicodeError):
         raise InvalidCursor("The cursor is not valid for this listing.") from None
     if (not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind
-            or not all(isinstance(v, str) for v in data[1:])):
+            or not all(isinstance(v, str) and _storable(v) for v in data[1:])):
         raise InvalidCursor("The cursor is not valid for this listing.")
     return data[1:]
+
+
+def _storable(value: str) -> bool:
+    """Keys we issue are names and ids: never NUL, never lone surrogates (which the
+    databases refuse with an error rather than a comparison)."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def page(items: list[Any], limit: int, kind: str, key_of) -> tuple[list[Any], str | None]:

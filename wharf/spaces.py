@@ -71,12 +71,13 @@ def list_members(session: Session, ctx: RequestContext, space_id: str) -> list[t
     space, _ = require_space(session, ctx.principal, space_id, "viewer")
     return list(session.execute(
         select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
-        .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).tuples())
+        .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).all())
 
 
 def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
                role: object) -> tuple[SpaceMember, bool]:
-    space, _ = require_space(session, ctx.principal, space_id, "admin")
+    # Lock the space: concurrent PUTs for the same new member must not both INSERT.
+    space, _ = require_space(session, ctx.principal, space_id, "admin", lock=True)
     role = one_of(role, "role", MEMBER_ROLES)
     if space.type != "team":
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
@@ -101,7 +102,7 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
 
 
 def delete_member(session: Session, ctx: RequestContext, space_id: str, user_id: str) -> None:
-    space, _ = require_space(session, ctx.principal, space_id, "admin")
+    space, _ = require_space(session, ctx.principal, space_id, "admin", lock=True)
     member = session.get(SpaceMember, (space.id, user_id)) if is_id(user_id) else None
     if member is None:
         raise NotFound("That user is not a member of this space.")

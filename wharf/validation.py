@@ -5,9 +5,14 @@ import unicodedata
 
 from wharf.errors import ValidationFailed
 
+_REFUSED = frozenset(("Cc", "Cf", "Cs", "Co", "Cn"))
+# Format characters that real text needs: zero-width non-joiner/joiner (Persian, Indic
+# scripts, emoji sequences such as family or profession emoji).
+_JOINERS = frozenset("\u200c\u200d")
 
-def clean_name(value: object, field: str, *, max_len: int = 255) -> str:
-    """A display name: 1..max_len characters after trimming, no control characters or '/'."""
+
+def clean_label(value: object, field: str, *, max_len: int = 255) -> str:
+    """A free-text label: 1..max_len characters after trimming, no control characters."""
     if not isinstance(value, str):
         raise ValidationFailed(f"{field} must be a string", details={"field": field})
     name = value.strip()
@@ -16,9 +21,15 @@ def clean_name(value: object, field: str, *, max_len: int = 255) -> str:
     if len(name) > max_len:
         raise ValidationFailed(f"{field} must be at most {max_len} characters",
                                details={"field": field})
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in name):
+    if any(unicodedata.category(ch) in _REFUSED and ch not in _JOINERS for ch in name):
         raise ValidationFailed(f"{field} must not contain control or unassigned characters",
                                details={"field": field})
+    return name
+
+
+def clean_name(value: object, field: str, *, max_len: int = 255) -> str:
+    """A display name: 1..max_len characters after trimming, no control characters or '/'."""
+    name = clean_label(value, field, max_len=max_len)
     if "/" in name or "\\" in name:
         raise ValidationFailed(f"{field} must not contain path separators",
                                details={"field": field})
