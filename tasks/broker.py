@@ -28,8 +28,12 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
         broker: dramatiq.Broker = StubBroker(middleware=middleware())
         broker.emit_after("process_boot")
     else:
+        # Bounded socket timeouts: an unreachable Redis fails fast (the outbox keeps the
+        # work) instead of blocking an API request.
         broker = RedisBroker(url=settings.broker_url, middleware=middleware(),
-                             namespace=NAMESPACE, heartbeat_timeout=30000)
+                             namespace=NAMESPACE, heartbeat_timeout=30000,
+                             socket_connect_timeout=2, socket_timeout=10,
+                             health_check_interval=30)
     broker.declare_queue(QUEUE)
     broker.declare_queue(deletion.QUEUE)
     return broker

@@ -18,7 +18,8 @@ class RedisNotifier(LocalNotifier):
 
     def __init__(self, url: str):
         super().__init__()
-        self.client = redis.Redis.from_url(url)
+        self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
+                                           health_check_interval=30)
         self._sub_thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._closed = threading.Event()

@@ -492,3 +492,36 @@ def test_unit_changesets_follow_resource_access(world, worker):
                      json={"base_revision": 1, "changes": [{"op": "explode"}]})
     assert bad.status_code == 400
     assert alice.get(f"/api/units/{unit_id}").json["revision"] == 1
+
+
+def test_lease_is_renewed_while_a_long_side_effect_runs(settings, db, world):
+    from wharf.operations.executor import Executor
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id).json
+    settings = settings.replace(operation_lease_seconds=1)
+
+    class Slow:
+        kind = "create_resource"
+
+        def authorize(self, s, op, actor):
+            pass
+
+        def perform(self, op):
+            time.sleep(2.5)
+
+        def commit(self, s, op, ctx):
+            return {"slow": True}
+
+        def compensate(self, op):
+            pass
+
+    executor = Executor(db, settings, {"create_resource": Slow()})
+    outcome = {}
+    t = threading.Thread(target=lambda: outcome.setdefault("first", executor.execute(op["id"], "w1")))
+    t.start()
+    time.sleep(1.8)  # past the original 1 s lease
+    assert executor.execute(op["id"], "w2") == "skipped"  # still leased by w1
+    t.join()
+    assert outcome["first"] == "completed"
+    done = alice.get(f"/api/operations/{op['id']}").json
+    assert done["status"] == "completed" and done["attempts"] == 1

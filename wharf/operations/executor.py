@@ -12,6 +12,7 @@ side effects left behind.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -36,6 +37,10 @@ from wharf.operations.errors import PermissionRevoked
 from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
+
+# For the executor's ORM UPDATEs: the session never holds the rows they change (a fresh
+# session, or objects that are re-read), so skip SQLAlchemy's in-Python "evaluate" pass.
+NO_SYNC = {"synchronize_session": False}
 
 
 class Handler(Protocol):
@@ -98,7 +103,8 @@ class Executor:
             with self.db.read() as s:
                 self._authorize(handler, s, op)
             self.hooks.before_perform(op)
-            handler.perform(op)
+            with self._lease_kept(op, worker_id):
+                handler.perform(op)
             self.hooks.before_commit(op)
             return self._complete(handler, op, worker_id)
         except WharfError as exc:
@@ -118,6 +124,35 @@ class Executor:
             return self._retry_or_fail(handler, op, worker_id, {
                 "code": "internal_error", "message": f"{type(exc).__name__}",
                 "retryable": True})
+
+    @contextlib.contextmanager
+    def _lease_kept(self, op: Operation, worker_id: str):
+        """Renew the lease every third of its length while a long side effect runs, so a
+        slow verification is not taken over by another worker."""
+        stop = threading.Event()
+        every = max(0.5, self.settings.operation_lease_seconds / 3)
+
+        def renew() -> None:
+            while not stop.wait(every):
+                try:
+                    with self.db.write() as s:
+                        s.execute(update(Operation).where(
+                            Operation.id == op.id, Operation.lease_owner == worker_id,
+                            Operation.status == "running").values(
+                            lease_expires_at=utcnow() + timedelta(
+                                seconds=self.settings.operation_lease_seconds)),
+                            execution_options=NO_SYNC)
+                except Exception:  # the lease may lapse; completion re-checks ownership
+                    log.warning("operation %s: could not renew the lease", op.id,
+                                exc_info=True)
+
+        thread = threading.Thread(target=renew, name=f"lease-{op.id[:8]}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(5)
 
     @staticmethod
     def _authorize(handler: Handler, s: Session, op: Operation) -> None:
@@ -140,17 +175,20 @@ class Executor:
                     and_(Operation.status == "running", Operation.lease_expires_at < now)),
                 Operation.attempts < Operation.max_attempts,
             ).values(status="running", lease_owner=worker_id, lease_expires_at=lease_until,
-                     attempts=Operation.attempts + 1, updated_at=now))
+                     attempts=Operation.attempts + 1, updated_at=now),
+                execution_options=NO_SYNC)
             if res.rowcount != 1:
                 return None
             op = s.get(Operation, operation_id, populate_existing=True)
-            # An earlier attempt that never finished was lost (its worker died).
-            s.execute(update(OperationAttempt).where(
-                OperationAttempt.operation_id == op.id,
-                OperationAttempt.finished_at.is_(None)).values(
-                finished_at=now, outcome="lost",
-                error={"code": "lease_expired", "message": "the worker stopped responding",
-                       "retryable": True}))
+            # An earlier attempt that never finished was lost (its worker died). On the
+            # first attempt there is no earlier one, so the UPDATE is skipped.
+            if op.attempts > 1:
+                s.execute(update(OperationAttempt).where(
+                    OperationAttempt.operation_id == op.id,
+                    OperationAttempt.finished_at.is_(None)).values(
+                    finished_at=now, outcome="lost",
+                    error={"code": "lease_expired", "message": "the worker stopped responding",
+                           "retryable": True}), execution_options=NO_SYNC)
             s.add(OperationAttempt(id=new_id(), operation_id=op.id, number=op.attempts,
                                    worker_id=worker_id[:128], started_at=now))
             s.flush()
@@ -168,7 +206,7 @@ class Executor:
         s.execute(update(OperationAttempt).where(
             OperationAttempt.operation_id == op.id,
             OperationAttempt.number == op.attempts).values(
-            finished_at=utcnow(), outcome=outcome, error=error))
+            finished_at=utcnow(), outcome=outcome, error=error), execution_options=NO_SYNC)
 
     def _done(self, op_id: str) -> None:
         if self.notifier is not None:

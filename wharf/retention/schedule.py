@@ -68,7 +68,7 @@ def schedules(settings: Settings) -> list[Schedule]:
     every = settings.sweep_interval
 
     def make(name: str, period: int) -> Schedule:
-        return Schedule(name, cron_for(period), timedelta(seconds=max(600, 10 * period)),
+        return Schedule(name, cron_for(period), timedelta(seconds=max(60, 10 * period)),
                         lost_after=timedelta(seconds=max(5, 2 * period)))
 
     return [
