@@ -5,6 +5,12 @@
 - A database with Wharf tables but no revision stamp (a partial or foreign schema) is refused.
 - A SQLite file is copied with the SQLite backup API (a consistent copy beside it) before
   any upgrade that changes it; the backup path is reported.
+- The check and the upgrade run in one transaction that holds the database's write lock
+  (``BEGIN IMMEDIATE`` on SQLite, a transaction-scoped advisory lock on PostgreSQL), so
+  two processes preparing the same database at once queue: the second finds it at head.
+- On SQLite the upgrade runs with ``foreign_keys=OFF`` (table rebuilds in batch mode would
+  otherwise cascade-delete or refuse on ``DROP TABLE``) and ``PRAGMA foreign_key_check``
+  must come back clean before the transaction commits.
 """
 from __future__ import annotations
 
@@ -17,11 +23,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic import command
 from sqlalchemy import inspect
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from wharf.clock import utcnow
 
 HERE = Path(__file__).resolve().parent
+
+# Key of the PostgreSQL advisory lock that serialises concurrent `wharf migrate` runs.
+PG_LOCK_KEY = 0x57484152  # "WHAR"
 
 
 class MigrationRefused(RuntimeError):
@@ -56,8 +65,19 @@ def _sqlite_path(engine: Engine) -> Path | None:
 
 
 def backup_sqlite(path: Path, revision: str | None) -> Path:
+    """Copy the SQLite database at ``path`` with the online backup API; return the copy's path.
+
+    The copy is ``<name>.backup-<revision>-<UTC timestamp>`` beside the original (a numeric
+    suffix is added if that name is taken). It is a consistent snapshot, including anything
+    committed to the WAL but not yet checkpointed.
+    """
     stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.backup-{revision or 'none'}-{stamp}")
+    base = f"{path.name}.backup-{revision or 'none'}-{stamp}"
+    target = path.with_name(base)
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{base}.{n}")
     src = sqlite3.connect(str(path))
     try:
         dst = sqlite3.connect(str(target))
@@ -70,21 +90,21 @@ def backup_sqlite(path: Path, revision: str | None) -> Path:
     return target
 
 
-def current_revision(engine: Engine) -> tuple[str | None, set[str]]:
-    with engine.connect() as conn:
-        ctx = MigrationContext.configure(conn)
-        heads = ctx.get_current_heads()
-        tables = set(inspect(conn).get_table_names())
+def _state(conn: Connection) -> tuple[str | None, set[str]]:
+    ctx = MigrationContext.configure(conn)
+    heads = ctx.get_current_heads()
+    tables = set(inspect(conn).get_table_names())
     if len(heads) > 1:
         raise MigrationRefused(f"database has several revision heads {heads}; refusing")
     return (heads[0] if heads else None), tables
 
 
-def prepare(engine: Engine, *, report=print) -> PrepareResult:
-    """Upgrade ``engine``'s database to head, refusing unknown or partial states."""
-    script = ScriptDirectory.from_config(alembic_config())
-    head = script.get_current_head()
-    before, tables = current_revision(engine)
+def current_revision(engine: Engine) -> tuple[str | None, set[str]]:
+    with engine.connect() as conn:
+        return _state(conn)
+
+
+def _check(script: ScriptDirectory, head: str, before: str | None, tables: set[str]) -> None:
     wharf_tables = tables - {"alembic_version"}
     if before is None and wharf_tables:
         raise MigrationRefused(
@@ -93,25 +113,63 @@ def prepare(engine: Engine, *, report=print) -> PrepareResult:
             "Wharf database; restore a backup or point WHARF_DATABASE_URL elsewhere")
     if before is not None:
         try:
-            script.get_revision(before)
+            known = script.get_revision(before) is not None
         except Exception:
+            known = False
+        if not known:
             raise MigrationRefused(
                 f"the database is at revision {before!r}, which this version of Wharf does not "
                 f"know (its head is {head!r}); it was written by a newer Wharf — upgrade Wharf, "
-                "or restore a backup") from None
-    if before == head:
-        return PrepareResult(before, head, None, False)
-    backup = None
+                "or restore a backup")
+
+
+def _set_sqlite_foreign_keys(conn: Connection, on: bool) -> None:
+    # PRAGMA foreign_keys is a no-op inside a transaction, so it is set on the DBAPI
+    # connection (autocommit) before SQLAlchemy begins one.
+    conn.connection.dbapi_connection.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
+def prepare(engine: Engine, *, report=print) -> PrepareResult:
+    """Upgrade ``engine``'s database to head, refusing unknown or partial states."""
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    sqlite = engine.dialect.name == "sqlite"
     path = _sqlite_path(engine)
-    if path is not None and before is not None and path.exists() and path.stat().st_size:
-        backup = backup_sqlite(path, before)
-        report(f"wharf: backed up {path} to {backup} before migrating {before} -> {head}")
-    cfg = alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
-    after, _ = current_revision(engine)
-    if after != head:
-        raise MigrationRefused(f"migration ended at {after!r}, expected {head!r}")
+    with engine.connect() as conn:
+        if sqlite:
+            _set_sqlite_foreign_keys(conn, False)
+        try:
+            with conn.begin():  # BEGIN IMMEDIATE on Wharf's SQLite write engine
+                if engine.dialect.name == "postgresql":
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_LOCK_KEY})")
+                before, tables = _state(conn)
+                _check(script, head, before, tables)
+                if before == head:
+                    return PrepareResult(before, head, None, False)
+                backup = None
+                if path is not None and before is not None and path.exists() \
+                        and path.stat().st_size:
+                    # A reader beside our write lock: sees the committed state we upgrade.
+                    backup = backup_sqlite(path, before)
+                    report(f"wharf: backed up {path} to {backup} before migrating "
+                           f"{before} -> {head}")
+                cfg = alembic_config()
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+                after, _ = _state(conn)
+                if after != head:
+                    raise MigrationRefused(f"migration ended at {after!r}, expected {head!r}")
+                if sqlite:
+                    bad = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if bad:
+                        raise MigrationRefused(
+                            f"the migration to {head!r} left {len(bad)} rows violating foreign "
+                            f"keys (first: {tuple(bad[0])}); rolled back, nothing changed")
+        finally:
+            if sqlite:
+                try:
+                    _set_sqlite_foreign_keys(conn, True)
+                except Exception:  # pragma: no cover - a broken connection is not reused
+                    conn.invalidate()
     report(f"wharf: database migrated {before or 'empty'} -> {head}")
     return PrepareResult(before, head, backup, True)

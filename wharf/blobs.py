@@ -235,6 +235,13 @@ def visible_state(upload: BlobUploadSession) -> str:
 def put_content(db: Database, store: BlobStore, settings: Settings, ctx: RequestContext,
                 session_id: str, content_length: int | None,
                 read: Callable[[int], bytes]) -> Ingested:
+    """Stream the body into a fresh object; on success the session points at it and the
+    object of any earlier PUT is queued for deletion.
+
+    Every PUT writes its own key, reserved first (a deletion job due when the session
+    expires), so a PUT that loses a race with complete, abort or another PUT never
+    overwrites bytes someone else relies on, and an upload killed midway is cleaned up.
+    """
     with db.read() as s:
         upload = _own_session(s, ctx, session_id)
         if upload.state not in OPEN_STATES:
@@ -244,24 +251,43 @@ def put_content(db: Database, store: BlobStore, settings: Settings, ctx: Request
             raise UploadSessionState("the upload session has expired",
                                      code="upload_session_expired")
         resolve_parent(s, ctx, upload.space_id, upload.parent_id)
-        key, filename, declared = upload.object_key, upload.filename, upload.declared_size
+        filename, declared, expires_at = upload.filename, upload.declared_size, upload.expires_at
     if content_length is None:
         raise LengthRequired("Send the Content-Length header.")
     if content_length != declared:
         raise SizeMismatch(f"Content-Length {content_length} differs from the declared "
                            f"size {declared}", details={"declared": declared})
-    result = ingest(store, key, read, declared, filename)
+    key = object_key_for(new_id())
     with db.write() as s:
-        res = s.execute(update(BlobUploadSession).where(
-            BlobUploadSession.id == session_id,
-            BlobUploadSession.state.in_(OPEN_STATES)).values(
-            state="uploaded", received_size=result.size, sha256=result.sha256,
-            mime_type=result.mime_type, object_etag=result.object_etag, error_code=None,
-            updated_at=utcnow()))
-        if res.rowcount != 1:
-            raise UploadSessionState("the upload session changed while uploading")
-        audit.record(s, ctx, "upload_session.content", "upload_session", session_id,
-                     details={"size": result.size, "sha256": result.sha256})
+        deletion.schedule(s, key, "upload_reservation", not_before=expires_at)
+    try:
+        result = ingest(store, key, read, declared, filename)
+    except BaseException:
+        _drop(db, key)
+        raise
+    with db.write() as s:
+        current = s.get(BlobUploadSession, session_id, with_for_update=True)
+        stored = current is not None and current.state in OPEN_STATES
+        if stored:
+            previous = current.object_key
+            current.object_key = key
+            current.state = "uploaded"
+            current.received_size = result.size
+            current.sha256 = result.sha256
+            current.mime_type = result.mime_type
+            current.object_etag = result.object_etag
+            current.error_code = None
+            current.updated_at = utcnow()
+            deletion.release(s, key)
+            deletion.schedule(s, previous, "upload_replaced")
+            audit.record(s, ctx, "upload_session.content", "upload_session", session_id,
+                         details={"size": result.size, "sha256": result.sha256})
+        else:
+            # Completed, aborted or expired while the bytes streamed in: nobody will
+            # reference this object.
+            deletion.schedule(s, key, "upload_abandoned")
+    if not stored:
+        raise UploadSessionState("the upload session changed while uploading")
     return result
 
 

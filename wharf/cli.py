@@ -11,8 +11,13 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from wharf.config import ConfigError, Settings
+
+
+class StartupError(RuntimeError):
+    """The process cannot start (e.g. the port is taken); the message says why."""
 
 
 def _settings(args) -> Settings:
@@ -20,16 +25,39 @@ def _settings(args) -> Settings:
     if getattr(args, "host", None):
         overrides["host"] = args.host
     if getattr(args, "port", None) is not None:
+        if not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port {args.port}: expected an integer between 0 and 65535")
         overrides["port"] = args.port
     return Settings.from_env(**overrides)
 
 
-def _migrate_all(settings: Settings) -> None:
+def _ensure_dir(path, variable: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{variable}={str(path)!r}: cannot create the directory "
+                          f"({exc.strerror or exc})") from None
+
+
+def _ensure_sqlite_dirs(settings: Settings) -> None:
+    """Create the parent directory of each SQLite database, naming the variable on failure."""
+    from pathlib import Path
+    for name, url in (("WHARF_DATABASE_URL", settings.database_url),
+                      ("WHARF_UNITSTORE_URL", settings.unitstore_url)):
+        if url.startswith("sqlite") and "///" in url:
+            path = url.split("///", 1)[1]
+            if path and path != ":memory:":
+                _ensure_dir(Path(path).parent, name)
+
+
+def _migrate_all(settings: Settings):
+    """Prepare the product database and the unit store; return the product DB's result."""
     from migrations.prepare import prepare
     from storage.db import make_engines
+    _ensure_sqlite_dirs(settings)
     engine, reader = make_engines(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
-        prepare(engine)
+        result = prepare(engine)
     finally:
         engine.dispose()
         if reader is not engine:
@@ -37,61 +65,107 @@ def _migrate_all(settings: Settings) -> None:
     try:
         from storage.unitstore import prepare_unitstore
     except ImportError:
-        return
+        return result
     prepare_unitstore(settings)
+    return result
 
 
 def cmd_migrate(args) -> int:
     settings = _settings(args)
-    _migrate_all(settings)
+    result = _migrate_all(settings)
+    if not result.changed:
+        print(f"wharf: database already at revision {result.after}; nothing to do", flush=True)
     return 0
 
 
 def cmd_serve(args) -> int:
     """Embedded mode: API + in-process broker + worker threads + scheduler, one process."""
     settings = _settings(args)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
     from tasks.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
-    runtime.start()
     from waitress import create_server
-    server = create_server(runtime.api_app, host=settings.host, port=settings.port,
-                           threads=max(8, settings.worker_threads * 2), ident="wharf",
-                           clear_untrusted_proxy_headers=True)
-    stop = threading.Event()
-
-    def _stop(signum, frame):
-        if not stop.is_set():
-            stop.set()
-            threading.Thread(target=server.close, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
-    host, port = server.effective_host, server.effective_port
-    print(f"wharf: serving on http://{host}:{port} (data in {settings.data_dir})", flush=True)
     try:
-        server.run()
-    except (OSError, ValueError):
-        if not stop.is_set():
-            raise
+        server = create_server(runtime.api_app, host=settings.host, port=settings.port,
+                               threads=max(8, settings.worker_threads * 2), ident="wharf",
+                               clear_untrusted_proxy_headers=True)
+    except OSError as exc:
+        try:
+            runtime.stop()
+        except Exception:  # noqa: BLE001 - never started; report the real problem below
+            pass
+        raise StartupError(f"cannot listen on {settings.host}:{settings.port} "
+                           f"(WHARF_HOST/WHARF_PORT): {exc.strerror or exc}") from None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        runtime.start()
+        host, port = server.effective_host, server.effective_port
+        print(f"wharf: serving on http://{host}:{port} (data in {settings.data_dir})",
+              flush=True)
+        _serve_until(server, stop)
     finally:
         runtime.stop()
         print("wharf: stopped", flush=True)
     return 0
 
 
+def _serve_until(server, stop: threading.Event, grace: float = 10.0) -> None:
+    """Run waitress's event loop until ``stop`` is set, then shut down gracefully.
+
+    Shutdown: stop accepting, let requests already received finish and their responses
+    flush (at most ``grace`` seconds), then close every connection (idle keep-alive ones
+    included — ``server.close()`` alone leaves them open and the loop running) and the
+    request threads.
+    """
+    from waitress import wasyncore
+    loop, amap = server.asyncore.loop, server._map
+    poll = server.adj.asyncore_use_poll
+    while not stop.is_set():
+        loop(timeout=0.2, map=amap, use_poll=poll, count=1)
+    wasyncore.dispatcher.close(server)  # the listening socket; the trigger stays for now
+    dispatcher = server.task_dispatcher
+
+    def busy() -> bool:
+        if dispatcher.active_count > 0 or dispatcher.queue:
+            return True
+        return any(getattr(ch, "requests", None) or getattr(ch, "total_outbufs_len", 0)
+                   for ch in list(amap.values()))
+
+    deadline = time.monotonic() + grace
+    while busy() and time.monotonic() < deadline:
+        loop(timeout=0.05, map=amap, use_poll=poll, count=1)
+    for channel in list(amap.values()):
+        try:
+            channel.close()
+        except OSError:
+            pass
+    dispatcher.shutdown(cancel_pending=True, timeout=2)
+
+
 def cmd_api(args) -> int:
     """Production API: gunicorn with deploy/gunicorn.conf.py defaults."""
     settings = _settings(args)
     from gunicorn.app.wsgiapp import WSGIApplication
-    argv = ["gunicorn", "api.wsgi:application", "--bind", f"{settings.host}:{settings.port}"]
+    host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
+        else settings.host
+    argv = ["gunicorn", "api.wsgi:application", "--bind", f"{host}:{settings.port}"]
     conf = os.environ.get("WHARF_GUNICORN_CONF")
     if conf:
+        if not os.path.isfile(conf):
+            raise ConfigError(f"WHARF_GUNICORN_CONF={conf!r}: no such file")
         argv += ["--config", conf]
     else:
-        argv += ["--workers", str(args.workers), "--threads", str(args.threads),
-                 "--worker-class", "gthread"]
+        argv += ["--worker-class", "gthread"]
+    # Explicit options win over the config file; without a file the defaults are 2 x 8.
+    workers = args.workers if args.workers is not None else (None if conf else 2)
+    threads = args.threads if args.threads is not None else (None if conf else 8)
+    if workers is not None:
+        argv += ["--workers", str(workers)]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
     sys.argv = argv
     WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]").run()
     return 0
@@ -109,8 +183,16 @@ def cmd_scheduler(args) -> int:
     return run_scheduler(settings)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL")
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("WHARF_LOG_LEVEL", "INFO").upper(),
+    level = (os.environ.get("WHARF_LOG_LEVEL") or "INFO").strip().upper()
+    if level not in LOG_LEVELS:
+        print(f"wharf: configuration error: WHARF_LOG_LEVEL={os.environ['WHARF_LOG_LEVEL']!r}: "
+              f"expected one of {', '.join(LOG_LEVELS)}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=level,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     parser = argparse.ArgumentParser(prog="wharf", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -121,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("api", help="production API under gunicorn")
     p.add_argument("--host")
     p.add_argument("--port", type=int)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--workers", type=int, help="gunicorn worker processes (default 2)")
+    p.add_argument("--threads", type=int, help="threads per worker (default 8)")
     p.set_defaults(func=cmd_api)
     p = sub.add_parser("worker", help="Dramatiq worker processes (Redis broker)")
     p.add_argument("--processes", type=int)
@@ -139,12 +221,26 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"wharf: configuration error: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:
+        print(f"wharf: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:
-        from migrations.prepare import MigrationRefused
-        if isinstance(exc, MigrationRefused):
+        if isinstance(exc, _refusals()):
             print(f"wharf: refusing to migrate: {exc}", file=sys.stderr)
             return 3
         raise
+
+
+def _refusals() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "this database must not be touched" (exit 3, no trace)."""
+    from migrations.prepare import MigrationRefused
+    found: list[type[BaseException]] = [MigrationRefused]
+    try:
+        from storage.unitstore import UnitStoreSchemaError
+        found.append(UnitStoreSchemaError)
+    except ImportError:
+        pass
+    return tuple(found)
 
 
 if __name__ == "__main__":

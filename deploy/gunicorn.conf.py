@@ -1,0 +1,84 @@
+"""gunicorn settings for ``wharf api``.
+
+Used when ``WHARF_GUNICORN_CONF`` points here (the container image sets it). ``wharf api``
+also passes ``--bind WHARF_HOST:WHARF_PORT`` on the command line, which agrees with the
+``bind`` below; ``GUNICORN_CMD_ARGS`` (e.g. ``--threads 16``) overrides anything here.
+
+- ``WEB_CONCURRENCY``: worker processes (default 2). Each has its own database pool
+  (PostgreSQL: up to 30 connections), so size ``max_connections`` for
+  api replicas x workers x 30, plus the workers and schedulers.
+- ``FORWARDED_ALLOW_IPS``: proxies whose ``X-Forwarded-Proto``/``X-Forwarded-*`` headers
+  gunicorn trusts (default: loopback only). Wharf's own ``WHARF_TRUSTED_PROXY_COUNT``
+  decides which ``X-Forwarded-For`` entry is the client IP in the audit log.
+- ``PROMETHEUS_MULTIPROC_DIR``: when set, counters of every worker are shared through
+  files in that directory so ``/metrics`` reports the whole process group; it is emptied at
+  start and a dead worker's files are marked dead.
+"""
+import glob
+import os
+
+
+def _bind() -> list[str]:
+    host = os.environ.get("WHARF_HOST") or "127.0.0.1"
+    port = os.environ.get("WHARF_PORT") or "8080"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # IPv6 literal
+    return [f"{host}:{port}"]
+
+
+wsgi_app = "api.wsgi:application"
+bind = _bind()
+
+# Threads, not processes, carry the concurrency: requests are mostly waiting on the
+# database, and long-polls (GET /api/operations/{id}?wait=, at most 60 s) hold a thread.
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = 8
+# Build the app in each worker after fork: no database connection is shared across processes.
+preload_app = False
+
+# A worker whose main loop is silent this long is killed and replaced (gthread requests run in
+# threads, so a long request does not trip it).
+timeout = 60
+# On SIGTERM: stop accepting, let in-flight requests finish for this long, then exit.
+# Keep the orchestrator's grace period above it (Kubernetes: terminationGracePeriodSeconds).
+graceful_timeout = 30
+# Idle keep-alive connections (behind a load balancer, keep this above its idle timeout).
+keepalive = 75
+# Recycle workers now and then (bounded memory growth), staggered so they do not all restart
+# together.
+max_requests = 10000
+max_requests_jitter = 1000
+
+limit_request_line = 8190
+limit_request_fields = 100
+limit_request_field_size = 8190
+
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+
+# The heartbeat file lives in memory: a slow or read-only disk cannot stall the workers.
+if os.path.isdir("/dev/shm"):
+    worker_tmp_dir = "/dev/shm"
+
+accesslog = "-"
+errorlog = "-"
+loglevel = (os.environ.get("WHARF_LOG_LEVEL") or "info").lower()
+access_log_format = ('%(h)s "%(r)s" %(s)s %(B)s %(M)sms '
+                     'rid=%({x-request-id}o)s ua="%(a)s"')
+proc_name = "wharf-api"
+# No control socket under $HOME (gunicorn >= 27; older versions ignore the name).
+control_socket_disable = True
+
+
+def on_starting(server):
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        for path in glob.glob(os.path.join(directory, "*.db")):
+            os.remove(path)
+
+
+def child_exit(server, worker):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(worker.pid)

@@ -1,0 +1,1 @@
+"""Benchmark scripts (``bench_*.py``): run by hand, never collected by pytest."""

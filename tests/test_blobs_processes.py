@@ -1,0 +1,751 @@
+"""Fault injection for uploaded files with real processes: ``wharf api`` (gunicorn),
+``wharf worker`` and ``wharf scheduler`` subprocesses on PostgreSQL + Redis + a real
+S3-compatible server (moto's server mode, a dedicated subprocess for this module).
+
+Wharf reaches moto through a small TCP proxy (tests/support/faultproxy.py) that can be
+switched to refusing connections: an S3 outage without losing the bucket's contents, which
+restarting moto would. The tests read the bucket directly from moto (bypassing the proxy).
+
+- kill -9 of the API mid-upload: the session stays ``waiting_for_upload``, no partial
+  object becomes visible, a fresh upload succeeds and publishes byte-exact content;
+- kill -9 of the worker paused before the completion commit: the next worker finishes the
+  operation; exactly one node/resource/blob row; byte-exact content;
+- S3 unreachable during completion: the operation retries (``blob_store_unavailable``)
+  and completes once S3 is back;
+- orphans: after an abort (also one landing while the bytes still stream in), a replace
+  that loses an If-Match race and a quarantine, once the scheduler's
+  ``retry_deletion_jobs`` sweep has run, the bucket holds exactly the keys the database
+  references.
+
+Each test gets its own bucket, truncated PostgreSQL databases (created for this module) and
+the dedicated Redis DB 11, flushed before and after; a file lock serializes the tests of
+this module across pytest-xdist workers because they share that Redis DB. Bodies are
+generated from a seeded PRNG chunk by chunk and hashed on the fly, never held in memory.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import http.client
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.support import services
+from tests.support.faultproxy import FaultProxy
+from tests.support.s3 import MotoServer, free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
+
+MiB = 1024 * 1024
+REDIS_DB = 11
+REDIS_URL = urlsplit(services.REDIS_URL)._replace(path=f"/{REDIS_DB}").geturl()
+LEASE_SECONDS = 3
+PASSWORD = "correct horse battery staple"
+REPO = Path(__file__).resolve().parents[1]
+PREFIX = "wharf"
+LIVE_SESSION_STATES = ("waiting_for_upload", "uploaded", "verifying")
+
+
+def _db_url(name: str) -> str:
+    return services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+
+
+# -- bodies: seeded, streamed, hashed on the fly ------------------------------------------------
+def body(seed: int, size: int, chunk: int = MiB):
+    rng = random.Random(seed)
+    left = size
+    while left:
+        n = min(chunk, left)
+        yield rng.randbytes(n)
+        left -= n
+
+
+def digest(seed: int, size: int) -> str:
+    sha = hashlib.sha256()
+    for part in body(seed, size):
+        sha.update(part)
+    return sha.hexdigest()
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pg_databases():
+    """Two throw-away PostgreSQL databases (product, UnitStore), migrated once per module."""
+    if services.postgres_error() is not None:
+        yield None
+        return
+    from migrations.prepare import prepare
+    from storage.db import Database
+    from storage.unitstore import prepare_unitstore_db
+
+    base = f"wharf_blobproc_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    names = (base, base + "_units")
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            for name in names:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+        product_url, units_url = (_db_url(n) for n in names)
+        engine = create_engine(product_url)
+        try:
+            prepare(engine, report=lambda *_: None)
+        finally:
+            engine.dispose()
+        udb = Database(units_url)
+        try:
+            prepare_unitstore_db(udb, report=lambda *_: None)
+        finally:
+            udb.dispose()
+        yield product_url, units_url
+    finally:
+        with admin.connect() as conn:
+            for name in names:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def redis_db():
+    """The dedicated Redis DB, flushed before and after; other xdist workers wait."""
+    import redis
+    lock_path = Path(tempfile.gettempdir()) / f"wharf-test-redis-db-{REDIS_DB}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        client = redis.Redis.from_url(REDIS_URL)
+        client.flushdb()
+        try:
+            yield client
+        finally:
+            client.flushdb()
+            client.close()
+
+
+class S3:
+    """A dedicated moto server (port chosen free once) and the fault proxy in front of it."""
+
+    def __init__(self):
+        self.moto = MotoServer().start()
+        self.proxy = FaultProxy("127.0.0.1", self.moto.port, port=free_port()).start()
+        import boto3
+        from botocore.config import Config
+        self.client = boto3.client(  # direct to moto: never affected by the proxy
+            "s3", endpoint_url=self.moto.endpoint, region_name="us-east-1",
+            aws_access_key_id="test", aws_secret_access_key="test",
+            config=Config(s3={"addressing_style": "path"}))
+
+    def close(self):
+        self.proxy.close()
+        self.moto.stop()
+
+
+@pytest.fixture(scope="module")
+def s3():
+    server = S3()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+class Api:
+    """HTTP against the ``wharf api`` subprocess: requests for JSON, http.client for
+    streamed uploads (a body of any size from a generator, with a known Content-Length)."""
+
+    def __init__(self, port: int):
+        import requests
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.http = requests.Session()
+        self.http.trust_env = False  # no HTTP(S)_PROXY from the environment
+
+    def get(self, path, **kw):
+        return self.http.get(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def post(self, path, **kw):
+        return self.http.post(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def delete(self, path, **kw):
+        return self.http.delete(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def login(self, username: str = "alice") -> str:
+        r = self.post("/api/users", json={"username": username, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        space_id = r.json()["personal_space_id"]
+        r = self.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        return space_id
+
+    def put_stream(self, path: str, size: int, chunks, headers: dict | None = None,
+                   progress=None) -> tuple[int, bytes]:
+        """PUT ``size`` bytes from ``chunks``; returns (status, body)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            conn.putrequest("PUT", path)
+            cookie = "; ".join(f"{c.name}={c.value}" for c in self.http.cookies)
+            for name, value in {"Content-Type": "application/octet-stream",
+                                "Content-Length": str(size), "Cookie": cookie,
+                                **(headers or {})}.items():
+                conn.putheader(name, value)
+            conn.endheaders()
+            for chunk in chunks:
+                conn.send(chunk)
+                if progress is not None:
+                    progress(len(chunk))
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        finally:
+            conn.close()
+
+    # -- upload helpers ----------------------------------------------------------------------
+    def start_upload(self, space_id: str, size: int, filename: str = "data.bin") -> dict:
+        r = self.post("/api/blob-upload-sessions",
+                      json={"space_id": space_id, "filename": filename, "size": size},
+                      headers={"Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    def put_content(self, session_id: str, seed: int, size: int) -> dict:
+        status, raw = self.put_stream(f"/api/blob-upload-sessions/{session_id}/content", size,
+                                      body(seed, size))
+        assert status == 200, (status, raw[:500])
+        return json.loads(raw)
+
+    def complete(self, session_id: str) -> dict:
+        r = self.post(f"/api/blob-upload-sessions/{session_id}/complete",
+                      headers={"Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 202, r.text
+        return r.json()
+
+    def session(self, session_id: str) -> dict:
+        r = self.get(f"/api/blob-upload-sessions/{session_id}")
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def op(self, op_id: str, wait: float = 0) -> dict:
+        r = self.get(f"/api/operations/{op_id}", params={"wait": str(wait)} if wait else None,
+                     timeout=wait + 30)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def wait_done(self, op_id: str, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        op = self.op(op_id)
+        while not op["done"] and time.monotonic() < deadline:
+            op = self.op(op_id, wait=max(0.5, min(30.0, deadline - time.monotonic())))
+        return op
+
+    def attempts(self, op_id: str) -> list[dict]:
+        r = self.get(f"/api/operations/{op_id}/attempts")
+        assert r.status_code == 200, r.text
+        return r.json()["items"]
+
+    def content_digest(self, resource_id: str) -> tuple[int, str]:
+        """(size, sha256) of the blob's content, streamed."""
+        r = self.get(f"/api/blob-resources/{resource_id}/content", stream=True)
+        assert r.status_code == 200, r.text
+        sha, size = hashlib.sha256(), 0
+        for part in r.iter_content(MiB):
+            sha.update(part)
+            size += len(part)
+        assert size == int(r.headers["content-length"])
+        return size, sha.hexdigest()
+
+
+class Cluster:
+    """One test's bucket, databases, environment and processes."""
+
+    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_client,
+                 s3: S3):
+        self.tmp = tmp_path
+        self.s3 = s3
+        self.redis = redis_client
+        self.bucket = f"wharf-proc-{uuid.uuid4().hex[:12]}"
+        s3.client.create_bucket(Bucket=self.bucket)
+        self.pause_file = tmp_path / "pause"
+        self.api_port = free_port()
+        self.env = {
+            "WHARF_DATA_DIR": str(tmp_path / "data"),
+            "WHARF_DATABASE_URL": product_url,
+            "WHARF_UNITSTORE_URL": units_url,
+            "WHARF_BROKER_URL": REDIS_URL,
+            "WHARF_BLOB_STORE_URL": f"s3://{self.bucket}/{PREFIX}",
+            "WHARF_S3_ENDPOINT_URL": s3.proxy.endpoint,
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": "us-east-1", "NO_PROXY": "127.0.0.1,localhost",
+            "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
+            "WHARF_ARGON2_PARALLELISM": "1",
+            "WHARF_OPERATION_LEASE_SECONDS": str(LEASE_SECONDS),
+            "WHARF_OPERATION_BACKOFF_BASE": "0.2", "WHARF_OPERATION_BACKOFF_MAX": "1",
+            # The outage test needs room for retries while S3 is down.
+            "WHARF_OPERATION_MAX_ATTEMPTS": "30",
+            "WHARF_RECOVERY_INTERVAL": "0.5", "WHARF_RELAY_INTERVAL": "0.5",
+            "WHARF_SWEEP_INTERVAL": "1",
+            "WHARF_TEST_HOOKS": "1", "WHARF_TEST_PAUSE_FILE": str(self.pause_file),
+            "WHARF_LOG_LEVEL": "INFO",
+        }
+        self.processes: list[subprocess.Popen] = []
+        self.engine = create_engine(product_url)
+        self.units_engine = create_engine(units_url)
+        from storage.blobstore import S3BlobStore
+        self.store = S3BlobStore(self.bucket, PREFIX, client=s3.client)  # reads bypass proxy
+
+    # -- processes ---------------------------------------------------------------------------
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("WHARF_", "AWS_", "GUNICORN_"))
+               and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+        env.update(self.env, PYTHONUNBUFFERED="1",
+                   GUNICORN_CMD_ARGS="--no-control-socket")  # none shared under $HOME
+        log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "wharf.cli"] + args, cwd=REPO,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        finally:
+            log.close()
+        proc.log_path = log.name  # type: ignore[attr-defined]
+        proc.name = name  # type: ignore[attr-defined]
+        self.processes.append(proc)
+        return proc
+
+    def start_api(self, name: str = "api") -> subprocess.Popen:
+        return self._start(name, ["api", "--port", str(self.api_port), "--workers", "1"])
+
+    def start_worker(self, name: str = "worker") -> subprocess.Popen:
+        return self._start(name, ["worker", "--processes", "1", "--threads", "1"])
+
+    def start_scheduler(self) -> subprocess.Popen:
+        return self._start("scheduler", ["scheduler"])
+
+    def wait_api(self, proc: subprocess.Popen, timeout: float = 30) -> Api:
+        import requests
+        api = Api(self.api_port)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"the API exited with {proc.returncode}\n{self.logs()}")
+            try:
+                if api.get("/healthz", timeout=2).status_code == 200:
+                    return api
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"the API did not come up in {timeout}s\n{self.logs()}")
+
+    def wait_worker(self, proc: subprocess.Popen, timeout: float = 30) -> None:
+        wait_until(lambda: "consuming with" in self.log_text(proc), timeout,
+                   f"{proc.name} to consume", self)  # type: ignore[attr-defined]
+
+    def start_all(self) -> Api:
+        """API, scheduler and worker started together (their imports overlap)."""
+        api_proc = self.start_api()
+        self.start_scheduler()
+        worker = self.start_worker()
+        api = self.wait_api(api_proc)
+        self.wait_worker(worker)
+        return api
+
+    @staticmethod
+    def kill_group(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
+        except ProcessLookupError:
+            pass
+        proc.wait(10)
+
+    @staticmethod
+    def log_text(proc: subprocess.Popen) -> str:
+        return Path(proc.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
+
+    def logs(self) -> str:
+        out = []
+        try:
+            with self.engine.connect() as conn:
+                ops = conn.execute(text(
+                    "SELECT id, kind, status, attempts, error FROM operations "
+                    "ORDER BY created_at")).all()
+                jobs = conn.execute(text(
+                    "SELECT object_key, reason, attempts, next_attempt_at, last_error "
+                    "FROM object_deletion_jobs")).all()
+                sessions = conn.execute(text(
+                    "SELECT id, state, error_code, object_key FROM blob_upload_sessions")).all()
+            out.append(f"--- operations: {[tuple(map(str, r)) for r in ops]}")
+            out.append(f"--- deletion jobs: {[tuple(map(str, r)) for r in jobs]}")
+            out.append(f"--- upload sessions: {[tuple(map(str, r)) for r in sessions]}")
+            out.append(f"--- stored keys: {sorted(self.stored_keys())}")
+        except Exception as exc:  # noqa: BLE001 - diagnostics only
+            out.append(f"--- state unavailable: {exc}")
+        for p in self.processes:
+            try:
+                out.append(f"--- {p.log_path} ---\n"  # type: ignore[attr-defined]
+                           + Path(p.log_path).read_text(errors="replace")[-6000:])
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def close(self) -> None:
+        self.s3.proxy.allow()
+        for p in self.processes:
+            if p.poll() is None:
+                self.kill_group(p)
+            else:  # the parent exited; make sure no child of its group is left behind
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        self.engine.dispose()
+        self.units_engine.dispose()
+
+    def truncate(self) -> None:
+        from storage.models import Base
+        names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+        with self.engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {names} CASCADE"))
+        with self.units_engine.begin() as conn:
+            conn.execute(text("TRUNCATE unit_revisions, units"))
+
+    # -- observations ------------------------------------------------------------------------
+    def scalar(self, sql: str, **params):
+        with self.engine.connect() as conn:
+            return conn.execute(text(sql), params).scalar()
+
+    def count(self, table: str) -> int:
+        return self.scalar(f"SELECT count(*) FROM {table}")
+
+    def object_key(self, session_id: str) -> str:
+        return self.scalar("SELECT object_key FROM blob_upload_sessions WHERE id = :id",
+                           id=session_id)
+
+    def full_key(self, key: str) -> str:
+        return f"{PREFIX}/{key}"
+
+    def stored_keys(self) -> set[str]:
+        return set(self.store.list_keys())
+
+    def referenced_keys(self) -> set[str]:
+        with self.engine.connect() as conn:
+            blobs = set(conn.execute(text("SELECT object_key FROM blob_resources")).scalars())
+            live = set(conn.execute(text(
+                "SELECT object_key FROM blob_upload_sessions WHERE state = ANY(:states)"),
+                {"states": list(LIVE_SESSION_STATES)}).scalars())
+        return blobs | live
+
+    def multipart_uploads(self, key: str | None = None) -> list[dict]:
+        kwargs = {"Bucket": self.bucket}
+        if key is not None:
+            kwargs["Prefix"] = self.full_key(key)
+        return self.s3.client.list_multipart_uploads(**kwargs).get("Uploads", [])
+
+
+@pytest.fixture
+def cluster(tmp_path, pg_databases, redis_db, s3):
+    services.need(services.postgres_error())
+    services.need(services.redis_error())
+    product_url, units_url = pg_databases
+    c = Cluster(tmp_path, product_url, units_url, redis_db, s3)
+    c.truncate()
+    try:
+        yield c
+    finally:
+        c.close()
+        print(c.logs())  # shown by pytest only when the test failed
+
+
+def wait_until(predicate, timeout: float, what: str, cluster: Cluster, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{cluster.logs()}")
+
+
+def upload_and_complete(api: Api, space: str, seed: int, size: int) -> dict:
+    sess = api.start_upload(space, size)
+    api.put_content(sess["id"], seed, size)
+    op = api.wait_done(api.complete(sess["id"])["id"], 30)
+    assert op["status"] == "completed", op
+    return op
+
+
+# -- tests --------------------------------------------------------------------------------------
+def test_kill_9_of_the_api_mid_upload_leaves_nothing_partial(cluster):
+    size, seed = 64 * MiB, 1
+    api = cluster.start_all()
+    space = api.login()
+    sess = api.start_upload(space, size, "big.bin")
+
+    sent = [0]
+    outcome: dict = {}
+
+    def slow_put():
+        def paced():
+            for part in body(seed, size):
+                time.sleep(0.1)  # ~10 MiB/s: the kill lands well before the end
+                yield part
+        try:
+            outcome["response"] = api.put_stream(
+                f"/api/blob-upload-sessions/{sess['id']}/content", size, paced(),
+                progress=lambda n: sent.__setitem__(0, sent[0] + n))
+        except OSError as exc:
+            outcome["error"] = exc
+
+    t0 = time.monotonic()
+    thread = threading.Thread(target=slow_put, daemon=True)
+    thread.start()
+
+    # Midway: the API is streaming into an S3 multipart upload (each PUT writes a key of its
+    # own) and has sent at least a part.
+    def parts_uploaded():
+        uploads = cluster.multipart_uploads()
+        if not uploads:
+            return 0
+        return len(cluster.s3.client.list_parts(
+            Bucket=cluster.bucket, Key=uploads[0]["Key"],
+            UploadId=uploads[0]["UploadId"]).get("Parts", []))
+
+    wait_until(parts_uploaded, 30, "a multipart part to reach S3", cluster)
+    api_proc = next(p for p in cluster.processes if p.name == "api")  # type: ignore[attr-defined]
+    cluster.kill_group(api_proc)
+    killed_after, sent_at_kill = time.monotonic() - t0, sent[0]
+    thread.join(30)
+    assert not thread.is_alive()
+    assert "response" not in outcome or outcome["response"][0] != 200, outcome
+    assert sent_at_kill < size, "the whole body was sent before the kill"
+    print(f"SIGKILL {killed_after:.1f}s into the upload, {sent_at_kill / MiB:.0f} of "
+          f"{size // MiB} MiB sent; client saw {outcome.get('error')!r}")
+
+    restarted = time.monotonic()
+    cluster.wait_api(cluster.start_api("api-restarted"))  # same port
+    print(f"API restarted in {time.monotonic() - restarted:.1f}s")
+    # ``api`` keeps its cookie: the login session lives in the database.
+
+    state = api.session(sess["id"])
+    assert state["state"] == "waiting_for_upload", state
+    assert state["received_size"] is None and state["sha256"] is None, state
+    leftovers = cluster.multipart_uploads()
+    partial_key = leftovers[0]["Key"]
+    listed = cluster.s3.client.list_objects_v2(Bucket=cluster.bucket, Prefix=partial_key)
+    assert listed.get("KeyCount", 0) == 0, listed.get("Contents")
+    assert cluster.stored_keys() == set()
+    # The killed PUT's key stays reserved: a deletion job due when the session expires.
+    assert cluster.scalar("SELECT count(*) FROM object_deletion_jobs WHERE object_key = :k "
+                          "AND reason = 'upload_reservation'",
+                          k=partial_key[len(PREFIX) + 1:]) == 1
+    print(f"incomplete multipart uploads left by the killed PUT: {len(leftovers)} "
+          f"({[u['UploadId'][:12] for u in leftovers]})")
+
+    t1 = time.monotonic()
+    result = api.put_content(sess["id"], seed, size)
+    assert result["size"] == size and result["sha256"] == digest(seed, size)
+    op = api.wait_done(api.complete(sess["id"])["id"], 60)
+    assert op["status"] == "completed", (op, cluster.logs())
+    print(f"fresh 64 MiB PUT + complete in {time.monotonic() - t1:.1f}s")
+    assert api.content_digest(op["result"]["resource_id"]) == (size, digest(seed, size))
+    assert cluster.stored_keys() == cluster.referenced_keys() == {
+        cluster.object_key(sess["id"])}
+
+
+def test_kill_9_of_the_worker_before_the_completion_commit(cluster):
+    size, seed = 9 * MiB + 123, 2  # multipart (8 MiB parts): two parts
+    api = cluster.start_all()
+    first = next(p for p in cluster.processes if p.name == "worker")  # type: ignore[attr-defined]
+    space = api.login()
+    sess = api.start_upload(space, size)
+    api.put_content(sess["id"], seed, size)
+    cluster.pause_file.touch()
+    try:
+        op = api.complete(sess["id"])
+        wait_until(lambda: api.op(op["id"])["status"] == "running", 30,
+                   "the worker to claim the completion", cluster)
+        # Verification renews the lease; once it lapsed while still running, the worker is
+        # past the verification and paused before the commit.
+        wait_until(lambda: cluster.scalar(
+            "SELECT status = 'running' AND lease_expires_at < now() FROM operations "
+            "WHERE id = :id", id=op["id"]), 30, "the worker to pause before the commit",
+            cluster)
+        assert cluster.count("nodes") == cluster.count("blob_resources") == 0
+        assert api.session(sess["id"])["state"] == "verifying"
+        cluster.kill_group(first)
+    finally:
+        cluster.pause_file.unlink(missing_ok=True)
+    killed_at = time.monotonic()
+
+    cluster.start_worker("second")
+    done = api.wait_done(op["id"], 60)
+    recovered_in = time.monotonic() - killed_at
+    assert done["status"] == "completed", (done, cluster.logs())
+    print(f"completion finished {recovered_in:.1f}s after SIGKILL (worker start included)")
+    assert recovered_in < 30, recovered_in
+    assert [a["outcome"] for a in api.attempts(op["id"])] == ["lost", "completed"]
+    assert (cluster.count("nodes"), cluster.count("resources"),
+            cluster.count("blob_resources")) == (1, 1, 1)
+    assert api.session(sess["id"])["state"] == "completed"
+    assert api.content_digest(done["result"]["resource_id"]) == (size, digest(seed, size))
+    assert cluster.stored_keys() == cluster.referenced_keys() == {cluster.object_key(sess["id"])}
+
+
+def test_s3_unreachable_during_complete_retries_then_completes(cluster):
+    size, seed = 2 * MiB + 7, 3
+    api = cluster.start_all()
+    space = api.login()
+    sess = api.start_upload(space, size)
+    api.put_content(sess["id"], seed, size)
+
+    cluster.s3.proxy.refuse()
+    down_at = time.monotonic()
+    try:
+        op = api.complete(sess["id"])  # the API does not touch S3 to accept it
+        # Two attempts failed and the operation waits for its next one (pending), its
+        # error saying why; it is neither failed nor done.
+        retrying = wait_until(
+            lambda: (o := api.op(op["id"]))["status"] == "pending" and o["attempts"] >= 2
+            and (o.get("error") or {}).get("code") == "blob_store_unavailable" and o,
+            45, "two attempts failing with blob_store_unavailable", cluster)
+        assert not retrying["done"] and retrying["error"]["retryable"] is True
+        assert [a["outcome"] for a in api.attempts(op["id"])] == ["retry"] * retrying["attempts"]
+        time.sleep(1.0)  # still down: it keeps retrying, it does not give up
+        later = api.op(op["id"])
+        assert later["status"] in ("pending", "running") and not later["done"], later
+        assert api.session(sess["id"])["state"] == "verifying"
+        assert cluster.count("blob_resources") == 0
+        print(f"{retrying['attempts']} attempts in {time.monotonic() - down_at:.1f}s "
+              f"while S3 refused connections")
+    finally:
+        cluster.s3.proxy.allow()
+    up_at = time.monotonic()
+    done = api.wait_done(op["id"], 60)
+    assert done["status"] == "completed", (done, cluster.logs())
+    print(f"completed {time.monotonic() - up_at:.1f}s after S3 came back, "
+          f"after {done['attempts']} attempts")
+    history = api.attempts(op["id"])
+    assert history[-1]["outcome"] == "completed"
+    assert {a["error"]["code"] for a in history[:-1]} == {"blob_store_unavailable"}, history
+    assert len(history) == done["attempts"] >= 3
+    assert api.content_digest(done["result"]["resource_id"]) == (size, digest(seed, size))
+    assert cluster.stored_keys() == cluster.referenced_keys()
+
+
+def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
+    api = cluster.start_all()
+    space = api.login()
+    t0 = time.monotonic()
+
+    # A published blob whose content two clients will try to replace.
+    base = upload_and_complete(api, space, 10, 1 * MiB)
+    rid = base["result"]["resource_id"]
+    base_key = cluster.scalar("SELECT object_key FROM blob_resources WHERE resource_id = :r",
+                              r=rid)
+    etag = api.get(f"/api/blob-resources/{rid}").json()["etag"]
+
+    # 1. Abort after the content arrived.
+    aborted = api.start_upload(space, 1 * MiB + 1)
+    api.put_content(aborted["id"], 11, 1 * MiB + 1)
+    aborted_key = cluster.object_key(aborted["id"])
+    assert aborted_key in cluster.stored_keys()
+    r = api.delete(f"/api/blob-upload-sessions/{aborted['id']}")
+    assert r.status_code == 204, r.text
+
+    # 1b. Abort while the content is still streaming in (a multipart upload in progress):
+    #     the PUT finishes after the abort and must not leave its object behind.
+    racing_size = 16 * MiB  # 1.6 s at the pace below; the abort lands after ~0.9 s
+    racing = api.start_upload(space, racing_size)
+    racing_reply: dict = {}
+
+    def slow_put():
+        def paced():
+            for part in body(13, racing_size):
+                time.sleep(0.1)
+                yield part
+        racing_reply["reply"] = api.put_stream(
+            f"/api/blob-upload-sessions/{racing['id']}/content", racing_size, paced())
+
+    racer = threading.Thread(target=slow_put, daemon=True)
+    racer.start()
+    # Each PUT streams into a key of its own: wait for any multipart upload to begin.
+    wait_until(lambda: cluster.multipart_uploads(), 30,
+               "the racing upload to reach S3", cluster)
+    r = api.delete(f"/api/blob-upload-sessions/{racing['id']}")
+    assert r.status_code == 204, r.text
+    racer.join(60)
+    assert racing_reply["reply"][0] == 409, racing_reply
+    assert api.session(racing["id"])["state"] == "aborted"
+
+    # 2. Quarantine: the stored object is swapped (same size) between upload and complete.
+    tampered = api.start_upload(space, 512 * 1024 + 3)
+    api.put_content(tampered["id"], 12, 512 * 1024 + 3)
+    tampered_key = cluster.object_key(tampered["id"])
+    cluster.s3.client.put_object(Bucket=cluster.bucket, Key=cluster.full_key(tampered_key),
+                                 Body=b"".join(body(99, 512 * 1024 + 3)))
+    quarantine_op = api.complete(tampered["id"])
+
+    quarantined = api.wait_done(quarantine_op["id"], 30)
+    assert quarantined["status"] == "failed", quarantined
+    assert quarantined["error"]["code"] == "verification_failed"
+    # 3. Two replaces with the same If-Match: both accepted while the worker holds the first
+    #    one before its commit; the second then loses at its own commit.
+    cluster.pause_file.touch()
+    replies: dict[int, tuple[int, bytes]] = {}
+    sizes = {20: 9 * MiB + 5, 21: 1 * MiB + 9}  # one multipart, one single PUT
+
+    def replace(seed: int):
+        replies[seed] = api.put_stream(
+            f"/api/blob-resources/{rid}/content", sizes[seed], body(seed, sizes[seed]),
+            headers={"If-Match": etag, "Idempotency-Key": uuid.uuid4().hex})
+
+    try:
+        threads = [threading.Thread(target=replace, args=(s,)) for s in sizes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert {s: st for s, (st, _) in replies.items()} == {20: 202, 21: 202}, replies
+    finally:
+        cluster.pause_file.unlink(missing_ok=True)
+    ops = {seed: json.loads(raw)["id"] for seed, (_, raw) in replies.items()}
+    finished = {seed: api.wait_done(op_id, 30) for seed, op_id in ops.items()}
+    statuses = sorted(o["status"] for o in finished.values())
+    assert statuses == ["completed", "failed"], finished
+    winner = next(s for s, o in finished.items() if o["status"] == "completed")
+    loser = next(s for s, o in finished.items() if o["status"] == "failed")
+    assert finished[loser]["error"]["code"] == "precondition_failed", finished[loser]
+    assert api.content_digest(rid) == (sizes[winner], digest(winner, sizes[winner]))
+
+    assert api.session(aborted["id"])["state"] == "aborted"
+    quarantined_session = api.session(tampered["id"])
+    assert (quarantined_session["state"], quarantined_session["error_code"]) == \
+        ("failed", "verification_failed")
+
+    # Once a retry_deletion_jobs sweep started after the last change, nothing is orphaned.
+    mark = cluster.scalar("SELECT max(updated_at) FROM operations")
+    wait_until(lambda: cluster.scalar(
+        "SELECT count(*) FROM schedule_ticks WHERE schedule = 'retry_deletion_jobs' "
+        "AND status = 'done' AND started_at > :mark", mark=mark), 20,
+        "a retry_deletion_jobs sweep after the last change", cluster)
+    stored, referenced = cluster.stored_keys(), cluster.referenced_keys()
+    assert stored == referenced, (f"orphans: {sorted(stored - referenced)}, "
+                                  f"missing: {sorted(referenced - stored)}\n{cluster.logs()}")
+    current_key = cluster.scalar("SELECT object_key FROM blob_resources WHERE resource_id = :r",
+                                 r=rid)
+    assert stored == {current_key}
+    assert not {aborted_key, tampered_key, base_key} & stored
+    assert not cluster.multipart_uploads()  # the racing PUT completed, then was queued
+    assert cluster.count("object_deletion_jobs") == 0, cluster.logs()
+    assert cluster.multipart_uploads() == []
+    print(f"orphan scenario settled in {time.monotonic() - t0:.1f}s; bucket == references "
+          f"({len(stored)} key)")
+
