@@ -6,6 +6,7 @@ It imports them lazily, inside each command, so the core stays free of Falcon an
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -183,6 +184,48 @@ def cmd_scheduler(args) -> int:
     return run_scheduler(settings)
 
 
+def cmd_sweeps(args) -> int:
+    """Every schedule with its cron, last run (status, counts) and next run."""
+    from storage.db import Database
+    from wharf.clock import iso
+    from wharf.retention.schedule import Scheduler
+    settings = _settings(args)
+    db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+    try:
+        rows = Scheduler(db, settings, "cli").status()
+    finally:
+        db.dispose()
+    print(f"{'schedule':28} {'cron':16} {'last tick':22} {'status':8} {'next tick':22} counts")
+    for r in rows:
+        print(f"{r['schedule']:28} {r['cron']:16} {iso(r['last_tick']) or '-':22} "
+              f"{r['last_status'] or '-':8} {iso(r['next_tick']):22} "
+              f"{json.dumps(r['last_counts']) if r['last_counts'] else '-'}")
+    return 0
+
+
+def cmd_deletion_jobs(args) -> int:
+    """Object deletion jobs that have been failing for longer than --failing-for seconds."""
+    from datetime import timedelta
+
+    from storage.db import Database
+    from wharf import deletion
+    from wharf.clock import iso
+    settings = _settings(args)
+    db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+    try:
+        jobs = deletion.failing_jobs(db, timedelta(seconds=args.failing_for))
+    finally:
+        db.dispose()
+    for job in jobs:
+        print(json.dumps({"object_key": job.object_key, "reason": job.reason,
+                          "attempts": job.attempts, "created_at": iso(job.created_at),
+                          "next_attempt_at": iso(job.next_attempt_at),
+                          "last_error": job.last_error}))
+    print(f"wharf: {len(jobs)} deletion job(s) failing for more than {args.failing_for}s",
+          file=sys.stderr)
+    return 1 if jobs else 0
+
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL")
 
 
@@ -212,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_worker)
     p = sub.add_parser("scheduler", help="retention sweeps on their schedule")
     p.set_defaults(func=cmd_scheduler)
+    p = sub.add_parser("sweeps", help="list the schedules with their last and next run")
+    p.set_defaults(func=cmd_sweeps)
+    p = sub.add_parser("deletion-jobs",
+                       help="list object deletion jobs failing for long (exit 1 if any)")
+    p.add_argument("--failing-for", type=int, default=86400, metavar="SECONDS",
+                   help="only jobs failing for longer than this (default: one day)")
+    p.set_defaults(func=cmd_deletion_jobs)
     p = sub.add_parser("migrate", help="upgrade the databases to the code's schema")
     p.set_defaults(func=cmd_migrate)
     logging.getLogger("alembic").setLevel(logging.WARNING)
