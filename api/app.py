@@ -57,7 +57,6 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
 
     if operations is not None:
-        from api import openapi_operations  # noqa: F401  (registers the document entries)
         from api.resources import operations as ops_res
         app.add_route("/api/operations", ops_res.OperationList(db, operations))
         app.add_route("/api/operations/{operation_id}",

@@ -249,4 +249,4 @@ def register(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
 # Entries of later capabilities register themselves into the document.
 import api.openapi_operations  # noqa: E402,F401
 import api.openapi_blobs  # noqa: E402,F401
-import api.openapi_lifecycle  # noqa: E402,F401
+import api.openapi_lifecycle  # noqa: E402,F401  (registers its entries)

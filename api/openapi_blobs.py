@@ -1,7 +1,7 @@
 """OpenAPI entries for upload sessions and blob resources (registered into the SPEC)."""
 from __future__ import annotations
 
-from api.openapi import ID, TS, json_resp, obj, op, path_param, problem, ref, register
+from api.openapi import ID, TS, json_resp, obj, op, path_param, problem, register
 from api.openapi_operations import IDEMPOTENCY_KEY, _op_resp
 
 NULL_STR = {"type": ["string", "null"]}

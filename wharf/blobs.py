@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -32,6 +32,7 @@ from wharf.errors import (Conflict, NotFound, PayloadTooLarge, PreconditionFaile
                           PreconditionRequired, ValidationFailed, WharfError)
 from wharf.ids import is_id, new_id
 from wharf.nodes import resolve_parent
+from wharf.resources import publish_node
 from wharf.operations.service import Operations, Submission, check_key, fingerprint
 from wharf.validation import clean_name
 
@@ -360,12 +361,7 @@ class CreateBlobResource:
         upload = session.get(BlobUploadSession, p["session_id"], with_for_update=True)
         if upload is None or upload.state != "verifying" or upload.operation_id != op.id:
             raise UploadSessionState("the upload session is no longer verifying")
-        session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
-                         name=p["filename"], created_by=op.actor_id))
-        session.flush()
-        session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind="blob",
-                             created_by=op.actor_id))
-        session.flush()
+        publish_node(session, op, name=p["filename"], kind="blob")
         session.add(BlobResource(resource_id=p["resource_id"], object_key=p["object_key"],
                                  filename=p["filename"], mime_type=p["mime_type"],
                                  size=p["size"], sha256=p["sha256"],

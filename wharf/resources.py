@@ -42,6 +42,19 @@ def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None
     return ops.submit(ctx, KIND, key, request, prepare)
 
 
+def publish_node(session: Session, op: Operation, *, name: str, kind: str) -> None:
+    """Insert the node and its resource with the ids fixed in the operation's payload
+    (``node_id``, ``resource_id``, ``space_id``, ``parent_id``); the caller adds the
+    kind's extension row in the same transaction."""
+    p = op.payload
+    session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
+                     name=name, created_by=op.actor_id))
+    session.flush()
+    session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind=kind,
+                         created_by=op.actor_id))
+    session.flush()
+
+
 class CreateResource:
     """The ``create_resource`` handler."""
 
@@ -60,12 +73,7 @@ class CreateResource:
 
     def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
         p = op.payload
-        session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
-                         name=p["name"], created_by=op.actor_id))
-        session.flush()
-        session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind="unit",
-                             created_by=op.actor_id))
-        session.flush()
+        publish_node(session, op, name=p["name"], kind="unit")
         session.add(UnitResource(resource_id=p["resource_id"], unit_id=p["unit_id"],
                                  unit_type=p["unit_type"]))
         session.flush()

@@ -105,9 +105,7 @@ def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
     if after:
         q = q.where(TrashBatch.id < after[0])
     visible: list[TrashBatch] = []
-    last_seen = None
     for batch in s.scalars(q.order_by(TrashBatch.id.desc()).limit(limit * 4 + 1)):
-        last_seen = batch
         try:
             require_node(s, ctx.principal, batch.root_node_id, "editor", include_trashed=True)
         except Exception:

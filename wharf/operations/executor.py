@@ -21,7 +21,7 @@ import threading
 from datetime import timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, or_, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -224,21 +224,25 @@ class Executor:
                 return "lost"
             self._authorize(handler, s, current)
             ctx = RequestContext(principal=system_principal(current.id))
-            result = handler.commit(s, current, ctx)
-            now = utcnow()
-            current.status = "completed"
-            current.result = result
-            current.error = None
-            current.completed_at = now
-            current.updated_at = now
-            current.lease_owner = None
-            current.lease_expires_at = None
-            current.next_attempt_at = None
-            current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
+            current.result = handler.commit(s, current, ctx)
+            self._settle(current, "completed", None)
             self._finish_attempt(s, current, "completed", None)
         metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()
         self._done(op.id)
         return "completed"
+
+    def _settle(self, current: Operation, status: str, error: dict | None) -> None:
+        """Mark the operation done (completed or failed): release the lease, start the
+        idempotency key's retention clock."""
+        now = utcnow()
+        current.status = status
+        current.error = error
+        current.completed_at = now
+        current.updated_at = now
+        current.lease_owner = None
+        current.lease_expires_at = None
+        current.next_attempt_at = None
+        current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
 
     def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
               error: dict) -> str:
@@ -247,15 +251,7 @@ class Executor:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
                 return "lost"
-            now = utcnow()
-            current.status = "failed"
-            current.error = error
-            current.completed_at = now
-            current.updated_at = now
-            current.lease_owner = None
-            current.lease_expires_at = None
-            current.next_attempt_at = None
-            current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
+            self._settle(current, "failed", error)
             self._finish_attempt(s, current, "failed", error)
             on_failed = getattr(handler, "on_failed", None)
             if on_failed is not None:
