@@ -24,7 +24,6 @@ generated from a seeded PRNG chunk by chunk and hashed on the fly, never held in
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import http.client
 import json
@@ -33,17 +32,16 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support import services
+from tests.support.processes import locked_redis_db, redis_url, throwaway_databases
 from tests.support.faultproxy import FaultProxy
 from tests.support.s3 import MotoServer, free_port
 
@@ -51,16 +49,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 MiB = 1024 * 1024
 REDIS_DB = 11
-REDIS_URL = urlsplit(services.REDIS_URL)._replace(path=f"/{REDIS_DB}").geturl()
+REDIS_URL = redis_url(REDIS_DB)
 LEASE_SECONDS = 3
 PASSWORD = "correct horse battery staple"
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = "wharf"
 LIVE_SESSION_STATES = ("waiting_for_upload", "uploaded", "verifying")
-
-
-def _db_url(name: str) -> str:
-    return services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
 
 
 # -- bodies: seeded, streamed, hashed on the fly ------------------------------------------------
@@ -84,53 +78,15 @@ def digest(seed: int, size: int) -> str:
 @pytest.fixture(scope="module")
 def pg_databases():
     """Two throw-away PostgreSQL databases (product, UnitStore), migrated once per module."""
-    if services.postgres_error() is not None:
-        yield None
-        return
-    from migrations.prepare import prepare
-    from storage.db import Database
-    from storage.unitstore import prepare_unitstore_db
-
-    base = f"wharf_blobproc_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    names = (base, base + "_units")
-    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            for name in names:
-                conn.execute(text(f'CREATE DATABASE "{name}"'))
-        product_url, units_url = (_db_url(n) for n in names)
-        engine = create_engine(product_url)
-        try:
-            prepare(engine, report=lambda *_: None)
-        finally:
-            engine.dispose()
-        udb = Database(units_url)
-        try:
-            prepare_unitstore_db(udb, report=lambda *_: None)
-        finally:
-            udb.dispose()
-        yield product_url, units_url
-    finally:
-        with admin.connect() as conn:
-            for name in names:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with throwaway_databases("wharf_blobproc") as urls:
+        yield urls
 
 
 @pytest.fixture
 def redis_db():
     """The dedicated Redis DB, flushed before and after; other xdist workers wait."""
-    import redis
-    lock_path = Path(tempfile.gettempdir()) / f"wharf-test-redis-db-{REDIS_DB}.lock"
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        client = redis.Redis.from_url(REDIS_URL)
-        client.flushdb()
-        try:
-            yield client
-        finally:
-            client.flushdb()
-            client.close()
+    with locked_redis_db(REDIS_DB) as client:
+        yield client
 
 
 class S3:

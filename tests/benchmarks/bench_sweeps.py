@@ -120,7 +120,7 @@ def main() -> None:
         if cleanup:
             cleanup()
     backend = "sqlite" if args.sqlite else "postgresql"
-    print(f"| backend | rows | batches | sweep s | rows/s | longest batch txn s | raw SQL s | ratio raw/sweep |")
+    print("| backend | rows | batches | sweep s | rows/s | longest batch txn s | raw SQL s | ratio raw/sweep |")
     print(f"| {backend} | {r['rows']} | {r['batches']} | {r['wharf_s']:.2f} | "
           f"{r['rows'] / r['wharf_s']:.0f} | {r['longest_batch_s']:.3f} | {r['raw_s']:.2f} | "
           f"{r['raw_s'] / r['wharf_s']:.2f} |")
