@@ -502,3 +502,30 @@ def test_deletion_job_backs_off_and_404_counts_as_deleted(settings, db, tmp_path
         s.get(ObjectDeletionJob, job_id).next_attempt_at = s.get(
             ObjectDeletionJob, job_id).created_at
     assert deletion.run_job(db, store, job_id) == "deleted"  # missing object = deleted
+
+
+def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, db, tmp_path):
+    """A completion that ends without publishing (here: cancelled while queued) does not
+    strand the session: the recovery sweep returns it to waiting_for_upload."""
+    from wharf.clock import utcnow
+    from wharf.retention.runner import run_sweep
+    from wharf.retention.sweeps import SweepContext
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        env.worker.stop(timeout=5000)
+        alice = env.world.user("alice")
+        sess = start_upload(alice, alice.personal_space_id, "a.bin", 3)
+        put_bytes(alice, sess["id"], b"abc")
+        op = alice.post(f"/api/blob-upload-sessions/{sess['id']}/complete",
+                        headers={"Idempotency-Key": key()}).json
+        assert alice.get(f"/api/blob-upload-sessions/{sess['id']}").json["state"] == "verifying"
+        assert alice.post(f"/api/operations/{op['id']}/cancel").status_code == 200
+        ctx = SweepContext(db=db, settings=settings, now=utcnow(),
+                           send=env.components.dispatcher.send, blob_store=env.store)
+        assert run_sweep(ctx, "recover_operations")["sessions_reset"] == 1
+        state = alice.get(f"/api/blob-upload-sessions/{sess['id']}").json
+        assert state["state"] == "waiting_for_upload"
+        assert state["error_code"] == "upload_interrupted"
+        assert put_bytes(alice, sess["id"], b"xyz").status_code == 200  # re-uploadable
+    finally:
+        env.close()
