@@ -18,6 +18,7 @@ import os
 import random
 import socket
 import threading
+import time
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -88,20 +89,22 @@ class Executor:
         self.handlers = handlers
         self.notifier = notifier
         self.hooks = hooks or Hooks()
+        self._leases: dict[str, str] = {}
+        self._leases_lock = threading.Lock()
+        self._keeper: threading.Thread | None = None
 
     # -- the whole attempt -------------------------------------------------------------
     def execute(self, operation_id: str, worker_id: str | None = None) -> str:
         """Run one attempt; returns what happened (for logs and tests)."""
         worker_id = worker_id or default_worker_id()
-        op = self._claim(operation_id, worker_id)
-        if op is None:
+        claimed = self._claim(operation_id, worker_id)
+        if claimed is None:
             return "skipped"
+        op, refusal = claimed
         handler = self.handlers.get(op.kind)
         try:
-            if handler is None:
-                raise WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
-            with self.db.read() as s:
-                self._authorize(handler, s, op)
+            if refusal is not None:
+                raise refusal
             self.hooks.before_perform(op)
             with self._lease_kept(op, worker_id):
                 handler.perform(op)
@@ -127,32 +130,38 @@ class Executor:
 
     @contextlib.contextmanager
     def _lease_kept(self, op: Operation, worker_id: str):
-        """Renew the lease every third of its length while a long side effect runs, so a
-        slow verification is not taken over by another worker."""
-        stop = threading.Event()
-        every = max(0.5, self.settings.operation_lease_seconds / 3)
+        """While a side effect runs, one keeper thread per executor renews the lease every
+        third of its length, so a slow verification is not taken over by another worker."""
+        with self._leases_lock:
+            self._leases[op.id] = worker_id
+            if self._keeper is None:
+                self._keeper = threading.Thread(target=self._keep_leases, name="lease-keeper",
+                                                daemon=True)
+                self._keeper.start()
+        try:
+            yield
+        finally:
+            with self._leases_lock:
+                self._leases.pop(op.id, None)
 
-        def renew() -> None:
-            while not stop.wait(every):
+    def _keep_leases(self) -> None:
+        every = max(0.5, self.settings.operation_lease_seconds / 3)
+        while True:
+            time.sleep(every)
+            with self._leases_lock:
+                held = list(self._leases.items())
+            for op_id, worker_id in held:
                 try:
                     with self.db.write() as s:
                         s.execute(update(Operation).where(
-                            Operation.id == op.id, Operation.lease_owner == worker_id,
+                            Operation.id == op_id, Operation.lease_owner == worker_id,
                             Operation.status == "running").values(
                             lease_expires_at=utcnow() + timedelta(
                                 seconds=self.settings.operation_lease_seconds)),
                             execution_options=NO_SYNC)
                 except Exception:  # the lease may lapse; completion re-checks ownership
-                    log.warning("operation %s: could not renew the lease", op.id,
+                    log.warning("operation %s: could not renew the lease", op_id,
                                 exc_info=True)
-
-        thread = threading.Thread(target=renew, name=f"lease-{op.id[:8]}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join(5)
 
     @staticmethod
     def _authorize(handler: Handler, s: Session, op: Operation) -> None:
@@ -163,7 +172,11 @@ class Executor:
                                     details={"reason": exc.code}) from None
 
     # -- claim -------------------------------------------------------------------------
-    def _claim(self, operation_id: str, worker_id: str) -> Operation | None:
+    def _claim(self, operation_id: str,
+               worker_id: str) -> tuple[Operation, WharfError | None] | None:
+        """Take the lease, record the attempt and re-check permission, in one transaction.
+        Returns the operation and, if it must not run, why (raised after the claim commits,
+        so the attempt is on record)."""
         now = utcnow()
         lease_until = now + timedelta(seconds=self.settings.operation_lease_seconds)
         with self.db.write() as s:
@@ -192,8 +205,17 @@ class Executor:
             s.add(OperationAttempt(id=new_id(), operation_id=op.id, number=op.attempts,
                                    worker_id=worker_id[:128], started_at=now))
             s.flush()
+            refusal: WharfError | None = None
+            handler = self.handlers.get(op.kind)
+            if handler is None:
+                refusal = WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
+            else:
+                try:
+                    self._authorize(handler, s, op)
+                except WharfError as exc:
+                    refusal = exc
             s.expunge(op)
-            return op
+            return op, refusal
 
     def _locked_if_ours(self, s: Session, op: Operation, worker_id: str) -> Operation | None:
         current = s.get(Operation, op.id, with_for_update=True, populate_existing=True)

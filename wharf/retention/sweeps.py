@@ -105,7 +105,11 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
     from wharf.blobs import recover_interrupted_sessions
     requeued = expired = 0
     for _ in range(ctx.max_batches):
-        report = recovery.recover(ctx.db, ctx.send, batch=ctx.batch_size)
+        # A pending operation is re-enqueued only after a lease length without progress:
+        # under a backlog its message is usually still queued, and a lost one waits at most
+        # that long (plus the sweep period) before it rings again.
+        report = recovery.recover(ctx.db, ctx.send, batch=ctx.batch_size,
+                                  grace_seconds=max(5.0, ctx.settings.operation_lease_seconds))
         requeued += report.requeued
         expired += report.expired
         ctx.batch_done("recover_operations", report.requeued + report.expired)
