@@ -162,7 +162,14 @@ class FileBlobStore(BlobStore):
 
 class S3BlobStore(BlobStore):
     """S3 through boto3. ``part_size`` bytes per multipart part, at most ``max_parts_in_flight``
-    parts in memory (uploading concurrently) at any time."""
+    parts in memory (uploading concurrently) at any time per upload.
+
+    Part buffers are reused: chunks are copied once into a ``part_size`` bytearray that goes
+    to ``upload_part`` as it is, and up to ``max_parts_in_flight`` idle buffers are kept for
+    the next upload. Allocating and freeing a fresh 8 MiB buffer per part fragments the
+    allocator's per-thread heaps, so the API process's RSS kept growing with every
+    request thread that had served an upload.
+    """
 
     def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None,
                  region: str | None = None, part_size: int = 8 * 1024 * 1024,
@@ -173,6 +180,8 @@ class S3BlobStore(BlobStore):
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self.part_size = max(5 * 1024 * 1024, part_size)
         self.max_parts_in_flight = max(1, max_parts_in_flight)
+        self._spare: list[bytearray] = []  # idle part buffers, at most max_parts_in_flight
+        self._spare_lock = threading.Lock()
         self.client = client or boto3.client(
             "s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
             config=Config(request_checksum_calculation="when_required",
@@ -210,61 +219,104 @@ class S3BlobStore(BlobStore):
                 raise
             raise translated from exc
 
+    def _buffer(self) -> bytearray:
+        with self._spare_lock:
+            if self._spare:
+                return self._spare.pop()
+        return bytearray(self.part_size)
+
+    def _recycle(self, buf: bytearray) -> None:
+        with self._spare_lock:
+            if len(buf) == self.part_size and len(self._spare) < self.max_parts_in_flight:
+                self._spare.append(buf)
+
+    @staticmethod
+    def _fill(buf: bytearray, carry: memoryview | None,
+              chunks: Iterator[bytes]) -> tuple[int, memoryview | None]:
+        """Copy ``carry`` (the rest of the previous chunk), then further chunks, into ``buf``
+        until it is full or the chunks end; returns (bytes in ``buf``, the rest of the last
+        chunk)."""
+        n, size = 0, len(buf)
+        while n < size:
+            if not carry:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    return n, None
+                carry = memoryview(chunk).cast("B")
+                continue
+            take = min(size - n, len(carry))
+            buf[n:n + take] = carry[:take]
+            n += take
+            carry = carry[take:]
+        return n, carry
+
     def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         full = self._k(key)
-        buf = bytearray()
         it = iter(chunks)
         # Fill the first part; a small object goes up in one PUT.
-        for chunk in it:
-            buf += chunk
-            if len(buf) >= self.part_size:
-                break
-        else:
-            body = bytes(buf)
+        buf = self._buffer()
+        try:
+            length, carry = self._fill(buf, None, it)
+        except BaseException:
+            self._recycle(buf)
+            raise
+        if length < self.part_size:
+            body = bytes(memoryview(buf)[:length])
+            self._recycle(buf)
             res = self._call(self.client.put_object, key, Bucket=self.bucket, Key=full, Body=body)
             return ObjectInfo(key, len(body), res["ETag"].strip('"'))
-        return self._multipart(key, full, buf, it)
+        return self._multipart(key, full, buf, carry, it)
 
-    def _multipart(self, key: str, full: str, first: bytearray,
+    def _multipart(self, key: str, full: str, first: bytearray, carry: memoryview | None,
                    rest: Iterator[bytes]) -> ObjectInfo:
-        upload_id = self._call(self.client.create_multipart_upload, key, Bucket=self.bucket,
-                               Key=full)["UploadId"]
+        try:
+            upload_id = self._call(self.client.create_multipart_upload, key,
+                                   Bucket=self.bucket, Key=full)["UploadId"]
+        except BaseException:
+            self._recycle(first)
+            raise
         parts: dict[int, str] = {}
+        # One slot per part buffer, taken before the buffer is filled: at most
+        # max_parts_in_flight buffers (filling or uploading) per upload.
         slots = threading.BoundedSemaphore(self.max_parts_in_flight)
+        slots.acquire()  # the first part's, already filled
         size = 0
 
-        def upload(number: int, data: bytes) -> None:
+        def upload(number: int, buf: bytearray, length: int) -> None:
             try:
+                if length < len(buf):
+                    del buf[length:]  # the last part, sent without a copy (not reused)
                 res = self._call(self.client.upload_part, key, Bucket=self.bucket, Key=full,
-                                 UploadId=upload_id, PartNumber=number, Body=data)
+                                 UploadId=upload_id, PartNumber=number, Body=buf)
                 parts[number] = res["ETag"]
             finally:
+                self._recycle(buf)  # botocore holds no reference once upload_part returns
                 slots.release()
 
         pool = ThreadPoolExecutor(self.max_parts_in_flight, thread_name_prefix="s3-part")
         futures = []
         try:
-            buf, number = first, 0
-
-            def submit(data: bytes) -> None:
-                nonlocal number, size
+            buf, length, number = first, self.part_size, 0
+            while True:
                 number += 1
-                size += len(data)
-                slots.acquire()
-                futures.append(pool.submit(upload, number, data))
+                size += length
+                futures.append(pool.submit(upload, number, buf, length))
                 for f in [f for f in futures if f.done()]:
                     f.result()  # surface a failed part early
-
-            while True:
-                while len(buf) >= self.part_size:
-                    submit(bytes(buf[:self.part_size]))
-                    del buf[:self.part_size]
-                chunk = next(rest, None)
-                if chunk is None:
+                    futures.remove(f)
+                if length < self.part_size:
                     break
-                buf += chunk
-            if buf or number == 0:
-                submit(bytes(buf))
+                slots.acquire()
+                buf = self._buffer()
+                try:
+                    length, carry = self._fill(buf, carry, rest)
+                except BaseException:
+                    self._recycle(buf)
+                    raise
+                if length == 0:
+                    self._recycle(buf)
+                    slots.release()
+                    break
             for f in futures:
                 f.result()
             res = self._call(self.client.complete_multipart_upload, key, Bucket=self.bucket,
