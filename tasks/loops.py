@@ -1,42 +1,39 @@
-"""The background loop of worker and embedded processes: the outbox relay (the slow path of
-the transactional outbox). Recovery and the other sweeps run on the schedule."""
+"""Periodic background threads of worker, scheduler and embedded processes: the outbox relay
+(the slow path of the transactional outbox) and the scheduler's tick. Recovery and the other
+sweeps are Dramatiq actors run on the schedule."""
 from __future__ import annotations
 
 import logging
 import threading
-
-from wharf.operations import recovery
+from typing import Callable
 
 log = logging.getLogger("wharf.loops")
 
 
-class BackgroundLoops:
-    def __init__(self, db, dispatcher, *, relay_interval: float, grace_seconds: float = 5.0):
-        self.db = db
-        self.dispatcher = dispatcher
-        self.relay_interval = relay_interval
-        self.grace = grace_seconds
+class Periodic:
+    """Call ``fn`` every ``interval`` seconds in a daemon thread until stopped; a failure is
+    logged and the next round runs as usual."""
+
+    def __init__(self, name: str, interval: float, fn: Callable[[], object]):
+        self.name = name
+        self.interval = interval
+        self.fn = fn
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
 
-    def _loop(self, name: str, interval: float, fn) -> None:
-        while not self._stop.wait(interval):
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
             try:
-                fn()
+                self.fn()
             except Exception:
-                log.warning("%s failed; will run again", name, exc_info=True)
+                log.warning("%s failed; will run again", self.name, exc_info=True)
 
-    def start(self) -> None:
-        send = self.dispatcher.send
-        for name, interval, fn in (
-                ("relay", self.relay_interval,
-                 lambda: recovery.relay(self.db, send, grace_seconds=self.grace)),):
-            t = threading.Thread(target=self._loop, args=(name, interval, fn), name=name,
-                                 daemon=True)
-            t.start()
-            self._threads.append(t)
+    def start(self) -> "Periodic":
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        return self
 
     def stop(self) -> None:
         self._stop.set()
-        for t in self._threads:
-            t.join(5)
+        if self._thread is not None:
+            self._thread.join(5)

@@ -1,7 +1,7 @@
 """Wiring: build the collaborators of each process shape from settings.
 
 - ``Components``: database, UnitStore, broker, dispatcher, notifier, operations, executor.
-- ``EmbeddedRuntime`` (``wharf serve``): API + StubBroker + worker threads + loops.
+- ``EmbeddedRuntime`` (``wharf serve``): API + StubBroker + worker threads + relay + scheduler.
 - ``build_api_app``: the production API process (Redis broker for the fast path).
 """
 from __future__ import annotations
@@ -17,9 +17,10 @@ from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
 from tasks.hooks import from_env as hooks_from_env
-from tasks.loops import BackgroundLoops
+from tasks.loops import Periodic
 from tasks.sweeps import declare_sweep_actors
 from wharf.config import Settings
+from wharf.operations import recovery
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.operations.executor import Executor, Hooks
 from wharf.operations.notify import LocalNotifier
@@ -82,9 +83,10 @@ class Components:
     def scheduler(self, scheduler_id: str) -> Scheduler:
         return Scheduler(self.db, self.settings, scheduler_id, self.schedules)
 
-    def loops(self) -> BackgroundLoops:
-        return BackgroundLoops(self.db, self.dispatcher,
-                               relay_interval=self.settings.relay_interval)
+    def relay_loop(self) -> Periodic:
+        """The outbox relay: sends rows the fast path did not mark dispatched."""
+        return Periodic("relay", self.settings.relay_interval,
+                        lambda: recovery.relay(self.db, self.dispatcher.send))
 
     def close(self) -> None:
         self.dispatcher.flush()
@@ -102,27 +104,26 @@ class EmbeddedRuntime:
     """Everything in one process: API, in-process broker, worker threads, relay, scheduler."""
 
     def __init__(self, settings: Settings, **kwargs):
-        from tasks.scheduler import SchedulerLoop, tick_period
+        from tasks.scheduler import scheduler_loop
         self.settings = settings
         self.components = Components(settings, **kwargs)
         self.db = self.components.db
         self.api_app = self.components.api_app()
         self.worker: dramatiq.Worker | None = None
-        self.loops = self.components.loops()
-        self.scheduler = SchedulerLoop(self.components.scheduler("embedded"),
-                                       tick_period(settings))
+        self.relay = self.components.relay_loop()
+        self.scheduler = scheduler_loop(self.components.scheduler("embedded"), settings)
 
     def start(self) -> None:
         self.worker = dramatiq.Worker(self.components.broker,
                                       worker_threads=self.settings.worker_threads,
                                       worker_timeout=100)
         self.worker.start()
-        self.loops.start()
+        self.relay.start()
         self.scheduler.start()
 
     def stop(self) -> None:
         self.scheduler.stop()
-        self.loops.stop()
+        self.relay.stop()
         if self.worker is not None:
             self.worker.stop(timeout=10_000)
         self.components.close()

@@ -33,6 +33,7 @@ from wharf.errors import (Conflict, NotFound, PayloadTooLarge, PreconditionFaile
 from wharf.ids import is_id, new_id
 from wharf.nodes import resolve_parent
 from wharf.resources import publish_node
+from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.service import Operations, Submission, check_key, fingerprint
 from wharf.validation import clean_name
 
@@ -215,7 +216,6 @@ def create_session(db: Database, settings: Settings, ctx: RequestContext, key: s
                     BlobUploadSession.idempotency_key == key))
                 if existing is not None:
                     if existing.request_fingerprint != fp:
-                        from wharf.operations.errors import IdempotencyKeyReused
                         raise IdempotencyKeyReused("This Idempotency-Key was used for a "
                                                    "different request.")
                     return existing, False
@@ -580,7 +580,7 @@ class ReplaceBlobContent:
         blob = session.get(BlobResource, p["resource_id"], with_for_update=True)
         if blob is None:
             raise NotFound("The blob resource is gone.")
-        if f'"{blob.etag}"' != p["if_match"]:
+        if etag_header(blob) != p["if_match"]:
             raise PreconditionFailed("Another change replaced the content first.")
         old_key = blob.object_key
         blob.object_key = p["object_key"]
@@ -596,7 +596,7 @@ class ReplaceBlobContent:
         audit.record(session, ctx, "blob.replace", "resource", p["resource_id"],
                      space_id=node.space_id if node else None,
                      details={"size": p["size"], "on_behalf_of": op.actor_id})
-        return {"resource_id": p["resource_id"], "etag": f'"{blob.etag}"'}
+        return {"resource_id": p["resource_id"], "etag": etag_header(blob)}
 
     def on_failed(self, session: Session, op: Operation, error: dict) -> None:
         deletion.schedule(session, op.payload["object_key"], "replace_failed")

@@ -121,7 +121,7 @@ def due_job_ids(db: Database, limit: int = 1000) -> list[str]:
 
 
 def run_due(db: Database, store: BlobStore, limit: int = 1000) -> dict[str, int]:
-    """Run every due job inline (the sweep's path; tests)."""
+    """Run up to ``limit`` due jobs inline; counts by outcome (the sweep's batch)."""
     counts: dict[str, int] = {}
     for job_id in due_job_ids(db, limit):
         outcome = run_job(db, store, job_id)

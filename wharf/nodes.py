@@ -10,7 +10,7 @@ from wharf.access import (Access, at_least, node_access, require_node, require_s
                           space_role)
 from wharf.clock import utcnow
 from wharf.context import RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from wharf.errors import Conflict, Forbidden, ValidationFailed
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name
 
@@ -144,6 +144,3 @@ def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
 def role_for(session: Session, ctx: RequestContext, node: Node) -> Access:
     return node_access(session, ctx.principal, node)
 
-
-__all__ = ["create_node", "get_node", "update_node", "list_children", "list_roots",
-           "resources_for", "resolve_parent", "NotFound"]

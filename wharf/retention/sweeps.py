@@ -174,17 +174,18 @@ def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
 
 
 def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
-    """Run due object deletion jobs (failed ones come due again on their backoff)."""
+    """Run due object deletion jobs (failed ones come due again on their backoff, so a
+    batch never sees the same job twice)."""
     counts = {"deleted": 0, "retry": 0}
     for _ in range(ctx.max_batches):
-        ids = deletion.due_job_ids(ctx.db, ctx.batch_size)
-        if not ids:
+        batch = deletion.run_due(ctx.db, ctx.blob_store, ctx.batch_size)
+        ran = sum(batch.values())
+        for outcome, n in batch.items():
+            counts[outcome] = counts.get(outcome, 0) + n
+        if not ran:
             break
-        for job_id in ids:
-            outcome = deletion.run_job(ctx.db, ctx.blob_store, job_id)
-            counts[outcome] = counts.get(outcome, 0) + 1
-        ctx.batch_done("retry_deletion_jobs", len(ids))
-        if len(ids) < ctx.batch_size or counts.get("retry", 0) >= len(ids):
+        ctx.batch_done("retry_deletion_jobs", ran)
+        if ran < ctx.batch_size:
             break
     return counts
 
