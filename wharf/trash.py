@@ -155,8 +155,7 @@ def submit_due_purges(db: Database, settings: Settings, now: datetime,
                       limit: int = 1000) -> int:
     """Trash older than WHARF_TRASH_RETENTION → ``purge_trash`` operations (once per batch:
     the idempotency key is derived from the batch id)."""
-    from wharf.operations.service import Operations as Ops
-    ops = Ops(db, settings)
+    ops = Operations(db, settings)
     cutoff = now - timedelta(seconds=settings.trash_retention)
     submitted = 0
     with db.write() as s:

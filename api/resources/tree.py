@@ -6,6 +6,7 @@ import falcon
 from api import serialize
 from api.body import read_json
 from storage.db import Database
+from storage.models import User
 from wharf import nodes, spaces
 from wharf.pagination import parse_limit
 
@@ -88,7 +89,6 @@ class Member:
         with self.db.write() as s:
             member, created = spaces.put_member(s, req.context.ctx, space_id, user_id,
                                                 body.get("role"))
-            from storage.models import User
             resp.media = serialize.member(member, s.get(User, member.user_id))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 

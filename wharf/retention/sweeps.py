@@ -14,7 +14,7 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.models import (ApiToken, BlobUploadSession, LoginSession, Operation,
                             OperationAttempt, ScheduleTick)
-from wharf import deletion
+from wharf import blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
 
@@ -102,7 +102,6 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
 def recover_operations(ctx: SweepContext) -> dict[str, int]:
     """Re-enqueue pending operations that are due (lost message, retry time came) and
     running ones whose lease expired; fail those that used up their attempts."""
-    from wharf.blobs import recover_interrupted_sessions
     requeued = expired = 0
     for _ in range(ctx.max_batches):
         # A pending operation is re-enqueued only after a lease length without progress:
@@ -115,7 +114,7 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         ctx.batch_done("recover_operations", report.requeued + report.expired)
         if report.requeued + report.expired < ctx.batch_size:
             break
-    sessions = recover_interrupted_sessions(ctx.db, limit=ctx.batch_size)
+    sessions = blobs.recover_interrupted_sessions(ctx.db, limit=ctx.batch_size)
     relayed = recovery.relay(ctx.db, ctx.send, batch=ctx.batch_size)
     return {"requeued": requeued, "expired": expired, "sessions_reset": sessions,
             "relayed": relayed}
@@ -215,8 +214,7 @@ def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
 
 def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
     """Trash older than WHARF_TRASH_RETENTION → ``purge_trash`` operations."""
-    from wharf.trash import submit_due_purges
-    return {"purges_submitted": submit_due_purges(ctx.db, ctx.settings, ctx.now,
+    return {"purges_submitted": trash.submit_due_purges(ctx.db, ctx.settings, ctx.now,
                                                   limit=ctx.batch_size)}
 
 
