@@ -317,7 +317,9 @@ def test_redis_flush_between_commit_and_execution_is_healed_from_the_database(cl
                "the scheduler to enqueue a recovery sweep", cluster)
     # ... and Redis loses everything, the sweep's doorbell included.
     cluster.redis.flushdb()
-    assert cluster.redis.dbsize() == 0
+    # The scheduler keeps ticking, so new maintenance messages may arrive at once; what
+    # matters is that no operation message survived.
+    assert not cluster.redis.exists("wharf:operations", "wharf:operations.msgs")
 
     started = time.monotonic()
     cluster.start_worker()
