@@ -24,7 +24,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     identity = identity or Identity(settings)
     app = falcon.App(middleware=[
         RequestIdMiddleware(),
-        AuthMiddleware(db, identity, settings.trusted_proxy_count),
+        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins),
         BodyLimitMiddleware(settings.max_body_bytes),
     ])
     app.req_options.strip_url_path_trailing_slash = True

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import falcon
 
 from storage.db import Database
+from wharf.config import origin
 from wharf.context import ANONYMOUS, RequestContext
 from wharf.errors import Forbidden, PayloadTooLarge, Unauthenticated
 from wharf.identity import Identity
@@ -19,14 +20,18 @@ SESSION_COOKIE = "wharf_session"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-def _origin_host(origin: str) -> str | None:
-    """The host of an ``Origin`` header; None for "null" and anything unparseable."""
-    if origin == "null":
+def _parse_origin(value: str) -> str | None:
+    """An ``Origin`` header, serialised (scheme://host[:port]); None for "null" and junk."""
+    if value == "null":
         return None
     try:
-        return urlsplit(origin).hostname
-    except ValueError:  # e.g. "http://[" (a malformed IPv6 literal)
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:  # e.g. "http://[" (a malformed IPv6 literal) or a bad port
         return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return origin(parts.scheme, parts.hostname, port)
 
 
 class RequestIdMiddleware:
@@ -60,10 +65,37 @@ class AuthMiddleware:
     a user. Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
     """
 
-    def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0):
+    def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
+                 allowed_origins: tuple[str, ...] = ()):
         self.db = db
         self.identity = identity
         self.trusted_proxy_count = trusted_proxy_count
+        self.allowed_origins = frozenset(allowed_origins)
+
+    def _own_origin(self, req: falcon.Request) -> str | None:
+        """The origin this request was addressed to: scheme, host and port.
+
+        The scheme is the WSGI one, or ``X-Forwarded-Proto`` when trusted proxies are
+        configured (a proxy that terminates TLS); host and port come from ``Host``.
+        """
+        scheme = req.forwarded_scheme if self.trusted_proxy_count else req.scheme
+        host_header = req.get_header("Host")
+        try:
+            if host_header:
+                parts = urlsplit("//" + host_header)
+                host, port = parts.hostname, parts.port
+            else:
+                host, port = req.host, req.port
+        except ValueError:
+            return None
+        if not host or scheme not in ("http", "https"):
+            return None
+        return origin(scheme, host, port)
+
+    def _same_origin(self, req: falcon.Request, header: str) -> bool:
+        sent = _parse_origin(header)
+        return sent is not None and (sent in self.allowed_origins
+                                     or sent == self._own_origin(req))
 
     def _client_ip(self, req: falcon.Request) -> str | None:
         """The client address, trusting only the last ``trusted_proxy_count`` hops.
@@ -133,5 +165,7 @@ class AuthMiddleware:
             # Cookie-authenticated writes must come from our own origin (CSRF defence on
             # top of SameSite=Lax and the JSON content type).
             # "null" is what sandboxed frames and opaque origins send: not our own page.
-            if origin and _origin_host(origin) != req.host.lower():
+            # Scheme, host and port must all match (or the origin is in
+            # WHARF_ALLOWED_ORIGINS): http://host:9999 is another site than http://host:8080.
+            if origin and not self._same_origin(req, origin):
                 raise Forbidden("Cross-origin request refused.", code="cross_origin")

@@ -145,6 +145,15 @@ def op(op_id: str, summary: str, responses: dict, *, body: str | None = None,
     return out
 
 
+def rate_limited() -> dict:
+    """429 ``rate_limited`` with ``Retry-After`` (login and registration throttles)."""
+    out = problem(429)
+    out["429"]["description"] = "too many attempts; retry after Retry-After seconds"
+    out["429"]["headers"] = {"Retry-After": {"schema": {"type": "string"},
+                                             "description": "seconds to wait"}}
+    return out
+
+
 PATHS: dict[str, Any] = {
     "/healthz": {"get": op("healthz", "Liveness", json_resp(200, "Health"), security=False)},
     "/readyz": {"get": op("readyz", "Readiness: database, broker, storage",
@@ -162,10 +171,12 @@ PATHS: dict[str, Any] = {
                                                  "schema": {"type": "object"}}}}},
                                     security=False)},
     "/api/users": {"post": op("registerUser", "Register a user (creates the personal space)",
-                              {**json_resp(201, "RegisterResult"), **problem(409)},
+                              {**json_resp(201, "RegisterResult"), **problem(409),
+                               **rate_limited()},
                               body="RegisterRequest", security=False)},
     "/api/login-sessions": {"post": op("login", "Log in; sets the wharf_session cookie",
-                                       json_resp(201, "LoginResult"), body="LoginRequest",
+                                       {**json_resp(201, "LoginResult"), **rate_limited()},
+                                       body="LoginRequest",
                                        security=False)},
     "/api/login-sessions/current": {"delete": op("logout", "Log out",
                                                  {"204": {"description": "logged out"}})},
@@ -206,7 +217,8 @@ PATHS: dict[str, Any] = {
         "put": op("putMember", "Add a member or change their role",
                   {**json_resp(200, "Member"), **json_resp(201, "Member"), **problem(409)},
                   body="PutMemberRequest"),
-        "delete": op("deleteMember", "Remove a member", {"204": {"description": "removed"}}),
+        "delete": op("deleteMember", "Remove a member, or leave (your own id)",
+                     {"204": {"description": "removed"}, **problem(409)}),
     },
     "/api/nodes": {"post": op("createNode", "Create an organisational node",
                               json_resp(201, "Node"), body="CreateNodeRequest")},

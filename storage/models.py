@@ -66,6 +66,18 @@ class ApiToken(Base):
     last_used_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
 
 
+class AuthThrottle(Base):
+    """Fixed-window counters of login and registration attempts (see wharf.throttle).
+
+    ``key`` is e.g. ``login:user:<username>``, ``login:addr:<ip>``, ``register:addr:<ip>``.
+    """
+    __tablename__ = "auth_throttle"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
 # --- spaces and the tree --------------------------------------------------------------
 
 class Space(Base):

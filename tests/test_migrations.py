@@ -139,10 +139,8 @@ def _seed(url: str, tmp_path: Path) -> None:
     db = Database(url)
     identity = Identity(settings)
     try:
-        with db.write() as s:
-            identity.register(s, RequestContext(), "alice", PASSWORD)
-        with db.write() as s:
-            identity.login(s, RequestContext(), "alice", PASSWORD)
+        identity.register(db, RequestContext(), "alice", PASSWORD)
+        identity.login(db, RequestContext(), "alice", PASSWORD)
     finally:
         db.dispose()
 

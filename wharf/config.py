@@ -81,6 +81,40 @@ def _http_url(env: Mapping[str, str], name: str) -> str | None:
     return raw
 
 
+def _origins(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list of origins: ``scheme://host[:port]``, nothing else.
+
+    Returned normalised (lower case, default port dropped) the way browsers send them.
+    """
+    from urllib.parse import urlsplit
+    out = []
+    for item in (env.get(name) or "").split(","):
+        raw = item.strip()
+        if not raw:
+            continue
+        try:
+            parts = urlsplit(raw)
+            port = parts.port
+        except ValueError:
+            raise ConfigError(f"{name}: {raw!r} is not an origin") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname \
+                or parts.path not in ("", "/") or parts.query or parts.fragment \
+                or parts.username or parts.password:
+            raise ConfigError(f"{name}: {raw!r} is not an origin; expected "
+                              "http(s)://host[:port], comma-separated")
+        out.append(origin(parts.scheme, parts.hostname, port))
+    return tuple(dict.fromkeys(out))
+
+
+def origin(scheme: str, host: str, port: int | None) -> str:
+    """The serialised origin (RFC 6454): lower case, default port omitted, IPv6 bracketed."""
+    scheme, host = scheme.lower(), host.lower()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(scheme)
+    return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
@@ -119,6 +153,14 @@ class Settings:
     sweep_interval: int = 60
     max_upload_size: int = 512 * 1024 * 1024
     verify_rehash: bool = True
+    # login / registration rate limits (0 disables a limit)
+    login_max_failures: int = 10
+    login_max_failures_per_address: int = 100
+    login_window: int = 900
+    register_per_address: int = 20
+    register_window: int = 3600
+    # CSRF: origins besides the API's own that may send cookie-authenticated writes
+    allowed_origins: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -168,6 +210,13 @@ class Settings:
             sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
             max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
             verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
+            login_max_failures=_int(env, "WHARF_LOGIN_MAX_FAILURES", 10, minimum=0),
+            login_max_failures_per_address=_int(env, "WHARF_LOGIN_MAX_FAILURES_PER_ADDRESS",
+                                                100, minimum=0),
+            login_window=_int(env, "WHARF_LOGIN_WINDOW", 900, minimum=1),
+            register_per_address=_int(env, "WHARF_REGISTER_PER_ADDRESS", 20, minimum=0),
+            register_window=_int(env, "WHARF_REGISTER_WINDOW", 3600, minimum=1),
+            allowed_origins=_origins(env, "WHARF_ALLOWED_ORIGINS"),
         )
         values.update(overrides)
         return cls(**values)

@@ -113,6 +113,20 @@ class PayloadTooLarge(WharfError):
     title = "Payload too large"
 
 
+class RateLimited(WharfError):
+    """Too many attempts (login failures, registrations) from this client or for this name."""
+
+    status = 429
+    code = "rate_limited"
+    title = "Too many requests"
+    retryable = True
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 1, **kwargs):
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(retry_after))
+        self.details.setdefault("retry_after", retry_after)
+
+
 class Unavailable(WharfError):
     """A dependency is busy or down (database lock, broker, storage); try again later."""
 

@@ -19,13 +19,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from storage.db import Database
 from storage.models import ApiToken, LoginSession, PasswordCredential, Space, User
-from wharf import audit
+from wharf import audit, throttle
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
+from wharf.errors import (Conflict, Forbidden, NotFound, Unauthenticated,
+                          ValidationFailed)
 from wharf.ids import is_id, new_id
+from wharf.throttle import Limit
 from wharf.validation import clean_label
 
 USERNAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}")  # used with fullmatch
@@ -38,6 +41,18 @@ LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _address(ctx: RequestContext) -> str:
+    return (ctx.client_ip or "unknown")[:64]
+
+
+def _as_user(ctx: RequestContext, user: User) -> RequestContext:
+    """The request's context, acting as ``user`` (for the audit row of register/login)."""
+    return RequestContext(principal=Principal(kind="user", user_id=user.id,
+                                              username=user.username),
+                          request_id=ctx.request_id, client_ip=ctx.client_ip,
+                          user_agent=ctx.user_agent)
 
 
 def _encodable(text: str) -> bool:
@@ -60,7 +75,10 @@ class Identity:
         self._dummy_hash = self.hasher.hash(secrets.token_urlsafe(16))
 
     # -- users -------------------------------------------------------------------------
-    def register(self, session: Session, ctx: RequestContext, username: object,
+    # Registration and login take a Database, not a session: argon2 runs between short
+    # transactions, never inside a write transaction (on SQLite that would hold the one
+    # write lock for the whole hash and make every other writer wait).
+    def register(self, db: Database, ctx: RequestContext, username: object,
                  password: object) -> tuple[User, Space]:
         if not isinstance(username, str) or not USERNAME_RE.fullmatch(username):
             raise ValidationFailed(
@@ -73,62 +91,88 @@ class Identity:
             raise ValidationFailed("password must be valid Unicode text",
                                    details={"field": "password"})
         key = username.lower()
-        if session.scalar(select(User.id).where(User.username_key == key)):
-            raise Conflict("That username is taken.", code="username_taken")
-        user = User(id=new_id(), username=username, username_key=key)
-        space = Space(id=new_id(), type="personal", name=username, owner_id=user.id,
-                      public_read=False)
-        session.add(user)
-        try:
+        limits = [Limit(f"register:addr:{_address(ctx)}", self.settings.register_per_address,
+                        self.settings.register_window)]
+        taken = Conflict("That username is taken.", code="username_taken")
+        with db.read() as session:
+            throttle.check(session, limits, "registrations from this address")
+        with db.write() as session:
+            throttle.take(session, limits, "registrations from this address")
+        with db.read() as session:
+            if session.scalar(select(User.id).where(User.username_key == key)):
+                raise taken
+        password_hash = self.hasher.hash(password)
+        with db.write() as session:
+            user = User(id=new_id(), username=username, username_key=key)
+            space = Space(id=new_id(), type="personal", name=username, owner_id=user.id,
+                          public_read=False)
+            session.add(user)
+            try:
+                session.flush()
+            except IntegrityError:
+                raise taken from None
+            session.add(PasswordCredential(user_id=user.id, password_hash=password_hash))
+            session.add(space)
             session.flush()
-        except IntegrityError:
-            raise Conflict("That username is taken.", code="username_taken") from None
-        session.add(PasswordCredential(user_id=user.id, password_hash=self.hasher.hash(password)))
-        session.add(space)
-        session.flush()
-        actor_ctx = RequestContext(principal=Principal(kind="user", user_id=user.id,
-                                                       username=username),
-                                   request_id=ctx.request_id, client_ip=ctx.client_ip,
-                                   user_agent=ctx.user_agent)
-        audit.record(session, actor_ctx, "user.register", "user", user.id, space_id=space.id)
+            audit.record(session, _as_user(ctx, user), "user.register", "user", user.id,
+                         space_id=space.id)
         return user, space
 
     # -- login sessions ----------------------------------------------------------------
-    def login(self, session: Session, ctx: RequestContext, username: object,
+    def login(self, db: Database, ctx: RequestContext, username: object,
               password: object) -> tuple[LoginSession, str, User]:
         failure = Unauthenticated("Wrong username or password.", code="invalid_credentials")
-        if not isinstance(username, str) or not isinstance(password, str) \
-                or not USERNAME_RE.fullmatch(username) or len(password) > PASSWORD_MAX \
-                or not _encodable(password):
+        plausible = (isinstance(username, str) and isinstance(password, str)
+                     and USERNAME_RE.fullmatch(username) is not None
+                     and len(password) <= PASSWORD_MAX and _encodable(password))
+        st = self.settings
+        limits = [Limit(f"login:addr:{_address(ctx)}", st.login_max_failures_per_address,
+                        st.login_window)]
+        user_key = None
+        if plausible:
+            user_key = f"login:user:{username.lower()}"
+            limits.insert(0, Limit(user_key, st.login_max_failures, st.login_window))
+        # Every attempt takes a slot (so concurrent guesses cannot overshoot the limit);
+        # a successful login gives its slots back.
+        with db.read() as session:
+            throttle.check(session, limits, "failed logins")
+        with db.write() as session:
+            throttle.take(session, limits, "failed logins")
+        if not plausible:
             # No such user can exist: fail the same way, in the same time, without a query.
             self._burn(password if isinstance(password, str) and _encodable(password) else "")
             raise failure
-        row = session.execute(
-            select(User, PasswordCredential.password_hash)
-            .join(PasswordCredential, PasswordCredential.user_id == User.id)
-            .where(User.username_key == username.lower())).first()
+        with db.read() as session:
+            row = session.execute(
+                select(User.id, PasswordCredential.password_hash)
+                .join(PasswordCredential, PasswordCredential.user_id == User.id)
+                .where(User.username_key == username.lower())).first()
         if row is None:
             self._burn(password)
             raise failure
-        user, stored = row
+        user_id, stored = row
         try:
             self.hasher.verify(stored, password)
         except (VerificationError, InvalidHashError):
             raise failure from None
-        if self.hasher.check_needs_rehash(stored):
-            cred = session.get(PasswordCredential, user.id)
-            cred.password_hash = self.hasher.hash(password)
-            cred.updated_at = utcnow()
+        rehashed = self.hasher.hash(password) if self.hasher.check_needs_rehash(stored) else None
         secret = secrets.token_urlsafe(32)
-        login = LoginSession(id=new_id(), user_id=user.id, secret_hash=_digest(secret),
-                             expires_at=utcnow() + timedelta(seconds=self.settings.session_ttl))
-        session.add(login)
-        session.flush()
-        actor_ctx = RequestContext(principal=Principal(kind="user", user_id=user.id,
-                                                       username=user.username),
-                                   request_id=ctx.request_id, client_ip=ctx.client_ip,
-                                   user_agent=ctx.user_agent)
-        audit.record(session, actor_ctx, "session.login", "login_session", login.id)
+        with db.write() as session:
+            user = session.get(User, user_id)
+            if user is None:
+                raise failure
+            if rehashed is not None:
+                cred = session.get(PasswordCredential, user.id)
+                if cred is not None and cred.password_hash == stored:
+                    cred.password_hash = rehashed
+                    cred.updated_at = utcnow()
+            login = LoginSession(id=new_id(), user_id=user.id, secret_hash=_digest(secret),
+                                 expires_at=utcnow() + timedelta(seconds=st.session_ttl))
+            session.add(login)
+            session.flush()
+            audit.record(session, _as_user(ctx, user), "session.login", "login_session",
+                         login.id)
+            throttle.release(session, limits, reset=(user_key,))
         return login, f"{login.id}.{secret}", user
 
     def _burn(self, password: str) -> None:
@@ -168,6 +212,12 @@ class Identity:
     # -- API tokens --------------------------------------------------------------------
     def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
                      expires_in_days: object) -> tuple[ApiToken, str]:
+        # Minting is credential management: it needs a login session (a person who knew
+        # the password). A token that could mint would hand out credentials that outlive
+        # its own expiry and survive its revocation.
+        if ctx.principal.token_id is not None:
+            raise Forbidden("An API token cannot create API tokens; log in to create one.",
+                            code="token_cannot_mint")
         name = clean_label(name, "name", max_len=100)
         if (not isinstance(scopes, list) or not scopes
                 or any(s not in TOKEN_SCOPES for s in scopes)):
@@ -178,12 +228,6 @@ class Identity:
                 or not 1 <= expires_in_days <= 3650):
             raise ValidationFailed("expires_in_days must be an integer from 1 to 3650",
                                    details={"field": "expires_in_days"})
-        if ctx.principal.token_id is not None and not ctx.principal.has_scope("write"):
-            raise ValidationFailed("a read-only token cannot mint tokens")
-        # A token may not mint a token with more power than it has itself.
-        if ctx.principal.scopes is not None and not set(scopes) <= set(ctx.principal.scopes):
-            raise ValidationFailed("a token cannot grant scopes it does not have",
-                                   details={"field": "scopes"})
         prefix = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         token = ApiToken(

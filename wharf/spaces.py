@@ -9,7 +9,7 @@ from wharf import audit
 from wharf.access import Access, require_space, space_role
 from wharf.clock import utcnow
 from wharf.context import RequestContext
-from wharf.errors import Conflict, NotFound, ValidationFailed
+from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name, one_of
@@ -74,10 +74,17 @@ def list_members(session: Session, ctx: RequestContext, space_id: str) -> list[t
         .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).all())
 
 
+# Who manages whom in a team space (the role matrix in docs/architecture.md):
+# - the owner (not a member row) adds, changes and removes anyone, admins included;
+# - an admin adds, changes and removes editors and viewers, but only the owner grants the
+#   admin role or changes or removes an admin (403 ``owner_required``); an admin may step
+#   down (change their own role to editor/viewer) or leave;
+# - any member may leave (DELETE their own membership); the owner is not a member and
+#   cannot leave (409 ``owner_not_member``).
 def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
                role: object) -> tuple[SpaceMember, bool]:
     # Lock the space: concurrent PUTs for the same new member must not both INSERT.
-    space, _ = require_space(session, ctx.principal, space_id, "admin", lock=True)
+    space, access = require_space(session, ctx.principal, space_id, "admin", lock=True)
     role = one_of(role, "role", MEMBER_ROLES)
     if space.type != "team":
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
@@ -88,6 +95,14 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
         raise Conflict("The space owner is not a member; their role cannot change.",
                        code="owner_not_member")
     member = session.get(SpaceMember, (space.id, user.id))
+    current = member.role if member is not None else None
+    if access.role != "owner":
+        is_self = user.id == ctx.principal.user_id
+        # An admin may step down themselves; the admin role is otherwise the owner's call.
+        if role == "admin" and current != "admin" or \
+                current == "admin" and not (is_self and role != "admin"):
+            raise Forbidden("Only the space owner grants, changes or removes the admin role.",
+                            code="owner_required")
     created = member is None
     if created:
         member = SpaceMember(space_id=space.id, user_id=user.id, role=role)
@@ -102,9 +117,19 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
 
 
 def delete_member(session: Session, ctx: RequestContext, space_id: str, user_id: str) -> None:
-    space, _ = require_space(session, ctx.principal, space_id, "admin", lock=True)
+    """Remove a member: the owner removes anyone, an admin removes editors and viewers, and
+    every member may remove themselves (leave)."""
+    leaving = user_id == ctx.principal.user_id
+    space, access = require_space(session, ctx.principal, space_id,
+                                  "viewer" if leaving else "admin", lock=True)
+    if user_id == space.owner_id:
+        raise Conflict("The space owner is not a member and cannot leave the space.",
+                       code="owner_not_member")
     member = session.get(SpaceMember, (space.id, user_id)) if is_id(user_id) else None
     if member is None:
         raise NotFound("That user is not a member of this space.")
+    if not leaving and access.role != "owner" and member.role == "admin":
+        raise Forbidden("Only the space owner removes an admin.", code="owner_required")
     session.delete(member)
-    audit.record(session, ctx, "space.member.delete", "user", user_id, space_id=space.id)
+    audit.record(session, ctx, "space.member.delete", "user", user_id, space_id=space.id,
+                 details={"left": True} if leaving else None)

@@ -22,10 +22,9 @@ class Users:
 
     def on_post(self, req, resp):
         body = read_json(req, "RegisterRequest")
-        with self.db.write() as s:
-            user, space = self.identity.register(s, req.context.ctx, body.get("username"),
-                                                 body.get("password"))
-            resp.media = {**serialize.user(user), "personal_space_id": space.id}
+        user, space = self.identity.register(self.db, req.context.ctx, body.get("username"),
+                                             body.get("password"))
+        resp.media = {**serialize.user(user), "personal_space_id": space.id}
         resp.status = falcon.HTTP_201
         resp.location = "/api/me"
 
@@ -38,11 +37,10 @@ class LoginSessions:
 
     def on_post(self, req, resp):
         body = read_json(req, "LoginRequest")
-        with self.db.write() as s:
-            login, cookie, user = self.identity.login(s, req.context.ctx, body.get("username"),
-                                                      body.get("password"))
-            resp.media = {"session_id": login.id, "expires_at": iso(login.expires_at),
-                          "user": serialize.user(user)}
+        login, cookie, user = self.identity.login(self.db, req.context.ctx,
+                                                  body.get("username"), body.get("password"))
+        resp.media = {"session_id": login.id, "expires_at": iso(login.expires_at),
+                      "user": serialize.user(user)}
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=self.settings.session_ttl, path="/",
                         secure=self.settings.secure_cookies, http_only=True, same_site="Lax")
         resp.status = falcon.HTTP_201
