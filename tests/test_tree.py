@@ -142,7 +142,8 @@ def test_owner_cannot_be_made_a_member(world, db):
     assert row_counts(db) == before
     assert alice.get(f"/api/spaces/{space['id']}").json["role"] == "owner"
     # and cannot be removed by an admin
-    assert_problem(bob.delete(f"/api/spaces/{space['id']}/members/{alice.user_id}"), 404)
+    assert_problem(bob.delete(f"/api/spaces/{space['id']}/members/{alice.user_id}"), 409,
+                   "owner_not_member")
     assert alice.get(f"/api/spaces/{space['id']}").json["role"] == "owner"
 
 

@@ -12,7 +12,7 @@ from sqlalchemy import delete, or_, select, update
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.models import (ApiToken, BlobUploadSession, LoginSession, Operation,
+from storage.models import (ApiToken, AuthThrottle, BlobUploadSession, LoginSession, Operation,
                             OperationAttempt, ScheduleTick)
 from wharf import blobs, deletion, trash
 from wharf.config import Settings
@@ -190,7 +190,8 @@ def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
 
 
 def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
-    """Delete expired login sessions, and expired or revoked API tokens."""
+    """Delete expired login sessions, expired or revoked API tokens, and ended login and
+    registration throttle windows."""
     now = ctx.now
 
     def pick_sessions(s):
@@ -206,10 +207,24 @@ def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
     def apply_tokens(s, ids):
         s.execute(delete(ApiToken).where(ApiToken.id.in_(ids)))
 
+    # Login/registration throttle counters whose window has ended (the longest window, so
+    # no live counter is dropped early).
+    throttle_cutoff = now - timedelta(seconds=max(ctx.settings.login_window,
+                                                  ctx.settings.register_window))
+
+    def pick_throttle(s):
+        return select(AuthThrottle.key).where(AuthThrottle.window_start <= throttle_cutoff)
+
+    def apply_throttle(s, keys):
+        s.execute(delete(AuthThrottle).where(AuthThrottle.key.in_(keys),
+                                             AuthThrottle.window_start <= throttle_cutoff))
+
     return {"login_sessions": _batched(ctx, "delete_expired_credentials", pick_sessions,
                                        apply_sessions),
             "api_tokens": _batched(ctx, "delete_expired_credentials", pick_tokens,
-                                   apply_tokens)}
+                                   apply_tokens),
+            "auth_throttle": _batched(ctx, "delete_expired_credentials", pick_throttle,
+                                      apply_throttle)}
 
 
 def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
