@@ -4,6 +4,10 @@ Passwords are hashed with argon2id (``argon2.PasswordHasher``). Login sessions a
 tokens store only an id/prefix and the SHA-256 of a random secret; the raw secret goes
 to the client once. Unknown user and wrong password fail the same way, in similar time
 (an unknown user is verified against a dummy hash).
+
+Password hashing runs outside any write transaction, and failed logins and registrations
+are rate limited (``wharf.throttle``). API tokens are minted only by a logged-in user,
+never by another token.
 """
 from __future__ import annotations
 
