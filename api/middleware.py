@@ -58,12 +58,16 @@ class AuthMiddleware:
 
     Resources declare ``anonymous_ok = True`` to serve visitors; every other route needs
     a user. Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
+    On ``own_bearer_paths`` (the monitoring endpoints) the bearer token is not an API token:
+    the resource checks it itself (``WHARF_METRICS_TOKEN``).
     """
 
-    def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0):
+    def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
+                 own_bearer_paths: frozenset[str] = frozenset()):
         self.db = db
         self.identity = identity
         self.trusted_proxy_count = trusted_proxy_count
+        self.own_bearer_paths = own_bearer_paths
 
     def _client_ip(self, req: falcon.Request) -> str | None:
         """The client address, trusting only the last ``trusted_proxy_count`` hops.
@@ -87,7 +91,9 @@ class AuthMiddleware:
         req.context.principal = ANONYMOUS
         req.context.auth_via = None
         auth = req.get_header("Authorization")
-        if auth:
+        if auth and req.path in self.own_bearer_paths:
+            pass
+        elif auth:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
                 raise Unauthenticated("Use 'Authorization: Bearer <token>'.", code="invalid_token")

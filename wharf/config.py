@@ -81,6 +81,23 @@ def _http_url(env: Mapping[str, str], name: str) -> str | None:
     return raw
 
 
+def _optional_port(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    return _int(env, name, 0, minimum=0, maximum=65535)
+
+
+def _token(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    if len(raw) < 16 or not raw.isascii() or not raw.isprintable() or " " in raw:
+        raise ConfigError(f"{name}: expected at least 16 printable ASCII characters "
+                          "without spaces")
+    return raw
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
@@ -119,6 +136,10 @@ class Settings:
     sweep_interval: int = 60
     max_upload_size: int = 512 * 1024 * 1024
     verify_rehash: bool = True
+    # monitoring
+    metrics_port: int | None = None
+    metrics_token: str | None = field(default=None, repr=False)
+    metrics_cache_seconds: float = 5.0
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -168,6 +189,9 @@ class Settings:
             sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
             max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
             verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
+            metrics_port=_optional_port(env, "WHARF_METRICS_PORT"),
+            metrics_token=_token(env, "WHARF_METRICS_TOKEN"),
+            metrics_cache_seconds=_float(env, "WHARF_METRICS_CACHE_SECONDS", 5.0),
         )
         values.update(overrides)
         return cls(**values)
