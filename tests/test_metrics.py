@@ -159,3 +159,24 @@ def test_bad_metrics_settings_are_configuration_errors(tmp_path, env, variable):
 def test_metrics_token_is_not_in_the_settings_repr(tmp_path):
     settings = Settings.from_env({"WHARF_DATA_DIR": str(tmp_path), "WHARF_METRICS_TOKEN": TOKEN})
     assert settings.metrics_token == TOKEN and TOKEN not in repr(settings)
+
+
+# -- the metrics port of the background processes: bad values stop them with exit 2 ---------
+@pytest.mark.slow
+def test_metrics_port_in_use_or_out_of_range_is_a_configuration_error(tmp_path):
+    import socket
+
+    from tests.test_cli import _assert_config_error, run_wharf, wharf_env
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_wharf(tmp_path, "scheduler", timeout=60,
+                           env=wharf_env(tmp_path, WHARF_METRICS_PORT=str(port)))
+        _assert_config_error(result, "WHARF_METRICS_PORT")
+        assert f"127.0.0.1:{port}" in result.stderr
+    result = run_wharf(tmp_path, "worker", "--metrics-port", "70000", timeout=60)
+    assert result.returncode == 2 and "--metrics-port 70000" in result.stderr, result.stderr
+    result = run_wharf(tmp_path, "worker", timeout=60,
+                       env=wharf_env(tmp_path, WHARF_METRICS_PORT="-1"))
+    _assert_config_error(result, "WHARF_METRICS_PORT")

@@ -254,7 +254,7 @@ def serve(settings, port: int | None, *, alive: Callable[[], bool] = lambda: Tru
         server = MetricsServer(settings.host, port, token=settings.metrics_token, alive=alive,
                                registry=registry)
     except OSError as exc:
-        raise ConfigError(f"WHARF_METRICS_PORT: cannot listen on {settings.host}:{port} "
+        raise ConfigError(f"WHARF_METRICS_PORT={port}: cannot listen on {settings.host}:{port} "
                           f"({exc.strerror or exc})") from None
     print(f"wharf: {name} metrics on http://{settings.host}:{server.port}/metrics", flush=True)
     return server.start()
