@@ -180,3 +180,24 @@ def test_metrics_port_in_use_or_out_of_range_is_a_configuration_error(tmp_path):
     result = run_wharf(tmp_path, "worker", timeout=60,
                        env=wharf_env(tmp_path, WHARF_METRICS_PORT="-1"))
     _assert_config_error(result, "WHARF_METRICS_PORT")
+
+
+def test_database_down_is_not_ready_and_metrics_still_answer(tmp_path):
+    from tasks.runtime import Components
+    settings = make_settings(tmp_path, "postgresql://wharf:x@127.0.0.1:1/nowhere")
+    comps = Components(settings)
+    try:
+        anon = ApiClient(comps.api_app())
+        r = anon.get("/readyz")
+        assert r.status_code == 503 and r.headers["retry-after"] == "5"
+        assert r.json["status"] == "unavailable"
+        assert r.json["checks"]["database"].startswith("error: ")
+        r = anon.get("/healthz/details")
+        assert r.status_code == 503 and r.json["status"] == "unavailable"
+        assert r.json["checks"]["database"]["status"] == "down"
+        r = anon.get("/metrics")
+        assert r.status_code == 200
+        assert sample(r.text, "wharf_dependency_up", dependency="database") == 0
+        assert sample(r.text, "wharf_dependency_up", dependency="unitstore") == 1
+    finally:
+        comps.close()

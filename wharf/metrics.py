@@ -22,9 +22,9 @@ import os
 import threading
 import time
 from datetime import timedelta
+from socketserver import ThreadingMixIn
 from typing import Callable, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-from socketserver import ThreadingMixIn
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram,
                                generate_latest)

@@ -1,8 +1,7 @@
-"""Liveness, readiness and the OpenAPI document."""
+"""Liveness, readiness, dependency details, metrics and the OpenAPI document."""
 from __future__ import annotations
 
 import json
-import logging
 from typing import Callable
 
 import falcon
@@ -11,8 +10,6 @@ from api.openapi import SPEC
 from wharf import metrics
 from wharf.errors import Unauthenticated
 from wharf.metrics import check_all, token_ok
-
-log = logging.getLogger("wharf.api")
 
 
 class Health:
