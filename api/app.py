@@ -15,16 +15,20 @@ from wharf.identity import Identity
 
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
-               ready_checks: dict[str, Callable[[], None]] | None = None,
+               dependency_checks: dict[str, Callable[[], None]] | None = None,
+               operation_kinds: tuple[str, ...] = (),
                operations=None, unitstore=None, notifier=None, blob_store=None,
                metrics: bool = False,
                extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
     """Build the WSGI app. ``operations`` (the engine's submit/read service), ``unitstore``
-    and ``notifier`` (long-poll wake-ups) enable the operation endpoints."""
+    and ``notifier`` (long-poll wake-ups) enable the operation endpoints.
+    ``dependency_checks`` (broker, blob store, ...) are reported by ``/healthz/details`` and
+    ``/metrics``; readiness is the database alone."""
     identity = identity or Identity(settings)
     app = falcon.App(middleware=[
         RequestIdMiddleware(),
-        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins),
+        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
+                       own_bearer_paths=frozenset({"/metrics", "/healthz/details"})),
         BodyLimitMiddleware(settings.max_body_bytes),
     ])
     app.req_options.strip_url_path_trailing_slash = True
@@ -32,12 +36,16 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.resp_options.secure_cookies_by_default = settings.secure_cookies
     errors.install(app)
 
-    checks = {"database": db.ping, **(ready_checks or {})}
+    checks = {"database": db.ping, **(dependency_checks or {})}
     app.add_route("/healthz", system.Health())
-    app.add_route("/readyz", system.Ready(checks))
+    app.add_route("/healthz/details", system.HealthDetails(checks, settings.metrics_token))
+    app.add_route("/readyz", system.Ready({"database": db.ping}))
     app.add_route("/api/openapi.json", system.OpenApi())
     if metrics:
-        app.add_route("/metrics", system.Metrics(db))
+        from wharf.metrics import DatabaseCollector
+        collector = DatabaseCollector(db, kinds=operation_kinds, checks=dependency_checks,
+                                      ttl=settings.metrics_cache_seconds)
+        app.add_route("/metrics", system.Metrics(collector, settings.metrics_token))
 
     app.add_route("/api/users", identity_res.Users(db, identity))
     app.add_route("/api/login-sessions", identity_res.LoginSessions(db, identity, settings))

@@ -63,14 +63,18 @@ class AuthMiddleware:
 
     Resources declare ``anonymous_ok = True`` to serve visitors; every other route needs
     a user. Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
+    On ``own_bearer_paths`` (the monitoring endpoints) the bearer token is not an API token:
+    the resource checks it itself (``WHARF_METRICS_TOKEN``).
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
-                 allowed_origins: tuple[str, ...] = ()):
+                 allowed_origins: tuple[str, ...] = (),
+                 own_bearer_paths: frozenset[str] = frozenset()):
         self.db = db
         self.identity = identity
         self.trusted_proxy_count = trusted_proxy_count
         self.allowed_origins = frozenset(allowed_origins)
+        self.own_bearer_paths = own_bearer_paths
 
     def _own_origin(self, req: falcon.Request) -> str | None:
         """The origin this request was addressed to: scheme, host and port.
@@ -119,7 +123,9 @@ class AuthMiddleware:
         req.context.principal = ANONYMOUS
         req.context.auth_via = None
         auth = req.get_header("Authorization")
-        if auth:
+        if auth and req.path in self.own_bearer_paths:
+            pass
+        elif auth:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
                 raise Unauthenticated("Use 'Authorization: Bearer <token>'.", code="invalid_token")

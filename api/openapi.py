@@ -74,6 +74,11 @@ SCHEMAS: dict[str, Any] = {
                  "capabilities": ref("Capabilities")}),
     "NodeList": page_of("Node"),
     "Health": obj({"status": {"type": "string"}, "checks": {"type": "object"}}, ["status"]),
+    "HealthDetails": obj({
+        "status": {"type": "string", "enum": ["ok", "degraded", "unavailable"]},
+        "checks": {"type": "object", "additionalProperties": obj(
+            {"status": {"type": "string", "enum": ["ok", "down"]},
+             "error": {"type": "string"}}, ["status"])}}),
     # --- request bodies (self-contained: validated directly) ---
     "RegisterRequest": obj({"username": {"type": "string", "minLength": 3, "maxLength": 64},
                             "password": {"type": "string", "minLength": 12, "maxLength": 1024}},
@@ -154,14 +159,24 @@ def rate_limited() -> dict:
     return out
 
 
+def _not_ready(path: dict, schema: str) -> dict:
+    """Readiness answers 503 with its JSON report (not a problem document)."""
+    path["get"]["responses"]["503"] = {
+        "description": "not ready (the database does not answer)",
+        "content": {"application/json": {"schema": ref(schema)}}}
+    return path
+
+
 PATHS: dict[str, Any] = {
     "/healthz": {"get": op("healthz", "Liveness", json_resp(200, "Health"), security=False)},
-    "/readyz": {"get": op("readyz", "Readiness: database, broker, storage",
-                          {**json_resp(200, "Health"),
-                           "503": {"description": "not ready",
-                                   "content": {"application/json": {"schema": ref("Health")}}}},
-                          security=False)},
-    "/metrics": {"get": op("metrics", "Prometheus metrics",
+    "/readyz": _not_ready({"get": op("readyz", "Readiness: the database answers",
+                                     {**json_resp(200, "Health")}, security=False)}, "Health"),
+    "/healthz/details": _not_ready({"get": op(
+        "healthDetails", "Every dependency (database, broker, blob store, unit store) with its "
+        "status; needs 'Authorization: Bearer <WHARF_METRICS_TOKEN>' when that is set",
+        {**json_resp(200, "HealthDetails")}, security=False)}, "HealthDetails"),
+    "/metrics": {"get": op("metrics", "Prometheus metrics; needs 'Authorization: Bearer "
+                           "<WHARF_METRICS_TOKEN>' when that is set",
                            {"200": {"description": "text exposition format",
                                     "content": {"text/plain": {"schema": {"type": "string"}}}}},
                            security=False)},

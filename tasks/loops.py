@@ -33,6 +33,9 @@ class Periodic:
         self._thread.start()
         return self
 
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:

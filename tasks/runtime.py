@@ -66,7 +66,8 @@ class Components:
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)
 
-    def ready_checks(self) -> dict:
+    def dependency_checks(self) -> dict:
+        """Everything but the product database (readiness): ``/healthz/details``, metrics."""
         checks = {"broker": lambda: broker_mod.ping(self.broker),
                   "blob_store": self.blob_store.ping}
         if self.unit_db is not None:
@@ -78,7 +79,8 @@ class Components:
                           metrics=True,
                           unitstore=self.unitstore, notifier=self.notifier,
                           blob_store=self.blob_store,
-                          ready_checks=self.ready_checks())
+                          dependency_checks=self.dependency_checks(),
+                          operation_kinds=tuple(sorted(self.handlers)))
 
     def scheduler(self, scheduler_id: str) -> Scheduler:
         return Scheduler(self.db, self.settings, scheduler_id, self.schedules)

@@ -23,17 +23,31 @@ def scheduler_loop(scheduler, settings: Settings) -> Periodic:
 
 
 def run_scheduler(settings: Settings) -> int:
+    """With a metrics port, serves ``/metrics`` (this process's counters: schedule ticks,
+    skipped sweeps) and ``/healthz`` (200 while the tick loop runs)."""
+    if settings.metrics_port is not None:
+        # One process: its own counters, never those of a directory shared with others.
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
     from tasks.runtime import Components
+    from wharf import metrics
     components = Components(settings)
     scheduler = components.scheduler(f"{socket.gethostname()}:{os.getpid()}")
     loop = scheduler_loop(scheduler, settings)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        server = metrics.serve(settings, settings.metrics_port, name="scheduler",
+                               alive=loop.alive, registry=lambda: metrics.REGISTRY)
+    except Exception:
+        components.close()
+        raise
     loop.start()
     print(f"wharf: scheduler started ({len(scheduler.plan)} schedules)", flush=True)
     stop.wait()
     loop.stop()
+    if server is not None:
+        server.stop()
     components.close()
     print("wharf: scheduler stopped", flush=True)
     return 0

@@ -5,13 +5,19 @@ restarts a child that dies, and on SIGTERM/SIGINT asks every child to stop: each
 taking messages, lets in-flight ones finish (up to ``STOP_TIMEOUT``), and exits. Each child
 also runs the outbox relay. Recovery of lost or orphaned operations is a scheduled sweep:
 run at least one ``wharf scheduler`` beside the workers.
+
+With a metrics port (``WHARF_METRICS_PORT`` or ``--metrics-port``) the parent serves
+``/metrics`` (the children's counters, summed through a private prometheus_client
+multiprocess directory) and ``/healthz`` (liveness of the supervising loop).
 """
 from __future__ import annotations
 
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 
@@ -56,6 +62,21 @@ def run_workers(settings: Settings, processes: int | None = None,
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    metrics_dir = server = None
+    heartbeat = [time.monotonic()]
+    if settings.metrics_port is not None:
+        # Children (spawned: they inherit the environment) write their counters here; this
+        # directory is ours alone, so an inherited PROMETHEUS_MULTIPROC_DIR shared with other
+        # processes cannot mix their counters into ours.
+        metrics_dir = tempfile.mkdtemp(prefix="wharf-worker-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        from wharf import metrics
+        try:
+            server = metrics.serve(settings, settings.metrics_port, name="worker",
+                                   alive=lambda: time.monotonic() - heartbeat[0] < 30)
+        except Exception:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            raise
 
     def spawn(i: int):
         p = ctx.Process(target=_child, args=(i, threads), name=f"wharf-worker-{i}")
@@ -65,6 +86,7 @@ def run_workers(settings: Settings, processes: int | None = None,
     children = [spawn(i) for i in range(processes)]
     print(f"wharf: worker started: {processes} process(es) x {threads} thread(s)", flush=True)
     while not stopping.wait(0.5):
+        heartbeat[0] = time.monotonic()
         for i, p in enumerate(children):
             if not p.is_alive() and not stopping.is_set():
                 log.warning("worker process %d exited with %s; restarting", i, p.exitcode)
@@ -79,5 +101,9 @@ def run_workers(settings: Settings, processes: int | None = None,
         if p.is_alive():
             p.kill()
             p.join(1)
+    if server is not None:
+        server.stop()
+    if metrics_dir is not None:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
     print("wharf: worker stopped", flush=True)
     return 0

@@ -335,13 +335,14 @@ def test_serve_end_to_end_then_sigterm(tmp_path, spawn):
     assert (tmp_path / "data" / "wharf.db").is_file()
 
 
-# --- wharf api (gunicorn with deploy/gunicorn.conf.py) ----------------------------------------
+# --- wharf api (gunicorn with the packaged api/gunicorn_conf.py) ------------------------------
 
 def test_api_under_gunicorn_serves_and_stops_on_sigterm(tmp_path, spawn):
+    """Run outside the repository (cwd is a temp dir, no WHARF_GUNICORN_CONF): the packaged
+    gunicorn settings are found (the access log format with the request id is theirs)."""
     assert run_wharf(tmp_path, "migrate").returncode == 0
     port = free_port()
     env = wharf_env(tmp_path, WHARF_PORT=str(port), WEB_CONCURRENCY="1",
-                    WHARF_GUNICORN_CONF=str(REPO / "deploy" / "gunicorn.conf.py"),
                     PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics"))
     api = spawn("api", env=env)
     api.wait_for(rf"Listening at: http://127\.0\.0\.1:{port}", timeout=60)

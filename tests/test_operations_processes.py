@@ -404,3 +404,64 @@ def test_sigterm_lets_the_in_flight_operation_finish_and_exits_0(cluster):
     later_op = get_op(client, later["id"])
     assert later_op["status"] == "pending" and later_op["attempts"] == 0, later_op
     assert "wharf: worker stopped" in cluster.log_text(worker)
+
+
+# -- metrics of the background processes -------------------------------------------------------
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _scrape(port: int, path: str = "/metrics", token: str | None = None):
+    import requests
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return requests.get(f"http://127.0.0.1:{port}{path}", headers=headers, timeout=5)
+
+
+def _sample(body: str, name: str, **labels: str) -> float:
+    import re
+    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    m = re.search(rf"^{re.escape(name)}\{{{re.escape(want)}\}} (\S+)$", body, re.MULTILINE)
+    return float(m.group(1)) if m else 0.0
+
+
+def test_worker_and_scheduler_serve_their_own_counters(cluster):
+    """Separate processes (as separate containers would be): each one's counters reach
+    Prometheus through its own metrics port, behind the metrics token."""
+    token = "metrics-token-" + uuid.uuid4().hex
+    cluster.env["WHARF_METRICS_TOKEN"] = token
+    client = cluster.api()
+    space = cluster.login(client)
+    worker_port, scheduler_port = _free_port(), _free_port()
+    worker = cluster._start("worker", ["worker", "--processes", "2", "--threads", "1",
+                                       "--metrics-port", str(worker_port)])
+    scheduler = cluster._start("scheduler", ["scheduler", "--metrics-port",
+                                             str(scheduler_port)])
+    for proc, port in ((worker, worker_port), (scheduler, scheduler_port)):
+        wait_until(lambda: f"metrics on http://127.0.0.1:{port}/metrics"
+                   in cluster.log_text(proc), 60, "the metrics port", cluster)
+        assert _scrape(port, "/healthz").status_code == 200
+        assert _scrape(port).status_code == 401  # the token is required
+        assert _scrape(port, token="wrong-" + token).status_code == 401
+    op = submit(client, space, "counted")
+    assert wait_done(client, op["id"], 60)["status"] == "completed", cluster.logs()
+
+    def worker_counts():
+        body = _scrape(worker_port, token=token).text
+        finished = _sample(body, "wharf_operations_finished_total", code="",
+                           kind="create_resource", status="completed")
+        sweeps = _sample(body, "wharf_sweep_runs_total", outcome="done",
+                         sweep="recover_operations")
+        return (finished, sweeps) if finished == 1 and sweeps >= 1 else None
+
+    wait_until(worker_counts, 30, "the worker's counters on its metrics port", cluster,
+               interval=0.5)
+    ticks = _sample(_scrape(scheduler_port, token=token).text, "wharf_schedule_ticks_total",
+                    decision="enqueued", schedule="recover_operations")
+    assert ticks >= 1
+    # Both stop cleanly, metrics port included.
+    for proc in (worker, scheduler):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(40) == 0, cluster.logs()

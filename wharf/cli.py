@@ -147,8 +147,11 @@ def _serve_until(server, stop: threading.Event, grace: float = 10.0) -> None:
 
 
 def cmd_api(args) -> int:
-    """Production API: gunicorn with deploy/gunicorn.conf.py defaults."""
+    """Production API: gunicorn with the packaged settings (api/gunicorn_conf.py) or the
+    file named by WHARF_GUNICORN_CONF."""
     settings = _settings(args)
+    from importlib.util import find_spec
+
     from gunicorn.app.wsgiapp import WSGIApplication
     host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
         else settings.host
@@ -157,29 +160,36 @@ def cmd_api(args) -> int:
     if conf:
         if not os.path.isfile(conf):
             raise ConfigError(f"WHARF_GUNICORN_CONF={conf!r}: no such file")
-        argv += ["--config", conf]
     else:
-        argv += ["--worker-class", "gthread"]
-    # Explicit options win over the config file; without a file the defaults are 2 x 8.
-    workers = args.workers if args.workers is not None else (None if conf else 2)
-    threads = args.threads if args.threads is not None else (None if conf else 8)
-    if workers is not None:
-        argv += ["--workers", str(workers)]
-    if threads is not None:
-        argv += ["--threads", str(threads)]
+        conf = find_spec("api.gunicorn_conf").origin
+    argv += ["--config", conf]
+    # Explicit options win over the config file.
+    if args.workers is not None:
+        argv += ["--workers", str(args.workers)]
+    if args.threads is not None:
+        argv += ["--threads", str(args.threads)]
     sys.argv = argv
     WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]").run()
     return 0
 
 
+def _with_metrics_port(settings: Settings, args) -> Settings:
+    port = getattr(args, "metrics_port", None)
+    if port is None:
+        return settings
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--metrics-port {port}: expected an integer between 0 and 65535")
+    return settings.replace(metrics_port=port)
+
+
 def cmd_worker(args) -> int:
-    settings = _settings(args)
+    settings = _with_metrics_port(_settings(args), args)
     from tasks.worker import run_workers
     return run_workers(settings, processes=args.processes, threads=args.threads)
 
 
 def cmd_scheduler(args) -> int:
-    settings = _settings(args)
+    settings = _with_metrics_port(_settings(args), args)
     from tasks.scheduler import run_scheduler
     return run_scheduler(settings)
 
@@ -226,6 +236,8 @@ def cmd_deletion_jobs(args) -> int:
     return 1 if jobs else 0
 
 
+METRICS_PORT_HELP = ("serve /metrics and /healthz on this port (overrides WHARF_METRICS_PORT; "
+                     "0 picks a free port)")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL")
 
 
@@ -252,8 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("worker", help="Dramatiq worker processes (Redis broker)")
     p.add_argument("--processes", type=int)
     p.add_argument("--threads", type=int)
+    p.add_argument("--metrics-port", type=int, help=METRICS_PORT_HELP)
     p.set_defaults(func=cmd_worker)
     p = sub.add_parser("scheduler", help="retention sweeps on their schedule")
+    p.add_argument("--metrics-port", type=int, help=METRICS_PORT_HELP)
     p.set_defaults(func=cmd_scheduler)
     p = sub.add_parser("sweeps", help="list the schedules with their last and next run")
     p.set_defaults(func=cmd_sweeps)

@@ -113,6 +113,21 @@ def origin(scheme: str, host: str, port: int | None) -> str:
         host = f"[{host}]"
     default = {"http": 80, "https": 443}.get(scheme)
     return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
+def _optional_port(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    return _int(env, name, 0, minimum=0, maximum=65535)
+
+
+def _token(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    if len(raw) < 16 or not raw.isascii() or not raw.isprintable() or " " in raw:
+        raise ConfigError(f"{name}: expected at least 16 printable ASCII characters "
+                          "without spaces")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -161,6 +176,10 @@ class Settings:
     register_window: int = 3600
     # CSRF: origins besides the API's own that may send cookie-authenticated writes
     allowed_origins: tuple[str, ...] = ()
+    # monitoring
+    metrics_port: int | None = None
+    metrics_token: str | None = field(default=None, repr=False)
+    metrics_cache_seconds: float = 5.0
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -217,6 +236,9 @@ class Settings:
             register_per_address=_int(env, "WHARF_REGISTER_PER_ADDRESS", 20, minimum=0),
             register_window=_int(env, "WHARF_REGISTER_WINDOW", 3600, minimum=1),
             allowed_origins=_origins(env, "WHARF_ALLOWED_ORIGINS"),
+            metrics_port=_optional_port(env, "WHARF_METRICS_PORT"),
+            metrics_token=_token(env, "WHARF_METRICS_TOKEN"),
+            metrics_cache_seconds=_float(env, "WHARF_METRICS_CACHE_SECONDS", 5.0),
         )
         values.update(overrides)
         return cls(**values)

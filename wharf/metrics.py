@@ -1,15 +1,30 @@
 """Prometheus metrics: in-process counters plus cluster-wide gauges read from the database.
 
-Counters live in the process where things happen (API: submissions; workers: finished
-operations and sweeps). With ``PROMETHEUS_MULTIPROC_DIR`` set, prometheus_client keeps them
-in shared files and ``/metrics`` aggregates every process on the host. The gauges (queue
-lag, pending work, deletion jobs) are read from the database at scrape time, so any API
-process reports the same cluster-wide values.
+Counters live in the process where things happen, and each long-running process serves
+its own:
+
+- API (``/metrics`` on the API port): submissions, plus the cluster-wide gauges (queue lag,
+  open operations, deletion jobs, dependency status) read from the database at scrape time
+  and cached for ``WHARF_METRICS_CACHE_SECONDS``. Under gunicorn, ``PROMETHEUS_MULTIPROC_DIR``
+  lets one worker report the counters of all of them.
+- ``wharf worker`` and ``wharf scheduler`` (``/metrics`` on ``WHARF_METRICS_PORT``, see
+  :func:`serve`): finished operations, sweep runs, schedule ticks. The worker's parent
+  gives its children a private multiprocess directory and reports their sum.
+
+``WHARF_METRICS_TOKEN``, when set, is required as ``Authorization: Bearer`` on every
+``/metrics``.
 """
 from __future__ import annotations
 
+import hmac
+import logging
 import os
+import threading
+import time
 from datetime import timedelta
+from socketserver import ThreadingMixIn
+from typing import Callable, Iterable
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram,
                                generate_latest)
@@ -17,6 +32,10 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
 from wharf.clock import utcnow
+
+log = logging.getLogger("wharf.metrics")
+OPEN_STATUSES = ("pending", "running")
+DELETION_JOB_STATES = ("due", "waiting", "failing", "failing_over_a_day")
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -34,31 +53,70 @@ OPS_SUBMITTED = Counter("wharf_operations_submitted_total", "Operations recorded
                         registry=REGISTRY)
 OPS_FINISHED = Counter("wharf_operations_finished_total", "Operations finished",
                        ["kind", "status", "code"], registry=REGISTRY)
+SCHEDULE_TICKS = Counter("wharf_schedule_ticks_total",
+                         "Schedule ticks this scheduler decided, by decision",
+                         ["schedule", "decision"], registry=REGISTRY)
 
 
 class DatabaseCollector:
-    """Cluster-wide gauges computed from the database at scrape time."""
+    """Cluster-wide gauges computed from the database (and dependency pings) at scrape
+    time, cached for ``ttl`` seconds so frequent scrapes by several Prometheus servers do
+    not each run the COUNTs."""
 
-    def __init__(self, db):
+    def __init__(self, db, *, kinds: Iterable[str] = (),
+                 checks: dict[str, Callable[[], None]] | None = None, ttl: float = 5.0):
         self.db = db
+        self.kinds = tuple(kinds)
+        self.checks = dict(checks or {})
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._cached: list | None = None
+        self._at = 0.0
 
     def collect(self):
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._at >= self.ttl:
+                self._cached = self._compute()
+                self._at = time.monotonic()
+            return list(self._cached)
+
+    def _compute(self) -> list:
+        up = GaugeMetricFamily("wharf_dependency_up",
+                               "1 when the dependency answered its check at the last scrape",
+                               labels=["dependency"])
+        results = check_all({"database": self.db.ping, **self.checks})
+        for name, error in results.items():
+            up.add_metric([name], 0.0 if error else 1.0)
+        out = [up]
+        if results.get("database") is None:
+            try:
+                out += self._database_gauges()
+            except Exception as exc:  # the database went away mid-scrape: report what we have
+                log.warning("database gauges unavailable: %s", exc)
+        return out
+
+    def _database_gauges(self) -> list:
         from storage.models import ObjectDeletionJob, Operation, OutboxMessage
         now = utcnow()
+        out = []
         with self.db.read() as s:
-            pending = GaugeMetricFamily("wharf_operations_open", "Operations not yet done",
-                                        labels=["kind", "status"])
+            counts = {(kind, status): 0 for kind in self.kinds for status in OPEN_STATUSES}
             for kind, status, n in s.execute(
                     select(Operation.kind, Operation.status, func.count())
-                    .where(Operation.status.in_(("pending", "running")))
+                    .where(Operation.status.in_(OPEN_STATUSES))
                     .group_by(Operation.kind, Operation.status)):
+                counts[(kind, status)] = n
+            pending = GaugeMetricFamily("wharf_operations_open", "Operations not yet done",
+                                        labels=["kind", "status"])
+            for (kind, status), n in sorted(counts.items()):
                 pending.add_metric([kind, status], n)
-            yield pending
+            out.append(pending)
             oldest = s.scalar(select(func.min(Operation.created_at)).where(
                 Operation.status == "pending", Operation.attempts == 0))
-            yield GaugeMetricFamily("wharf_operation_queue_lag_seconds",
-                                    "Age of the oldest operation not yet started",
-                                    value=(now - oldest).total_seconds() if oldest else 0.0)
+            out.append(GaugeMetricFamily("wharf_operation_queue_lag_seconds",
+                                         "Age of the oldest operation not yet started",
+                                         value=(now - oldest).total_seconds() if oldest else 0.0))
             jobs = GaugeMetricFamily("wharf_deletion_jobs", "Object deletion jobs",
                                      labels=["state"])
             due = s.scalar(select(func.count()).select_from(ObjectDeletionJob).where(
@@ -69,26 +127,134 @@ class DatabaseCollector:
             stuck = s.scalar(select(func.count()).select_from(ObjectDeletionJob).where(
                 ObjectDeletionJob.attempts > 0,
                 ObjectDeletionJob.created_at < now - timedelta(days=1)))
-            jobs.add_metric(["due"], due)
-            jobs.add_metric(["waiting"], total - due)
-            jobs.add_metric(["failing"], failing)
-            jobs.add_metric(["failing_over_a_day"], stuck)
-            yield jobs
-            yield GaugeMetricFamily("wharf_outbox_undispatched", "Outbox rows not yet sent",
-                                    value=s.scalar(select(func.count()).select_from(
-                                        OutboxMessage).where(
-                                        OutboxMessage.dispatched_at.is_(None))))
+            for state, n in zip(DELETION_JOB_STATES, (due, total - due, failing, stuck)):
+                jobs.add_metric([state], n)
+            out.append(jobs)
+            out.append(GaugeMetricFamily("wharf_outbox_undispatched", "Outbox rows not yet sent",
+                                         value=s.scalar(select(func.count()).select_from(
+                                             OutboxMessage).where(
+                                             OutboxMessage.dispatched_at.is_(None)))))
+        return out
 
 
-def render(db=None) -> tuple[bytes, str]:
-    registry = REGISTRY
+def check_all(checks: dict[str, Callable[[], None]]) -> dict[str, str | None]:
+    """Run each check; ``None`` for a dependency that answered, else the error's type name."""
+    results: dict[str, str | None] = {}
+    for name, check in checks.items():
+        try:
+            check()
+            results[name] = None
+        except Exception as exc:  # any failure means "down"; say which
+            results[name] = type(exc).__name__
+            log.warning("dependency check %s failed: %s", name, exc)
+    return results
+
+
+def token_ok(expected: str | None, authorization: str | None) -> bool:
+    """Whether an ``Authorization`` header value carries ``expected`` (or none is needed)."""
+    if not expected:
+        return True
+    scheme, _, value = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        value.strip().encode(), expected.encode())
+
+
+def process_registry() -> CollectorRegistry:
+    """This process's counters, or with ``PROMETHEUS_MULTIPROC_DIR`` those of every process
+    writing to that directory."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-    output = generate_latest(registry)
-    if db is not None:
-        extra = CollectorRegistry()
-        extra.register(DatabaseCollector(db))
+        return registry
+    return REGISTRY
+
+
+def render(collector: DatabaseCollector | None = None) -> tuple[bytes, str]:
+    output = generate_latest(process_registry())
+    if collector is not None:
+        extra = CollectorRegistry(auto_describe=False)
+        extra.register(collector)
         output += generate_latest(extra)
     return output, CONTENT_TYPE_LATEST
+
+
+# --- the metrics port of `wharf worker` and `wharf scheduler` ------------------------------
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - scrapes every few seconds: no log
+        pass
+
+
+class MetricsServer:
+    """``GET /metrics`` (the process's counters; bearer token when one is configured) and
+    ``GET /healthz`` (liveness: 200 while ``alive()`` is true, else 503) on a port of its
+    own, served from a daemon thread."""
+
+    def __init__(self, host: str, port: int, *, token: str | None = None,
+                 alive: Callable[[], bool] = lambda: True,
+                 registry: Callable[[], CollectorRegistry] = process_registry):
+        self.token = token
+        self.alive = alive
+        self.registry = registry
+        self.httpd = make_server(host, port, self._app, _Server, handler_class=_QuietHandler)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="metrics-http",
+                                        daemon=True)
+
+    def _app(self, environ, start_response):
+        path = environ.get("PATH_INFO") or "/"
+        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return _reply(start_response, "405 Method Not Allowed", b"GET only\n")
+        if path == "/healthz":
+            if self.alive():
+                return _reply(start_response, "200 OK", b'{"status": "ok"}',
+                              "application/json")
+            return _reply(start_response, "503 Service Unavailable",
+                          b'{"status": "unavailable"}', "application/json")
+        if path == "/metrics":
+            if not token_ok(self.token, environ.get("HTTP_AUTHORIZATION")):
+                return _reply(start_response, "401 Unauthorized",
+                              b"metrics need 'Authorization: Bearer <WHARF_METRICS_TOKEN>'\n",
+                              extra=[("WWW-Authenticate", 'Bearer realm="metrics"')])
+            return _reply(start_response, "200 OK", generate_latest(self.registry()),
+                          CONTENT_TYPE_LATEST)
+        return _reply(start_response, "404 Not Found", b"not found\n")
+
+    def start(self) -> "MetricsServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(5)
+
+
+def _reply(start_response, status: str, body: bytes, ctype: str = "text/plain; charset=utf-8",
+           extra: list | None = None):
+    start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
+                            *(extra or [])])
+    return [body]
+
+
+def serve(settings, port: int | None, *, alive: Callable[[], bool] = lambda: True,
+          registry: Callable[[], CollectorRegistry] = process_registry,
+          name: str = "wharf") -> MetricsServer | None:
+    """Start the metrics port when one is configured (``None``: no port, nothing served)."""
+    if port is None:
+        return None
+    from wharf.config import ConfigError
+    try:
+        server = MetricsServer(settings.host, port, token=settings.metrics_token, alive=alive,
+                               registry=registry)
+    except OSError as exc:
+        raise ConfigError(f"WHARF_METRICS_PORT={port}: cannot listen on {settings.host}:{port} "
+                          f"({exc.strerror or exc})") from None
+    print(f"wharf: {name} metrics on http://{settings.host}:{server.port}/metrics", flush=True)
+    return server.start()

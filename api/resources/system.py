@@ -1,15 +1,15 @@
-"""Liveness, readiness and the OpenAPI document."""
+"""Liveness, readiness, dependency details, metrics and the OpenAPI document."""
 from __future__ import annotations
 
 import json
-import logging
 from typing import Callable
 
 import falcon
 
 from api.openapi import SPEC
-
-log = logging.getLogger("wharf.api")
+from wharf import metrics
+from wharf.errors import Unauthenticated
+from wharf.metrics import check_all, token_ok
 
 
 class Health:
@@ -20,7 +20,11 @@ class Health:
 
 
 class Ready:
-    """Each check is a callable that raises when its dependency is not usable."""
+    """Readiness: can this process accept requests? Only the product database counts: the
+    broker and the blob store are shared by every replica, and the API rides out their
+    outages (the outbox keeps submissions; uploads fail with their own errors), so pulling
+    every replica out of the load balancer would only turn a partial outage into a full one.
+    Their status is in ``/healthz/details`` and in ``wharf_dependency_up``."""
 
     anonymous_ok = True
 
@@ -28,17 +32,46 @@ class Ready:
         self.checks = checks
 
     def on_get(self, req, resp):
-        results, ok = {}, True
-        for name, check in self.checks.items():
-            try:
-                check()
-                results[name] = "ok"
-            except Exception as exc:  # any failure means "not ready"; say which
-                ok = False
-                results[name] = f"error: {type(exc).__name__}"
-                log.warning("readiness check %s failed: %s", name, exc)
-        resp.media = {"status": "ok" if ok else "unavailable", "checks": results}
+        results = check_all(self.checks)
+        ok = all(error is None for error in results.values())
+        resp.media = {"status": "ok" if ok else "unavailable",
+                      "checks": {name: "ok" if error is None else f"error: {error}"
+                                 for name, error in results.items()}}
         if not ok:
+            resp.status = falcon.HTTP_503
+            resp.set_header("Retry-After", "5")
+
+
+def _require_metrics_token(req, token: str | None) -> None:
+    if not token_ok(token, req.get_header("Authorization")):
+        raise Unauthenticated("Send 'Authorization: Bearer <WHARF_METRICS_TOKEN>'.",
+                              code="invalid_metrics_token")
+
+
+class HealthDetails:
+    """Every dependency with its status: ``ok`` when all answer, ``degraded`` when the
+    database answers but something else does not (200), ``unavailable`` when the database
+    does not (503). Guarded by ``WHARF_METRICS_TOKEN`` when one is set."""
+
+    anonymous_ok = True
+
+    def __init__(self, checks: dict[str, Callable[[], None]], token: str | None = None):
+        self.checks = checks
+        self.token = token
+
+    def on_get(self, req, resp):
+        _require_metrics_token(req, self.token)
+        results = check_all(self.checks)
+        if results.get("database") is not None:
+            status = "unavailable"
+        elif any(error is not None for error in results.values()):
+            status = "degraded"
+        else:
+            status = "ok"
+        resp.media = {"status": status, "checks": {
+            name: {"status": "ok"} if error is None else {"status": "down", "error": error}
+            for name, error in results.items()}}
+        if status == "unavailable":
             resp.status = falcon.HTTP_503
             resp.set_header("Retry-After", "5")
 
@@ -57,15 +90,16 @@ class OpenApi:
 
 
 class Metrics:
-    """Prometheus exposition: process counters plus database-derived gauges."""
+    """Prometheus exposition: process counters plus database-derived gauges (cached)."""
 
     anonymous_ok = True
 
-    def __init__(self, db):
-        self.db = db
+    def __init__(self, collector: metrics.DatabaseCollector, token: str | None = None):
+        self.collector = collector
+        self.token = token
 
     def on_get(self, req, resp):
-        from wharf import metrics
-        body, ctype = metrics.render(self.db)
+        _require_metrics_token(req, self.token)
+        body, ctype = metrics.render(self.collector)
         resp.data = body
         resp.content_type = ctype

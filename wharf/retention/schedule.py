@@ -103,6 +103,7 @@ class Scheduler:
             if self._seen.get(sched.name) == due:
                 continue
             done[sched.name] = self._decide(sched, due, now)
+            metrics.SCHEDULE_TICKS.labels(sched.name, done[sched.name]).inc()
             self._seen[sched.name] = due
         return done
 

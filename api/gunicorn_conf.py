@@ -1,8 +1,9 @@
 """gunicorn settings for ``wharf api``.
 
-Used when ``WHARF_GUNICORN_CONF`` points here (the container image sets it). ``wharf api``
-also passes ``--bind WHARF_HOST:WHARF_PORT`` on the command line, which agrees with the
-``bind`` below; ``GUNICORN_CMD_ARGS`` (e.g. ``--threads 16``) overrides anything here.
+Packaged with Wharf and used by ``wharf api`` unless ``WHARF_GUNICORN_CONF`` names another
+file (start from a copy of this one). ``wharf api`` also passes
+``--bind WHARF_HOST:WHARF_PORT`` on the command line, which agrees with the ``bind`` below;
+``GUNICORN_CMD_ARGS`` (e.g. ``--threads 16``) overrides anything here.
 
 - ``WEB_CONCURRENCY``: worker processes (default 2). Each has its own database pool
   (PostgreSQL: up to 30 connections), so size ``max_connections`` for
