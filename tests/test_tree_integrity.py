@@ -296,3 +296,31 @@ def test_trash_listing_pages_past_batches_the_caller_cannot_see(world, db, monke
     # alice (owner) sees all ten, newest first, in full pages
     first = alice.get(f"/api/spaces/{sp}/trash", params={"limit": "4"}).json
     assert len(first["items"]) == 4 and first["next_cursor"]
+
+
+def test_restore_racing_a_trash_of_the_folder_above_never_strands_nodes(world, db):
+    """Restore R while P (above R) is being trashed: either R comes back first and goes
+    into P's batch, or P's batch is first and R's restore is refused — R never ends up
+    restored below a trashed P (where P's purge would delete it unannounced)."""
+    from tests.support.foundation import bearer, make_token
+    from tests.test_tree import _race
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    token = make_token(alice)["token"]
+    for round_ in range(4):
+        p = make_node(alice, sp, f"P{round_}")["id"]
+        r_ = make_node(alice, sp, "R", p)["id"]
+        inner = alice.post(f"/api/nodes/{r_}/trash").json
+        c1, c2 = world.anonymous(), world.anonymous()
+        restored, trashed = _race([
+            lambda: c1.post(f"/api/trash-batches/{inner['id']}/restore", headers=bearer(token)),
+            lambda: c2.post(f"/api/nodes/{p}/trash", headers=bearer(token)),
+        ])
+        assert trashed.status_code == 200, trashed.text
+        with db.read() as s:
+            r_batch = s.get(Node, r_).trash_batch_id
+        if restored.status_code == 200:
+            assert r_batch == trashed.json["id"] and trashed.json["node_count"] == 2
+        else:
+            assert_problem(restored, 409, "ancestor_trashed")
+            assert r_batch == inner["id"] and trashed.json["node_count"] == 1
