@@ -66,7 +66,7 @@ SCHEMAS: dict[str, Any] = {
     "Capabilities": obj({"can_read": {"type": "boolean"}, "can_edit": {"type": "boolean"},
                          "can_create_children": {"type": "boolean"},
                          "can_manage": {"type": "boolean"}, "can_share": {"type": "boolean"},
-                         "can_trash": {"type": "boolean"}}),
+                         "can_trash": {"type": "boolean"}, "can_purge": {"type": "boolean"}}),
     "Node": obj({"id": ID, "space_id": ID, "parent_id": {"anyOf": [ID, {"type": "null"}]},
                  "name": {"type": "string"}, "created_by": ID, "created_at": TS,
                  "updated_at": TS, "resource": ref("ResourceRef"),
@@ -236,7 +236,8 @@ PATHS: dict[str, Any] = {
                      {"204": {"description": "removed"}, **problem(409)}),
     },
     "/api/nodes": {"post": op("createNode", "Create an organisational node",
-                              json_resp(201, "Node"), body="CreateNodeRequest")},
+                              {**json_resp(201, "Node"), **problem(409)},
+                              body="CreateNodeRequest")},
     "/api/nodes/{node_id}": {
         "parameters": [path_param("node_id")],
         "get": op("getNode", "A node", json_resp(200, "Node")),

@@ -17,7 +17,13 @@ SCHEMAS = {
                                       "enum": ["editor", "viewer", None]}}),
     "TrashBatch": obj({"id": ID, "space_id": ID, "root_node_id": ID, "created_by": ID,
                        "node_count": {"type": "integer"}, "created_at": TS}),
-    "TrashBatchList": page_of("TrashBatch"),
+    # In the listing: the batch enclosing this one (its root lies below a node trashed
+    # later; restore that first) and how many batches sit directly inside it (purging this
+    # batch deletes them too).
+    "TrashBatchListItem": {"allOf": [{"$ref": "#/components/schemas/TrashBatch"},
+                                     obj({"enclosing_batch_id": {"anyOf": [ID, {"type": "null"}]},
+                                          "nested_batches": {"type": "integer"}})]},
+    "TrashBatchList": page_of("TrashBatchListItem"),
     "RestoreResult": {"allOf": [{"$ref": "#/components/schemas/TrashBatch"},
                                 obj({"restored_nodes": {"type": "integer"}})]},
     "RecentItem": obj({"resource_id": ID, "kind": {"type": "string"}, "node_id": ID,
@@ -59,7 +65,10 @@ PATHS = {
                   params=[PARAM_LIMIT, PARAM_CURSOR])},
     "/api/trash-batches/{batch_id}/restore": {
         "parameters": [path_param("batch_id")],
-        "post": op("restoreTrash", "Restore exactly this batch", json_resp(200, "RestoreResult"))},
+        "post": op("restoreTrash", "Restore exactly this batch (409 ancestor_trashed while a "
+                   "batch enclosing it is in the trash, 409 purge_in_progress while its "
+                   "permanent delete is queued or running)",
+                   {**json_resp(200, "RestoreResult"), **problem(409)})},
     "/api/resources/{resource_id}/open": {
         "parameters": [path_param("resource_id")],
         "post": op("openResource", "Open a resource (records it in recent)",
@@ -70,7 +79,8 @@ PATHS = {
 }
 
 # DELETE /api/nodes/{node_id} joins the existing path item.
-DELETE_NODE = {**op("purgeNode", "Permanently delete a trashed batch root (purge_trash)",
+DELETE_NODE = {**op("purgeNode", "Permanently delete a trashed batch root and every batch "
+                    "nested below it (purge_trash); space owner or team admin only",
                     {**_op_resp(202, "accepted"), **_op_resp(200, "replay of a finished "
                                                                  "operation"),
                      **problem(409)}),

@@ -7,22 +7,37 @@ role at all (trash operations ask with ``include_trashed=True``).
 
 A target the principal has no role on is *undiscoverable*: callers answer 404, never 403,
 so ids leak nothing. A visible target the principal may not change is 403.
+
+The tree is at most ``MAX_TREE_DEPTH`` levels deep (creates and moves are refused beyond
+it, ``tree_too_deep``). The ancestor walk is bounded by the same limit and never truncates
+silently: a chain that does not reach a root within it (deeper data, a broken parent link)
+raises :class:`TreeTooDeep`, and the resolver answers "no role" for that node (fail closed).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from storage.models import LinkSharing, Node, NodeGrant, Space, SpaceMember
 from wharf.context import Principal
-from wharf.errors import Forbidden, NotFound
+from wharf.errors import Conflict, Forbidden, NotFound
 from wharf.ids import is_id
 
 RANK = {None: 0, "viewer": 1, "editor": 2, "admin": 3, "owner": 4}
 ROLES = ("viewer", "editor", "admin", "owner")
-MAX_DEPTH = 256
+# The deepest a node may sit (a root is at depth 1). Declared once: creates and moves check
+# it (wharf.nodes) and the ancestor walk below is bounded by it.
+MAX_TREE_DEPTH = 256
+
+
+class TreeTooDeep(Conflict):
+    """A node would sit (or sits) deeper than ``MAX_TREE_DEPTH``, or its ancestor chain does
+    not reach a root within that many steps."""
+
+    code = "tree_too_deep"
+    title = "Tree too deep"
 
 
 def at_least(role: str | None, need: str) -> bool:
@@ -37,6 +52,7 @@ def _best(*roles: str | None) -> str | None:
 class Access:
     role: str | None
     can_share: bool = False
+    can_purge: bool = False
 
     @property
     def can_read(self) -> bool:
@@ -58,7 +74,7 @@ class Access:
         return {"can_read": self.can_read, "can_edit": self.can_edit,
                 "can_create_children": self.can_create_children,
                 "can_manage": self.can_manage, "can_share": self.can_share,
-                "can_trash": self.can_edit}
+                "can_trash": self.can_edit, "can_purge": self.can_purge}
 
 
 def space_role(session: Session, principal: Principal, space: Space) -> str | None:
@@ -81,25 +97,60 @@ def can_share(space: Space, space_role_: str | None) -> bool:
     return at_least(space_role_, "admin")
 
 
+def _chain_above(session: Session, start_id: str, budget: int) -> list:
+    """``(id, parent_id, trash_batch_id)`` of ``start_id`` and up to ``budget - 1`` of its
+    ancestors, nearest first, in one recursive query bounded by ``budget`` (so a cycle or
+    an over-deep chain costs at most ``budget`` rows)."""
+    n = Node.__table__
+    chain = (select(n.c.id, n.c.parent_id, n.c.trash_batch_id, literal(1).label("depth"))
+             .where(n.c.id == start_id).cte("chain", recursive=True))
+    chain = chain.union_all(
+        select(n.c.id, n.c.parent_id, n.c.trash_batch_id, chain.c.depth + 1)
+        .join(chain, n.c.id == chain.c.parent_id).where(chain.c.depth < budget))
+    return list(session.execute(select(chain.c.id, chain.c.parent_id, chain.c.trash_batch_id)
+                                .order_by(chain.c.depth)))
+
+
+def can_purge(space: Space, space_role_: str | None) -> bool:
+    """Permanent delete (purge) needs a role that comes from the space itself: the owner of
+    a personal space, the owner or an admin of a team space. A direct grant or a link
+    (editor at most) can trash and restore, never destroy the owner's content."""
+    return at_least(space_role_, "admin")
+
+
 def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
-    """``[(id, trash_batch_id), ...]`` from ``node`` up to its root (memoised per session)."""
+    """``[(id, trash_batch_id), ...]`` from ``node`` up to its root (memoised per session).
+
+    At most ``MAX_TREE_DEPTH`` entries; a chain that does not end at a root within that
+    many (too deep, a cycle, a missing parent) raises :class:`TreeTooDeep` — never a
+    truncated chain, which would hide a trashed ancestor or a grant above the cut."""
     memo: dict = session.info.setdefault("wharf_parents", {})
     chain = [(node.id, node.trash_batch_id)]
     memo[node.id] = (node.parent_id, node.trash_batch_id)
     parent_id = node.parent_id
     while parent_id is not None:
-        if len(chain) > MAX_DEPTH:
-            break
+        if len(chain) >= MAX_TREE_DEPTH:
+            raise TreeTooDeep(f"The node lies deeper than {MAX_TREE_DEPTH} levels.")
         if parent_id not in memo:
-            row = session.execute(select(Node.parent_id, Node.trash_batch_id)
-                                  .where(Node.id == parent_id)).first()
-            if row is None:
-                break
-            memo[parent_id] = (row[0], row[1])
+            rows = _chain_above(session, parent_id, MAX_TREE_DEPTH - len(chain))
+            if not rows:
+                raise TreeTooDeep("The node's ancestor chain is broken.")
+            for id_, parent, batch in rows:
+                memo[id_] = (parent, batch)
         next_parent, batch = memo[parent_id]
         chain.append((parent_id, batch))
         parent_id = next_parent
     return chain
+
+
+def forget_tree(session: Session) -> None:
+    """Drop the memoised parent links (after a move, trash or restore in this session)."""
+    session.info.pop("wharf_parents", None)
+
+
+def depth_of(session: Session, node: Node | None) -> int:
+    """The depth of ``node`` (a root is 1; ``None``, the space root, is 0)."""
+    return 0 if node is None else len(ancestors(session, node))
 
 
 def _chain_role(session: Session, principal: Principal, ids: list[str]) -> str | None:
@@ -115,13 +166,17 @@ def _chain_role(session: Session, principal: Principal, ids: list[str]) -> str |
 
 def node_access(session: Session, principal: Principal, node: Node,
                 space: Space | None = None, *, include_trashed: bool = False) -> Access:
-    chain = ancestors(session, node)
+    try:
+        chain = ancestors(session, node)
+    except TreeTooDeep:
+        return Access(None)  # fail closed: a chain we cannot walk grants nothing
     if not include_trashed and any(batch is not None for _, batch in chain):
         return Access(None)
     space = space or session.get(Space, node.space_id)
     from_space = space_role(session, principal, space)
     role = _best(from_space, _chain_role(session, principal, [i for i, _ in chain]))
-    return Access(role, can_share=can_share(space, from_space))
+    return Access(role, can_share=can_share(space, from_space),
+                  can_purge=can_purge(space, from_space))
 
 
 def node_role(session: Session, principal: Principal, node: Node,
@@ -143,7 +198,8 @@ def require_space(session: Session, principal: Principal, space_id: object,
     if space is None:
         raise NotFound("No such space.")
     role = space_role(session, principal, space)
-    return space, _check(Access(role, can_share=can_share(space, role)), need, "space")
+    return space, _check(Access(role, can_share=can_share(space, role),
+                                can_purge=can_purge(space, role)), need, "space")
 
 
 def require_node(session: Session, principal: Principal, node_id: object,
@@ -154,6 +210,16 @@ def require_node(session: Session, principal: Principal, node_id: object,
         raise NotFound("No such node.")
     access = node_access(session, principal, node, include_trashed=include_trashed)
     return node, _check(access, need, "node")
+
+
+def require_purge(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:
+    """The node, trashed or not, if the principal may delete it permanently (404 if
+    undiscoverable, 403 ``purge_forbidden`` when they may edit but not purge)."""
+    node, access = require_node(session, principal, node_id, "editor", include_trashed=True)
+    if not access.can_purge:
+        raise Forbidden("Only the space owner or a team admin can delete permanently.",
+                        code="purge_forbidden")
+    return node, access
 
 
 def require_share(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:

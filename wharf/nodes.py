@@ -1,4 +1,10 @@
-"""The node tree: organisational nodes, rename, move (cycle-checked), listings."""
+"""The node tree: organisational nodes, rename, move (cycle-checked), listings.
+
+Depth: a root is at depth 1 and nothing may sit deeper than ``MAX_TREE_DEPTH``. Every path
+that creates a node under a parent goes through :func:`resolve_parent`, which refuses a
+parent already at the limit; a move refuses when the new parent's depth plus the height of
+the moved subtree (trashed descendants included: they come back on restore) exceeds it.
+Both answer 409 ``tree_too_deep``."""
 from __future__ import annotations
 
 from sqlalchemy import select, tuple_
@@ -6,15 +12,13 @@ from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
-from wharf.access import (Access, at_least, node_access, require_node, require_space,
-                          space_role)
+from wharf.access import (MAX_TREE_DEPTH, Access, TreeTooDeep, ancestors, at_least, depth_of,
+                          forget_tree, node_access, require_node, require_space, space_role)
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, Forbidden, ValidationFailed
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name
-
-MAX_DEPTH = 256
 
 
 def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
@@ -28,6 +32,9 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     if parent.space_id != space_id:
         raise ValidationFailed("parent_id is in another space", code="parent_in_other_space",
                                details={"field": "parent_id"})
+    if depth_of(session, parent) + 1 > MAX_TREE_DEPTH:
+        raise TreeTooDeep(f"A node cannot sit deeper than {MAX_TREE_DEPTH} levels.",
+                          details={"max_depth": MAX_TREE_DEPTH})
     return session.get(Space, parent.space_id), parent
 
 
@@ -47,14 +54,20 @@ def get_node(session: Session, ctx: RequestContext, node_id: str) -> tuple[Node,
     return require_node(session, ctx.principal, node_id, "viewer")
 
 
-def _ancestor_ids(session: Session, node_id: str | None) -> list[str]:
-    chain: list[str] = []
-    while node_id is not None:
-        chain.append(node_id)
-        if len(chain) > MAX_DEPTH:
-            raise Conflict("The tree is too deep.", code="tree_too_deep")
-        node_id = session.scalar(select(Node.parent_id).where(Node.id == node_id))
-    return chain
+def _subtree_height(session: Session, node_id: str, bound: int) -> int:
+    """Levels in the subtree rooted at ``node_id`` (1 for a leaf), trashed nodes included,
+    counted level by level; stops as soon as the count exceeds ``bound``."""
+    height, frontier = 1, [node_id]
+    while height <= bound:
+        below: list[str] = []
+        for i in range(0, len(frontier), 500):
+            below.extend(session.scalars(select(Node.id).where(
+                Node.parent_id.in_(frontier[i:i + 500]))))
+        if not below:
+            break
+        height += 1
+        frontier = below
+    return height
 
 
 def update_node(session: Session, ctx: RequestContext, node_id: str,
@@ -70,12 +83,13 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
         target = changes["parent_id"]
         # Serialise moves within a space so two concurrent moves cannot build a cycle.
         session.get(Space, node.space_id, with_for_update=True)
+        parent = None
         if target is not None:
             parent, _ = require_node(session, ctx.principal, target, "editor")
             if parent.space_id != node.space_id:
                 raise Conflict("A node can only move within its space.",
                                code="cross_space_move")
-            if node.id in _ancestor_ids(session, parent.id):
+            if node.id in [i for i, _ in ancestors(session, parent)]:
                 raise Conflict("A node cannot move below itself.", code="move_cycle")
         else:
             # The space root is the space's: someone editing through a grant or a link
@@ -83,10 +97,13 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
             space = session.get(Space, node.space_id)
             if not at_least(space_role(session, ctx.principal, space), "editor"):
                 raise Forbidden("Only space editors can move nodes to the space root.")
-        if len(_ancestor_ids(session, target)) + 1 > MAX_DEPTH:
-            raise Conflict("The tree is too deep.", code="tree_too_deep")
+        room = MAX_TREE_DEPTH - depth_of(session, parent)
+        if _subtree_height(session, node.id, room) > room:
+            raise TreeTooDeep(f"The moved subtree would reach deeper than {MAX_TREE_DEPTH} "
+                              "levels.", details={"max_depth": MAX_TREE_DEPTH})
         done["parent_id"] = {"from": node.parent_id, "to": target}
         node.parent_id = target
+        forget_tree(session)
     node.updated_at = utcnow()
     session.flush()
     audit.record(session, ctx, "node.update", "node", node.id, space_id=node.space_id,

@@ -6,6 +6,20 @@ exactly that batch back. Permanent delete of a batch root is an operation: the w
 deletes the units from the UnitStore (idempotently), then in one product transaction
 queues every blob object below for deletion and deletes the rows. It is refused while an
 active worktree references a resource below (``PURGE_BLOCKERS``).
+
+Nested batches: trashing P after R (R below P) leaves R in its own batch, *enclosed* by P's.
+- R cannot be restored while an enclosing batch is trashed (409 ``ancestor_trashed``): it
+  would come back below a trashed node, unreachable, and P's purge would then delete it.
+- Purging P deletes everything below P, R's batch included. The trash listing says so
+  (each batch carries ``enclosing_batch_id`` and ``nested_batches``) and so does the
+  result (``batches_deleted``, ``nested_batch_ids``).
+- A batch whose purge is queued or running cannot be restored (409 ``purge_in_progress``):
+  the worker may already have deleted its units. Restore and the worker's permission
+  re-check both lock the batch row, so one of them waits for the other.
+
+Who may purge: the owner of a personal space, the owner or an admin of a team space
+(``access.can_purge``) — at submission and again in the worker. Editors, grantees and
+link holders can trash and restore but not destroy.
 """
 from __future__ import annotations
 
@@ -13,22 +27,23 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
 from storage.models import (BlobResource, LinkSharing, Node, NodeGrant, Operation, RecentOpen,
-                            Resource, TrashBatch, UnitResource)
+                            Resource, Space, TrashBatch, UnitResource)
 from storage.unitstore import UnitStore
 from wharf import audit, deletion
-from wharf.access import require_node, require_space
+from wharf.access import (ancestors, forget_tree, node_access, require_node, require_purge,
+                          require_space)
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, NotFound
 from wharf.ids import is_id, new_id
 from wharf.operations.service import Operations, Submission, fingerprint
-from wharf.pagination import decode_cursor, page
+from wharf.pagination import decode_cursor, scan_page
 
 log = logging.getLogger("wharf.trash")
 
@@ -54,7 +69,20 @@ def subtree(s: Session, root_id: str) -> list[Node]:
     return out
 
 
+def _lock_space(s: Session, space_id: str, *, forget: bool = True) -> None:
+    """Trash, restore, purge and moves in one space run one at a time (a trash racing a
+    restore could otherwise leave restored nodes below a trashed node); the space row is
+    always locked before a batch row. With ``forget``, what was read before the lock is
+    forgotten, so every check after it sees the current tree."""
+    s.get(Space, space_id, with_for_update=True)
+    if forget:
+        s.expire_all()
+        forget_tree(s)
+
+
 def trash_node(s: Session, ctx: RequestContext, node_id: str) -> TrashBatch:
+    node, _ = require_node(s, ctx.principal, node_id, "editor")
+    _lock_space(s, node.space_id)
     node, _ = require_node(s, ctx.principal, node_id, "editor", lock=True)
     batch = TrashBatch(id=new_id(), space_id=node.space_id, root_node_id=node.id,
                        created_by=ctx.principal.user_id, node_count=0)
@@ -71,13 +99,15 @@ def trash_node(s: Session, ctx: RequestContext, node_id: str) -> TrashBatch:
         s.execute(update(Node).where(Node.id.in_(ids[i:i + 500])).values(
             trash_batch_id=batch.id, updated_at=utcnow()))
     batch.node_count = len(ids)
+    forget_tree(s)
     audit.record(s, ctx, "node.trash", "node", node.id, space_id=node.space_id,
                  details={"batch_id": batch.id, "nodes": len(ids)})
     return batch
 
 
-def _batch_for_caller(s: Session, ctx: RequestContext, batch_id: str) -> TrashBatch:
-    batch = s.get(TrashBatch, batch_id) if is_id(batch_id) else None
+def _batch_for_caller(s: Session, ctx: RequestContext, batch_id: str, *,
+                      lock: bool = False) -> TrashBatch:
+    batch = s.get(TrashBatch, batch_id, with_for_update=lock) if is_id(batch_id) else None
     if batch is None:
         raise NotFound("No such trash batch.")
     try:
@@ -87,33 +117,89 @@ def _batch_for_caller(s: Session, ctx: RequestContext, batch_id: str) -> TrashBa
     return batch
 
 
+def enclosing_batch_id(s: Session, batch: TrashBatch) -> str | None:
+    """The batch holding the nearest trashed ancestor of ``batch``'s root, if any."""
+    root = s.get(Node, batch.root_node_id)
+    parent = s.get(Node, root.parent_id) if root is not None and root.parent_id else None
+    if parent is None:
+        return None
+    return next((b for _, b in ancestors(s, parent) if b is not None), None)
+
+
+def _purge_pending(s: Session, batch: TrashBatch) -> str | None:
+    for op_id, payload in s.execute(select(Operation.id, Operation.payload).where(
+            Operation.kind == KIND, Operation.scope_id == batch.space_id,
+            Operation.status.in_(("pending", "running")))):
+        if isinstance(payload, dict) and payload.get("batch_id") == batch.id:
+            return op_id
+    return None
+
+
 def restore_batch(s: Session, ctx: RequestContext, batch_id: str) -> tuple[TrashBatch, int]:
     batch = _batch_for_caller(s, ctx, batch_id)
+    _lock_space(s, batch.space_id)
+    batch = _batch_for_caller(s, ctx, batch_id, lock=True)
+    enclosing = enclosing_batch_id(s, batch)
+    if enclosing is not None:
+        raise Conflict("A folder above this batch is in the trash; restore that batch first.",
+                       code="ancestor_trashed", details={"enclosing_batch_id": enclosing})
+    op_id = _purge_pending(s, batch)
+    if op_id is not None:
+        raise Conflict("This batch is being deleted permanently.", code="purge_in_progress",
+                       details={"operation_id": op_id})
     res = s.execute(update(Node).where(Node.trash_batch_id == batch.id).values(
         trash_batch_id=None, updated_at=utcnow()))
     s.delete(batch)
+    forget_tree(s)
     audit.record(s, ctx, "trash.restore", "trash_batch", batch.id, space_id=batch.space_id,
                  details={"root_node_id": batch.root_node_id, "nodes": res.rowcount})
     return batch, res.rowcount
 
 
+def nesting(s: Session, batches: list[TrashBatch]) -> dict[str, dict[str, Any]]:
+    """``{batch_id: {"enclosing_batch_id", "nested_batches"}}`` for a page of batches:
+    which batch encloses each one and how many batches sit directly inside it (a purge of
+    a batch deletes those too)."""
+    ids = [b.id for b in batches]
+    out: dict[str, dict[str, Any]] = {i: {"enclosing_batch_id": None, "nested_batches": 0}
+                                      for i in ids}
+    if not ids:
+        return out
+    root, parent = aliased(Node), aliased(Node)
+    # Batches inside one of these: their root's parent belongs to it.
+    for enclosing, count in s.execute(
+            select(parent.trash_batch_id, func.count(TrashBatch.id))
+            .join(root, root.id == TrashBatch.root_node_id)
+            .join(parent, parent.id == root.parent_id)
+            .where(parent.trash_batch_id.in_(ids)).group_by(parent.trash_batch_id)):
+        out[enclosing]["nested_batches"] = count
+    for batch in batches:
+        out[batch.id]["enclosing_batch_id"] = enclosing_batch_id(s, batch)
+    return out
+
+
 def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
                  cursor: str | None) -> tuple[list[TrashBatch], str | None]:
+    """Newest first, only the batches the caller could restore. Visibility is decided per
+    row (grants and links sit on ancestors), so the scan continues past invisible batches
+    until the page is full; it is bounded per request, and when the bound is reached the
+    cursor points after the last row scanned — a short page with a cursor, never a null
+    cursor while rows remain."""
     space, _ = require_space(s, ctx.principal, space_id, "viewer")
     after = decode_cursor("trash", cursor, 1)
-    q = select(TrashBatch).where(TrashBatch.space_id == space.id)
-    if after:
-        q = q.where(TrashBatch.id < after[0])
-    visible: list[TrashBatch] = []
-    for batch in s.scalars(q.order_by(TrashBatch.id.desc()).limit(limit * 4 + 1)):
-        try:
-            require_node(s, ctx.principal, batch.root_node_id, "editor", include_trashed=True)
-        except Exception:
-            continue
-        visible.append(batch)
-        if len(visible) > limit:
-            break
-    return page(visible, limit, "trash", lambda b: [b.id])
+
+    def fetch(key, n):
+        q = select(TrashBatch).where(TrashBatch.space_id == space.id)
+        if key:
+            q = q.where(TrashBatch.id < key[0])
+        return list(s.scalars(q.order_by(TrashBatch.id.desc()).limit(n)))
+
+    def visible(batch: TrashBatch) -> bool:
+        root = s.get(Node, batch.root_node_id)
+        return root is not None and node_access(s, ctx.principal, root, space,
+                                                include_trashed=True).can_edit
+
+    return scan_page(fetch, after, limit, "trash", lambda b: [b.id], visible)
 
 
 def _blocked(s: Session, resource_ids: list[str]) -> str | None:
@@ -136,7 +222,7 @@ def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
     request = {"node_id": node_id}
 
     def prepare(s: Session, op_id: str):
-        node, _ = require_node(s, ctx.principal, node_id, "editor", include_trashed=True)
+        node, _ = require_purge(s, ctx.principal, node_id)
         batch = s.scalar(select(TrashBatch).where(TrashBatch.root_node_id == node.id))
         if batch is None or node.trash_batch_id != batch.id:
             raise Conflict("Only the root of a trash batch can be deleted permanently; "
@@ -189,16 +275,20 @@ class PurgeTrash:
         self.unitstore = unitstore
 
     def _batch(self, s: Session, op: Operation) -> TrashBatch:
-        batch = s.get(TrashBatch, op.payload["batch_id"])
+        # Locked: a restore of this batch waits for us, or we find it gone.
+        batch = s.get(TrashBatch, op.payload["batch_id"], with_for_update=True)
         root = s.get(Node, op.payload["root_node_id"])
         if batch is None or root is None or root.trash_batch_id != batch.id:
             raise Conflict("The batch was restored or is already gone.", code="batch_restored")
         return batch
 
     def authorize(self, s: Session, op: Operation, actor: Principal) -> None:
+        # Runs first in the claim and in the completion transaction (a fresh session each
+        # time, nothing read yet): lock the space, then the batch, like restore does.
+        _lock_space(s, op.payload["space_id"], forget=False)
         self._batch(s, op)
         if not op.payload.get("by_retention"):
-            require_node(s, actor, op.payload["root_node_id"], "editor", include_trashed=True)
+            require_purge(s, actor, op.payload["root_node_id"])
         reason = _blocked(s, [r.id for r in _resources_below(
             s, [n.id for n in subtree(s, op.payload["root_node_id"])])])
         if reason:
@@ -217,7 +307,7 @@ class PurgeTrash:
             self.unitstore.delete_unit(unit_id)
 
     def commit(self, s: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        self._batch(s, op)
+        self._batch(s, op)  # authorize() locked space and batch in this transaction
         nodes = subtree(s, op.payload["root_node_id"])
         node_ids = [n.id for n in nodes]
         resources = _resources_below(s, node_ids)
@@ -233,19 +323,25 @@ class PurgeTrash:
             s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(chunk)))
             s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(chunk)))
             s.execute(delete(Resource).where(Resource.id.in_(chunk)))
+        batch_ids: list[str] = []
         for i in range(0, len(node_ids), 500):
             chunk = node_ids[i:i + 500]
             s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(chunk)))
             s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(chunk)))
+            batch_ids.extend(s.scalars(select(TrashBatch.id)
+                                       .where(TrashBatch.root_node_id.in_(chunk))))
             s.execute(delete(TrashBatch).where(TrashBatch.root_node_id.in_(chunk)))
+        nested = sorted(b for b in batch_ids if b != op.payload["batch_id"])
         for node in reversed(nodes):  # children before parents
             s.execute(delete(Node).where(Node.id == node.id))
         audit.record(s, ctx, "trash.purge", "trash_batch", op.payload["batch_id"],
                      space_id=op.payload["space_id"],
                      details={"nodes": len(nodes), "resources": len(resources),
-                              "objects": objects, "on_behalf_of": op.actor_id})
+                              "objects": objects, "nested_batch_ids": nested,
+                              "on_behalf_of": op.actor_id})
         return {"batch_id": op.payload["batch_id"], "nodes_deleted": len(nodes),
-                "resources_deleted": len(resources), "objects_queued": objects}
+                "resources_deleted": len(resources), "objects_queued": objects,
+                "batches_deleted": len(batch_ids), "nested_batch_ids": nested}
 
     def compensate(self, op: Operation) -> None:
         pass

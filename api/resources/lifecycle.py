@@ -84,7 +84,9 @@ class SpaceTrash:
         with self.db.read() as s:
             items, nxt = trash.list_batches(s, req.context.ctx, space_id, limit,
                                             req.get_param("cursor"))
-            resp.media = {"items": [batch_json(b) for b in items], "next_cursor": nxt}
+            nesting = trash.nesting(s, items)
+            resp.media = {"items": [{**batch_json(b), **nesting[b.id]} for b in items],
+                          "next_cursor": nxt}
 
 
 class BatchRestore:
