@@ -119,6 +119,10 @@ class Settings:
     sweep_interval: int = 60
     max_upload_size: int = 512 * 1024 * 1024
     verify_rehash: bool = True
+    # units (documents): bounds on what one changeset may build
+    unit_max_snapshot_bytes: int = 16 * 1024 * 1024
+    unit_max_changeset_ops: int = 1000
+    unit_max_depth: int = 400
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -168,6 +172,13 @@ class Settings:
             sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
             max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
             verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
+            unit_max_snapshot_bytes=_int(env, "WHARF_UNIT_MAX_SNAPSHOT_BYTES", 16 * 1024 * 1024,
+                                         minimum=1024),
+            # the request schema caps a changeset at 10000 operations
+            unit_max_changeset_ops=_int(env, "WHARF_UNIT_MAX_CHANGESET_OPS", 1000, minimum=1,
+                                        maximum=10000),
+            # above ~400 the JSON encoders and comparisons near Python's recursion limit
+            unit_max_depth=_int(env, "WHARF_UNIT_MAX_DEPTH", 400, minimum=8, maximum=400),
         )
         values.update(overrides)
         return cls(**values)
