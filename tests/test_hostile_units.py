@@ -139,7 +139,7 @@ def test_a_stored_document_deeper_than_the_limit_stays_patchable(world, worker, 
 
 # --- item 3: invalid pointers, non-finite numbers, bounded detail -----------------------
 
-@pytest.mark.parametrize("op", [
+INVALID_OPS = [
     {"op": "add", "path": "/x~2", "value": 1},
     {"op": "add", "path": "x", "value": 1},
     {"op": "remove", "path": "/body/~"},
@@ -155,27 +155,34 @@ def test_a_stored_document_deeper_than_the_limit_stays_patchable(world, worker, 
     {"op": "add", "path": "", "value": [1]},
     {"op": "remove", "path": ""},
     {"op": "move", "from": "/body", "path": "/body/x"},
-])
-def test_invalid_operations_are_400(world, worker, op):
+]
+
+
+def test_invalid_operations_are_400(world, worker):
     alice, unit_id = _unit(world, worker)
-    _problem(_post(alice, unit_id, [op], base=0), 400, "invalid_changeset")
+    for op in INVALID_OPS:
+        r = _post(alice, unit_id, [{"op": "add", "path": "/body/ok", "value": 1}, op], base=0)
+        _problem(r, 400, "invalid_changeset")
+        assert r.json.get("details", {}).get("op_index", 1) == 1, (op, r.json)
     assert alice.get(f"/api/units/{unit_id}").json["revision"] == 0
 
 
-@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"1E400", b"NaN", b"Infinity",
-                                    b"-Infinity"])
-def test_non_finite_numbers_are_refused_at_parsing(world, worker, number):
+def test_non_finite_numbers_are_refused_at_parsing(world, worker):
     alice, unit_id = _unit(world, worker)
-    body = (b'{"base_revision": 0, "changes": [{"op": "add", "path": "/body/n", "value": '
-            + number + b'}]}')
-    _problem(_raw(alice, unit_id, body), 400, "malformed_json")
+    for number in (b"1e999", b"-1e999", b"1E400", b"NaN", b"Infinity", b"-Infinity"):
+        body = (b'{"base_revision": 0, "changes": [{"op": "add", "path": "/body/n", '
+                b'"value": [' + number + b']}]}')
+        _problem(_raw(alice, unit_id, body), 400, "malformed_json")
+        # the same rule for every request body, not only changesets
+        r = alice.request("POST", "/api/spaces", body=b'{"name": ' + number + b'}',
+                          headers={"Content-Type": "application/json"})
+        _problem(r, 400, "malformed_json")
     unit = alice.get(f"/api/units/{unit_id}")
     assert unit.json["revision"] == 0
     json.loads(unit.text, parse_constant=lambda c: pytest.fail(f"{c} in a response"))
-    # the same rule for every request body, not only changesets
-    r = alice.request("POST", "/api/spaces", body=b'{"name": ' + number + b'}',
-                      headers={"Content-Type": "application/json"})
-    _problem(r, 400, "malformed_json")
+    ok = _raw(alice, unit_id, b'{"base_revision": 0, "changes": [{"op": "add", '
+                              b'"path": "/body/n", "value": 1.7976931348623157e308}]}')
+    assert ok.status_code == 200 and ok.json["snapshot"]["body"]["n"] == 1.7976931348623157e308
 
 
 def test_failing_test_op_does_not_echo_the_document(world, worker):
@@ -216,7 +223,11 @@ def small_world(small_settings, db):
 
 
 KEYS = st.sampled_from(["body", "a", "b", "0", "1", "-", "~0", "~1", "~2", "", "x~", "ü"])
+NEAR = st.builds(lambda root, parts: root + "".join("/" + p for p in parts),
+                 st.sampled_from(["/body", "/body", ""]),
+                 st.lists(st.sampled_from(["a", "b", "0", "1", "-"]), max_size=4))
 POINTERS = st.one_of(
+    NEAR, NEAR, NEAR, NEAR,
     st.lists(KEYS, max_size=6).map(lambda parts: "".join("/" + p for p in parts)),
     st.text(max_size=12),
     st.sampled_from(["/body", "/body/a", "/body/a/-", "/body/a/0", "", "/", "x", "/x~2"]),
@@ -224,29 +235,57 @@ POINTERS = st.one_of(
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["a", "b", "0", "x"]),
+                                                 inner, max_size=4)),
     max_leaves=20)
-OPS = st.fixed_dictionaries(
-    {"op": st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"])},
-    optional={"path": POINTERS, "from": POINTERS, "value": VALUES})
-CHANGESETS = st.lists(st.one_of(OPS, OPS, st.sampled_from([
-    {"op": "copy", "from": "/body", "path": "/body/a"},
+GROWTH = st.sampled_from([  # copies and nesting that apply to most states: they hit the limits
     {"op": "copy", "from": "/body", "path": "/body/b"},
     {"op": "copy", "from": "", "path": "/body/c"},
-    {"op": "move", "from": "/body", "path": "/body/x/-"},
-    {"op": "add", "path": "/body/a", "value": {"a": {"a": {"a": {"a": ["x" * 500]}}}}},
-])), min_size=1, max_size=25)
+    {"op": "add", "path": "/body/d", "value": _nest(12, {})},
+    {"op": "copy", "from": "/body/d", "path": "/body/d" + "/a" * 12 + "/a"},
+    {"op": "add", "path": "/body/s", "value": "x" * 2000},
+    {"op": "move", "from": "/body/b", "path": "/body/d/a"},
+    {"op": "add", "path": "/body/a/-", "value": _nest(10, [1, 2, 3])},
+])
+VALID_OPS = st.one_of(
+    st.builds(lambda op, path, value: {"op": op, "path": path, "value": value},
+              st.sampled_from(["add", "add", "add", "replace", "test"]), NEAR, VALUES),
+    st.builds(lambda op, path, source: {"op": op, "path": path, "from": source},
+              st.sampled_from(["move", "copy", "copy"]), NEAR, NEAR),
+    st.builds(lambda path: {"op": "remove", "path": path}, NEAR))
+OPS = st.one_of(
+    VALID_OPS, VALID_OPS, VALID_OPS,
+    st.fixed_dictionaries(
+        {"op": st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"])},
+        optional={"path": POINTERS, "from": POINTERS, "value": VALUES}),
+    GROWTH)
+CHANGESETS = st.one_of(st.lists(OPS, min_size=1, max_size=3),
+                       st.lists(OPS, min_size=1, max_size=25))
 
 
-def test_random_changesets_never_500_and_the_unit_stays_valid(small_world):
-    alice, unit_id = _unit(small_world, None)
+SEED = {"a": [1, {"a": [], "b": {}}, "x"], "b": {"a": {"a": 1}, "0": [0], "1": "y"}}
 
-    @hsettings(max_examples=60, deadline=None, database=None,
+
+def _property(world, strategy, examples: int) -> dict:
+    alice, unit_id = _unit(world, None)
+    seen: dict[str, int] = {}
+
+    @hsettings(max_examples=examples, deadline=None, database=None, derandomize=True,
                suppress_health_check=list(HealthCheck))
-    @given(changes=CHANGESETS, stale=st.booleans())
+    @given(changes=strategy, stale=st.integers(0, 9).map(lambda n: n == 7))
     def check(changes, stale):
-        base = alice.get(f"/api/units/{unit_id}").json["revision"]
+        unit = alice.get(f"/api/units/{unit_id}").json
+        base = unit["revision"]
+        body = unit["snapshot"].get("body")
+        if not isinstance(body, dict) or "a" not in body:
+            # give random pointers something to resolve against
+            fresh = {"type": "doc", "schemaVersion": 1, "body": SEED}
+            seeded = _post(alice, unit_id, [{"op": "add", "path": "", "value": fresh}], base)
+            assert seeded.status_code == 200, seeded.text[:300]
+            base += 1
         r = _post(alice, unit_id, changes, base=base - 1 if stale and base else base)
+        outcome = str(r.status_code) if r.status_code < 300 else r.json.get("code", "?")
+        seen[outcome] = seen.get(outcome, 0) + 1
         if r.status_code >= 300:
             assert 400 <= r.status_code < 500, r.text[:500]
             assert r.headers["content-type"].startswith("application/problem+json")
@@ -262,3 +301,17 @@ def test_random_changesets_never_500_and_the_unit_stays_valid(small_world):
         assert doc["revision"] == base + (1 if r.status_code == 200 else 0)
 
     check()
+    return seen
+
+
+def test_random_changesets_never_500_and_the_unit_stays_valid(small_world):
+    """Anything goes: malformed operations, pointers and values."""
+    seen = _property(small_world, CHANGESETS, 40)
+    assert seen.get("200") and seen.get("invalid_changeset"), seen
+
+
+def test_random_wellformed_changesets_stay_within_the_limits(small_world):
+    """Well-formed operations that grow, nest, copy and move: the limits hold."""
+    seen = _property(small_world, st.lists(GROWTH,
+                                           min_size=1, max_size=8), 30)
+    assert seen.get("200") and (seen.get("unit_too_large") or seen.get("unit_too_deep")), seen
