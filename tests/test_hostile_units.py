@@ -17,6 +17,7 @@ from sqlalchemy import update
 
 from storage.unitstore import UnitRow
 from tests.conftest import make_settings
+from wharf.config import ConfigError, Settings
 
 
 def _unit(world, worker):
@@ -81,6 +82,21 @@ def test_changeset_op_count_is_bounded(world, worker):
     changes = [{"op": "test", "path": "/schemaVersion", "value": 1}] * 1001
     _problem(_post(alice, unit_id, changes, base=0), 413, "changeset_too_large")
     assert _post(alice, unit_id, changes[:1000], base=0).status_code == 200
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("WHARF_UNIT_MAX_SNAPSHOT_BYTES", "12"), ("WHARF_UNIT_MAX_SNAPSHOT_BYTES", "lots"),
+    ("WHARF_UNIT_MAX_CHANGESET_OPS", "0"), ("WHARF_UNIT_MAX_CHANGESET_OPS", "20000"),
+    ("WHARF_UNIT_MAX_DEPTH", "1000"), ("WHARF_UNIT_MAX_DEPTH", "2")])
+def test_unit_limit_settings_are_validated(name, value):
+    with pytest.raises(ConfigError, match=f"^{name}="):
+        Settings.from_env({name: value})
+
+
+def test_unit_limit_settings_defaults():
+    s = Settings.from_env({})
+    assert (s.unit_max_snapshot_bytes, s.unit_max_changeset_ops, s.unit_max_depth) == (
+        16 * 1024 * 1024, 1000, 400)
 
 
 # --- item 2: bounded depth, and no unit becomes unpatchable ----------------------------
