@@ -32,11 +32,17 @@ from itertools import accumulate, count, repeat
 from typing import Any, Callable
 
 import jsonpatch
+import jsonpointer
 from jsonpointer import JsonPointer, JsonPointerException
 
 from wharf.errors import PayloadTooLarge, ValidationFailed
 
 MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed back
+
+# jsonpointer's switch for "member 'x' not found in <the whole containing value>": with it
+# on, every unresolvable pointer would render (and we would then clip) the repr of a
+# possibly multi-megabyte subtree.
+jsonpointer.VERBOSE_EXCEPTIONS = False
 
 
 class InvalidChangeset(ValidationFailed):
@@ -222,10 +228,15 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
         # The serialized form is the copy: C speed, and no recursive deepcopy.
         add = jsonpatch.AddOperation({"op": "add", "path": raw["path"]})
         return add._add(doc, json.loads(text))
-    # move: the subtree keeps its size; it can only get deeper if it moves down
-    if len(op.path.parts) > len(op.source.parts):
-        budget.measure(_resolve(op.source, doc, op.index), op.path, op.index, charge=True)
-    return jsonpatch.MoveOperation(raw).apply(doc)
+    # move: the subtree keeps its size; it can only get deeper if it moves down. Measured
+    # after the move (which may fail on its own, cheaply); on refusal the caller discards
+    # the document.
+    deeper = len(op.path.parts) > len(op.source.parts)
+    value = _resolve(op.source, doc, op.index) if deeper else None
+    doc = jsonpatch.MoveOperation(raw).apply(doc)
+    if deeper:
+        budget.measure(value, op.path, op.index, charge=True)
+    return doc
 
 
 def apply_changeset(doc: dict, ops: list[_Op], limits: UnitLimits,

@@ -299,6 +299,7 @@ def _property(world, strategy, examples: int) -> dict:
             seeded = _post(alice, unit_id, [{"op": "add", "path": "", "value": fresh}], base)
             assert seeded.status_code == 200, seeded.text[:300]
             base += 1
+            unit = alice.get(f"/api/units/{unit_id}").json
         r = _post(alice, unit_id, changes, base=base - 1 if stale and base else base)
         outcome = str(r.status_code) if r.status_code < 300 else r.json.get("code", "?")
         seen[outcome] = seen.get(outcome, 0) + 1
@@ -315,6 +316,8 @@ def _property(world, strategy, examples: int) -> dict:
         size = len(json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode())
         assert size <= SMALL["unit_max_snapshot_bytes"]
         assert doc["revision"] == base + (1 if r.status_code == 200 else 0)
+        if r.status_code != 200:  # nothing stored, not even the operations before the failing one
+            assert snapshot == unit["snapshot"]
 
     check()
     return seen
