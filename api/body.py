@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from functools import lru_cache
 
 import falcon
@@ -57,6 +58,15 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    """JSON numbers that overflow a double (``1e999``) would parse as ``inf`` and be written
+    back as ``Infinity``, which is not JSON: refuse them like ``NaN``/``Infinity``."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -106,7 +116,8 @@ def read_json(req: falcon.Request, schema: str | None = None) -> dict:
         data: object = {}
     else:
         try:
-            data = json.loads(raw, parse_constant=_refuse_constant)
+            data = json.loads(raw, parse_constant=_refuse_constant,
+                              parse_float=_finite_float)
         except RecursionError:
             raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
                                    code="malformed_json") from None

@@ -30,7 +30,8 @@ def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, t
            detail: str | None, extra: dict | None = None, headers: dict | None = None) -> None:
     body = {"type": "about:blank", "title": title, "status": status, "code": code}
     if detail:
-        body["detail"] = detail
+        # bounded: a message must never echo a large client input back
+        body["detail"] = detail if len(detail) <= 1000 else detail[:1000] + "…"
     if extra:
         body.update(extra)
     rid = getattr(req.context, "request_id", None)

@@ -52,6 +52,17 @@ SCHEMAS = {
 }
 
 
+CHANGESET_PROBLEMS = (
+    "Problems (besides the common ones): 400 `invalid_changeset` (malformed operation or "
+    "JSON Pointer, a pointer that does not resolve, a failed `test`; `details.op_index`), "
+    "400 `unit_too_deep` (an inserted value would nest below WHARF_UNIT_MAX_DEPTH levels), "
+    "400 `malformed_json` (also for NaN, Infinity and numbers that overflow a double), "
+    "409 `revision_conflict`, 413 `changeset_too_large` (more operations than "
+    "WHARF_UNIT_MAX_CHANGESET_OPS), 413 `unit_too_large` (the changeset copies, or the "
+    "document would grow to, more than WHARF_UNIT_MAX_SNAPSHOT_BYTES). Nothing is stored "
+    "on any of them.")
+
+
 def _op_resp(status: int, description: str) -> dict:
     return json_resp(status, "Operation", description, headers={**RETRY_AFTER, **LOCATION})
 
@@ -73,9 +84,10 @@ PATHS = {
         "get": op("getUnit", "A unit's snapshot and revision", json_resp(200, "Unit"))},
     "/api/units/{unit_id}/changesets": {
         "parameters": [path_param("unit_id")],
-        "post": op("applyChangeset", "Apply an RFC 6902 JSON Patch against a base revision",
-                   {**json_resp(200, "ChangesetResult"), **problem(409)},
-                   body="ChangesetRequest")},
+        "post": {**op("applyChangeset", "Apply an RFC 6902 JSON Patch against a base revision",
+                      {**json_resp(200, "ChangesetResult"), **problem(409)},
+                      body="ChangesetRequest"),
+                 "description": CHANGESET_PROBLEMS}},
     "/api/operations": {"get": op(
         "listOperations", "My operations, newest first", json_resp(200, "OperationList"),
         params=[PARAM_LIMIT, PARAM_CURSOR,

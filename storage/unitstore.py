@@ -1,26 +1,30 @@
 """The UnitStore: documents (units) in their own database, never joined with the product DB.
 
 A unit has a JSON snapshot and an append-only list of revisions; each revision is an
-RFC 6902 JSON Patch (applied with the ``jsonpatch`` library) against a base revision.
+RFC 6902 JSON Patch (applied with the ``jsonpatch`` library) against a base revision,
+within the size, depth and operation-count limits of :mod:`storage.unitpatch`.
 Creating a unit is idempotent on its id. Transient database trouble surfaces as
 :class:`wharf.errors.TransientFailure` so workers back off and retry.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional
 
-import jsonpatch
 from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.db import Database, is_transient_db_error
 from storage.types import UTCDateTime
+from storage.unitpatch import (ChangesetTooLarge, InvalidChangeset, UnitLimits, UnitTooDeep,
+                               UnitTooLarge, apply_changeset, json_size, parse_changeset)
 from wharf.clock import utcnow
-from wharf.errors import Conflict, NotFound, TransientFailure, ValidationFailed, WharfError
+from wharf.errors import Conflict, NotFound, TransientFailure, WharfError
+
+__all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep",
+           "UnitTooLarge"]
 
 SCHEMA_VERSION = 1
 UNIT_TYPES = ("sheet", "doc", "slide", "board", "base")
@@ -66,13 +70,6 @@ class RevisionConflict(Conflict):
     title = "Revision conflict"
 
 
-class InvalidChangeset(ValidationFailed):
-    """The changeset is not a valid RFC 6902 patch, or does not apply to the snapshot."""
-
-    code = "invalid_changeset"
-    title = "Invalid changeset"
-
-
 class UnitConflict(WharfError):
     """A unit with this id exists with a different type: a permanent, non-retryable clash."""
 
@@ -95,8 +92,9 @@ def initial_snapshot(unit_type: str) -> dict[str, Any]:
 
 
 class UnitStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, limits: UnitLimits | None = None):
         self.db = db
+        self.limits = limits or UnitLimits()
 
     def _guard(self, fn):
         try:
@@ -147,10 +145,7 @@ class UnitStore:
 
     def apply_changeset(self, unit_id: str, base_revision: int, changes: list[Any],
                         author_id: str | None = None) -> Unit:
-        try:
-            patch = jsonpatch.JsonPatch(changes)
-        except (jsonpatch.JsonPatchException, TypeError, KeyError, AttributeError) as exc:
-            raise InvalidChangeset(f"not a valid JSON Patch: {exc}") from None
+        ops = parse_changeset(changes, self.limits)
 
         def run():
             with self.db.write() as s:
@@ -161,13 +156,16 @@ class UnitStore:
                     raise RevisionConflict(
                         f"base revision {base_revision} is stale; the unit is at "
                         f"revision {row.revision}", details={"current_revision": row.revision})
-                try:
-                    new_snapshot = patch.apply(copy.deepcopy(row.snapshot))
-                except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException,
-                        TypeError, KeyError, IndexError, ValueError) as exc:
-                    raise InvalidChangeset(f"the changeset does not apply: {exc}") from None
-                if not isinstance(new_snapshot, dict):
-                    raise InvalidChangeset("a snapshot must stay a JSON object")
+
+                def original_size() -> int:
+                    # a column select is not identity-mapped: the stored document, unpatched
+                    return json_size(s.scalar(select(UnitRow.snapshot).where(
+                        UnitRow.id == unit_id)))
+
+                # In place: the loaded document is this transaction's own copy (the JSON
+                # column is not mutation-tracked; the UPDATE below writes it), so there is
+                # no recursive deepcopy of a possibly deep document.
+                new_snapshot = apply_changeset(row.snapshot, ops, self.limits, original_size)
                 new_rev = row.revision + 1
                 result = s.execute(update(UnitRow).where(
                     UnitRow.id == unit_id, UnitRow.revision == base_revision).values(

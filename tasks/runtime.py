@@ -12,7 +12,7 @@ import falcon
 from api.app import create_app
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
-from storage.unitstore import UnitStore
+from storage.unitstore import UnitLimits, UnitStore
 from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
@@ -39,7 +39,9 @@ class Components:
         self.unit_db = None
         if unitstore is None:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
-            unitstore = UnitStore(self.unit_db)
+            unitstore = UnitStore(self.unit_db, UnitLimits(
+                max_bytes=settings.unit_max_snapshot_bytes,
+                max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth))
         self.unitstore = unitstore
         self.blob_store = blob_store or blob_store_from_url(
             settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,

@@ -180,6 +180,10 @@ class Settings:
     metrics_port: int | None = None
     metrics_token: str | None = field(default=None, repr=False)
     metrics_cache_seconds: float = 5.0
+    # units (documents): bounds on what one changeset may build
+    unit_max_snapshot_bytes: int = 16 * 1024 * 1024
+    unit_max_changeset_ops: int = 1000
+    unit_max_depth: int = 400
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -239,6 +243,13 @@ class Settings:
             metrics_port=_optional_port(env, "WHARF_METRICS_PORT"),
             metrics_token=_token(env, "WHARF_METRICS_TOKEN"),
             metrics_cache_seconds=_float(env, "WHARF_METRICS_CACHE_SECONDS", 5.0),
+            unit_max_snapshot_bytes=_int(env, "WHARF_UNIT_MAX_SNAPSHOT_BYTES", 16 * 1024 * 1024,
+                                         minimum=1024),
+            # the request schema caps a changeset at 10000 operations
+            unit_max_changeset_ops=_int(env, "WHARF_UNIT_MAX_CHANGESET_OPS", 1000, minimum=1,
+                                        maximum=10000),
+            # above ~400 the JSON encoders and comparisons near Python's recursion limit
+            unit_max_depth=_int(env, "WHARF_UNIT_MAX_DEPTH", 400, minimum=8, maximum=400),
         )
         values.update(overrides)
         return cls(**values)

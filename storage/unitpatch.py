@@ -1,0 +1,269 @@
+"""Applying an RFC 6902 JSON Patch to a unit's document with bounded work.
+
+Any editor of a unit (a link editor too) may post a changeset, so applying one must not
+let a client make the server build an arbitrarily large or deep document:
+
+- at most ``max_ops`` operations per changeset;
+- the operations are applied one at a time, in place (no recursive ``copy.deepcopy`` of
+  the document, which is what made a deep document unpatchable); each value an operation
+  inserts (``add``/``replace`` values, ``copy`` and deepening ``move`` subtrees) is
+  measured at C speed by serializing it, and the bytes a changeset may copy are capped at
+  ``max_bytes``: a changeset of doubling ``copy`` operations stops as soon as it crosses
+  the cap, long before it builds a large document;
+- nothing may be inserted below ``max_depth`` levels (the document itself is level 1);
+- the resulting document may not exceed ``max_bytes`` of compact UTF-8 JSON, unless it is
+  no larger than it was (a document stored before the limit, or under a higher one, can
+  always be shrunk).
+
+A document stored before these limits (deeper or larger) stays patchable: the checks
+apply to what a changeset inserts, not to what is already there.
+
+The ``jsonpatch`` library does the RFC 6902 work (pointer resolution, array/object
+semantics); this module only parses operations up front and replaces the two pieces that
+scale with the document (``copy``'s deep copy and ``test``'s error message).
+"""
+from __future__ import annotations
+
+import json
+import operator
+import re
+from dataclasses import dataclass
+from itertools import accumulate, count, repeat
+from typing import Any, Callable
+
+import jsonpatch
+import jsonpointer
+from jsonpointer import JsonPointer, JsonPointerException
+
+from wharf.errors import PayloadTooLarge, ValidationFailed
+
+MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed back
+
+# jsonpointer's switch for "member 'x' not found in <the whole containing value>": with it
+# on, every unresolvable pointer would render (and we would then clip) the repr of a
+# possibly multi-megabyte subtree.
+jsonpointer.VERBOSE_EXCEPTIONS = False
+
+
+class InvalidChangeset(ValidationFailed):
+    """The changeset is not a valid RFC 6902 patch, or does not apply to the snapshot."""
+
+    code = "invalid_changeset"
+    title = "Invalid changeset"
+
+
+class ChangesetTooLarge(PayloadTooLarge):
+    """The changeset has more operations than ``WHARF_UNIT_MAX_CHANGESET_OPS``."""
+
+    code = "changeset_too_large"
+    title = "Changeset too large"
+
+
+class UnitTooLarge(PayloadTooLarge):
+    """Applying the changeset would grow the unit past ``WHARF_UNIT_MAX_SNAPSHOT_BYTES``."""
+
+    code = "unit_too_large"
+    title = "Unit too large"
+
+
+class UnitTooDeep(ValidationFailed):
+    """Applying the changeset would nest the unit deeper than ``WHARF_UNIT_MAX_DEPTH``."""
+
+    code = "unit_too_deep"
+    title = "Unit too deep"
+
+
+@dataclass(frozen=True)
+class UnitLimits:
+    max_bytes: int = 16 * 1024 * 1024
+    max_ops: int = 1000
+    max_depth: int = 400
+
+
+def _clip(text: Any) -> str:
+    text = str(text)
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "…"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON."""
+    return len(_dumps(value).encode("utf-8", "surrogatepass"))
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_LEVELS = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x00", "}": "\x00"})
+
+
+def json_text_depth(text: str) -> int:
+    """Nesting depth of serialized JSON (a scalar is 0, ``{}`` is 1), computed with C-speed
+    primitives and no recursion: drop strings, keep brackets, take the maximum running
+    count of open brackets."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_LEVELS)
+    if not brackets:
+        return 0
+    opens = accumulate(brackets.encode("latin-1"))
+    # depth after the i-th bracket (1-based) is opens_i - (i - opens_i) = 2 * opens_i - i
+    return max(map(operator.sub, map(operator.mul, opens, repeat(2)), count(1)))
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """RFC 6902 §4.6 equality (1 == 1.0, true != 1). Recurses only as deep as both values
+    are containers, and one of them comes from the request (nesting-limited)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(k in b and _json_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_json_equal, a, b))
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    return a == b
+
+
+def _pointer(raw: dict, member: str, index: int) -> JsonPointer:
+    value = raw.get(member)
+    if not isinstance(value, str):
+        raise InvalidChangeset(f"operation {index}: '{member}' must be a JSON Pointer string",
+                               details={"op_index": index})
+    try:
+        return JsonPointer(value)
+    except JsonPointerException as exc:
+        raise InvalidChangeset(f"operation {index}: '{member}' is not a JSON Pointer: "
+                               f"{_clip(exc)}", details={"op_index": index}) from None
+
+
+@dataclass
+class _Op:
+    index: int
+    name: str
+    raw: dict
+    path: JsonPointer
+    source: JsonPointer | None
+
+
+def parse_changeset(changes: Any, limits: UnitLimits) -> list[_Op]:
+    """Validate the changeset's shape and pointers before touching any document."""
+    if not isinstance(changes, list) or not changes:
+        raise InvalidChangeset("changes must be a non-empty RFC 6902 JSON Patch array")
+    if len(changes) > limits.max_ops:
+        raise ChangesetTooLarge(
+            f"The changeset has {len(changes)} operations; at most {limits.max_ops} "
+            f"are accepted.", details={"max_ops": limits.max_ops})
+    ops = []
+    for index, raw in enumerate(changes):
+        if not isinstance(raw, dict):
+            raise InvalidChangeset(f"operation {index} is not an object",
+                                   details={"op_index": index})
+        name = raw.get("op")
+        if not isinstance(name, str) or name not in jsonpatch.JsonPatch.operations:
+            raise InvalidChangeset(f"operation {index}: 'op' must be one of add, remove, "
+                                   f"replace, move, copy, test", details={"op_index": index})
+        path = _pointer(raw, "path", index)
+        source = _pointer(raw, "from", index) if name in ("move", "copy") else None
+        if name in ("add", "replace", "test") and "value" not in raw:
+            raise InvalidChangeset(f"operation {index}: '{name}' needs a 'value'",
+                                   details={"op_index": index})
+        ops.append(_Op(index, name, raw, path, source))
+    return ops
+
+
+class _Budget:
+    def __init__(self, limits: UnitLimits):
+        self.limits = limits
+        self.copied = 0   # bytes copied or measured for copy/move, capped at max_bytes
+        self.grown = 0    # bytes inserted by the changeset (upper bound of the growth)
+
+    def measure(self, value: Any, at: JsonPointer, index: int, *, charge: bool) -> str:
+        """Serialize ``value`` (to be placed at ``at``), enforcing the depth limit and, for
+        work that scales with the document (``charge``), the per-changeset copy budget."""
+        text = _dumps(value)
+        if charge:
+            self.copied += len(text)
+            if self.copied > self.limits.max_bytes:
+                raise UnitTooLarge(
+                    f"The changeset copies more than {self.limits.max_bytes} bytes.",
+                    details={"op_index": index, "max_bytes": self.limits.max_bytes})
+        self.check_depth(len(at.parts) + json_text_depth(text), index)
+        return text
+
+    def check_depth(self, depth: int, index: int) -> None:
+        if depth > self.limits.max_depth:
+            raise UnitTooDeep(
+                f"Operation {index} would nest the unit {depth} levels deep; at most "
+                f"{self.limits.max_depth} are allowed.",
+                details={"op_index": index, "max_depth": self.limits.max_depth})
+
+
+def _resolve(pointer: JsonPointer, doc: Any, index: int) -> Any:
+    try:
+        return pointer.resolve(doc)
+    except JsonPointerException as exc:
+        raise InvalidChangeset(f"operation {index}: {_clip(exc)}",
+                               details={"op_index": index}) from None
+
+
+def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
+    name, raw = op.name, op.raw
+    if name in ("add", "replace"):
+        text = budget.measure(raw["value"], op.path, op.index, charge=False)
+        budget.grown += len(text)
+        return jsonpatch.JsonPatch.operations[name](raw).apply(doc)
+    if name == "remove":
+        return jsonpatch.RemoveOperation(raw).apply(doc)
+    if name == "test":
+        if not _json_equal(_resolve(op.path, doc, op.index), raw["value"]):
+            raise InvalidChangeset(f"operation {op.index}: test failed: the value at "
+                                   f"{_clip(op.path.path)!r} differs",
+                                   details={"op_index": op.index})
+        return doc
+    if name == "copy":
+        text = budget.measure(_resolve(op.source, doc, op.index), op.path, op.index,
+                              charge=True)
+        budget.grown += len(text)
+        # The serialized form is the copy: C speed, and no recursive deepcopy.
+        add = jsonpatch.AddOperation({"op": "add", "path": raw["path"]})
+        return add._add(doc, json.loads(text))
+    # move: the subtree keeps its size; it can only get deeper if it moves down. Measured
+    # after the move (which may fail on its own, cheaply); on refusal the caller discards
+    # the document.
+    deeper = len(op.path.parts) > len(op.source.parts)
+    value = _resolve(op.source, doc, op.index) if deeper else None
+    doc = jsonpatch.MoveOperation(raw).apply(doc)
+    if deeper:
+        budget.measure(value, op.path, op.index, charge=True)
+    return doc
+
+
+def apply_changeset(doc: dict, ops: list[_Op], limits: UnitLimits,
+                    original_size: Callable[[], int]) -> dict:
+    """Apply ``ops`` to ``doc`` **in place** (the caller passes a document it owns and
+    discards it on error) and return the new document. ``original_size`` is called only
+    when the result exceeds the size limit, to let an already-oversized unit shrink."""
+    budget = _Budget(limits)
+    for op in ops:
+        try:
+            doc = _apply_one(op, doc, budget)
+        except (UnitTooLarge, UnitTooDeep, InvalidChangeset):
+            raise
+        except RecursionError:
+            raise UnitTooDeep(f"Operation {op.index} reaches too deep into the unit.",
+                              details={"op_index": op.index,
+                                       "max_depth": limits.max_depth}) from None
+        except (jsonpatch.JsonPatchException, JsonPointerException, TypeError, KeyError,
+                IndexError, ValueError, AttributeError) as exc:
+            raise InvalidChangeset(f"operation {op.index} does not apply: {_clip(exc)}",
+                                   details={"op_index": op.index}) from None
+    if not isinstance(doc, dict):
+        raise InvalidChangeset("a snapshot must stay a JSON object")
+    if budget.grown:
+        size = json_size(doc)
+        if size > limits.max_bytes and size > original_size():
+            raise UnitTooLarge(
+                f"The unit would be {size} bytes; at most {limits.max_bytes} are allowed.",
+                details={"max_bytes": limits.max_bytes})
+    return doc
