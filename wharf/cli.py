@@ -185,7 +185,7 @@ def cmd_scheduler(args) -> int:
 
 
 def cmd_sweeps(args) -> int:
-    """Every schedule with its cron, last run (status, counts) and next run."""
+    """Every schedule with its period or cron, last run (status, counts) and next run."""
     from storage.db import Database
     from wharf.clock import iso
     from wharf.retention.schedule import Scheduler
@@ -195,9 +195,9 @@ def cmd_sweeps(args) -> int:
         rows = Scheduler(db, settings, "cli").status()
     finally:
         db.dispose()
-    print(f"{'schedule':28} {'cron':16} {'last tick':22} {'status':8} {'next tick':22} counts")
+    print(f"{'schedule':28} {'every / cron':16} {'last tick':22} {'status':8} {'next tick':22} counts")
     for r in rows:
-        print(f"{r['schedule']:28} {r['cron']:16} {iso(r['last_tick']) or '-':22} "
+        print(f"{r['schedule']:28} {r['spec']:16} {iso(r['last_tick']) or '-':22} "
               f"{r['last_status'] or '-':8} {iso(r['next_tick']):22} "
               f"{json.dumps(r['last_counts']) if r['last_counts'] else '-'}")
     return 0
