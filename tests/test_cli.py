@@ -198,6 +198,43 @@ def test_migrate_refuses_a_database_from_a_newer_wharf(tmp_path):
     assert _backups(tmp_path / "data") == []
 
 
+def test_migrate_a_postgresql_database_that_does_not_exist_exits_2_in_one_line(tmp_path):
+    services.need(services.postgres_error())
+    from sqlalchemy import make_url
+    url = make_url(services.POSTGRES_URL)
+    name = f"wharf_missing_{os.getpid()}_{int(time.time() * 1000)}"
+    password = url.password or "not-the-real-passw0rd"
+    missing = url.set(database=name, password=password).render_as_string(hide_password=False)
+    result = run_wharf(tmp_path, "migrate",
+                       env=wharf_env(tmp_path, WHARF_DATABASE_URL=missing), timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    line = result.stderr.strip()
+    assert f"cannot connect to database '{name}'" in line, line
+    assert "does not exist" in line, line
+    assert password not in line
+
+
+def test_migrate_with_an_unreachable_database_server_exits_2_in_one_line(tmp_path):
+    url = "postgresql://wharf:hunter2-secret@127.0.0.1:1/wharf"  # nothing listens on port 1
+    result = run_wharf(tmp_path, "migrate", env=wharf_env(tmp_path, WHARF_DATABASE_URL=url),
+                       timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    assert "cannot connect to database 'wharf'" in result.stderr
+    assert "hunter2-secret" not in result.stderr
+
+
+def test_help_lists_every_command_in_plain_text(tmp_path):
+    result = run_wharf(tmp_path, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "``" not in result.stdout and "`" not in result.stdout
+    description = result.stdout.split("positional arguments")[0]
+    for words in ("API", "workers", "scheduler", "migrate", "sweeps", "deletion jobs"):
+        assert words in description, description
+    commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
+    assert commands == ["serve", "api", "worker", "scheduler", "sweeps", "deletion-jobs",
+                        "migrate"]
+
+
 # --- configuration errors ------------------------------------------------------------------------
 
 BAD_VALUES = [

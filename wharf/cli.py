@@ -1,4 +1,4 @@
-"""The ``wharf`` command: serve, api, worker, scheduler, migrate.
+"""The ``wharf`` command: serve, api, worker, scheduler, sweeps, deletion-jobs, migrate.
 
 This is the composition root: the one module that wires ``api`` and ``tasks`` to the core.
 It imports them lazily, inside each command, so the core stays free of Falcon and Dramatiq.
@@ -51,11 +51,36 @@ def _ensure_sqlite_dirs(settings: Settings) -> None:
                 _ensure_dir(Path(path).parent, name)
 
 
+def _check_database(url: str, variable: str) -> None:
+    """Connect once: a database that does not exist or a server that does not answer is a
+    configuration error (one line naming the variable and the database, no password)."""
+    from sqlalchemy import create_engine, exc, make_url
+    from sqlalchemy.pool import NullPool
+    safe = make_url(url).render_as_string(hide_password=True)
+    name = make_url(url).database or ""
+    connect_args = {} if url.startswith("sqlite") else {"connect_timeout": 10}
+    engine = create_engine(url, poolclass=NullPool, connect_args=connect_args)
+    try:
+        with engine.connect():
+            pass
+    except exc.DBAPIError as err:
+        reason = " ".join(str(err.orig).split())
+        password = make_url(url).password
+        if password:
+            reason = reason.replace(str(password), "***")
+        raise ConfigError(f"{variable}={safe!r}: cannot connect to database {name!r}: "
+                          f"{reason}") from None
+    finally:
+        engine.dispose()
+
+
 def _migrate_all(settings: Settings):
     """Prepare the product database and the unit store; return the product DB's result."""
     from migrations.prepare import prepare
     from storage.db import make_engines
     _ensure_sqlite_dirs(settings)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
+    _check_database(settings.unitstore_url, "WHARF_UNITSTORE_URL")
     engine, reader = make_engines(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         result = prepare(engine)
@@ -190,6 +215,7 @@ def cmd_sweeps(args) -> int:
     from wharf.clock import iso
     from wharf.retention.schedule import Scheduler
     settings = _settings(args)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
     db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         rows = Scheduler(db, settings, "cli").status()
@@ -211,6 +237,7 @@ def cmd_deletion_jobs(args) -> int:
     from wharf import deletion
     from wharf.clock import iso
     settings = _settings(args)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
     db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         jobs = deletion.failing_jobs(db, timedelta(seconds=args.failing_for))
@@ -237,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=level,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    parser = argparse.ArgumentParser(prog="wharf", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="wharf", description="Wharf, the document workspace backend: run the API, the "
+        "workers and the scheduler, migrate the databases, inspect sweeps and deletion jobs. "
+        "Configured by WHARF_* environment variables (see README).")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="embedded mode: API, workers and scheduler in one process")
     p.add_argument("--host")
