@@ -241,6 +241,7 @@ BAD_VALUES = [
     ("WHARF_PORT", "abc"),
     ("WHARF_PORT", "70000"),
     ("WHARF_BROKER_URL", "ftp://x"),
+    ("WHARF_BROKER_NAMESPACE", "two words"),
     ("WHARF_DATABASE_URL", "mysql://db/wharf"),
     ("WHARF_DATABASE_URL", "postgres"),
     ("WHARF_BLOB_STORE_URL", "http://bucket"),
@@ -424,14 +425,21 @@ def test_readme_and_env_example_document_every_setting():
 # --- wharf worker / wharf scheduler ---------------------------------------------------------------
 
 @pytest.mark.parametrize("command", ["worker", "scheduler"])
-def test_background_process_starts_and_stops_on_sigterm(tmp_path, spawn, command):
+def test_background_process_starts_and_stops_on_sigterm(tmp_path, spawn, command, request):
     services.need(services.redis_error())
-    env = wharf_env(tmp_path, WHARF_BROKER_URL=services.REDIS_URL,
+    ns = services.RedisNamespace(command)  # its own keys in the suite's Redis DB
+    request.addfinalizer(ns.close)
+    env = wharf_env(tmp_path, WHARF_BROKER_URL=ns.url, WHARF_BROKER_NAMESPACE=ns.name,
                     WHARF_WORKER_PROCESSES="1", WHARF_WORKER_THREADS="1")
     migrated = run_wharf(tmp_path, "migrate", env=env)
     assert migrated.returncode == 0, migrated.stderr
     proc = spawn(command, env=env)
     proc.wait_for(r"started", timeout=60)
+    deadline = time.monotonic() + 30
+    while not ns.clients() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ns.clients(), "the process never connected to Redis with its URL"
+    assert ns.clients_elsewhere() == []  # on WHARF_TEST_REDIS_URL's DB, no other
     code, took = proc.terminate(timeout=15)
     assert code == 0, proc.output
     assert took < 15
