@@ -235,6 +235,33 @@ def test_help_lists_every_command_in_plain_text(tmp_path):
                         "migrate"]
 
 
+@pytest.mark.slow
+def test_readme_try_it_commands_run_against_wharf_serve(tmp_path, spawn):
+    """The README's curl examples (users, spaces, nodes, then the blob upload flow:
+    session -> PUT -> complete -> poll -> ranged GET) are true against the code."""
+    if not shutil.which("curl") or not shutil.which("bash"):
+        pytest.skip("curl and bash are needed to run the README's examples")
+    readme = (REPO / "README.md").read_text()
+    part = readme[readme.index("## Try it"):readme.index("## What it does")]
+    blocks = re.findall(r"```sh\n(.*?)```", part, re.S)
+    assert len(blocks) >= 2 and "blob-upload-sessions" in blocks[-1]
+    port = free_port()
+    server = spawn("serve", env=wharf_env(tmp_path, WHARF_PORT=str(port)))
+    server.wait_for(r"serving on http://", timeout=60)
+    script = "set -euo pipefail\n" + "\n".join(blocks).replace(
+        "BASE=http://127.0.0.1:8080", f"BASE=http://127.0.0.1:{port}")
+    assert f"BASE=http://127.0.0.1:{port}" in script
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    out = result.stdout
+    assert '"name": "Drafts"' in out and '"next_cursor": null' in out
+    assert '"mime_type": "text/plain"' in out and '"size": 48' in out
+    assert '"status": "completed", "done": true' in out
+    assert "206 Partial Content" in out and "Content-Range: bytes 7-12/48" in out
+    assert out.rstrip().endswith("Wharf!")
+
+
 # --- configuration errors ------------------------------------------------------------------------
 
 BAD_VALUES = [
