@@ -221,7 +221,8 @@ def cmd_sweeps(args) -> int:
         rows = Scheduler(db, settings, "cli").status()
     finally:
         db.dispose()
-    print(f"{'schedule':28} {'every / cron':16} {'last tick':22} {'status':8} {'next tick':22} counts")
+    print(f"{'schedule':28} {'every / cron':16} {'last tick':22} {'status':8} "
+          f"{'next tick':22} counts")
     for r in rows:
         print(f"{r['schedule']:28} {r['spec']:16} {iso(r['last_tick']) or '-':22} "
               f"{r['last_status'] or '-':8} {iso(r['next_tick']):22} "

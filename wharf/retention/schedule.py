@@ -70,9 +70,10 @@ class Schedule:
     def due_tick(self, now: datetime) -> datetime:
         """The latest tick at or before ``now``."""
         if self.period is not None:
-            epoch = EPOCH.replace(tzinfo=now.tzinfo)  # a naive ``now`` is read as UTC
+            epoch = EPOCH if now.tzinfo else EPOCH.replace(tzinfo=None)  # naive: UTC
             elapsed = (now - epoch) // timedelta(seconds=1)
-            return epoch + timedelta(seconds=elapsed - elapsed % self.period)
+            tick = epoch + timedelta(seconds=elapsed - elapsed % self.period)
+            return tick.astimezone(now.tzinfo) if now.tzinfo else tick
         return croniter(self.cron, now + timedelta(microseconds=1)).get_prev(datetime)
 
     def next_tick(self, now: datetime) -> datetime:
