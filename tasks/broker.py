@@ -15,7 +15,7 @@ from wharf import deletion
 from wharf.config import Settings
 from wharf.operations.service import QUEUE
 
-NAMESPACE = "wharf"
+NAMESPACE = "wharf"  # the default of WHARF_BROKER_NAMESPACE
 
 
 def middleware() -> list:
@@ -31,7 +31,7 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
         # Bounded socket timeouts: an unreachable Redis fails fast (the outbox keeps the
         # work) instead of blocking an API request.
         broker = RedisBroker(url=settings.broker_url, middleware=middleware(),
-                             namespace=NAMESPACE, heartbeat_timeout=30000,
+                             namespace=settings.broker_namespace, heartbeat_timeout=30000,
                              socket_connect_timeout=2, socket_timeout=10,
                              health_check_interval=30)
     broker.declare_queue(QUEUE)

@@ -10,14 +10,15 @@ import redis
 from wharf.operations.notify import LocalNotifier
 
 log = logging.getLogger("wharf.notify")
-CHANNEL = "wharf:operations:done"
+CHANNEL = "operations:done"  # after the namespace: ``wharf:operations:done``
 
 
 class RedisNotifier(LocalNotifier):
     """Publishes to Redis; a subscriber thread (started on first wait) wakes local waiters."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, namespace: str = "wharf"):
         super().__init__()
+        self.channel = f"{namespace}:{CHANNEL}"
         self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
                                            health_check_interval=30)
         self._sub_thread: threading.Thread | None = None
@@ -25,7 +26,7 @@ class RedisNotifier(LocalNotifier):
         self._closed = threading.Event()
 
     def publish(self, operation_id: str) -> None:
-        self.client.publish(CHANNEL, operation_id)
+        self.client.publish(self.channel, operation_id)
 
     def wait(self, operation_id, timeout, is_done):
         self._ensure_subscriber()
@@ -46,7 +47,7 @@ class RedisNotifier(LocalNotifier):
         while not self._closed.is_set():
             try:
                 pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-                pubsub.subscribe(CHANNEL)
+                pubsub.subscribe(self.channel)
                 ready.set()
                 while not self._closed.is_set():
                     msg = pubsub.get_message(timeout=1.0)

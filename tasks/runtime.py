@@ -52,7 +52,7 @@ class Components:
                 notifier = LocalNotifier()
             else:
                 from tasks.notify import RedisNotifier
-                notifier = RedisNotifier(settings.broker_url)
+                notifier = RedisNotifier(settings.broker_url, settings.broker_namespace)
         self.notifier = notifier
         self.dispatcher = BrokerDispatcher(self.broker, self.db)
         self.db.outbox_sink = self.dispatcher.dispatch

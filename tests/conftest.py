@@ -28,6 +28,22 @@ def _admin_url(url: str, dbname: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + dbname
 
 
+@pytest.fixture(scope="session", autouse=True)
+def service_guards():
+    """Redis only in WHARF_TEST_REDIS_URL's DB, never a FLUSHDB; PostgreSQL writes only in
+    databases the suite created (tests/support/services.py). Before any other fixture."""
+    services.guard_redis()
+    services.guard_postgres()
+
+
+@pytest.fixture(autouse=True)
+def service_isolation(service_guards):
+    """Fail the test that broke the rules, even if a library swallowed the refusal."""
+    yield
+    violations = services.violations()
+    assert not violations, f"the test used Redis or PostgreSQL outside its settings: {violations}"
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("template") / "wharf.db"

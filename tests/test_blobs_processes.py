@@ -18,8 +18,10 @@ restarting moto would. The tests read the bucket directly from moto (bypassing t
   references.
 
 Each test gets its own bucket, truncated PostgreSQL databases (created for this module) and
-the dedicated Redis DB 11, flushed before and after; a file lock serializes the tests of
-this module across pytest-xdist workers because they share that Redis DB. Bodies are
+its own Redis namespace (``WHARF_BROKER_NAMESPACE``) in the DB of ``WHARF_TEST_REDIS_URL``,
+whose keys are deleted afterwards (nothing else in Redis is touched); a file lock
+serializes the tests of this module across pytest-xdist workers because they measure
+recovery and outage times. Bodies are
 generated from a seeded PRNG chunk by chunk and hashed on the fly, never held in memory.
 """
 from __future__ import annotations
@@ -41,15 +43,13 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support import services
-from tests.support.processes import locked_redis_db, redis_url, throwaway_databases
+from tests.support.processes import redis_namespace, throwaway_databases
 from tests.support.faultproxy import FaultProxy
 from tests.support.s3 import MotoServer, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 MiB = 1024 * 1024
-REDIS_DB = 11
-REDIS_URL = redis_url(REDIS_DB)
 LEASE_SECONDS = 3
 PASSWORD = "correct horse battery staple"
 REPO = Path(__file__).resolve().parents[1]
@@ -83,10 +83,10 @@ def pg_databases():
 
 
 @pytest.fixture
-def redis_db():
-    """The dedicated Redis DB, flushed before and after; other xdist workers wait."""
-    with locked_redis_db(REDIS_DB) as client:
-        yield client
+def redis_ns():
+    """This test's Redis namespace, its keys deleted afterwards; other xdist workers wait."""
+    with redis_namespace("blobs-processes") as ns:
+        yield ns
 
 
 class S3:
@@ -223,11 +223,10 @@ class Api:
 class Cluster:
     """One test's bucket, databases, environment and processes."""
 
-    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_client,
-                 s3: S3):
+    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns, s3: S3):
         self.tmp = tmp_path
         self.s3 = s3
-        self.redis = redis_client
+        self.redis = redis_ns
         self.bucket = f"wharf-proc-{uuid.uuid4().hex[:12]}"
         s3.client.create_bucket(Bucket=self.bucket)
         self.pause_file = tmp_path / "pause"
@@ -236,7 +235,8 @@ class Cluster:
             "WHARF_DATA_DIR": str(tmp_path / "data"),
             "WHARF_DATABASE_URL": product_url,
             "WHARF_UNITSTORE_URL": units_url,
-            "WHARF_BROKER_URL": REDIS_URL,
+            "WHARF_BROKER_URL": redis_ns.url,
+            "WHARF_BROKER_NAMESPACE": redis_ns.name,
             "WHARF_BLOB_STORE_URL": f"s3://{self.bucket}/{PREFIX}",
             "WHARF_S3_ENDPOINT_URL": s3.proxy.endpoint,
             "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
@@ -407,14 +407,16 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path, pg_databases, redis_db, s3):
+def cluster(tmp_path, pg_databases, redis_ns, s3):
     services.need(services.postgres_error())
     services.need(services.redis_error())
     product_url, units_url = pg_databases
-    c = Cluster(tmp_path, product_url, units_url, redis_db, s3)
+    c = Cluster(tmp_path, product_url, units_url, redis_ns, s3)
     c.truncate()
     try:
         yield c
+        # Every Redis connection of the test's processes uses the suite's DB, no other.
+        assert redis_ns.clients_elsewhere() == []
     finally:
         c.close()
         print(c.logs())  # shown by pytest only when the test failed

@@ -198,12 +198,77 @@ def test_migrate_refuses_a_database_from_a_newer_wharf(tmp_path):
     assert _backups(tmp_path / "data") == []
 
 
+def test_migrate_a_postgresql_database_that_does_not_exist_exits_2_in_one_line(tmp_path):
+    services.need(services.postgres_error())
+    from sqlalchemy import make_url
+    url = make_url(services.POSTGRES_URL)
+    name = f"wharf_missing_{os.getpid()}_{int(time.time() * 1000)}"
+    password = url.password or "not-the-real-passw0rd"
+    missing = url.set(database=name, password=password).render_as_string(hide_password=False)
+    result = run_wharf(tmp_path, "migrate",
+                       env=wharf_env(tmp_path, WHARF_DATABASE_URL=missing), timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    line = result.stderr.strip()
+    assert f"cannot connect to database '{name}'" in line, line
+    assert "does not exist" in line, line
+    assert password not in line
+
+
+def test_migrate_with_an_unreachable_database_server_exits_2_in_one_line(tmp_path):
+    url = "postgresql://wharf:hunter2-secret@127.0.0.1:1/wharf"  # nothing listens on port 1
+    result = run_wharf(tmp_path, "migrate", env=wharf_env(tmp_path, WHARF_DATABASE_URL=url),
+                       timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    assert "cannot connect to database 'wharf'" in result.stderr
+    assert "hunter2-secret" not in result.stderr
+
+
+def test_help_lists_every_command_in_plain_text(tmp_path):
+    result = run_wharf(tmp_path, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "``" not in result.stdout and "`" not in result.stdout
+    description = result.stdout.split("positional arguments")[0]
+    for words in ("API", "workers", "scheduler", "migrate", "sweeps", "deletion jobs"):
+        assert words in description, description
+    commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
+    assert commands == ["serve", "api", "worker", "scheduler", "sweeps", "deletion-jobs",
+                        "migrate"]
+
+
+@pytest.mark.slow
+def test_readme_try_it_commands_run_against_wharf_serve(tmp_path, spawn):
+    """The README's curl examples (users, spaces, nodes, then the blob upload flow:
+    session -> PUT -> complete -> poll -> ranged GET) are true against the code."""
+    if not shutil.which("curl") or not shutil.which("bash"):
+        pytest.skip("curl and bash are needed to run the README's examples")
+    readme = (REPO / "README.md").read_text()
+    part = readme[readme.index("## Try it"):readme.index("## What it does")]
+    blocks = re.findall(r"```sh\n(.*?)```", part, re.S)
+    assert len(blocks) >= 2 and "blob-upload-sessions" in blocks[-1]
+    port = free_port()
+    server = spawn("serve", env=wharf_env(tmp_path, WHARF_PORT=str(port)))
+    server.wait_for(r"serving on http://", timeout=60)
+    script = "set -euo pipefail\n" + "\n".join(blocks).replace(
+        "BASE=http://127.0.0.1:8080", f"BASE=http://127.0.0.1:{port}")
+    assert f"BASE=http://127.0.0.1:{port}" in script
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    out = result.stdout
+    assert '"name": "Drafts"' in out and '"next_cursor": null' in out
+    assert '"mime_type": "text/plain"' in out and '"size": 48' in out
+    assert '"status": "completed", "done": true' in out
+    assert "206 Partial Content" in out and "Content-Range: bytes 7-12/48" in out
+    assert out.rstrip().endswith("Wharf!")
+
+
 # --- configuration errors ------------------------------------------------------------------------
 
 BAD_VALUES = [
     ("WHARF_PORT", "abc"),
     ("WHARF_PORT", "70000"),
     ("WHARF_BROKER_URL", "ftp://x"),
+    ("WHARF_BROKER_NAMESPACE", "two words"),
     ("WHARF_DATABASE_URL", "mysql://db/wharf"),
     ("WHARF_DATABASE_URL", "postgres"),
     ("WHARF_BLOB_STORE_URL", "http://bucket"),
@@ -388,14 +453,21 @@ def test_readme_and_env_example_document_every_setting():
 # --- wharf worker / wharf scheduler ---------------------------------------------------------------
 
 @pytest.mark.parametrize("command", ["worker", "scheduler"])
-def test_background_process_starts_and_stops_on_sigterm(tmp_path, spawn, command):
+def test_background_process_starts_and_stops_on_sigterm(tmp_path, spawn, command, request):
     services.need(services.redis_error())
-    env = wharf_env(tmp_path, WHARF_BROKER_URL=services.REDIS_URL,
+    ns = services.RedisNamespace(command)  # its own keys in the suite's Redis DB
+    request.addfinalizer(ns.close)
+    env = wharf_env(tmp_path, WHARF_BROKER_URL=ns.url, WHARF_BROKER_NAMESPACE=ns.name,
                     WHARF_WORKER_PROCESSES="1", WHARF_WORKER_THREADS="1")
     migrated = run_wharf(tmp_path, "migrate", env=env)
     assert migrated.returncode == 0, migrated.stderr
     proc = spawn(command, env=env)
     proc.wait_for(r"started", timeout=60)
+    deadline = time.monotonic() + 30
+    while not ns.clients() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ns.clients(), "the process never connected to Redis with its URL"
+    assert ns.clients_elsewhere() == []  # on WHARF_TEST_REDIS_URL's DB, no other
     code, took = proc.terminate(timeout=15)
     assert code == 0, proc.output
     assert took < 15

@@ -41,6 +41,7 @@ def test_sweeps_lists_last_and_next_run(settings, db, components):
     assert out.returncode == 0, out.stderr
     line = next(l for l in out.stdout.splitlines() if l.startswith("delete_expired_credentials"))
     assert " done " in line and '"login_sessions": 0' in line
+    assert " every 60s " in line  # WHARF_SWEEP_INTERVAL is a period, shown as one
     never = next(l for l in out.stdout.splitlines() if l.startswith("purge_old_trash"))
     assert " - " in never  # enqueued but not run yet: no last run
 

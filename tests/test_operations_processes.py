@@ -10,9 +10,10 @@ What DESIGN §3 promises, checked against real failures rather than in-process s
 - SIGTERM: the worker finishes its in-flight operation and exits 0.
 
 Each test gets its own PostgreSQL databases (product + UnitStore, created for this module,
-truncated per test) and a dedicated Redis DB number, flushed before and after. Tests of
-this module are serialized across pytest-xdist workers with a file lock, because they share
-that Redis DB. The API runs in-process (``Components.api_app()`` behind the contract-checking
+truncated per test) and its own Redis namespace (``WHARF_BROKER_NAMESPACE``) in the DB
+of ``WHARF_TEST_REDIS_URL``, whose keys are deleted afterwards; nothing else in Redis is
+touched. Tests of this module are serialized across pytest-xdist workers with a file lock,
+because they measure recovery times. The API runs in-process (``Components.api_app()`` behind the contract-checking
 ``ApiClient``); the worker is always a real ``wharf worker`` process in its own session, so
 the whole process group can be killed. Recovery is a scheduled sweep, so every test also
 runs a ``wharf scheduler`` process from the start, as a deployment does (with
@@ -32,13 +33,11 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support import services
-from tests.support.processes import locked_redis_db, redis_url, throwaway_databases
+from tests.support.processes import redis_namespace, throwaway_databases
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
-REDIS_DB = 13
-REDIS_URL = redis_url(REDIS_DB)
-DEAD_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+DEAD_REDIS_URL = services.UNREACHABLE_REDIS_URL  # nothing listens on port 1
 LEASE_SECONDS = 3
 PASSWORD = "correct horse battery staple"
 REPO = Path(__file__).resolve().parents[1]
@@ -55,26 +54,27 @@ def pg_databases():
 
 
 @pytest.fixture
-def redis_db():
-    """The dedicated Redis DB, flushed before and after; other xdist workers wait."""
-    with locked_redis_db(REDIS_DB) as client:
-        yield client
+def redis_ns():
+    """This test's Redis namespace, its keys deleted afterwards; other xdist workers wait."""
+    with redis_namespace("operations-processes") as ns:
+        yield ns
 
 
 class Cluster:
     """The databases, settings and environment of one test, plus the processes it starts."""
 
-    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_client):
+    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns):
         self.tmp = tmp_path
         self.product_url = product_url
         self.units_url = units_url
-        self.redis = redis_client
+        self.redis = redis_ns
         self.pause_file = tmp_path / "pause"
         self.env = {
             "WHARF_DATA_DIR": str(tmp_path / "data"),
             "WHARF_DATABASE_URL": product_url,
             "WHARF_UNITSTORE_URL": units_url,
-            "WHARF_BROKER_URL": REDIS_URL,
+            "WHARF_BROKER_URL": redis_ns.url,
+            "WHARF_BROKER_NAMESPACE": redis_ns.name,
             "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
             "WHARF_ARGON2_PARALLELISM": "1",
             "WHARF_OPERATION_LEASE_SECONDS": str(LEASE_SECONDS),
@@ -201,14 +201,16 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path, pg_databases, redis_db):
+def cluster(tmp_path, pg_databases, redis_ns):
     services.need(services.postgres_error())
     services.need(services.redis_error())
     product_url, units_url = pg_databases
-    c = Cluster(tmp_path, product_url, units_url, redis_db)
+    c = Cluster(tmp_path, product_url, units_url, redis_ns)
     c.truncate()
     try:
         yield c
+        # Every Redis connection of the test's processes uses the suite's DB, no other.
+        assert redis_ns.clients_elsewhere() == []
     finally:
         c.close()
         print(c.logs())  # shown by pytest only when the test failed
@@ -312,14 +314,16 @@ def test_redis_flush_between_commit_and_execution_is_healed_from_the_database(cl
     ops = [submit(client, space, f"flushed-{i}") for i in range(5)]
     # The fast path delivered them to Redis (nobody consumes yet), the scheduler rang the
     # recovery sweep too ...
-    wait_until(lambda: cluster.redis.dbsize() > 0, 5, "messages in Redis", cluster)
+    wait_until(lambda: cluster.redis.keys(), 5, "messages in Redis", cluster)
     wait_until(lambda: cluster.recovery_ticks("enqueued"), 30,
                "the scheduler to enqueue a recovery sweep", cluster)
-    # ... and Redis loses everything, the sweep's doorbell included.
-    cluster.redis.flushdb()
+    # ... and Redis loses everything of this deployment, the sweep's doorbell included
+    # (its namespace: FLUSHDB would hit whoever else shares the suite's Redis DB).
+    assert cluster.redis.clear() > 0
     # The scheduler keeps ticking, so new maintenance messages may arrive at once; what
     # matters is that no operation message survived.
-    assert not cluster.redis.exists("wharf:operations", "wharf:operations.msgs")
+    ns = cluster.redis.name
+    assert not cluster.redis.client.exists(f"{ns}:operations", f"{ns}:operations.msgs")
 
     started = time.monotonic()
     cluster.start_worker()

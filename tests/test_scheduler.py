@@ -22,7 +22,7 @@ from tests.support.s3 import free_port
 from wharf import metrics
 from wharf.clock import utcnow
 from wharf.retention.runner import run_sweep, run_tick
-from wharf.retention.schedule import Schedule, Scheduler, cron_for, schedules
+from wharf.retention.schedule import Schedule, Scheduler, schedules
 from wharf.retention.sweeps import SweepContext
 
 T0 = datetime(2026, 12, 2, 10, 0, 0, tzinfo=timezone.utc)
@@ -33,15 +33,80 @@ def _count(db, model, *where):
         return s.scalar(select(func.count()).select_from(model).where(*where))
 
 
-def test_cron_for_periods():
-    assert cron_for(1) == "* * * * * */1"
-    assert cron_for(60) == "*/1 * * * *"
-    assert cron_for(300) == "*/5 * * * *"
-    assert cron_for(7200) == "0 */2 * * *"
-    s = Schedule("x", cron_for(60), timedelta(minutes=10))
-    assert s.due_tick(T0) == T0
-    assert s.due_tick(T0 + timedelta(seconds=59)) == T0
-    assert s.next_tick(T0) == T0 + timedelta(minutes=1)
+def _ticks(sched: Schedule, start: datetime, seconds: int) -> list[datetime]:
+    """The distinct due ticks seen by a scheduler ticking every second for ``seconds``."""
+    seen: list[datetime] = []
+    for i in range(seconds + 1):
+        due = sched.due_tick(start + timedelta(seconds=i))
+        if not seen or seen[-1] != due:
+            seen.append(due)
+    return seen
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("period", [45, 90, 172800])
+def test_a_period_ticks_every_period_at_its_multiples_since_the_epoch(period):
+    s = Schedule("x", period, timedelta(minutes=10))
+    window = 6 * period if period < 3600 else 10 * 86400
+    ticks = _ticks(s, T0, window)
+    gaps = {(b - a).total_seconds() for a, b in zip(ticks, ticks[1:])}
+    assert gaps == {period}  # 45 → 45 s gaps (not 15/45), 90 → 90 s (not 120 s), ...
+    assert all((t - EPOCH).total_seconds() % period == 0 for t in ticks)
+    assert len(ticks) >= 5
+    due = s.due_tick(T0)
+    assert due <= T0 < due + timedelta(seconds=period)
+    assert s.next_tick(T0) == due + timedelta(seconds=period)
+    assert s.due_tick(s.next_tick(T0)) == s.next_tick(T0)  # a tick is due at its instant
+
+
+def test_a_two_day_period_is_not_daily():
+    s = Schedule("x", 172800, timedelta(minutes=10))
+    # 2026-12-01 is day 20788 since the epoch (even): a tick at 00:00 UTC,
+    # the next two days later, none on 12-02.
+    assert (datetime(2026, 12, 1, tzinfo=timezone.utc) - EPOCH).days % 2 == 0
+    assert s.due_tick(T0) == datetime(2026, 12, 1, tzinfo=timezone.utc)
+    assert s.next_tick(T0) == datetime(2026, 12, 3, tzinfo=timezone.utc)
+    assert s.due_tick(datetime(2026, 12, 2, 23, 59, 59, tzinfo=timezone.utc)) == \
+        datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def test_cron_is_used_only_for_a_schedule_written_as_cron():
+    s = Schedule("x", None, timedelta(minutes=10), cron="0 3 * * *")
+    assert s.spec == "0 3 * * *"
+    assert s.due_tick(T0) == datetime(2026, 12, 2, 3, tzinfo=timezone.utc)
+    assert s.next_tick(T0) == datetime(2026, 12, 3, 3, tzinfo=timezone.utc)
+    assert Schedule("y", 45, timedelta(minutes=10)).spec == "every 45s"
+    with pytest.raises(ValueError):
+        Schedule("z", 45, timedelta(minutes=10), cron="0 3 * * *")
+    with pytest.raises(ValueError):
+        Schedule("z", None, timedelta(minutes=10))
+
+
+@pytest.mark.parametrize("period", [45, 90, 172800])
+def test_the_scheduler_enqueues_one_tick_per_period(db, settings, period):
+    """Through the scheduler's tick decision: ticking every few seconds over six periods,
+    each tick is enqueued exactly once, at the multiples of the period."""
+    settings = settings.replace(sweep_interval=period, recovery_interval=period)
+    plan = [s for s in schedules(settings) if s.name == "expire_upload_sessions"]
+    assert plan[0].period == period
+    sched = Scheduler(db, settings, "solo", plan)
+    step = 5 if period < 3600 else 3600
+    for i in range(0, 6 * period + 1, step):
+        now = T0 + timedelta(seconds=i)
+        sched.tick(now)
+        with db.write() as s:  # the worker finished it, so no tick is skipped
+            s.execute(update(ScheduleTick).where(ScheduleTick.status == "enqueued")
+                      .values(status="done", finished_at=now))
+    with db.read() as s:
+        rows = list(s.execute(select(ScheduleTick.tick_at, ScheduleTick.status)
+                              .order_by(ScheduleTick.tick_at)))
+    ticks = [r[0].replace(tzinfo=timezone.utc) if r[0].tzinfo is None else r[0] for r in rows]
+    assert {r[1] for r in rows} == {"done"}
+    assert len(ticks) in (6, 7)
+    assert all((t - EPOCH).total_seconds() % period == 0 for t in ticks)
+    assert all((b - a).total_seconds() == period for a, b in zip(ticks, ticks[1:]))
 
 
 def _scheduler_process(url: str, name: str, times: list[str], barrier) -> None:
@@ -96,7 +161,7 @@ def test_three_schedulers_enqueue_each_tick_exactly_once(db, settings):
 
 def test_busy_ticks_are_skipped_and_missed_ticks_run_once(db, settings):
     settings = settings.replace(sweep_interval=60)
-    plan = [Schedule("expire_upload_sessions", cron_for(60), timedelta(minutes=10))]
+    plan = [Schedule("expire_upload_sessions", 60, timedelta(minutes=10))]
     sched = Scheduler(db, settings, "solo", plan)
     before = metrics.SWEEP_SKIPPED.labels("expire_upload_sessions")._value.get()
     assert sched.tick(T0) == {"expire_upload_sessions": "enqueued"}
@@ -111,7 +176,7 @@ def test_busy_ticks_are_skipped_and_missed_ticks_run_once(db, settings):
 
 
 def test_a_stale_running_tick_does_not_block_forever(db, settings):
-    plan = [Schedule("expire_upload_sessions", cron_for(60), timedelta(minutes=10))]
+    plan = [Schedule("expire_upload_sessions", 60, timedelta(minutes=10))]
     sched = Scheduler(db, settings, "solo", plan)
     sched.tick(T0)
     with db.write() as s:
@@ -192,6 +257,34 @@ def test_retention_sweeps(world, components, db, settings):
     assert 'wharf_sweep_runs_total{outcome="done",sweep="delete_expired_credentials"}' in body
     assert "wharf_sweep_items_total" in body and "wharf_sweep_duration_seconds" in body
     assert "wharf_operation_queue_lag_seconds" in body and "wharf_deletion_jobs" in body
+
+
+def test_recovery_sweep_logs_at_info_only_when_it_did_something(world, components, db,
+                                                                 settings, caplog):
+    """The recovery sweep runs every few seconds: an idle run logs at DEBUG, a run that
+    re-enqueued something at INFO."""
+    import logging
+    ctx = SweepContext(db=db, settings=settings, now=utcnow(), send=components.dispatcher.send,
+                       blob_store=components.blob_store)
+    caplog.set_level(logging.DEBUG, logger="wharf.sweeps")
+    assert not any(run_sweep(ctx, "recover_operations").values())
+    idle = [r for r in caplog.records if r.name == "wharf.sweeps"]
+    assert len(idle) == 1 and idle[0].levelno == logging.DEBUG, idle
+    assert jsonlib.loads(idle[0].getMessage())["sweep"] == "recover_operations"
+
+    alice = world.user("alice")
+    r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                           "parent_id": None, "name": "lost",
+                                           "unit_type": "sheet"},
+                   headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 202, r.text
+    with db.write() as s:  # its message was lost long ago
+        s.execute(update(Operation).values(updated_at=utcnow() - timedelta(hours=1)))
+    caplog.clear()
+    assert run_sweep(ctx, "recover_operations")["requeued"] == 1
+    busy = [r for r in caplog.records if r.name == "wharf.sweeps"]
+    assert len(busy) == 1 and busy[0].levelno == logging.INFO, busy
+    assert jsonlib.loads(busy[0].getMessage())["counts"]["requeued"] == 1
 
 
 def test_run_tick_claims_once(db, settings, components):

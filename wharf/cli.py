@@ -1,4 +1,4 @@
-"""The ``wharf`` command: serve, api, worker, scheduler, migrate.
+"""The ``wharf`` command: serve, api, worker, scheduler, sweeps, deletion-jobs, migrate.
 
 This is the composition root: the one module that wires ``api`` and ``tasks`` to the core.
 It imports them lazily, inside each command, so the core stays free of Falcon and Dramatiq.
@@ -51,11 +51,36 @@ def _ensure_sqlite_dirs(settings: Settings) -> None:
                 _ensure_dir(Path(path).parent, name)
 
 
+def _check_database(url: str, variable: str) -> None:
+    """Connect once: a database that does not exist or a server that does not answer is a
+    configuration error (one line naming the variable and the database, no password)."""
+    from sqlalchemy import create_engine, exc, make_url
+    from sqlalchemy.pool import NullPool
+    safe = make_url(url).render_as_string(hide_password=True)
+    name = make_url(url).database or ""
+    connect_args = {} if url.startswith("sqlite") else {"connect_timeout": 10}
+    engine = create_engine(url, poolclass=NullPool, connect_args=connect_args)
+    try:
+        with engine.connect():
+            pass
+    except exc.DBAPIError as err:
+        reason = " ".join(str(err.orig).split())
+        password = make_url(url).password
+        if password:
+            reason = reason.replace(str(password), "***")
+        raise ConfigError(f"{variable}={safe!r}: cannot connect to database {name!r}: "
+                          f"{reason}") from None
+    finally:
+        engine.dispose()
+
+
 def _migrate_all(settings: Settings):
     """Prepare the product database and the unit store; return the product DB's result."""
     from migrations.prepare import prepare
     from storage.db import make_engines
     _ensure_sqlite_dirs(settings)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
+    _check_database(settings.unitstore_url, "WHARF_UNITSTORE_URL")
     engine, reader = make_engines(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         result = prepare(engine)
@@ -195,19 +220,21 @@ def cmd_scheduler(args) -> int:
 
 
 def cmd_sweeps(args) -> int:
-    """Every schedule with its cron, last run (status, counts) and next run."""
+    """Every schedule with its period or cron, last run (status, counts) and next run."""
     from storage.db import Database
     from wharf.clock import iso
     from wharf.retention.schedule import Scheduler
     settings = _settings(args)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
     db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         rows = Scheduler(db, settings, "cli").status()
     finally:
         db.dispose()
-    print(f"{'schedule':28} {'cron':16} {'last tick':22} {'status':8} {'next tick':22} counts")
+    print(f"{'schedule':28} {'every / cron':16} {'last tick':22} {'status':8} "
+          f"{'next tick':22} counts")
     for r in rows:
-        print(f"{r['schedule']:28} {r['cron']:16} {iso(r['last_tick']) or '-':22} "
+        print(f"{r['schedule']:28} {r['spec']:16} {iso(r['last_tick']) or '-':22} "
               f"{r['last_status'] or '-':8} {iso(r['next_tick']):22} "
               f"{json.dumps(r['last_counts']) if r['last_counts'] else '-'}")
     return 0
@@ -221,6 +248,7 @@ def cmd_deletion_jobs(args) -> int:
     from wharf import deletion
     from wharf.clock import iso
     settings = _settings(args)
+    _check_database(settings.database_url, "WHARF_DATABASE_URL")
     db = Database(settings.database_url, settings.sqlite_busy_timeout_ms)
     try:
         jobs = deletion.failing_jobs(db, timedelta(seconds=args.failing_for))
@@ -249,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=level,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    parser = argparse.ArgumentParser(prog="wharf", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="wharf", description="Wharf, the document workspace backend: run the API, the "
+        "workers and the scheduler, migrate the databases, inspect sweeps and deletion jobs. "
+        "Configured by WHARF_* environment variables (see README).")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="embedded mode: API, workers and scheduler in one process")
     p.add_argument("--host")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -70,6 +71,15 @@ def _db_url(env: Mapping[str, str], name: str, default: str) -> str:
     if scheme.startswith("sqlite"):
         return raw
     raise ConfigError(f"{name}={raw!r}: expected a sqlite:/// or postgresql:// URL")
+
+
+def _namespace(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", raw):
+        raise ConfigError(f"{name}={raw!r}: expected 1 to 64 letters, digits, '_', '.' or '-'")
+    return raw
 
 
 def _http_url(env: Mapping[str, str], name: str) -> str | None:
@@ -137,6 +147,9 @@ class Settings:
     unitstore_url: str
     broker_url: str
     blob_store_url: str
+    # Prefix of every Redis key and channel Wharf uses (several deployments, or test runs,
+    # can share one Redis DB).
+    broker_namespace: str = "wharf"
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
     host: str = "127.0.0.1"
@@ -203,6 +216,7 @@ class Settings:
             database_url=_db_url(env, "WHARF_DATABASE_URL", f"sqlite:///{data_dir / 'wharf.db'}"),
             unitstore_url=_db_url(env, "WHARF_UNITSTORE_URL", f"sqlite:///{data_dir / 'units.db'}"),
             broker_url=broker,
+            broker_namespace=_namespace(env, "WHARF_BROKER_NAMESPACE", "wharf"),
             blob_store_url=blob,
             s3_endpoint_url=_http_url(env, "WHARF_S3_ENDPOINT_URL"),
             s3_region=(env.get("WHARF_S3_REGION") or None),

@@ -1,5 +1,5 @@
 """Shared setup for the tests that run real ``wharf`` processes: throw-away PostgreSQL
-databases (product + UnitStore) and a dedicated, locked Redis DB number."""
+databases (product + UnitStore) and a fresh Redis namespace in the suite's Redis DB."""
 from __future__ import annotations
 
 import contextlib
@@ -9,15 +9,10 @@ import tempfile
 import uuid
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import urlsplit
 
 from sqlalchemy import create_engine, text
 
 from tests.support import services
-
-
-def redis_url(db: int) -> str:
-    return urlsplit(services.REDIS_URL)._replace(path=f"/{db}").geturl()
 
 
 def _db_url(name: str) -> str:
@@ -62,17 +57,19 @@ def throwaway_databases(prefix: str) -> Iterator[tuple[str, str] | None]:
 
 
 @contextlib.contextmanager
-def locked_redis_db(db: int):
-    """The Redis DB number ``db``, flushed before and after; other test processes that
-    want the same number wait on a file lock."""
-    import redis
-    lock_path = Path(tempfile.gettempdir()) / f"wharf-test-redis-db-{db}.lock"
+def redis_namespace(label: str) -> Iterator[services.RedisNamespace | None]:
+    """A fresh namespace in WHARF_TEST_REDIS_URL's DB (``WHARF_BROKER_NAMESPACE``), its keys
+    deleted afterwards; nothing else in Redis is touched. The tests of one ``label`` run
+    one at a time across pytest-xdist workers (a file lock): they measure recovery times
+    and would only slow each other down."""
+    if services.redis_error() is not None:
+        yield None  # the tests skip or fail via ``services.need``
+        return
+    lock_path = Path(tempfile.gettempdir()) / f"wharf-test-{label}.lock"
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        client = redis.Redis.from_url(redis_url(db))
-        client.flushdb()
+        ns = services.RedisNamespace(label)
         try:
-            yield client
+            yield ns
         finally:
-            client.flushdb()
-            client.close()
+            ns.close()

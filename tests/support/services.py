@@ -2,17 +2,32 @@
 
 With ``WHARF_TEST_REQUIRE_SERVICES=1`` (CI) a missing PostgreSQL or Redis fails the test;
 otherwise the test is skipped with a message saying what was not covered.
+
+Redis: the suite uses one Redis DB, the one in ``WHARF_TEST_REDIS_URL``, and in it only
+keys under its own Dramatiq namespaces (``wharf-test-...``), which it deletes afterwards;
+it never runs FLUSHDB or FLUSHALL. :func:`guard_redis` enforces that for every Redis
+connection the test processes open.
+
+PostgreSQL: the suite connects to the database in ``WHARF_TEST_POSTGRES_URL`` only to
+create and drop its own throw-away databases (``wharf_test_...``, ``wharf_proc_...``),
+and writes only to databases it created. :func:`guard_postgres` enforces that.
 """
 from __future__ import annotations
 
 import functools
 import os
+import re
+import threading
+import uuid
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
 POSTGRES_URL = os.environ.get("WHARF_TEST_POSTGRES_URL",
                               "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("WHARF_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# A Redis URL where nothing listens (the "broker down" tests); the guard allows it.
+UNREACHABLE_REDIS_URL = "redis://127.0.0.1:1/0"
 REQUIRE = os.environ.get("WHARF_TEST_REQUIRE_SERVICES", "") not in ("", "0", "false")
 
 
@@ -44,3 +59,143 @@ def need(error: str | None) -> None:
     if REQUIRE:
         pytest.fail(f"required service missing (WHARF_TEST_REQUIRE_SERVICES=1): {error}")
     pytest.skip(f"SKIPPED, service not available: {error}")
+
+
+# -- Redis: one DB, per-test namespaces --------------------------------------------------------
+def _target(url: str) -> tuple:
+    """(host, port, path, db) that ``url`` addresses, as redis-py parses it."""
+    from redis.connection import ConnectionPool
+    kw = ConnectionPool.from_url(url).connection_kwargs
+    return kw.get("host"), kw.get("port"), kw.get("path"), int(kw.get("db") or 0)
+
+
+def redis_db() -> int:
+    """The one Redis DB the suite may use: the DB number in ``WHARF_TEST_REDIS_URL``."""
+    return _target(REDIS_URL)[3]
+
+
+class RedisNamespace:
+    """A fresh Dramatiq namespace (``WHARF_BROKER_NAMESPACE``) in the suite's Redis DB.
+
+    ``url`` is ``WHARF_TEST_REDIS_URL`` with the namespace as the Redis client name, so the
+    connections of the ``wharf`` processes started with it can be found (``clients``).
+    """
+
+    def __init__(self, label: str):
+        import redis
+        self.name = f"wharf-test-{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        parts = urlsplit(REDIS_URL)
+        query = urlencode([*parse_qsl(parts.query), ("client_name", self.name)])
+        self.url = parts._replace(query=query).geturl()
+        self.client = redis.Redis.from_url(REDIS_URL)
+
+    def keys(self) -> list[bytes]:
+        return list(self.client.scan_iter(match=f"{self.name}:*", count=1000))
+
+    def clear(self) -> int:
+        """Delete every key of this namespace (and nothing else); returns how many."""
+        keys = self.keys()
+        return self.client.delete(*keys) if keys else 0
+
+    def clients(self) -> list[dict]:
+        """The Redis connections opened with ``url`` (CLIENT LIST, by client name)."""
+        return [c for c in self.client.client_list() if c.get("name") == self.name]
+
+    def clients_elsewhere(self) -> list[dict]:
+        """Connections opened with ``url`` (by the ``wharf`` processes and in-process
+        components of a test) that use another DB than the suite's: must be none."""
+        return [c for c in self.clients() if int(c.get("db", -1)) != redis_db()]
+
+    def close(self) -> None:
+        self.clear()
+        self.client.close()
+
+
+_FORBIDDEN = {"FLUSHDB", "FLUSHALL", "SWAPDB", "MOVE"}
+_violations: list[str] = []
+_guard_lock = threading.Lock()
+_guarded = False
+
+
+def guard_redis() -> None:
+    """Make every Redis connection of this process refuse a DB other than the suite's, and
+    refuse FLUSHDB/FLUSHALL (and commands that reach into other DBs). Violations raise in
+    the caller and are also recorded, for :func:`violations` (a library could swallow
+    the exception)."""
+    global _guarded
+    with _guard_lock:
+        if _guarded:
+            return
+        from redis.connection import AbstractConnection
+        allowed = {_target(REDIS_URL), _target(UNREACHABLE_REDIS_URL)}
+        original = AbstractConnection.send_command
+
+        def send_command(self, *args, **kwargs):
+            target = (getattr(self, "host", None), getattr(self, "port", None),
+                      getattr(self, "path", None), int(getattr(self, "db", 0) or 0))
+            command = str(args[0]).upper() if args else ""
+            problem = None
+            if target not in allowed:
+                problem = (f"a Redis connection to {target} (host, port, path, db); the suite "
+                           f"may use only WHARF_TEST_REDIS_URL={REDIS_URL}")
+            elif command in _FORBIDDEN or (command == "SELECT" and len(args) > 1
+                                           and int(args[1]) != target[3]):
+                problem = f"Redis command {' '.join(map(str, args[:2]))} (never in the suite)"
+            if problem:
+                _violations.append(problem)
+                raise RuntimeError(f"test isolation: {problem}")
+            return original(self, *args, **kwargs)
+
+        AbstractConnection.send_command = send_command
+        _guarded = True
+
+
+def violations() -> list[str]:
+    """Violations recorded since the last call (and forget them)."""
+    found = list(_violations)
+    _violations.clear()
+    return found
+
+
+# -- PostgreSQL: only databases the suite created ----------------------------------------------
+_created_databases: set[str] = set()
+_DATABASE_DDL = re.compile(r'\s*(CREATE|DROP)\s+DATABASE\s+(?:IF\s+EXISTS\s+)?"?([^"\s;]+)"?',
+                           re.IGNORECASE)
+_READ_ONLY = re.compile(r"\s*(SELECT|SHOW|SET|RESET|BEGIN|COMMIT|ROLLBACK|DISCARD)\b",
+                        re.IGNORECASE)
+_pg_guarded = False
+
+
+def guard_postgres() -> None:
+    """Every PostgreSQL statement of this process must run in a database the suite created
+    (CREATE DATABASE, in this process), except reads and CREATE DATABASE on the server of
+    ``WHARF_TEST_POSTGRES_URL``; DROP DATABASE only of a database it created."""
+    global _pg_guarded
+    with _guard_lock:
+        if _pg_guarded:
+            return
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        def check(conn, cursor, statement, parameters, context, executemany):
+            if conn.dialect.name != "postgresql":
+                return
+            ddl = _DATABASE_DDL.match(statement)
+            if ddl and ddl.group(1).upper() == "CREATE":
+                _created_databases.add(ddl.group(2))
+                return
+            if ddl:
+                problem = None if ddl.group(2) in _created_databases else \
+                    f"DROP DATABASE {ddl.group(2)!r}, which the suite did not create"
+            else:
+                database = conn.engine.url.database
+                problem = None if database in _created_databases or \
+                    _READ_ONLY.match(statement) else \
+                    f"{statement.split(None, 1)[0]} in database {database!r}, which the suite " \
+                    "did not create"
+            if problem:
+                _violations.append(problem)
+                raise RuntimeError(f"test isolation: {problem}")
+
+        event.listen(Engine, "before_cursor_execute", check)
+        _pg_guarded = True

@@ -62,7 +62,10 @@ def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
     for item, n in counts.items():
         if n:
             metrics.SWEEP_ITEMS.labels(name, item).inc(n)
-    log.info(json.dumps({"event": "sweep", "sweep": name, "outcome": outcome,
-                         "tick": tick_at.isoformat() if tick_at else None, "counts": counts,
-                         "duration_s": round(duration, 4)}))
+    # INFO only when the sweep did something (or failed): the recovery sweep runs every few
+    # seconds and would otherwise fill the log with empty runs.
+    level = logging.INFO if outcome != "done" or any(counts.values()) else logging.DEBUG
+    log.log(level, json.dumps({"event": "sweep", "sweep": name, "outcome": outcome,
+                               "tick": tick_at.isoformat() if tick_at else None,
+                               "counts": counts, "duration_s": round(duration, 4)}))
     return counts

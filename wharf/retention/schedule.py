@@ -1,6 +1,10 @@
 """Schedules and the scheduler's tick decision.
 
-Each schedule is a cron expression (croniter) built from a period setting. Any number of
+A schedule is a period or a cron expression. A period of N seconds (every setting such as
+``WHARF_SWEEP_INTERVAL``) ticks at the multiples of N seconds since the Unix epoch (UTC):
+45 fires every 45 s, 90 every 90 s, 172800 every two days at 00:00 UTC — fixed instants
+every scheduler computes alike. A cron expression (croniter, seconds as an optional 6th
+field) is used only for a schedule written as cron. Any number of
 schedulers may run: for every schedule the latest due tick is inserted into
 ``schedule_ticks`` with INSERT ... ON CONFLICT DO NOTHING on (schedule, tick_at); only the
 scheduler whose insert took effect enqueues the sweep (an outbox row in the same
@@ -11,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from croniter import croniter
 from sqlalchemy import and_, or_, select
@@ -29,38 +33,53 @@ log = logging.getLogger("wharf.scheduler")
 QUEUE = "maintenance"
 
 
-def cron_for(seconds: int) -> str:
-    """A cron expression (croniter, seconds as the 6th field) firing every ``seconds``."""
-    seconds = max(1, int(seconds))
-    if seconds < 60:
-        return f"* * * * * */{seconds}"
-    if seconds < 3600:
-        return f"*/{max(1, round(seconds / 60))} * * * *"
-    if seconds < 86400:
-        return f"0 */{max(1, round(seconds / 3600))} * * *"
-    return "0 3 * * *"
-
-
 def actor_for(schedule: str) -> str:
     return f"sweep_{schedule}"
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 @dataclass(frozen=True)
 class Schedule:
+    """When a sweep is due: every ``period`` seconds (ticks at multiples of it since the
+    Unix epoch) or, only for a schedule written as cron, at the instants of ``cron``."""
     name: str
-    cron: str
+    period: int | None
     # A run older than this is presumed dead (its worker was killed): do not skip for it.
     stale_after: timedelta
     # A tick still ``enqueued`` (never picked up) older than this is presumed lost (the
     # broker was flushed, or a killed worker had prefetched it): do not skip for it.
     # None: same as ``stale_after``.
     lost_after: timedelta | None = None
+    cron: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.period is None) == (self.cron is None):
+            raise ValueError(f"schedule {self.name}: give a period or a cron expression")
+        if self.period is not None and self.period < 1:
+            raise ValueError(f"schedule {self.name}: period {self.period} < 1 second")
+        if self.cron is not None and not croniter.is_valid(self.cron):
+            raise ValueError(f"schedule {self.name}: invalid cron expression {self.cron!r}")
+
+    @property
+    def spec(self) -> str:
+        """How ``wharf sweeps`` shows it: ``every 45s`` or the cron expression."""
+        return f"every {self.period}s" if self.period is not None else str(self.cron)
 
     def due_tick(self, now: datetime) -> datetime:
         """The latest tick at or before ``now``."""
+        if self.period is not None:
+            epoch = EPOCH if now.tzinfo else EPOCH.replace(tzinfo=None)  # naive: UTC
+            elapsed = (now - epoch) // timedelta(seconds=1)
+            tick = epoch + timedelta(seconds=elapsed - elapsed % self.period)
+            return tick.astimezone(now.tzinfo) if now.tzinfo else tick
         return croniter(self.cron, now + timedelta(microseconds=1)).get_prev(datetime)
 
     def next_tick(self, now: datetime) -> datetime:
+        """The first tick after ``now``."""
+        if self.period is not None:
+            return self.due_tick(now) + timedelta(seconds=self.period)
         return croniter(self.cron, now).get_next(datetime)
 
 
@@ -68,7 +87,7 @@ def schedules(settings: Settings) -> list[Schedule]:
     every = settings.sweep_interval
 
     def make(name: str, period: int) -> Schedule:
-        return Schedule(name, cron_for(period), timedelta(seconds=max(60, 10 * period)),
+        return Schedule(name, period, timedelta(seconds=max(60, 10 * period)),
                         lost_after=timedelta(seconds=max(5, 2 * period)))
 
     return [
@@ -150,7 +169,7 @@ class Scheduler:
                     ScheduleTick.schedule == sched.name,
                     ScheduleTick.status.in_(("done", "failed", "running")))
                     .order_by(ScheduleTick.tick_at.desc()).limit(1))
-                out.append({"schedule": sched.name, "cron": sched.cron,
+                out.append({"schedule": sched.name, "spec": sched.spec,
                             "last_tick": last.tick_at if last else None,
                             "last_status": last.status if last else None,
                             "last_counts": last.counts if last else None,
