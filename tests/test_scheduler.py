@@ -300,7 +300,8 @@ def test_run_tick_claims_once(db, settings, components):
     assert run_tick(ctx, tick_id, plan) is None  # duplicate delivery does nothing
     with db.read() as s:
         tick = s.get(ScheduleTick, tick_id)
-    assert tick.status == "done" and tick.counts == {"login_sessions": 0, "api_tokens": 0}
+    assert tick.status == "done" and tick.counts == {"login_sessions": 0, "api_tokens": 0,
+                                                  "auth_throttle": 0}
 
 
 # --- the embedded server with short TTLs ------------------------------------------------
