@@ -462,32 +462,54 @@ def publicly_readable(s: Session, node: Node) -> bool:
     return node_access(s, ANONYMOUS, node).role is not None
 
 
+RANGE_DIGITS = 19  # beyond any object size (2**63 has 19 digits)
+
+
+def _position(digits: str) -> int | None:
+    """A byte position of a Range header; None for one too large to be any object's size.
+
+    The digits are never converted when there are more than RANGE_DIGITS of them (after
+    leading zeros): Python refuses int() on more than 4,300 digits, and such a number
+    is larger than any content anyway, which the callers treat as RFC 9110 says."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= RANGE_DIGITS else None
+
+
+def _magnitude(digits: str) -> tuple[int, str]:
+    """Orders decimal strings of any length by value without converting them."""
+    digits = digits.lstrip("0") or "0"
+    return len(digits), digits
+
+
 def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
     """A single ``bytes=`` range → (start, end) inclusive; None means the whole content.
 
     Malformed or multi-range headers are ignored (the whole content is served, as RFC 9110
     allows); a syntactically valid but unsatisfiable range raises RangeNotSatisfiable.
+    Positions of any length are valid syntax: one too large for any content is treated as
+    "beyond the end" (a first position → 416, a last position or a suffix length → up to
+    the end), without ever building the huge integer.
     """
     if not header:
         return None
-    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    m = re.fullmatch(r"\s*bytes\s*=\s*([0-9]*)\s*-\s*([0-9]*)\s*", header)
     if not m or (not m.group(1) and not m.group(2)):
         return None
     first, last = m.group(1), m.group(2)
     if not first:  # suffix: the last N bytes
-        n = int(last)
+        n = _position(last)
         if n == 0 or size == 0:
             raise RangeNotSatisfiable("empty suffix range", headers={
                 "Content-Range": f"bytes */{size}"})
-        return max(0, size - n), size - 1
-    start = int(first)
-    end = int(last) if last else size - 1
-    if last and end < start:
-        return None
-    if start >= size:
-        raise RangeNotSatisfiable(f"range starts at {start}; the content has {size} bytes",
+        return (0 if n is None else max(0, size - n)), size - 1
+    if last and _magnitude(last) < _magnitude(first):
+        return None  # invalid (last < first): ignored
+    start = _position(first)
+    end = _position(last) if last else size - 1
+    if start is None or start >= size:
+        raise RangeNotSatisfiable(f"range starts beyond the content's {size} bytes",
                                   headers={"Content-Range": f"bytes */{size}"})
-    return start, min(end, size - 1)
+    return start, size - 1 if end is None else min(end, size - 1)
 
 
 def etag_header(blob: BlobResource) -> str:
