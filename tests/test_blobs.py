@@ -529,3 +529,39 @@ def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, 
         assert put_bytes(alice, sess["id"], b"xyz").status_code == 200  # re-uploadable
     finally:
         env.close()
+
+
+def test_documented_s3_url_stores_objects_under_its_prefix_once(settings, db, s3_server):
+    """``WHARF_BLOB_STORE_URL=s3://bucket/objects`` (the form in deploy/): the object lands
+    at ``objects/<id>`` in the bucket, not ``objects/objects/<id>``."""
+    import re
+
+    from storage.blobstore import blob_store_from_url
+    bucket = f"wharf-{uuid.uuid4().hex[:12]}"
+    store = blob_store_from_url(f"s3://{bucket}/objects", endpoint_url=s3_server.endpoint)
+    store.ensure_bucket()
+    env = Env(settings, db, store)
+    try:
+        alice = env.world.user("alice")
+        _, op = upload(alice, alice.personal_space_id, b"where am I?")
+        assert op["status"] == "completed", op
+        listed = store.client.list_objects_v2(Bucket=bucket)
+        keys = [o["Key"] for o in listed.get("Contents", [])]
+        assert len(keys) == 1 and re.fullmatch(r"objects/[0-9a-f]{32}", keys[0]), keys
+        rid = op["result"]["resource_id"]
+        assert alice.get(f"/api/blob-resources/{rid}/content").content == b"where am I?"
+    finally:
+        env.close()
+
+
+def test_readiness_names_a_missing_bucket(settings, db, s3_server):
+    from storage.blobstore import S3BlobStore
+    store = S3BlobStore("wharf-missing-bucket", "objects", endpoint_url=s3_server.endpoint)
+    components = Components(settings, db=db, blob_store=store)
+    try:
+        r = World(components.api_app()).anonymous().get("/readyz")
+        assert r.status_code == 503
+        check = r.json["checks"]["blob_store"]
+        assert check.startswith("error: BucketNotFound") and "wharf-missing-bucket" in check
+    finally:
+        components.close()

@@ -85,7 +85,12 @@ class RangeNotSatisfiable(WharfError):
 
 
 def object_key_for(object_id: str) -> str:
-    return f"objects/{object_id}"
+    """The store key of a new object: the bare id. Where objects live is the operator's
+    choice, made once in ``WHARF_BLOB_STORE_URL`` (``s3://bucket/objects`` → bucket keys
+    ``objects/<id>``; ``file:///srv/blobs`` → ``/srv/blobs/<id>``). Keys recorded by
+    earlier releases (``objects/<id>``, under the same URL prefix) stay readable as they are.
+    """
+    return object_id
 
 
 # --- streaming in: count, hash and sniff in one pass -----------------------------------

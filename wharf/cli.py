@@ -71,6 +71,19 @@ def _migrate_all(settings: Settings):
     return result
 
 
+def _check_blob_store(settings: Settings) -> None:
+    """Refuse to start against a bucket that does not exist (the message names it); a
+    store that is only unreachable now is logged and retried by the work that needs it."""
+    from storage.blobstore import BucketNotFound, blob_store_from_url
+    try:
+        blob_store_from_url(settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
+                            region=settings.s3_region).ping()
+    except BucketNotFound as exc:
+        raise StartupError(f"blob store: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - unreachable for now: start, readiness says so
+        logging.getLogger("wharf.cli").warning("blob store not reachable at start: %s", exc)
+
+
 def cmd_migrate(args) -> int:
     settings = _settings(args)
     result = _migrate_all(settings)
@@ -84,6 +97,7 @@ def cmd_serve(args) -> int:
     settings = _settings(args)
     _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
+    _check_blob_store(settings)
     from tasks.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
     from waitress import create_server
@@ -149,6 +163,7 @@ def _serve_until(server, stop: threading.Event, grace: float = 10.0) -> None:
 def cmd_api(args) -> int:
     """Production API: gunicorn with deploy/gunicorn.conf.py defaults."""
     settings = _settings(args)
+    _check_blob_store(settings)
     from gunicorn.app.wsgiapp import WSGIApplication
     host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
         else settings.host
@@ -174,6 +189,7 @@ def cmd_api(args) -> int:
 
 def cmd_worker(args) -> int:
     settings = _settings(args)
+    _check_blob_store(settings)
     from tasks.worker import run_workers
     return run_workers(settings, processes=args.processes, threads=args.threads)
 

@@ -36,6 +36,8 @@ class Ready:
             except Exception as exc:  # any failure means "not ready"; say which
                 ok = False
                 results[name] = f"error: {type(exc).__name__}"
+                if getattr(exc, "operator_message", False):  # a deployment problem: say it
+                    results[name] += f": {exc}"
                 log.warning("readiness check %s failed: %s", name, exc)
         resp.media = {"status": "ok" if ok else "unavailable", "checks": results}
         if not ok:
