@@ -565,3 +565,41 @@ def test_readiness_names_a_missing_bucket(settings, db, s3_server):
         assert check.startswith("error: BucketNotFound") and "wharf-missing-bucket" in check
     finally:
         components.close()
+
+
+def test_retry_of_a_replace_that_failed_is_refused_at_once(settings, db, tmp_path):
+    """A replace that failed (here: permission revoked before it ran) has already queued
+    its staged object for deletion; retrying it could only fail, or publish an object about
+    to be deleted. The retry is refused at once with 409 retry_not_possible and changes
+    nothing; a new request with a new key works."""
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        alice, bob = env.world.user("alice"), env.world.user("bob")
+        team = alice.post("/api/spaces", json={"name": "Team"}).json
+        alice.put(f"/api/spaces/{team['id']}/members/{bob.user_id}", json={"role": "editor"})
+        _, op = upload(alice, team["id"], b"original")
+        rid = op["result"]["resource_id"]
+        url = f"/api/blob-resources/{rid}/content"
+        etag = bob.get(url).headers["etag"]
+        env.worker.stop(timeout=5000)
+        r = replace(bob, rid, b"bob's bytes", etag)
+        assert r.status_code == 202
+        assert alice.delete(f"/api/spaces/{team['id']}/members/{bob.user_id}").status_code == 204
+        env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+        env.worker.start()
+        failed = wait(bob, r.json["id"])
+        assert failed["status"] == "failed" and failed["error"]["code"] == "permission_revoked"
+        alice.put(f"/api/spaces/{team['id']}/members/{bob.user_id}", json={"role": "editor"})
+        retry = bob.post(f"/api/operations/{failed['id']}/retry")
+        assert retry.status_code == 409, retry.text
+        assert retry.json["code"] == "retry_not_possible"
+        assert retry.json["details"]["reason"] == "input_consumed"
+        assert bob.get(f"/api/operations/{failed['id']}").json["status"] == "failed"
+        assert alice.get(url).content == b"original"
+        env.run_deletions()
+        assert env.stored_keys() == env.referenced_keys()
+        again = replace(bob, rid, b"bob's bytes", etag)
+        assert wait(bob, again.json["id"])["status"] == "completed"
+        assert alice.get(url).content == b"bob's bytes"
+    finally:
+        env.close()
