@@ -603,3 +603,31 @@ def test_retry_of_a_replace_that_failed_is_refused_at_once(settings, db, tmp_pat
         assert alice.get(url).content == b"bob's bytes"
     finally:
         env.close()
+
+
+def test_replace_replay_with_different_bytes_of_the_same_size_is_409(env):
+    """The replay of a replace is identified by its body too: the same key, If-Match and
+    size with other bytes is 409 idempotency_key_reused (not the first request's answer),
+    changes nothing and leaves no object behind; the same bytes answer the operation."""
+    alice = env.world.user("alice")
+    _, op = upload(alice, alice.personal_space_id, b"first content")
+    rid = op["result"]["resource_id"]
+    url = f"/api/blob-resources/{rid}/content"
+    etag = alice.get(url).headers["etag"]
+    k = key()
+    first = replace(alice, rid, b"AAAAAAAA", etag, k)
+    assert first.status_code == 202
+    done = wait(alice, first.json["id"])
+    assert done["status"] == "completed"
+    r = replace(alice, rid, b"BBBBBBBB", etag, k)
+    assert r.status_code == 409, r.text
+    assert r.json["code"] == "idempotency_key_reused"
+    assert r.json["details"]["operation_id"] == first.json["id"]
+    same = replace(alice, rid, b"AAAAAAAA", etag, k)
+    assert same.status_code == 200 and same.json["id"] == first.json["id"]
+    assert replace(alice, rid, b"AAAAAAAAA", etag, k).status_code == 409  # other size
+    assert replace(alice, rid, b"AAAAAAAA", '"other"', k).status_code == 409  # other If-Match
+    assert alice.get(url).content == b"AAAAAAAA"
+    env.run_deletions()
+    assert env.stored_keys() == env.referenced_keys()
+    assert len(env.stored_keys()) == 1
