@@ -164,7 +164,6 @@ def cmd_api(args) -> int:
     """Production API: gunicorn with deploy/gunicorn.conf.py defaults."""
     settings = _settings(args)
     _check_blob_store(settings)
-    from gunicorn.app.wsgiapp import WSGIApplication
     host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
         else settings.host
     argv = ["gunicorn", "api.wsgi:application", "--bind", f"{host}:{settings.port}"]
@@ -183,8 +182,31 @@ def cmd_api(args) -> int:
     if threads is not None:
         argv += ["--threads", str(threads)]
     sys.argv = argv
-    WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]").run()
+    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]").run()
     return 0
+
+
+def _api_application_class():
+    from gunicorn.app.wsgiapp import WSGIApplication
+
+    class ApiApplication(WSGIApplication):
+        """gunicorn with Wharf's ``pre_request`` hook chained before any configured one:
+        ``Expect: 100-continue`` is answered on the first body read (api.expect_continue),
+        so a refused upload is refused before the client sends the body."""
+
+        def load_config(self):
+            super().load_config()
+            from api.expect_continue import defer_100_continue
+            configured = self.cfg.pre_request
+
+            def pre_request(worker, req):
+                defer_100_continue(worker, req)
+                configured(worker, req)
+
+            self.cfg.set("pre_request", pre_request)
+
+    return ApiApplication
+
 
 
 def cmd_worker(args) -> int:
