@@ -8,8 +8,9 @@ refused only after the whole body had crossed the network.
 
 Under ``wharf api`` (gunicorn) two pieces move that moment to the first read:
 
-- :func:`defer_100_continue`, gunicorn's ``pre_request`` hook (installed by ``wharf api``),
-  takes the request's "send 100 Continue" flag away from gunicorn;
+- :func:`defer_100_continue`, gunicorn's ``pre_request`` hook (installed by ``wharf api``
+  and by deploy/gunicorn.conf.py), takes the request's "send 100 Continue" flag away from
+  gunicorn;
 - :class:`ExpectContinue`, the WSGI wrapper in ``api.wsgi``, sends ``100 Continue`` on the
   first read of ``wsgi.input``. If the application answers without reading the body, no
   ``100 Continue`` is sent and the connection is closed after the response (RFC 9110
@@ -29,10 +30,11 @@ _deferred = threading.local()  # pre_request and the application share the reque
 
 def defer_100_continue(worker, req) -> None:
     """gunicorn ``pre_request`` hook: do not answer ``Expect: 100-continue`` yet."""
-    _deferred.req = None
     if getattr(req, "_expected_100_continue", False):
         req._expected_100_continue = False
         _deferred.req = req
+    elif getattr(_deferred, "req", None) is not req:  # installed twice: keep the first's
+        _deferred.req = None
 
 
 class _ContinueOnRead:

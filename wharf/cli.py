@@ -75,12 +75,23 @@ def _check_blob_store(settings: Settings) -> None:
     """Refuse to start against a bucket that does not exist (the message names it); a
     store that is only unreachable now is logged and retried by the work that needs it."""
     from storage.blobstore import BucketNotFound, blob_store_from_url
-    try:
-        blob_store_from_url(settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
-                            region=settings.s3_region).ping()
-    except BucketNotFound as exc:
-        raise StartupError(f"blob store: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - unreachable for now: start, readiness says so
+    outcome: list[BaseException | None] = []
+
+    def check() -> None:
+        try:
+            blob_store_from_url(settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
+                                region=settings.s3_region).ping()
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001 - judged below
+            outcome.append(exc)
+
+    probe = threading.Thread(target=check, name="blob-store-check", daemon=True)
+    probe.start()
+    probe.join(10)  # a silent endpoint must not hold the start for boto3's whole retry budget
+    exc = outcome[0] if outcome else TimeoutError("no answer within 10 s")
+    if isinstance(exc, BucketNotFound):
+        raise StartupError(f"blob store: {exc}")
+    if exc is not None:  # unreachable for now: start; readiness and retries take over
         logging.getLogger("wharf.cli").warning("blob store not reachable at start: %s", exc)
 
 
