@@ -737,11 +737,15 @@ def _read_rest(sock) -> bytes:
         rest += data
 
 
-def test_refused_uploads_are_refused_before_the_body_is_sent(cluster):
+@pytest.mark.parametrize("conf", [None, "deploy/gunicorn.conf.py"])
+def test_refused_uploads_are_refused_before_the_body_is_sent(cluster, conf):
     """``Expect: 100-continue``: a PUT that will be refused (428 without If-Match, 412 on a
     stale one, 400 on a size that is not the session's, 409 on an aborted session) gets its
     final answer without ``100 Continue`` and before the client sent any body byte; the
-    connection is then closed. An acceptable PUT gets ``100 Continue`` and succeeds."""
+    connection is then closed. An acceptable PUT gets ``100 Continue`` and succeeds. With
+    and without the deployed gunicorn configuration (which installs the hook too)."""
+    if conf:
+        cluster.env["WHARF_GUNICORN_CONF"] = str(REPO / conf)
     api = cluster.start_all()
     space = api.login()
     op = upload_and_complete(api, space, seed=7, size=1000)
