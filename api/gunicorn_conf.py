@@ -83,3 +83,10 @@ def child_exit(server, worker):
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
         multiprocess.mark_process_dead(worker.pid)
+
+
+def pre_request(worker, req):
+    # ``Expect: 100-continue`` is answered on the first body read (api/expect_continue.py);
+    # ``wharf api`` installs the same hook without this file.
+    from api.expect_continue import defer_100_continue
+    defer_100_continue(worker, req)

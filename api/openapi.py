@@ -138,7 +138,7 @@ def json_resp(status: int, schema: str | None, description: str = "ok",
 def op(op_id: str, summary: str, responses: dict, *, body: str | None = None,
        params: list | None = None, security: bool = True) -> dict:
     out: dict[str, Any] = {"operationId": op_id, "summary": summary,
-                           "responses": {**responses, **problem(400, 401, 403, 404, 413, 503)}}
+                           "responses": {**problem(400, 401, 403, 404, 413, 503), **responses}}
     if body:
         out["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": ref(body)}}}

@@ -43,6 +43,18 @@ class BlobStoreUnavailable(TransientFailure):
     title = "Blob store unavailable"
 
 
+class BucketNotFound(BlobStoreUnavailable):
+    """The configured bucket does not exist: a deployment problem, never "no such object".
+
+    Retryable like any unavailable store (operations and deletion jobs wait for the
+    bucket instead of failing verification or counting a delete as done); the message
+    names the bucket, and readiness and the CLI show it."""
+
+    code = "blob_store_bucket_missing"
+    title = "Blob store bucket missing"
+    operator_message = True  # safe and useful to show on /readyz
+
+
 @dataclass(frozen=True)
 class ObjectInfo:
     key: str
@@ -194,13 +206,18 @@ class S3BlobStore(BlobStore):
     def _k(self, key: str) -> str:
         return self.prefix + _check_key(key)
 
-    @staticmethod
-    def _translate(exc: Exception, key: str) -> Exception:
+    def _missing_bucket(self) -> BucketNotFound:
+        return BucketNotFound(f"the bucket {self.bucket!r} does not exist "
+                              f"(WHARF_BLOB_STORE_URL); create it or fix the URL")
+
+    def _translate(self, exc: Exception, key: str) -> Exception:
         from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BCE,
                                          EndpointConnectionError)
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if code == "NoSuchBucket":
+                return self._missing_bucket()
             if code in ("404", "NoSuchKey", "NotFound") or status == 404:
                 return BlobNotFound(f"no object {key}")
             if status >= 500 or code in ("SlowDown", "RequestTimeout", "InternalError"):
@@ -338,7 +355,14 @@ class S3BlobStore(BlobStore):
             pool.shutdown(wait=True)
 
     def head(self, key: str) -> ObjectInfo:
-        res = self._call(self.client.head_object, key, Bucket=self.bucket, Key=self._k(key))
+        try:
+            res = self._call(self.client.head_object, key, Bucket=self.bucket,
+                             Key=self._k(key))
+        except BlobNotFound:
+            # A HEAD's 404 has no body: it cannot say whether the key or the bucket is
+            # missing. Ask once more before calling an object gone.
+            self.check_bucket()
+            raise
         return ObjectInfo(key, int(res["ContentLength"]), res["ETag"].strip('"'))
 
     def open(self, key: str, start: int = 0, end: int | None = None,
@@ -379,6 +403,24 @@ class S3BlobStore(BlobStore):
             if translated is exc:
                 raise
             raise translated from exc
+
+    def check_bucket(self) -> None:
+        """:class:`BucketNotFound` (naming the bucket) if the bucket does not exist."""
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except Exception as exc:
+            from botocore.exceptions import ClientError
+            if isinstance(exc, ClientError) and (
+                    str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchBucket")
+                    or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404):
+                raise self._missing_bucket() from exc
+            translated = self._translate(exc, "")
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def ping(self) -> None:
+        self.check_bucket()
 
     def ensure_bucket(self) -> None:
         try:

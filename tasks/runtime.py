@@ -56,12 +56,14 @@ class Components:
         self.notifier = notifier
         self.dispatcher = BrokerDispatcher(self.broker, self.db)
         self.db.outbox_sink = self.dispatcher.dispatch
-        self.operations = Operations(self.db, settings)
         self.handlers = {h.kind: h for h in (
             CreateResource(self.unitstore),
             CreateBlobResource(self.blob_store, settings),
             ReplaceBlobContent(self.blob_store, settings),
             PurgeTrash(self.db, self.unitstore))}
+        self.operations = Operations(self.db, settings, frozenset(
+            kind for kind, h in self.handlers.items()
+            if getattr(h, "input_consumed_on_failure", False)))
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)

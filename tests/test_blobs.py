@@ -529,3 +529,105 @@ def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, 
         assert put_bytes(alice, sess["id"], b"xyz").status_code == 200  # re-uploadable
     finally:
         env.close()
+
+
+def test_documented_s3_url_stores_objects_under_its_prefix_once(settings, db, s3_server):
+    """``WHARF_BLOB_STORE_URL=s3://bucket/objects`` (the form in deploy/): the object lands
+    at ``objects/<id>`` in the bucket, not ``objects/objects/<id>``."""
+    import re
+
+    from storage.blobstore import blob_store_from_url
+    bucket = f"wharf-{uuid.uuid4().hex[:12]}"
+    store = blob_store_from_url(f"s3://{bucket}/objects", endpoint_url=s3_server.endpoint)
+    store.ensure_bucket()
+    env = Env(settings, db, store)
+    try:
+        alice = env.world.user("alice")
+        _, op = upload(alice, alice.personal_space_id, b"where am I?")
+        assert op["status"] == "completed", op
+        listed = store.client.list_objects_v2(Bucket=bucket)
+        keys = [o["Key"] for o in listed.get("Contents", [])]
+        assert len(keys) == 1 and re.fullmatch(r"objects/[0-9a-f]{32}", keys[0]), keys
+        rid = op["result"]["resource_id"]
+        assert alice.get(f"/api/blob-resources/{rid}/content").content == b"where am I?"
+    finally:
+        env.close()
+
+
+def test_readiness_names_a_missing_bucket(settings, db, s3_server):
+    from storage.blobstore import S3BlobStore
+    store = S3BlobStore("wharf-missing-bucket", "objects", endpoint_url=s3_server.endpoint)
+    components = Components(settings, db=db, blob_store=store)
+    try:
+        r = World(components.api_app()).anonymous().get("/readyz")
+        assert r.status_code == 503
+        check = r.json["checks"]["blob_store"]
+        assert check.startswith("error: BucketNotFound") and "wharf-missing-bucket" in check
+    finally:
+        components.close()
+
+
+def test_retry_of_a_replace_that_failed_is_refused_at_once(settings, db, tmp_path):
+    """A replace that failed (here: permission revoked before it ran) has already queued
+    its staged object for deletion; retrying it could only fail, or publish an object about
+    to be deleted. The retry is refused at once with 409 retry_not_possible and changes
+    nothing; a new request with a new key works."""
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        alice, bob = env.world.user("alice"), env.world.user("bob")
+        team = alice.post("/api/spaces", json={"name": "Team"}).json
+        alice.put(f"/api/spaces/{team['id']}/members/{bob.user_id}", json={"role": "editor"})
+        _, op = upload(alice, team["id"], b"original")
+        rid = op["result"]["resource_id"]
+        url = f"/api/blob-resources/{rid}/content"
+        etag = bob.get(url).headers["etag"]
+        env.worker.stop(timeout=5000)
+        r = replace(bob, rid, b"bob's bytes", etag)
+        assert r.status_code == 202
+        assert alice.delete(f"/api/spaces/{team['id']}/members/{bob.user_id}").status_code == 204
+        env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+        env.worker.start()
+        failed = wait(bob, r.json["id"])
+        assert failed["status"] == "failed" and failed["error"]["code"] == "permission_revoked"
+        alice.put(f"/api/spaces/{team['id']}/members/{bob.user_id}", json={"role": "editor"})
+        retry = bob.post(f"/api/operations/{failed['id']}/retry")
+        assert retry.status_code == 409, retry.text
+        assert retry.json["code"] == "retry_not_possible"
+        assert retry.json["details"]["reason"] == "input_consumed"
+        assert bob.get(f"/api/operations/{failed['id']}").json["status"] == "failed"
+        assert alice.get(url).content == b"original"
+        env.run_deletions()
+        assert env.stored_keys() == env.referenced_keys()
+        again = replace(bob, rid, b"bob's bytes", etag)
+        assert wait(bob, again.json["id"])["status"] == "completed"
+        assert alice.get(url).content == b"bob's bytes"
+    finally:
+        env.close()
+
+
+def test_replace_replay_with_different_bytes_of_the_same_size_is_409(env):
+    """The replay of a replace is identified by its body too: the same key, If-Match and
+    size with other bytes is 409 idempotency_key_reused (not the first request's answer),
+    changes nothing and leaves no object behind; the same bytes answer the operation."""
+    alice = env.world.user("alice")
+    _, op = upload(alice, alice.personal_space_id, b"first content")
+    rid = op["result"]["resource_id"]
+    url = f"/api/blob-resources/{rid}/content"
+    etag = alice.get(url).headers["etag"]
+    k = key()
+    first = replace(alice, rid, b"AAAAAAAA", etag, k)
+    assert first.status_code == 202
+    done = wait(alice, first.json["id"])
+    assert done["status"] == "completed"
+    r = replace(alice, rid, b"BBBBBBBB", etag, k)
+    assert r.status_code == 409, r.text
+    assert r.json["code"] == "idempotency_key_reused"
+    assert r.json["details"]["operation_id"] == first.json["id"]
+    same = replace(alice, rid, b"AAAAAAAA", etag, k)
+    assert same.status_code == 200 and same.json["id"] == first.json["id"]
+    assert replace(alice, rid, b"AAAAAAAAA", etag, k).status_code == 409  # other size
+    assert replace(alice, rid, b"AAAAAAAA", '"other"', k).status_code == 409  # other If-Match
+    assert alice.get(url).content == b"AAAAAAAA"
+    env.run_deletions()
+    assert env.stored_keys() == env.referenced_keys()
+    assert len(env.stored_keys()) == 1

@@ -707,3 +707,80 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
     print(f"orphan scenario settled in {time.monotonic() - t0:.1f}s; bucket == references "
           f"({len(stored)} key)")
 
+
+
+def _expect_continue(api: Api, method: str, path: str, size: int,
+                     headers: dict[str, str]) -> tuple[str, "socket.socket"]:
+    """Send only the headers (``Expect: 100-continue``) and return the first status line the
+    server answers with, before any body byte is sent."""
+    import socket
+    sock = socket.create_connection(("127.0.0.1", api.port), timeout=10)
+    cookie = "; ".join(f"{c.name}={c.value}" for c in api.http.cookies)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{api.port}",
+             "Content-Type: application/octet-stream", f"Content-Length: {size}",
+             "Expect: 100-continue", f"Cookie: {cookie}",
+             *(f"{k}: {v}" for k, v in headers.items())]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = sock.recv(65536)
+        assert data, f"connection closed before any answer (got {head!r})"
+        head += data
+    return head.split(b"\r\n", 1)[0].decode(), sock
+
+
+def _read_rest(sock) -> bytes:
+    """Everything until the server closes the connection (it must, the body was unread)."""
+    rest = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return rest
+        rest += data
+
+
+@pytest.mark.parametrize("conf", [None, "deploy/gunicorn.conf.py"])
+def test_refused_uploads_are_refused_before_the_body_is_sent(cluster, conf):
+    """``Expect: 100-continue``: a PUT that will be refused (428 without If-Match, 412 on a
+    stale one, 400 on a size that is not the session's, 409 on an aborted session) gets its
+    final answer without ``100 Continue`` and before the client sent any body byte; the
+    connection is then closed. An acceptable PUT gets ``100 Continue`` and succeeds. With
+    and without the deployed gunicorn configuration (which installs the hook too)."""
+    if conf:
+        cluster.env["WHARF_GUNICORN_CONF"] = str(REPO / conf)
+    api = cluster.start_all()
+    space = api.login()
+    op = upload_and_complete(api, space, seed=7, size=1000)
+    rid = op["result"]["resource_id"]
+    etag = api.get(f"/api/blob-resources/{rid}").json()["etag"]
+    content = f"/api/blob-resources/{rid}/content"
+    big = 64 * MiB  # never sent
+    refused = [
+        (content, {"Idempotency-Key": uuid.uuid4().hex}, "428"),
+        (content, {"Idempotency-Key": uuid.uuid4().hex, "If-Match": '"stale"'}, "412"),
+    ]
+    sess = api.start_upload(space, 10)
+    refused.append((f"/api/blob-upload-sessions/{sess['id']}/content", {}, "400"))
+    aborted = api.start_upload(space, big)
+    assert api.delete(f"/api/blob-upload-sessions/{aborted['id']}").status_code == 204
+    refused.append((f"/api/blob-upload-sessions/{aborted['id']}/content", {}, "409"))
+    for path, headers, status in refused:
+        line, sock = _expect_continue(api, "PUT", path, big, headers)
+        try:
+            assert line.split(" ")[1] == status, (path, line)
+            assert b"100 Continue" not in _read_rest(sock)
+        finally:
+            sock.close()
+    # Accepted: 100 Continue first, then the body, then the operation.
+    data = b"new content"
+    line, sock = _expect_continue(api, "PUT", content, len(data),
+                                  {"Idempotency-Key": uuid.uuid4().hex, "If-Match": etag})
+    try:
+        assert line == "HTTP/1.1 100 Continue", line
+        sock.sendall(data)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(65536)
+        assert answer.split(b"\r\n", 1)[0].split(b" ")[1] == b"202", answer[:300]
+    finally:
+        sock.close()

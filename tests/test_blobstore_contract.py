@@ -74,3 +74,19 @@ def test_invalid_keys_are_refused(blob_store):
     for bad in ("../etc/passwd", "/abs", "a/../../b", ""):
         with pytest.raises(ValueError):
             blob_store.put_stream(bad, [b"x"])
+
+
+def test_missing_bucket_is_named_and_retryable_not_a_missing_object(s3_server):
+    """A bucket that does not exist is a deployment problem: every call says which bucket
+    (never ``BlobNotFound``, which would fail verification for good or count a deletion
+    as done), and it is retryable like an unreachable store."""
+    from storage.blobstore import BlobStoreUnavailable, BucketNotFound, S3BlobStore
+    store = S3BlobStore("wharf-no-such-bucket", "objects", endpoint_url=s3_server.endpoint)
+    calls = {"head": lambda: store.head("k"), "open": lambda: b"".join(store.open("k")),
+             "put": lambda: store.put_stream("k", [b"x"]), "delete": lambda: store.delete("k"),
+             "list": lambda: list(store.list_keys()), "ping": store.ping}
+    for name, call in calls.items():
+        with pytest.raises(BucketNotFound) as info:
+            call()
+        assert "wharf-no-such-bucket" in str(info.value), name
+        assert isinstance(info.value, BlobStoreUnavailable)

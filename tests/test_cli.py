@@ -506,3 +506,15 @@ def test_sqlite_lock_past_busy_timeout_answers_503(tmp_path, database_url):
         assert alice.post("/api/spaces", json={"name": "Unblocked"}).status_code == 201
     finally:
         db.dispose()
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_missing_bucket_stops_the_start_with_its_name(tmp_path, s3_server, command):
+    env = wharf_env(tmp_path, WHARF_BLOB_STORE_URL="s3://wharf-not-created/objects",
+                    WHARF_S3_ENDPOINT_URL=s3_server.endpoint, WHARF_PORT=str(free_port()),
+                    AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test")
+    run_wharf(tmp_path, "migrate", env=env)
+    r = run_wharf(tmp_path, command, env=env, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "wharf: blob store: the bucket 'wharf-not-created' does not exist" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -356,18 +356,22 @@ def test_serve_expires_uploads_and_deletes_their_objects(tmp_path):
         status, _, _ = _http("PUT", f"{base}/api/blob-upload-sessions/{sid}/content", b"hello",
                              {**auth, "Content-Type": "application/octet-stream"})
         assert status == 200
-        blobs_dir = data_dir / "blobs" / "objects"
-        assert len(list(blobs_dir.iterdir())) == 1
+        blobs_dir = data_dir / "blobs"  # objects are <id> files beside the store's .tmp
+
+        def objects():
+            return [p for p in blobs_dir.iterdir() if p.name != ".tmp"]
+
+        assert len(objects()) == 1
         deadline = time.monotonic() + 20
         state = None
         while time.monotonic() < deadline:
             _, body, _ = _http("GET", f"{base}/api/blob-upload-sessions/{sid}", headers=auth)
             state = jsonlib.loads(body)["state"]
-            if state == "expired" and not list(blobs_dir.iterdir()):
+            if state == "expired" and not objects():
                 break
             time.sleep(0.3)
         assert state == "expired"
-        assert list(blobs_dir.iterdir()) == [], (tmp_path / "serve.log").read_text()[-3000:]
+        assert objects() == [], (tmp_path / "serve.log").read_text()[-3000:]
         status, body, _ = _http("POST", f"{base}/api/blob-upload-sessions/{sid}/complete",
                                 headers={**auth, "Idempotency-Key": uuid.uuid4().hex})
         assert status == 409

@@ -85,7 +85,12 @@ class RangeNotSatisfiable(WharfError):
 
 
 def object_key_for(object_id: str) -> str:
-    return f"objects/{object_id}"
+    """The store key of a new object: the bare id. Where objects live is the operator's
+    choice, made once in ``WHARF_BLOB_STORE_URL`` (``s3://bucket/objects`` → bucket keys
+    ``objects/<id>``; ``file:///srv/blobs`` → ``/srv/blobs/<id>``). Keys recorded by
+    earlier releases (``objects/<id>``, under the same URL prefix) stay readable as they are.
+    """
+    return object_id
 
 
 # --- streaming in: count, hash and sniff in one pass -----------------------------------
@@ -117,6 +122,21 @@ def sniff(head: bytes, filename: str) -> str:
     return mime
 
 
+def body_chunks(read: Callable[[int], bytes], size: int):
+    """Yield exactly ``size`` bytes of the body; SizeMismatch if it is shorter or longer."""
+    received = 0
+    while received < size:
+        data = read(min(CHUNK, size - received))
+        if not data:
+            raise SizeMismatch(f"the body ended after {received} of {size} bytes")
+        received += len(data)
+        if received > size:
+            raise SizeMismatch(f"the body is longer than the declared {size} bytes")
+        yield data
+    if read(1):
+        raise SizeMismatch(f"the body is longer than the declared {size} bytes")
+
+
 def ingest(store: BlobStore, key: str, read: Callable[[int], bytes], size: int,
            filename: str) -> Ingested:
     """Stream exactly ``size`` bytes from ``read`` into ``key``; all or nothing."""
@@ -126,19 +146,12 @@ def ingest(store: BlobStore, key: str, read: Callable[[int], bytes], size: int,
 
     def chunks():
         nonlocal received
-        while received < size:
-            data = read(min(CHUNK, size - received))
-            if not data:
-                raise SizeMismatch(f"the body ended after {received} of {size} bytes")
+        for data in body_chunks(read, size):
             received += len(data)
-            if received > size:
-                raise SizeMismatch(f"the body is longer than the declared {size} bytes")
             sha.update(data)
             if len(head) < SNIFF_BYTES:
                 head.extend(data[:SNIFF_BYTES - len(head)])
             yield data
-        if read(1):
-            raise SizeMismatch(f"the body is longer than the declared {size} bytes")
 
     try:
         info = store.put_stream(key, chunks())
@@ -371,6 +384,9 @@ class CreateBlobResource:
     """``create_blob_resource``: verify the uploaded object, then publish it in the tree."""
 
     kind = CREATE_KIND
+    # A failure quarantines the session's object (queued for deletion) or sends the
+    # session back to waiting_for_upload: nothing is left to publish.
+    input_consumed_on_failure = True
 
     def __init__(self, store: BlobStore, settings: Settings):
         self.store = store
@@ -462,32 +478,54 @@ def publicly_readable(s: Session, node: Node) -> bool:
     return node_access(s, ANONYMOUS, node).role is not None
 
 
+RANGE_DIGITS = 19  # beyond any object size (2**63 has 19 digits)
+
+
+def _position(digits: str) -> int | None:
+    """A byte position of a Range header; None for one too large to be any object's size.
+
+    The digits are never converted when there are more than RANGE_DIGITS of them (after
+    leading zeros): Python refuses int() on more than 4,300 digits, and such a number
+    is larger than any content anyway, which the callers treat as RFC 9110 says."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= RANGE_DIGITS else None
+
+
+def _magnitude(digits: str) -> tuple[int, str]:
+    """Orders decimal strings of any length by value without converting them."""
+    digits = digits.lstrip("0") or "0"
+    return len(digits), digits
+
+
 def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
     """A single ``bytes=`` range → (start, end) inclusive; None means the whole content.
 
     Malformed or multi-range headers are ignored (the whole content is served, as RFC 9110
     allows); a syntactically valid but unsatisfiable range raises RangeNotSatisfiable.
+    Positions of any length are valid syntax: one too large for any content is treated as
+    "beyond the end" (a first position → 416, a last position or a suffix length → up to
+    the end), without ever building the huge integer.
     """
     if not header:
         return None
-    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    m = re.fullmatch(r"\s*bytes\s*=\s*([0-9]*)\s*-\s*([0-9]*)\s*", header)
     if not m or (not m.group(1) and not m.group(2)):
         return None
     first, last = m.group(1), m.group(2)
     if not first:  # suffix: the last N bytes
-        n = int(last)
+        n = _position(last)
         if n == 0 or size == 0:
             raise RangeNotSatisfiable("empty suffix range", headers={
                 "Content-Range": f"bytes */{size}"})
-        return max(0, size - n), size - 1
-    start = int(first)
-    end = int(last) if last else size - 1
-    if last and end < start:
-        return None
-    if start >= size:
-        raise RangeNotSatisfiable(f"range starts at {start}; the content has {size} bytes",
+        return (0 if n is None else max(0, size - n)), size - 1
+    if last and _magnitude(last) < _magnitude(first):
+        return None  # invalid (last < first): ignored
+    start = _position(first)
+    end = _position(last) if last else size - 1
+    if start is None or start >= size:
+        raise RangeNotSatisfiable(f"range starts beyond the content's {size} bytes",
                                   headers={"Content-Range": f"bytes */{size}"})
-    return start, min(end, size - 1)
+    return start, size - 1 if end is None else min(end, size - 1)
 
 
 def etag_header(blob: BlobResource) -> str:
@@ -508,22 +546,35 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
                     ctx: RequestContext, resource_id: str, key: str | None,
                     if_match: str | None, content_length: int | None,
                     read: Callable[[int], bytes]) -> Submission:
+    """Stream new content into a reserved key and submit ``replace_blob_content``.
+
+    The request's identity (its Idempotency-Key fingerprint) includes the body's SHA-256,
+    known only once the body has been read. Every precondition that does not need the body
+    (key syntax, If-Match present, Content-Length, size limit, a replayed key's resource,
+    If-Match and size, permission, the current ETag) is decided before the first read, so
+    a client that sent ``Expect: 100-continue`` gets its 4xx without sending the body. A
+    replay (same key, same headers) is answered only after its body hashes to the first
+    request's SHA-256; the replay's bytes are hashed, not stored. Different bytes → 409
+    ``idempotency_key_reused``.
+    """
     key = check_key(key)
     if if_match is None:
         raise PreconditionRequired("Send If-Match with the current ETag.")
     if content_length is None:
         raise LengthRequired("Send the Content-Length header.")
     _check_size(content_length, settings)
-    request = {"resource_id": resource_id, "if_match": if_match, "size": content_length}
+    if_match = if_match.strip()
+    head = {"resource_id": resource_id, "if_match": if_match, "size": content_length}
     with db.read() as s:
-        replay = ops.find_by_key(s, ctx, REPLACE_KIND, key, request)
-        if replay is not None:
-            return Submission(replay, False)
-        blob, node, _ = blob_for_read(s, ctx, resource_id, "editor")
-        if if_match.strip() != etag_header(blob):
-            raise PreconditionFailed("The content changed; If-Match does not match its ETag.",
-                                     details={"etag": etag_header(blob)})
-        filename = blob.filename
+        replay = _replayed(ops, s, ctx, key, head)
+        if replay is None:
+            blob, node, _ = blob_for_read(s, ctx, resource_id, "editor")
+            if if_match != etag_header(blob):
+                raise PreconditionFailed("The content changed; If-Match does not match its "
+                                         "ETag.", details={"etag": etag_header(blob)})
+            filename = blob.filename
+    if replay is not None:
+        return _answer_replay(ops, db, ctx, key, head, replay, read)
     new_key = object_key_for(new_id())
     with db.write() as s:  # reservation: deleted later unless an operation takes it over
         deletion.schedule(s, new_key, "upload_reservation",
@@ -533,21 +584,52 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
 
         def prepare(s: Session, op_id: str):
             current, node, _ = blob_for_read(s, ctx, resource_id, "editor")
-            if if_match.strip() != etag_header(current):
+            if if_match != etag_header(current):
                 raise PreconditionFailed("The content changed; If-Match does not match.")
             deletion.release(s, new_key)
             return node.space_id, {
-                "resource_id": resource_id, "node_id": node.id, "if_match": if_match.strip(),
+                "resource_id": resource_id, "node_id": node.id, "if_match": if_match,
                 "object_key": new_key, "size": result.size, "sha256": result.sha256,
                 "mime_type": result.mime_type, "object_etag": result.object_etag}
 
-        sub = ops.submit(ctx, REPLACE_KIND, key, request, prepare)
+        # A concurrent first request with the same key that recorded first is found here:
+        # the same bytes answer its operation, different bytes are 409 (both drop new_key).
+        sub = ops.submit(ctx, REPLACE_KIND, key, {**head, "sha256": result.sha256}, prepare)
     except BaseException:
         _drop(db, new_key)
         raise
-    if not sub.created:  # a concurrent request with the same key won
+    if not sub.created:
         _drop(db, new_key)
     return sub
+
+
+def _replayed(ops: Operations, s: Session, ctx: RequestContext, key: str,
+              head: dict[str, Any]) -> Operation | None:
+    """The operation already recorded under ``key``, or None; 409 at once (before the body
+    is read) when what can be compared without the body differs."""
+    existing = s.scalar(select(Operation).where(
+        Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
+    if existing is None:
+        return None
+    p = existing.payload or {}
+    if existing.kind != REPLACE_KIND or any(p.get(k) != v for k, v in head.items()):
+        raise IdempotencyKeyReused("This Idempotency-Key was used for a different request.",
+                                   details={"operation_id": existing.id})
+    return existing
+
+
+def _answer_replay(ops: Operations, db: Database, ctx: RequestContext, key: str,
+                   head: dict[str, Any], replay: Operation,
+                   read: Callable[[int], bytes]) -> Submission:
+    sha = hashlib.sha256()
+    for data in body_chunks(read, head["size"]):
+        sha.update(data)
+    if not hmac.compare_digest(sha.hexdigest(), replay.payload.get("sha256", "")):
+        raise IdempotencyKeyReused("This Idempotency-Key was used for a different request "
+                                   "(the same headers, different content).",
+                                   details={"operation_id": replay.id})
+    with db.read() as s:  # the current state of the operation
+        return Submission(ops.get(s, ctx, replay.id), False)
 
 
 def _drop(db: Database, key: str) -> None:
@@ -562,6 +644,8 @@ class ReplaceBlobContent:
     """``replace_blob_content``: verify the new object, switch it in, retire the old one."""
 
     kind = REPLACE_KIND
+    # A failure queues the staged object for deletion (on_failed).
+    input_consumed_on_failure = True
 
     def __init__(self, store: BlobStore, settings: Settings):
         self.store = store

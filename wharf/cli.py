@@ -96,6 +96,30 @@ def _migrate_all(settings: Settings):
     return result
 
 
+def _check_blob_store(settings: Settings) -> None:
+    """Refuse to start against a bucket that does not exist (the message names it); a
+    store that is only unreachable now is logged and retried by the work that needs it."""
+    from storage.blobstore import BucketNotFound, blob_store_from_url
+    outcome: list[BaseException | None] = []
+
+    def check() -> None:
+        try:
+            blob_store_from_url(settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
+                                region=settings.s3_region).ping()
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001 - judged below
+            outcome.append(exc)
+
+    probe = threading.Thread(target=check, name="blob-store-check", daemon=True)
+    probe.start()
+    probe.join(10)  # a silent endpoint must not hold the start for boto3's whole retry budget
+    exc = outcome[0] if outcome else TimeoutError("no answer within 10 s")
+    if isinstance(exc, BucketNotFound):
+        raise StartupError(f"blob store: {exc}")
+    if exc is not None:  # unreachable for now: start; readiness and retries take over
+        logging.getLogger("wharf.cli").warning("blob store not reachable at start: %s", exc)
+
+
 def cmd_migrate(args) -> int:
     settings = _settings(args)
     result = _migrate_all(settings)
@@ -109,6 +133,7 @@ def cmd_serve(args) -> int:
     settings = _settings(args)
     _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
+    _check_blob_store(settings)
     from tasks.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
     from waitress import create_server
@@ -176,8 +201,7 @@ def cmd_api(args) -> int:
     file named by WHARF_GUNICORN_CONF."""
     settings = _settings(args)
     from importlib.util import find_spec
-
-    from gunicorn.app.wsgiapp import WSGIApplication
+    _check_blob_store(settings)
     host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
         else settings.host
     argv = ["gunicorn", "api.wsgi:application", "--bind", f"{host}:{settings.port}"]
@@ -194,8 +218,30 @@ def cmd_api(args) -> int:
     if args.threads is not None:
         argv += ["--threads", str(args.threads)]
     sys.argv = argv
-    WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]").run()
+    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]").run()
     return 0
+
+
+def _api_application_class():
+    from gunicorn.app.wsgiapp import WSGIApplication
+
+    class ApiApplication(WSGIApplication):
+        """gunicorn with Wharf's ``pre_request`` hook chained before any configured one:
+        ``Expect: 100-continue`` is answered on the first body read (api.expect_continue),
+        so a refused upload is refused before the client sends the body."""
+
+        def load_config(self):
+            super().load_config()
+            from api.expect_continue import defer_100_continue
+            configured = self.cfg.pre_request
+
+            def pre_request(worker, req):
+                defer_100_continue(worker, req)
+                configured(worker, req)
+
+            self.cfg.set("pre_request", pre_request)
+
+    return ApiApplication
 
 
 def _with_metrics_port(settings: Settings, args) -> Settings:
@@ -209,6 +255,7 @@ def _with_metrics_port(settings: Settings, args) -> Settings:
 
 def cmd_worker(args) -> int:
     settings = _with_metrics_port(_settings(args), args)
+    _check_blob_store(settings)
     from tasks.worker import run_workers
     return run_workers(settings, processes=args.processes, threads=args.threads)
 

@@ -146,6 +146,8 @@ def check_all(checks: dict[str, Callable[[], None]]) -> dict[str, str | None]:
             results[name] = None
         except Exception as exc:  # any failure means "down"; say which
             results[name] = type(exc).__name__
+            if getattr(exc, "operator_message", False):  # a deployment problem: say it
+                results[name] += f": {exc}"
             log.warning("dependency check %s failed: %s", name, exc)
     return results
 

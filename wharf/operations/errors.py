@@ -32,6 +32,15 @@ class OperationStateConflict(Conflict):
     title = "Operation state conflict"
 
 
+class RetryNotPossible(Conflict):
+    """The operation's kind consumes its input when it fails (e.g. the staged upload is
+    queued for deletion), so re-running it could only fail again or publish an object
+    that is about to be deleted: submit a new request instead."""
+
+    code = "retry_not_possible"
+    title = "Retry not possible"
+
+
 class PermissionRevoked(WharfError):
     """The actor lost permission on the target between submission and execution."""
 

@@ -27,7 +27,8 @@ from wharf.context import RequestContext
 from wharf.errors import NotFound, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequired,
-                                     InvalidIdempotencyKey, OperationStateConflict)
+                                     InvalidIdempotencyKey, OperationStateConflict,
+                                     RetryNotPossible)
 from wharf.pagination import decode_cursor, page
 
 KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
@@ -72,9 +73,13 @@ Prepare = Callable[[Session, str], tuple[str | None, dict[str, Any]]]
 
 
 class Operations:
-    def __init__(self, db: Database, settings: Settings):
+    def __init__(self, db: Database, settings: Settings,
+                 input_consumed_on_failure: frozenset[str] = frozenset()):
         self.db = db
         self.settings = settings
+        # Kinds whose handler disposes of the operation's input when it fails (their
+        # ``input_consumed_on_failure`` attribute): a retry is refused at once.
+        self.input_consumed_on_failure = frozenset(input_consumed_on_failure)
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
@@ -161,6 +166,11 @@ class Operations:
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
             op = self.get(s, ctx, operation_id)
+            if op.status == "failed" and op.kind in self.input_consumed_on_failure:
+                raise RetryNotPossible(
+                    f"A failed {op.kind} operation cannot be retried: its input was "
+                    "discarded when it failed. Submit the request again with a new "
+                    "Idempotency-Key.", details={"kind": op.kind, "reason": "input_consumed"})
             now = utcnow()
             res = s.execute(update(Operation).where(
                 Operation.id == op.id, Operation.status == "failed").values(
