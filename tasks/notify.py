@@ -16,8 +16,8 @@ CHANNEL = "wharf:operations:done"
 class RedisNotifier(LocalNotifier):
     """Publishes to Redis; a subscriber thread (started on first wait) wakes local waiters."""
 
-    def __init__(self, url: str):
-        super().__init__()
+    def __init__(self, url: str, max_waiters: int | None = None):
+        super().__init__(max_waiters)
         self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
                                            health_check_interval=30)
         self._sub_thread: threading.Thread | None = None

@@ -119,6 +119,13 @@ class Settings:
     sweep_interval: int = 60
     max_upload_size: int = 512 * 1024 * 1024
     verify_rehash: bool = True
+    # HTTP serving (wharf serve; the long-poll limit applies to every API process)
+    http_threads: int = 16
+    http_connection_limit: int = 1000
+    http_send_timeout: int = 30
+    http_receive_timeout: int = 30
+    http_min_receive_rate: int = 1024
+    long_poll_max_waiters: int = 4
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -168,6 +175,12 @@ class Settings:
             sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
             max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
             verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
+            http_threads=_int(env, "WHARF_HTTP_THREADS", 16, minimum=2),
+            http_connection_limit=_int(env, "WHARF_HTTP_CONNECTION_LIMIT", 1000, minimum=10),
+            http_send_timeout=_int(env, "WHARF_HTTP_SEND_TIMEOUT", 30, minimum=1),
+            http_receive_timeout=_int(env, "WHARF_HTTP_RECEIVE_TIMEOUT", 30, minimum=1),
+            http_min_receive_rate=_int(env, "WHARF_HTTP_MIN_RECEIVE_RATE", 1024, minimum=0),
+            long_poll_max_waiters=_int(env, "WHARF_LONG_POLL_MAX_WAITERS", 4, minimum=0),
         )
         values.update(overrides)
         return cls(**values)
