@@ -338,6 +338,9 @@ def check_long_polls(server: Server, user: User, op_id: str, count: int = 10,
         assert took < 1.5
     during()
     assert_healthz_answers(server)
+    status, _, metrics = server.request("GET", "/metrics", timeout=1.0)
+    assert status == 200
+    assert f"wharf_long_polls_refused_total {float(count - MAX_WAITERS)}" in metrics.decode()
     server.pause_file.unlink()
     late = polls.answered(15, expected=MAX_WAITERS)
     assert len(late) == MAX_WAITERS, late
@@ -392,3 +395,14 @@ def test_all_at_once(server):
         stack.enter_context(Trickler(server))
         op_id = stack.enter_context(paused_operation(server, user))
         check_long_polls(server, user, op_id, during=lambda: assert_healthz_answers(server))
+
+
+def test_a_long_poll_limit_that_leaves_no_thread_free_is_a_configuration_error(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+    env.update(WHARF_DATA_DIR=str(tmp_path / "data"), WHARF_PORT=str(free_port()),
+               WHARF_HTTP_THREADS="4", WHARF_LONG_POLL_MAX_WAITERS="4")
+    result = subprocess.run(WHARF + ["serve"], env=env, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2, result
+    assert "WHARF_LONG_POLL_MAX_WAITERS=4 must be below WHARF_HTTP_THREADS=4" in result.stderr
+    assert not (tmp_path / "data").exists()  # refused before touching anything

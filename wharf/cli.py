@@ -83,7 +83,7 @@ def cmd_serve(args) -> int:
     """Embedded mode: API + in-process broker + worker threads + scheduler, one process."""
     settings = _settings(args)
     from wharf import serving
-    serving.check(settings)
+    settings = serving.resolve(settings)
     _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
     from tasks.runtime import EmbeddedRuntime
@@ -166,6 +166,9 @@ def cmd_api(args) -> int:
         argv += ["--workers", str(workers)]
     if threads is not None:
         argv += ["--threads", str(threads)]
+        # Long-polls may take half the threads of each worker (unless set explicitly);
+        # with a config file, its post_fork hook does the same from gunicorn's settings.
+        os.environ.setdefault("WHARF_LONG_POLL_MAX_WAITERS", str(threads // 2))
     sys.argv = argv
     WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]").run()
     return 0

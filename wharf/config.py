@@ -125,7 +125,7 @@ class Settings:
     http_send_timeout: int = 30
     http_receive_timeout: int = 30
     http_min_receive_rate: int = 1024
-    long_poll_max_waiters: int = 4
+    long_poll_max_waiters: int | None = None  # None: half the request threads
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -180,7 +180,9 @@ class Settings:
             http_send_timeout=_int(env, "WHARF_HTTP_SEND_TIMEOUT", 30, minimum=1),
             http_receive_timeout=_int(env, "WHARF_HTTP_RECEIVE_TIMEOUT", 30, minimum=1),
             http_min_receive_rate=_int(env, "WHARF_HTTP_MIN_RECEIVE_RATE", 1024, minimum=0),
-            long_poll_max_waiters=_int(env, "WHARF_LONG_POLL_MAX_WAITERS", 4, minimum=0),
+            long_poll_max_waiters=(_int(env, "WHARF_LONG_POLL_MAX_WAITERS", 0, minimum=0)
+                                   if (env.get("WHARF_LONG_POLL_MAX_WAITERS") or "").strip()
+                                   else None),
         )
         values.update(overrides)
         return cls(**values)

@@ -34,6 +34,9 @@ OPS_SUBMITTED = Counter("wharf_operations_submitted_total", "Operations recorded
                         registry=REGISTRY)
 OPS_FINISHED = Counter("wharf_operations_finished_total", "Operations finished",
                        ["kind", "status", "code"], registry=REGISTRY)
+LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
+                             "Long-polls answered at once: WHARF_LONG_POLL_MAX_WAITERS were "
+                             "already waiting", registry=REGISTRY)
 
 
 class DatabaseCollector:

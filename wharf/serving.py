@@ -34,12 +34,16 @@ log = logging.getLogger("wharf.serve")
 _SPARE_FDS = 256
 
 
-def check(settings: Settings) -> None:
+def resolve(settings: Settings) -> Settings:
+    """Validate the serving settings; an unset long-poll limit becomes half the threads."""
+    if settings.long_poll_max_waiters is None:
+        return settings.replace(long_poll_max_waiters=settings.http_threads // 2)
     if settings.long_poll_max_waiters >= settings.http_threads:
         raise ConfigError(
             f"WHARF_LONG_POLL_MAX_WAITERS={settings.long_poll_max_waiters} must be below "
             f"WHARF_HTTP_THREADS={settings.http_threads}: long-polls would take every "
             f"request thread")
+    return settings
 
 
 def create_server(app, settings: Settings):
@@ -47,7 +51,7 @@ def create_server(app, settings: Settings):
     from waitress import create_server as waitress_server
     from waitress.server import BaseWSGIServer
 
-    check(settings)
+    settings = resolve(settings)
     _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
     server = waitress_server(
         app, host=settings.host, port=settings.port, threads=settings.http_threads,

@@ -13,6 +13,8 @@ import threading
 from collections import defaultdict
 from typing import Callable
 
+from wharf.metrics import LONG_POLLS_REFUSED
+
 
 class LocalNotifier:
     def __init__(self, max_waiters: int | None = None):
@@ -37,6 +39,7 @@ class LocalNotifier:
 
         When ``max_waiters`` others already wait, do not block: return ``is_done()``."""
         if self._slots is not None and not self._slots.acquire(blocking=False):
+            LONG_POLLS_REFUSED.inc()
             return is_done()
         try:
             return self._wait(operation_id, timeout, is_done)
