@@ -8,8 +8,8 @@ Each scenario keeps its hostile clients going while ``/healthz`` must answer wit
   connection once it made no progress for ``WHARF_HTTP_SEND_TIMEOUT`` (the client gets a
   truncated body, then EOF);
 - slow bodies: 110 connections (more than waitress's default connection limit of 100)
-  trickle a request a byte at a time; the server closes each one once it falls behind
-  ``WHARF_HTTP_RECEIVE_TIMEOUT`` / ``WHARF_HTTP_MIN_RECEIVE_RATE``;
+  trickle a request a byte at a time, 10 more send nothing; the server closes each one
+  once it falls behind ``WHARF_HTTP_RECEIVE_TIMEOUT`` / ``WHARF_HTTP_MIN_RECEIVE_RATE``;
 - long-polls: 10 concurrent ``?wait=60`` on an operation held running (test hook); at most
   ``WHARF_LONG_POLL_MAX_WAITERS`` wait, the others answer at once with the current state and
   ``Retry-After``; all waiters are answered when the operation completes;
@@ -234,17 +234,19 @@ def drain(sock: socket.socket, deadline: float) -> tuple[int, bool]:
 
 
 class Trickler:
-    """``count`` connections sending a blob upload one byte at a time, round-robin."""
+    """``count`` connections sending a blob upload one byte at a time, round-robin, and
+    ``silent`` that connect and send nothing."""
 
-    def __init__(self, server: Server, count: int = 110, interval: float = 0.5):
+    def __init__(self, server: Server, count: int = 110, interval: float = 0.5,
+                 silent: int = 10):
         head = (b"PUT /api/blob-upload-sessions/x/content HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 b"Content-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\n")
         self.socks, self.closed_by_server = [], 0
         self.stop_ev = threading.Event()
-        for _ in range(count):
+        for i in range(count + silent):
             s = socket.create_connection(("127.0.0.1", server.port), timeout=2)
             s.setblocking(False)
-            self.socks.append([s, head])
+            self.socks.append([s, head if i < count else None])
         self.interval = interval
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -255,6 +257,10 @@ class Trickler:
                 if s is None:
                     continue
                 try:
+                    if pending is None:  # silent: only notice the server closing
+                        if s.recv(1) == b"":
+                            raise ConnectionResetError
+                        continue
                     s.send(pending[:1] or b"x")
                     entry[1] = pending[1:]
                 except (BlockingIOError, InterruptedError):

@@ -72,17 +72,26 @@ def _guard(srv, settings: Settings) -> None:
     from waitress.channel import HTTPChannel
 
     class Channel(HTTPChannel):
-        """Remembers when the request being received started and how much has arrived."""
+        """Remembers when the request being received started and how much has arrived.
 
-        receiving_since: float | None = None
+        A new connection counts as receiving from the start (a client that connects and
+        sends nothing is closed like a slow one); between keep-alive requests waitress's
+        idle timeout applies."""
+
         received_bytes = 0
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.receiving_since: float | None = time.monotonic()
 
         def received(self, data):
             before = self.request
             result = super().received(data)
-            if self.request is None:
+            if self.request is None:  # nothing partial left
                 self.receiving_since = None
-            elif self.request is not before or self.receiving_since is None:
+            elif self.request is not before and (before is not None
+                                                 or self.receiving_since is None):
+                # The next request began (a new connection keeps its connect time).
                 self.receiving_since, self.received_bytes = time.monotonic(), 0
             if self.request is not None:
                 self.received_bytes += len(data)
@@ -99,7 +108,7 @@ def _guard(srv, settings: Settings) -> None:
                 _close(channel, "sent nothing for %ss" % settings.http_send_timeout)
                 continue
             started = getattr(channel, "receiving_since", None)
-            if started is not None and channel.request is not None:
+            if started is not None and not channel.requests:  # none being served
                 allowed = settings.http_receive_timeout
                 if settings.http_min_receive_rate:
                     allowed += channel.received_bytes / settings.http_min_receive_rate
