@@ -15,8 +15,9 @@ and a pool of request threads (runs the app). What could hold it, and what we do
   against the connection limit (waitress's default: 100) and waitress's idle timeout is
   reset by every byte. A request that has not arrived completely within
   ``WHARF_HTTP_RECEIVE_TIMEOUT`` seconds plus one second per ``WHARF_HTTP_MIN_RECEIVE_RATE``
-  bytes received is closed, and the limit is ``WHARF_HTTP_CONNECTION_LIMIT`` (poll(), not
-  select(), so more than 1024 descriptors work).
+  bytes received is closed (so is a new connection that sends nothing for that long), and
+  the limit is ``WHARF_HTTP_CONNECTION_LIMIT`` (poll(), not select(), so more than 1024
+  descriptors work).
 - **Long-polls** hold a thread each; at most ``WHARF_LONG_POLL_MAX_WAITERS`` wait at once
   (``wharf.operations.notify``), which must stay below ``WHARF_HTTP_THREADS`` so others,
   ``/healthz`` included, always find a free thread.
