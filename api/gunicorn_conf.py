@@ -32,9 +32,15 @@ bind = _bind()
 
 # Threads, not processes, carry the concurrency: requests are mostly waiting on the
 # database, and long-polls (GET /api/operations/{id}?wait=, at most 60 s) hold a thread.
+# At most WHARF_LONG_POLL_MAX_WAITERS of them wait at once per worker (default: half the
+# threads, see post_fork); the others answer at once with Retry-After.
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = 8
+# Connections one worker holds (in requests or kept alive); beyond it, new ones wait in the
+# listen backlog. gthread reads request bodies and writes responses on its threads without a
+# send timeout: slow clients are the reverse proxy's job (docs/operations.md, "In front").
+worker_connections = 1000
 # Build the app in each worker after fork: no database connection is shared across processes.
 preload_app = False
 
@@ -51,6 +57,7 @@ keepalive = 75
 max_requests = 10000
 max_requests_jitter = 1000
 
+# Request line and headers: bounded size and count (431/400 beyond).
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
@@ -90,3 +97,9 @@ def pre_request(worker, req):
     # ``wharf api`` installs the same hook without this file.
     from api.expect_continue import defer_100_continue
     defer_100_continue(worker, req)
+
+
+def post_fork(server, worker):
+    """Before the app loads in the worker: long-polls may take half its threads unless
+    WHARF_LONG_POLL_MAX_WAITERS says otherwise (the rest serve everyone else)."""
+    os.environ.setdefault("WHARF_LONG_POLL_MAX_WAITERS", str(worker.cfg.threads // 2))

@@ -139,25 +139,12 @@ class FileBlobStore(BlobStore):
         return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
 
     def open(self, key: str, start: int = 0, end: int | None = None,
-             chunk_size: int = CHUNK) -> Iterator[bytes]:
+             chunk_size: int = CHUNK) -> "FileRange":
         try:
             fh = open(self._path(key), "rb")
         except FileNotFoundError:
             raise BlobNotFound(f"no object {key}") from None
-        return self._iter(fh, start, end, chunk_size)
-
-    @staticmethod
-    def _iter(fh, start: int, end: int | None, chunk_size: int) -> Iterator[bytes]:
-        with fh:
-            fh.seek(start)
-            remaining = None if end is None else end - start + 1
-            while remaining is None or remaining > 0:
-                data = fh.read(chunk_size if remaining is None else min(chunk_size, remaining))
-                if not data:
-                    break
-                if remaining is not None:
-                    remaining -= len(data)
-                yield data
+        return FileRange(fh, start, end, chunk_size)
 
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
@@ -168,6 +155,50 @@ class FileBlobStore(BlobStore):
                 key = path.relative_to(self.root).as_posix()
                 if key.startswith(prefix):
                     yield key
+
+
+class FileRange:
+    """Bytes ``start..end`` of an open file: iterable in chunks, and file-like too.
+
+    Being file-like (``read``/``seek``/``tell``, reads bounded to the range) lets a WSGI
+    server send it with ``wsgi.file_wrapper``: waitress then streams it from its event loop
+    and no request thread stays busy while a slow client reads a large download.
+    """
+
+    def __init__(self, fh, start: int, end: int | None, chunk_size: int = CHUNK):
+        self._fh, self._chunk = fh, chunk_size
+        if end is None:
+            end = os.fstat(fh.fileno()).st_size - 1
+        self._stop = max(start, end + 1)  # absolute offset just past the range
+        fh.seek(start)
+
+    def read(self, size: int = -1) -> bytes:
+        left = self._stop - self._fh.tell()
+        if left <= 0:
+            return b""
+        return self._fh.read(left if size is None or size < 0 else min(size, left))
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        # Offsets are those of the file; the end is the end of the range.
+        if whence == 2:
+            return self._fh.seek(self._stop + offset)
+        return self._fh.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            while data := self.read(self._chunk):
+                yield data
+        finally:
+            self.close()
 
 
 # --- S3 --------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ CHANNEL = "operations:done"  # after the namespace: ``wharf:operations:done``
 class RedisNotifier(LocalNotifier):
     """Publishes to Redis; a subscriber thread (started on first wait) wakes local waiters."""
 
-    def __init__(self, url: str, namespace: str = "wharf"):
-        super().__init__()
+    def __init__(self, url: str, namespace: str = "wharf", max_waiters: int | None = None):
+        super().__init__(max_waiters)
         self.channel = f"{namespace}:{CHANNEL}"
         self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
                                            health_check_interval=30)

@@ -49,10 +49,11 @@ class Components:
         self.broker = broker or broker_mod.make_broker(settings)
         if notifier is None:
             if settings.embedded_broker:
-                notifier = LocalNotifier()
+                notifier = LocalNotifier(settings.long_poll_max_waiters)
             else:
                 from tasks.notify import RedisNotifier
-                notifier = RedisNotifier(settings.broker_url, settings.broker_namespace)
+                notifier = RedisNotifier(settings.broker_url, settings.broker_namespace,
+                                         max_waiters=settings.long_poll_max_waiters)
         self.notifier = notifier
         self.dispatcher = BrokerDispatcher(self.broker, self.db)
         self.db.outbox_sink = self.dispatcher.dispatch

@@ -131,16 +131,15 @@ def cmd_migrate(args) -> int:
 def cmd_serve(args) -> int:
     """Embedded mode: API + in-process broker + worker threads + scheduler, one process."""
     settings = _settings(args)
+    from wharf import serving
+    settings = serving.resolve(settings)
     _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
     _check_blob_store(settings)
     from tasks.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
-    from waitress import create_server
     try:
-        server = create_server(runtime.api_app, host=settings.host, port=settings.port,
-                               threads=max(8, settings.worker_threads * 2), ident="wharf",
-                               clear_untrusted_proxy_headers=True)
+        server = serving.create_server(runtime.api_app, settings)
     except OSError as exc:
         try:
             runtime.stop()

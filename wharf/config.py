@@ -197,6 +197,13 @@ class Settings:
     unit_max_snapshot_bytes: int = 16 * 1024 * 1024
     unit_max_changeset_ops: int = 1000
     unit_max_depth: int = 400
+    # HTTP serving (wharf serve; the long-poll limit applies to every API process)
+    http_threads: int = 16
+    http_connection_limit: int = 1000
+    http_send_timeout: int = 30
+    http_receive_timeout: int = 30
+    http_min_receive_rate: int = 1024
+    long_poll_max_waiters: int | None = None  # None: half the request threads
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -264,6 +271,14 @@ class Settings:
                                         maximum=10000),
             # above ~400 the JSON encoders and comparisons near Python's recursion limit
             unit_max_depth=_int(env, "WHARF_UNIT_MAX_DEPTH", 400, minimum=8, maximum=400),
+            http_threads=_int(env, "WHARF_HTTP_THREADS", 16, minimum=2),
+            http_connection_limit=_int(env, "WHARF_HTTP_CONNECTION_LIMIT", 1000, minimum=10),
+            http_send_timeout=_int(env, "WHARF_HTTP_SEND_TIMEOUT", 30, minimum=1),
+            http_receive_timeout=_int(env, "WHARF_HTTP_RECEIVE_TIMEOUT", 30, minimum=1),
+            http_min_receive_rate=_int(env, "WHARF_HTTP_MIN_RECEIVE_RATE", 1024, minimum=0),
+            long_poll_max_waiters=(_int(env, "WHARF_LONG_POLL_MAX_WAITERS", 0, minimum=0)
+                                   if (env.get("WHARF_LONG_POLL_MAX_WAITERS") or "").strip()
+                                   else None),
         )
         values.update(overrides)
         return cls(**values)

@@ -56,6 +56,9 @@ OPS_FINISHED = Counter("wharf_operations_finished_total", "Operations finished",
 SCHEDULE_TICKS = Counter("wharf_schedule_ticks_total",
                          "Schedule ticks this scheduler decided, by decision",
                          ["schedule", "decision"], registry=REGISTRY)
+LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
+                             "Long-polls answered at once: WHARF_LONG_POLL_MAX_WAITERS were "
+                             "already waiting", registry=REGISTRY)
 
 
 class DatabaseCollector:

@@ -2,6 +2,10 @@
 
 ``LocalNotifier`` works inside one process (embedded mode, tests). A cross-process
 implementation (Redis pub/sub, in ``tasks.notify``) forwards remote publishes to it.
+
+Each waiter holds a request thread, so at most ``max_waiters`` wait at once per process
+(``WHARF_LONG_POLL_MAX_WAITERS``); a wait beyond that does not block: it only checks
+``is_done()`` once, and the caller answers with the current state (and ``Retry-After``).
 """
 from __future__ import annotations
 
@@ -9,11 +13,17 @@ import threading
 from collections import defaultdict
 from typing import Callable
 
+from wharf.metrics import LONG_POLLS_REFUSED
+
 
 class LocalNotifier:
-    def __init__(self):
+    def __init__(self, max_waiters: int | None = None):
         self._lock = threading.Lock()
         self._waiters: dict[str, list[threading.Event]] = defaultdict(list)
+        self._slots = None  # unbounded
+        if max_waiters is not None:
+            self._slots = threading.BoundedSemaphore(max_waiters) if max_waiters > 0 \
+                else _NoSlots()
 
     def publish(self, operation_id: str) -> None:
         self.wake(operation_id)
@@ -25,7 +35,19 @@ class LocalNotifier:
             ev.set()
 
     def wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
-        """Block until ``is_done()`` or ``timeout``; registers before checking (no lost wake)."""
+        """Block until ``is_done()`` or ``timeout``; registers before checking (no lost wake).
+
+        When ``max_waiters`` others already wait, do not block: return ``is_done()``."""
+        if self._slots is not None and not self._slots.acquire(blocking=False):
+            LONG_POLLS_REFUSED.inc()
+            return is_done()
+        try:
+            return self._wait(operation_id, timeout, is_done)
+        finally:
+            if self._slots is not None:
+                self._slots.release()
+
+    def _wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
         ev = threading.Event()
         with self._lock:
             self._waiters[operation_id].append(ev)
@@ -43,4 +65,14 @@ class LocalNotifier:
                         self._waiters.pop(operation_id, None)
 
     def close(self) -> None:
+        pass
+
+
+class _NoSlots:
+    """``max_waiters=0``: long-polling disabled, every wait answers at once."""
+
+    def acquire(self, blocking: bool = True) -> bool:
+        return False
+
+    def release(self) -> None:  # pragma: no cover - never acquired
         pass

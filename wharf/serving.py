@@ -1,0 +1,147 @@
+"""The embedded HTTP server (``wharf serve``): waitress, with the protections it lacks.
+
+Waitress runs one event loop (accepts connections, reads requests, sends buffered output)
+and a pool of request threads (runs the app). What could hold it, and what we do:
+
+- **Slow readers.** A thread copying a response into a connection's output buffer blocks
+  once more than ``outbuf_high_watermark`` (16 MiB) waits unsent, and waitress never times
+  that out: a client that stops reading a large download pins the thread forever.
+  Downloads of files are handed to waitress's ``wsgi.file_wrapper`` (see
+  ``storage.blobstore.FileRange``), so the event loop sends them and no thread waits; and a
+  connection whose pending output makes no progress for ``WHARF_HTTP_SEND_TIMEOUT`` seconds
+  is closed, which also frees a thread blocked writing any other large response.
+- **Slow requests.** The event loop reads the whole request (headers and body) before a
+  thread runs the app, so trickled bodies hold no thread, but every connection counts
+  against the connection limit (waitress's default: 100) and waitress's idle timeout is
+  reset by every byte. A request that has not arrived completely within
+  ``WHARF_HTTP_RECEIVE_TIMEOUT`` seconds plus one second per ``WHARF_HTTP_MIN_RECEIVE_RATE``
+  bytes received is closed (so is a new connection that sends nothing for that long), and
+  the limit is ``WHARF_HTTP_CONNECTION_LIMIT`` (poll(), not select(), so more than 1024
+  descriptors work).
+- **Long-polls** hold a thread each; at most ``WHARF_LONG_POLL_MAX_WAITERS`` wait at once
+  (``wharf.operations.notify``), which must stay below ``WHARF_HTTP_THREADS`` so others,
+  ``/healthz`` included, always find a free thread.
+"""
+from __future__ import annotations
+
+import logging
+import resource
+import time
+
+from wharf.config import ConfigError, Settings
+
+log = logging.getLogger("wharf.serve")
+# Descriptors besides client connections: listening socket, trigger, databases, blob files.
+_SPARE_FDS = 256
+
+
+def resolve(settings: Settings) -> Settings:
+    """Validate the serving settings; an unset long-poll limit becomes half the threads."""
+    if settings.long_poll_max_waiters is None:
+        return settings.replace(long_poll_max_waiters=settings.http_threads // 2)
+    if settings.long_poll_max_waiters >= settings.http_threads:
+        raise ConfigError(
+            f"WHARF_LONG_POLL_MAX_WAITERS={settings.long_poll_max_waiters} must be below "
+            f"WHARF_HTTP_THREADS={settings.http_threads}: long-polls would take every "
+            f"request thread")
+    return settings
+
+
+def create_server(app, settings: Settings):
+    """A waitress server for ``app`` on ``settings.host:port`` with the guards above."""
+    from waitress import create_server as waitress_server
+    from waitress.server import BaseWSGIServer
+
+    settings = resolve(settings)
+    _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
+    server = waitress_server(
+        app, host=settings.host, port=settings.port, threads=settings.http_threads,
+        ident="wharf", clear_untrusted_proxy_headers=True,
+        connection_limit=settings.http_connection_limit,
+        asyncore_use_poll=True,
+        # Seconds between guard passes (waitress's maintenance); an int for waitress.
+        cleanup_interval=1)
+    servers = [server] if isinstance(server, BaseWSGIServer) else \
+        [s for s in server.map.values() if isinstance(s, BaseWSGIServer)]
+    for srv in servers:
+        _guard(srv, settings)
+    return server
+
+
+def _guard(srv, settings: Settings) -> None:
+    """Install the guarded channel class and maintenance pass on one waitress server."""
+    from waitress.channel import HTTPChannel
+
+    class Channel(HTTPChannel):
+        """Remembers when the request being received started and how much has arrived.
+
+        A new connection counts as receiving from the start (a client that connects and
+        sends nothing is closed like a slow one); between keep-alive requests waitress's
+        idle timeout applies."""
+
+        received_bytes = 0
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.receiving_since: float | None = time.monotonic()
+
+        def received(self, data):
+            before = self.request
+            result = super().received(data)
+            if self.request is None:  # nothing partial left
+                self.receiving_since = None
+            elif self.request is not before and (before is not None
+                                                 or self.receiving_since is None):
+                # The next request began (a new connection keeps its connect time).
+                self.receiving_since, self.received_bytes = time.monotonic(), 0
+            if self.request is not None:
+                self.received_bytes += len(data)
+            return result
+
+    waitress_maintenance = srv.maintenance
+
+    def maintenance(now: float) -> None:
+        waitress_maintenance(now)
+        mono = time.monotonic()
+        stalled_since = now - settings.http_send_timeout
+        for channel in list(srv.active_channels.values()):
+            if channel.total_outbufs_len and channel.last_activity < stalled_since:
+                _close(channel, "sent nothing for %ss" % settings.http_send_timeout)
+                continue
+            started = getattr(channel, "receiving_since", None)
+            if started is not None and not channel.requests:  # none being served
+                allowed = settings.http_receive_timeout
+                if settings.http_min_receive_rate:
+                    allowed += channel.received_bytes / settings.http_min_receive_rate
+                if mono - started > allowed:
+                    _close(channel, "request not received in time")
+
+    srv.channel_class = Channel
+    srv.maintenance = maintenance
+
+
+def _close(channel, why: str) -> None:
+    """Close from the event loop; a request thread blocked writing to it is released
+    (waitress notifies it and its next write raises ``ClientDisconnected``)."""
+    log.info("closing connection from %s: %s", getattr(channel, "addr", "?"), why)
+    try:
+        with channel.requests_lock:
+            if channel.request is not None:
+                channel.request.close()
+                channel.request = None
+        channel.handle_close()
+    except OSError:
+        pass
+
+
+def _raise_fd_limit(wanted: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        except (ValueError, OSError):
+            new = soft
+        if new < wanted:
+            log.warning("open files limit is %s; WHARF_HTTP_CONNECTION_LIMIT=%s may not be "
+                        "reachable", new, wanted - _SPARE_FDS)
