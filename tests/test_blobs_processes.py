@@ -739,15 +739,18 @@ def _read_rest(sock) -> bytes:
         rest += data
 
 
-@pytest.mark.parametrize("conf", [None, "deploy/gunicorn.conf.py"])
-def test_refused_uploads_are_refused_before_the_body_is_sent(cluster, conf):
+@pytest.mark.parametrize("conf", ["packaged", "operator's own"])
+def test_refused_uploads_are_refused_before_the_body_is_sent(cluster, conf, tmp_path):
     """``Expect: 100-continue``: a PUT that will be refused (428 without If-Match, 412 on a
     stale one, 400 on a size that is not the session's, 409 on an aborted session) gets its
     final answer without ``100 Continue`` and before the client sent any body byte; the
     connection is then closed. An acceptable PUT gets ``100 Continue`` and succeeds. With
-    and without the deployed gunicorn configuration (which installs the hook too)."""
-    if conf:
-        cluster.env["WHARF_GUNICORN_CONF"] = str(REPO / conf)
+    with the packaged gunicorn configuration and with an operator's own file (``wharf api``
+    chains the hook before whatever the file configures)."""
+    if conf != "packaged":
+        own = tmp_path / "gunicorn.conf.py"
+        own.write_text("worker_class = 'gthread'\nworkers = 1\nthreads = 4\n")
+        cluster.env["WHARF_GUNICORN_CONF"] = str(own)
     api = cluster.start_all()
     space = api.login()
     op = upload_and_complete(api, space, seed=7, size=1000)
