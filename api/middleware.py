@@ -34,6 +34,14 @@ def _parse_origin(value: str) -> str | None:
     return origin(parts.scheme, parts.hostname, port)
 
 
+def _trusted_hop(value: str | None, proxies: int) -> str | None:
+    """The entry the outermost of ``proxies`` trusted proxies appended to a comma-separated
+    forwarding header (``X-Forwarded-For``, ``X-Forwarded-Proto``), counted from the right;
+    None when the header has fewer entries than there are proxies."""
+    hops = [hop.strip() for hop in (value or "").split(",") if hop.strip()]
+    return hops[-proxies] if len(hops) >= proxies else None
+
+
 class RequestIdMiddleware:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         from wharf.ids import new_id
@@ -79,10 +87,17 @@ class AuthMiddleware:
     def _own_origin(self, req: falcon.Request) -> str | None:
         """The origin this request was addressed to: scheme, host and port.
 
-        The scheme is the WSGI one, or ``X-Forwarded-Proto`` when trusted proxies are
-        configured (a proxy that terminates TLS); host and port come from ``Host``.
+        The scheme is the WSGI one, or with trusted proxies the ``X-Forwarded-Proto`` hop
+        the outermost trusted proxy recorded (a proxy that terminates TLS), counted from
+        the right like ``X-Forwarded-For``: entries further left were sent by the client.
+        (Falcon's ``forwarded_scheme`` takes a client's ``Forwarded`` header first and
+        the whole ``X-Forwarded-Proto`` list as one value.) Host and port come from ``Host``.
         """
-        scheme = req.forwarded_scheme if self.trusted_proxy_count else req.scheme
+        scheme = req.scheme
+        if self.trusted_proxy_count:
+            hop = _trusted_hop(req.get_header("X-Forwarded-Proto"), self.trusted_proxy_count)
+            if hop is not None:
+                scheme = hop.lower()
         host_header = req.get_header("Host")
         try:
             if host_header:
@@ -113,11 +128,9 @@ class AuthMiddleware:
         peer = req.remote_addr
         if not self.trusted_proxy_count:
             return peer
-        xff = req.get_header("X-Forwarded-For") or ""
-        route = [hop.strip() for hop in xff.split(",") if hop.strip()] + [peer]
-        if len(route) <= self.trusted_proxy_count:
-            return peer  # fewer hops than proxies: the request did not come through them
-        return route[-(self.trusted_proxy_count + 1)][:64]
+        hop = _trusted_hop(req.get_header("X-Forwarded-For"), self.trusted_proxy_count)
+        # fewer hops than proxies: the request did not come through them
+        return peer if hop is None else hop[:64]
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.principal = ANONYMOUS

@@ -69,7 +69,8 @@ class ApiToken(Base):
 class AuthThrottle(Base):
     """Fixed-window counters of login and registration attempts (see wharf.throttle).
 
-    ``key`` is e.g. ``login:user:<username>``, ``login:addr:<ip>``, ``register:addr:<ip>``.
+    ``key`` is e.g. ``login:pair:<username>:<addr>``, ``login:user:<username>``,
+    ``login:addr:<addr>``, ``register:addr:<addr>`` (``addr``: see ``address_key``).
     """
     __tablename__ = "auth_throttle"
 

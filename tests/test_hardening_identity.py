@@ -125,8 +125,9 @@ def test_registration_and_login_still_work_end_to_end(settings, db):
 # --- item 5: rate limits -------------------------------------------------------------------------
 
 def test_failed_logins_are_limited_per_username(settings, db):
-    app = _app(settings, db, login_max_failures=3, login_max_failures_per_address=0,
-               login_window=600, trusted_proxy_count=1)
+    # the per-username limit across all addresses (against distributed guessing)
+    app = _app(settings, db, login_max_failures=0, login_max_failures_per_user=3,
+               login_max_failures_per_address=0, login_window=600, trusted_proxy_count=1)
     c = ApiClient(app)
     assert register(c, "ursula").status_code == 201
     assert register(c, "victor").status_code == 201
@@ -147,7 +148,7 @@ def test_failed_logins_are_limited_per_username(settings, db):
     for _ in range(3):
         assert_problem(login(c, "nobody-at-all", "wrong password here"), 401)
     assert_problem(login(c, "nobody-at-all", "wrong password here"), 429, "rate_limited")
-    # once the window has passed, the right password works and clears the count
+    # once the window has passed, the right password works and gives its slot back
     _end_windows(db)
     assert login(c, "ursula").status_code == 201
     for _ in range(3):
@@ -155,7 +156,8 @@ def test_failed_logins_are_limited_per_username(settings, db):
 
 
 def test_successful_logins_do_not_count(settings, db):
-    c = ApiClient(_app(settings, db, login_max_failures=2, login_max_failures_per_address=2))
+    c = ApiClient(_app(settings, db, login_max_failures=2, login_max_failures_per_address=2,
+                       login_max_failures_per_user=2))
     assert register(c, "wendy").status_code == 201
     for _ in range(6):
         assert login(c, "wendy").status_code == 201
@@ -165,7 +167,7 @@ def test_successful_logins_do_not_count(settings, db):
 
 def test_failed_logins_are_limited_per_address(settings, db):
     app = _app(settings, db, login_max_failures=0, login_max_failures_per_address=3,
-               trusted_proxy_count=1)
+               login_max_failures_per_user=0, trusted_proxy_count=1)
     c = ApiClient(app)
     assert register(c, "xena").status_code == 201
     # one address spraying different usernames (and malformed ones)
@@ -177,6 +179,58 @@ def test_failed_logins_are_limited_per_address(settings, db):
     assert_problem(login(c, "xena", headers=from_addr("192.0.2.1")), 429, "rate_limited")
     # another address is not affected
     assert login(c, "xena", headers=from_addr("192.0.2.2")).status_code == 201
+
+
+def test_guesses_from_elsewhere_do_not_lock_the_user_out(settings, db):
+    # the strict limit counts failures per (username, address): an attacker exhausting it
+    # for alice locks out only their own address, not alice at hers
+    app = _app(settings, db, login_max_failures=3, login_max_failures_per_user=8,
+               trusted_proxy_count=1)
+    c = ApiClient(app)
+    assert register(c, "alice").status_code == 201
+    attacker, home = from_addr("203.0.113.66"), from_addr("198.51.100.20")
+    for _ in range(3):
+        assert_problem(login(c, "alice", "wrong password here", attacker), 401)
+    assert_problem(login(c, "alice", "wrong password here", attacker), 429, "rate_limited")
+    assert_problem(login(c, "ALICE", headers=attacker), 429, "rate_limited")
+    assert login(c, "alice", headers=home).status_code == 201
+    # her own typos count against her own pair only, and a success clears that pair
+    for _ in range(2):
+        assert_problem(login(c, "alice", "wrong password here", home), 401)
+    assert login(c, "alice", headers=home).status_code == 201
+    # guessing spread over many addresses is stopped by the per-username limit, which
+    # then holds for every address (5 failures so far, a limit of 8)
+    for i in range(3):
+        assert_problem(login(c, "alice", "wrong password here", from_addr(f"10.9.0.{i}")), 401)
+    assert_problem(login(c, "alice", "wrong password here", from_addr("10.9.0.9")), 429,
+                   "rate_limited")
+    assert_problem(login(c, "alice", headers=home), 429, "rate_limited")
+
+
+def test_ipv6_clients_are_limited_per_64(settings, db):
+    app = _app(settings, db, login_max_failures=0, login_max_failures_per_user=0,
+               login_max_failures_per_address=3, register_per_address=1,
+               trusted_proxy_count=1)
+    c = ApiClient(app)
+    assert register(c, "ivan", headers=from_addr("2001:db8:1:2::1")).status_code == 201
+    # every address of one /64 is one client
+    for i, ip in enumerate(("2001:db8:1:2::a", "2001:db8:1:2:ffff:ffff:ffff:ffff",
+                            "2001:DB8:1:2:0:0:0:b")):
+        assert_problem(login(c, f"ivan-{i}", "wrong password here", from_addr(ip)), 401)
+    assert_problem(login(c, "ivan", headers=from_addr("2001:db8:1:2:1234::5")), 429,
+                   "rate_limited")
+    assert_problem(register(c, "ivan-two", headers=from_addr("2001:db8:1:2::77")), 429,
+                   "rate_limited")
+    # the neighbouring /64 is another client
+    assert login(c, "ivan", headers=from_addr("2001:db8:1:3::1")).status_code == 201
+    # audit rows keep the full address
+    assert audit_rows(db, action="session.login")[-1].client_ip == "2001:db8:1:3::1"
+    # an IPv4-mapped IPv6 address is the IPv4 address
+    for _ in range(3):
+        assert_problem(login(c, "ivan", "wrong password here", from_addr("192.0.2.44")), 401)
+    assert_problem(login(c, "ivan", headers=from_addr("::ffff:192.0.2.44")), 429,
+                   "rate_limited")
+    assert login(c, "ivan", headers=from_addr("::ffff:192.0.2.45")).status_code == 201
 
 
 def test_concurrent_guesses_cannot_overshoot_the_limit(settings, db):
@@ -218,7 +272,7 @@ def test_registrations_are_limited_per_address(settings, db):
 
 def test_zero_disables_a_limit(settings, db):
     c = ApiClient(_app(settings, db, login_max_failures=0, login_max_failures_per_address=0,
-                       register_per_address=0))
+                       login_max_failures_per_user=0, register_per_address=0))
     for i in range(25):
         assert register(c, f"bulk-{i:02d}").status_code == 201
     for _ in range(12):
@@ -227,6 +281,7 @@ def test_zero_disables_a_limit(settings, db):
 
 @pytest.mark.parametrize("name,value", [
     ("WHARF_LOGIN_MAX_FAILURES", "-1"), ("WHARF_LOGIN_MAX_FAILURES_PER_ADDRESS", "many"),
+    ("WHARF_LOGIN_MAX_FAILURES_PER_USER", "-5"),
     ("WHARF_LOGIN_WINDOW", "0"), ("WHARF_REGISTER_PER_ADDRESS", "1.5"),
     ("WHARF_REGISTER_WINDOW", "0")])
 def test_rate_limit_settings_are_validated(tmp_path, name, value):
@@ -240,13 +295,14 @@ def test_expired_throttle_rows_are_swept(settings, db):
     assert register(c, "sweepy").status_code == 201
     assert_problem(login(c, "sweepy", "wrong password here"), 401)
     with db.read() as s:
-        assert s.query(AuthThrottle).count() == 3  # register:addr, login:user, login:addr
+        # register:addr, login:pair, login:user, login:addr
+        assert s.query(AuthThrottle).count() == 4
     counts = delete_expired_credentials(SweepContext(db=db, settings=settings, now=utcnow()))
     assert counts["auth_throttle"] == 0
     later = utcnow() + timedelta(seconds=max(settings.login_window,
                                              settings.register_window) + 1)
     counts = delete_expired_credentials(SweepContext(db=db, settings=settings, now=later))
-    assert counts["auth_throttle"] == 3
+    assert counts["auth_throttle"] == 4
     with db.read() as s:
         assert s.query(AuthThrottle).count() == 0
 
@@ -327,6 +383,38 @@ def test_tls_terminating_proxy_uses_forwarded_proto(settings, db, world):
                   extra=proxied).status_code == 201
     assert_problem(_write(c, sid, "http://wharf.example.com", host="wharf.example.com",
                           extra=proxied), 403, "cross_origin")
+
+
+def test_forwarded_proto_is_read_hop_by_hop(settings, db, world):
+    world.user("alice")
+    one = ApiClient(_app(settings, db, trusted_proxy_count=1))
+    two = ApiClient(_app(settings, db, trusted_proxy_count=2))
+    assert login(one, "alice").status_code == 201
+    assert login(two, "alice").status_code == 201
+    sid = world.ids["alice"]["personal_space_id"]
+    host = "wharf.example.com"
+
+    def write(client, origin, **headers):
+        return _write(client, sid, origin, host=host, extra=headers)
+
+    # one proxy: its entry is the last one; what the client sent before it proves nothing
+    spoofed = {"X-Forwarded-Proto": "http, https"}
+    assert write(one, "https://wharf.example.com", **spoofed).status_code == 201
+    assert_problem(write(one, "http://wharf.example.com", **spoofed), 403, "cross_origin")
+    # a client's own Forwarded header is not the proxy's word
+    assert write(one, "https://wharf.example.com", Forwarded="proto=http",
+                 **{"X-Forwarded-Proto": "https"}).status_code == 201
+    # two proxies that each append: the outer one's entry counts
+    for chain in ("https, https", "https,http", "http, https, http"):
+        assert write(two, "https://wharf.example.com",
+                     **{"X-Forwarded-Proto": chain}).status_code == 201, chain
+    assert_problem(write(two, "https://wharf.example.com",
+                         **{"X-Forwarded-Proto": "https, http, https"}), 403, "cross_origin")
+    # fewer entries than proxies: not through them, the server's own scheme applies
+    assert_problem(write(two, "https://wharf.example.com", **{"X-Forwarded-Proto": "https"}),
+                   403, "cross_origin")
+    assert write(two, "http://wharf.example.com",
+                 **{"X-Forwarded-Proto": "https"}).status_code == 201
 
 
 def test_allowed_origins_are_validated_and_normalised(tmp_path):

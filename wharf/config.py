@@ -184,6 +184,7 @@ class Settings:
     # login / registration rate limits (0 disables a limit)
     login_max_failures: int = 10
     login_max_failures_per_address: int = 100
+    login_max_failures_per_user: int = 100
     login_window: int = 900
     register_per_address: int = 20
     register_window: int = 3600
@@ -257,6 +258,8 @@ class Settings:
             login_max_failures=_int(env, "WHARF_LOGIN_MAX_FAILURES", 10, minimum=0),
             login_max_failures_per_address=_int(env, "WHARF_LOGIN_MAX_FAILURES_PER_ADDRESS",
                                                 100, minimum=0),
+            login_max_failures_per_user=_int(env, "WHARF_LOGIN_MAX_FAILURES_PER_USER",
+                                             100, minimum=0),
             login_window=_int(env, "WHARF_LOGIN_WINDOW", 900, minimum=1),
             register_per_address=_int(env, "WHARF_REGISTER_PER_ADDRESS", 20, minimum=0),
             register_window=_int(env, "WHARF_REGISTER_WINDOW", 3600, minimum=1),

@@ -48,7 +48,8 @@ def _digest(secret: str) -> str:
 
 
 def _address(ctx: RequestContext) -> str:
-    return (ctx.client_ip or "unknown")[:64]
+    """The client's throttle bucket (IPv6 by /64); audit rows keep the full address."""
+    return throttle.address_key(ctx.client_ip)
 
 
 def _as_user(ctx: RequestContext, user: User) -> RequestContext:
@@ -130,12 +131,18 @@ class Identity:
                      and USERNAME_RE.fullmatch(username) is not None
                      and len(password) <= PASSWORD_MAX and _encodable(password))
         st = self.settings
-        limits = [Limit(f"login:addr:{_address(ctx)}", st.login_max_failures_per_address,
+        address = _address(ctx)
+        limits = [Limit(f"login:addr:{address}", st.login_max_failures_per_address,
                         st.login_window)]
-        user_key = None
+        pair_key = None
         if plausible:
-            user_key = f"login:user:{username.lower()}"
-            limits.insert(0, Limit(user_key, st.login_max_failures, st.login_window))
+            # The strict limit is per (username, address): guesses from elsewhere do not
+            # lock the real user out of their own address; the per-username limit across
+            # all addresses is much higher and stops distributed guessing.
+            pair_key = f"login:pair:{username.lower()}:{address}"
+            limits[:0] = [Limit(pair_key, st.login_max_failures, st.login_window),
+                          Limit(f"login:user:{username.lower()}",
+                                st.login_max_failures_per_user, st.login_window)]
         # Every attempt takes a slot (so concurrent guesses cannot overshoot the limit);
         # a successful login gives its slots back.
         with db.read() as session:
@@ -176,7 +183,7 @@ class Identity:
             session.flush()
             audit.record(session, _as_user(ctx, user), "session.login", "login_session",
                          login.id)
-            throttle.release(session, limits, reset=(user_key,))
+            throttle.release(session, limits, reset=(pair_key,))
         return login, f"{login.id}.{secret}", user
 
     def _burn(self, password: str) -> None:

@@ -6,14 +6,24 @@ short write transaction (an atomic upsert per key, ``RETURNING`` the new count);
 key is over its limit the transaction rolls back and the caller answers 429 with
 ``Retry-After`` (the end of that key's window). A request already refused costs only a read.
 
-Login keys are ``login:user:<username>`` and ``login:addr:<client address>``: a failed
-login keeps its slots; a successful one gives them back (``release``), so the counters
-measure failures plus attempts still in flight. The password hash is never computed inside
+Login keys are ``login:pair:<username>:<client address>`` (the strict limit: one
+address guessing one user's password), ``login:user:<username>`` (a much higher limit
+across all addresses, against distributed guessing) and ``login:addr:<client address>``
+(one address spraying many usernames). A failed login keeps its slots; a successful one
+gives them back (``release``) and clears its pair, so the counters measure failures plus
+attempts still in flight. Someone guessing from elsewhere therefore does not lock the
+real user out of their own address until the per-username limit is reached. The password hash is never computed inside
 these transactions. Registration counts every attempt that reaches hashing per address
 (``register:addr:<client address>``). A limit of 0 disables that key.
+
+The client address in a key is ``address_key(ip)``: an IPv4 address as is, an IPv6
+address as its /64 network (one subscriber usually gets a whole /64, so counting single
+IPv6 addresses would give a client unlimited attempts), an IPv4-mapped IPv6 address as
+the IPv4 address.
 """
 from __future__ import annotations
 
+import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +37,21 @@ from storage.models import AuthThrottle
 from storage.types import UTCDateTime
 from wharf.clock import utcnow
 from wharf.errors import RateLimited
+
+
+def address_key(ip: str | None) -> str:
+    """The throttle bucket of a client address: IPv4 as is, IPv6 by its /64 network."""
+    if not ip:
+        return "unknown"
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip[:64]  # not an address (e.g. a unix socket peer): count it as it is
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.IPv6Network((addr.packed[:8] + bytes(8), 64)))
+    return str(addr)
 
 
 @dataclass(frozen=True)
