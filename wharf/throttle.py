@@ -12,9 +12,10 @@ across all addresses, against distributed guessing) and ``login:addr:<client add
 (one address spraying many usernames). A failed login keeps its slots; a successful one
 gives them back (``release``) and clears its pair, so the counters measure failures plus
 attempts still in flight. Someone guessing from elsewhere therefore does not lock the
-real user out of their own address until the per-username limit is reached. The password hash is never computed inside
-these transactions. Registration counts every attempt that reaches hashing per address
-(``register:addr:<client address>``). A limit of 0 disables that key.
+real user out of their own address until the per-username limit is reached. The password
+hash is never computed inside these transactions. Registration counts every attempt that
+reaches hashing per address (``register:addr:<client address>``). A limit of 0 disables
+that key.
 
 The client address in a key is ``address_key(ip)``: an IPv4 address as is, an IPv6
 address as its /64 network (one subscriber usually gets a whole /64, so counting single
