@@ -96,6 +96,83 @@ def test_move_counts_the_whole_subtree_trashed_nodes_included(world, db):
                    409, "tree_too_deep")
 
 
+def test_moving_a_large_folder_checks_its_height_in_a_bounded_number_of_statements(world, db):
+    """The height check is one query in the database, however many nodes the moved folder
+    holds: nothing proportional to the subtree crosses into Python under the space lock."""
+    import threading
+
+    from sqlalchemy import event, insert
+    from sqlalchemy.engine import Engine
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    dest = make_node(alice, sp, "dest")["id"]
+    top = new_id()
+    deep = [new_id() for _ in range(200)]  # a 200-level chain ...
+    wide = [new_id() for _ in range(1800)]  # ... and 1800 files beside it
+    rows = [dict(id=top, space_id=sp, parent_id=None, name="big", created_by=alice.user_id)]
+    rows += [dict(id=nid, space_id=sp, parent_id=deep[i - 1] if i else top, name=f"d{i}",
+                  created_by=alice.user_id) for i, nid in enumerate(deep)]
+    rows += [dict(id=nid, space_id=sp, parent_id=top, name=f"w{i}",
+                  created_by=alice.user_id) for i, nid in enumerate(wide)]
+    with db.write() as s:
+        s.execute(insert(Node), rows)
+    statements: list[str] = []
+    me = threading.get_ident()
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if threading.get_ident() == me:
+            statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        r = alice.patch(f"/api/nodes/{top}", json={"parent_id": dest})
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert r.status_code == 200, r.text
+    assert len(statements) <= 30, len(statements)
+    assert alice.get(f"/api/nodes/{deep[-1]}").status_code == 200
+    # the check still refuses what would go too deep: 201 levels below depth 56 reach 257
+    chain_ = chain(db, sp, alice.user_id, MAX_TREE_DEPTH - 200)
+    assert_problem(alice.patch(f"/api/nodes/{top}", json={"parent_id": chain_[-1]}),
+                   409, "tree_too_deep")
+    assert alice.patch(f"/api/nodes/{top}", json={"parent_id": chain_[-2]}).status_code == 200
+
+
+def test_a_create_waits_for_a_move_in_progress_and_sees_its_depth(world, db):
+    """A create racing a move that pushes its parent down: the create waits for the move
+    (both lock the space row) and then refuses, instead of checking the depth before the
+    move and inserting after it, past the limit (where nobody could reach the node)."""
+    import threading
+    import time
+
+    from storage.models import Space
+    if db.write_engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one write transaction at a time")
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    target = chain(db, sp, alice.user_id, MAX_TREE_DEPTH - 10)
+    moved = chain(db, sp, alice.user_id, 10)
+    result = {}
+
+    def create():
+        result["r"] = alice.post("/api/nodes", json={"space_id": sp, "parent_id": moved[-1],
+                                                     "name": "late"})
+
+    with db.write() as s:  # a move in progress: the space row locked, the node moved
+        s.get(Space, sp, with_for_update=True)
+        s.get(Node, moved[0]).parent_id = target[-1]  # moved[-1] now at depth 256
+        s.flush()
+        t = threading.Thread(target=create)
+        t.start()
+        time.sleep(1.0)
+        assert t.is_alive()  # the create waits for the move
+    t.join(30)
+    assert_problem(result["r"], 409, "tree_too_deep")
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(Node).where(
+            Node.parent_id == moved[-1])) == 0
+
+
 def test_nodes_below_the_limit_fail_closed(world, db):
     """Data deeper than the limit (written before the limit was enforced, or by hand) is
     never readable through a walk that stopped early."""

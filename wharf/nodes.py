@@ -7,7 +7,7 @@ the moved subtree (trashed descendants included: they come back on restore) exce
 Both answer 409 ``tree_too_deep``."""
 from __future__ import annotations
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import exists, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
@@ -17,6 +17,7 @@ from wharf.access import (MAX_TREE_DEPTH, Access, TreeTooDeep, ancestors, at_lea
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, Forbidden, ValidationFailed
+from wharf.ids import is_id
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name
 
@@ -24,7 +25,16 @@ from wharf.validation import clean_name
 def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
                    parent_id: object) -> tuple[Space, Node | None]:
     """The space and parent under which the caller wants to create something (editor+ on
-    the parent node, which may come from a grant or a link; or on the space for roots)."""
+    the parent node, which may come from a grant or a link; or on the space for roots).
+
+    In a write transaction the space row is locked first (FOR SHARE: creates run side by
+    side, but not beside a move, trash, restore or purge, which take FOR UPDATE), so the
+    depth and trash state checked here still hold when the caller inserts the node."""
+    if not session.info.get("readonly") and is_id(space_id):
+        session.get(Space, space_id, with_for_update={"read": True})
+        forget_tree(session)
+        if is_id(parent_id):  # what was read before the lock is read again
+            session.get(Node, parent_id, populate_existing=True)
     if parent_id is None:
         space, _ = require_space(session, ctx.principal, space_id, "editor")
         return space, None
@@ -54,20 +64,19 @@ def get_node(session: Session, ctx: RequestContext, node_id: str) -> tuple[Node,
     return require_node(session, ctx.principal, node_id, "viewer")
 
 
-def _subtree_height(session: Session, node_id: str, bound: int) -> int:
-    """Levels in the subtree rooted at ``node_id`` (1 for a leaf), trashed nodes included,
-    counted level by level; stops as soon as the count exceeds ``bound``."""
-    height, frontier = 1, [node_id]
-    while height <= bound:
-        below: list[str] = []
-        for i in range(0, len(frontier), 500):
-            below.extend(session.scalars(select(Node.id).where(
-                Node.parent_id.in_(frontier[i:i + 500]))))
-        if not below:
-            break
-        height += 1
-        frontier = below
-    return height
+def _subtree_deeper_than(session: Session, node: Node, room: int) -> bool:
+    """Whether the subtree rooted at ``node`` (trashed nodes included) has more than
+    ``room`` levels (a leaf has 1). One recursive query in the database that never walks
+    below level ``room + 1`` (a cycle in the data costs at most that many levels either)
+    and stops at the first node found there."""
+    n = Node.__table__
+    sub = (select(n.c.id, literal(1).label("level")).where(n.c.id == node.id)
+           .cte("subtree", recursive=True))
+    sub = sub.union_all(
+        select(n.c.id, sub.c.level + 1)
+        .join(sub, n.c.parent_id == sub.c.id)
+        .where(n.c.space_id == node.space_id, sub.c.level <= room))
+    return bool(session.scalar(select(exists().where(sub.c.level > room))))
 
 
 def update_node(session: Session, ctx: RequestContext, node_id: str,
@@ -98,7 +107,7 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
             if not at_least(space_role(session, ctx.principal, space), "editor"):
                 raise Forbidden("Only space editors can move nodes to the space root.")
         room = MAX_TREE_DEPTH - depth_of(session, parent)
-        if _subtree_height(session, node.id, room) > room:
+        if _subtree_deeper_than(session, node, room):
             raise TreeTooDeep(f"The moved subtree would reach deeper than {MAX_TREE_DEPTH} "
                               "levels.", details={"max_depth": MAX_TREE_DEPTH})
         done["parent_id"] = {"from": node.parent_id, "to": target}
