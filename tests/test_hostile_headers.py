@@ -23,6 +23,7 @@ from tests.support.foundation import is_problem
 from tests.test_blobs import Env, upload
 
 EXAMPLES = 30
+METRICS_TOKEN = "metrics-token-0123456789"
 
 
 def fast(n: int = EXAMPLES):
@@ -74,7 +75,8 @@ def check(r, *ok: int) -> None:
 @pytest.fixture
 def site(tmp_path, database_url, unitstore_url):
     """One user with a folder and an uploaded blob; one trusted proxy in front."""
-    settings = make_settings(tmp_path, database_url, unitstore_url, trusted_proxy_count=1)
+    settings = make_settings(tmp_path, database_url, unitstore_url, trusted_proxy_count=1,
+                             metrics_token=METRICS_TOKEN)
     env = Env(settings, env_db(settings), FileBlobStore(tmp_path / "blobs"))
     alice = env.world.user("alice")
     _, op = upload(alice, alice.personal_space_id, b"original content")
@@ -101,8 +103,16 @@ def new_folder(client, space_id, headers=None):
 # --- Idempotency-Key ------------------------------------------------------------------
 
 def test_hostile_idempotency_keys(site):
+    """Every endpoint that takes an Idempotency-Key: create a resource, open an upload
+    session, complete one, replace content, purge a trashed node."""
     alice = site.alice
-    body = {"space_id": alice.personal_space_id, "name": "Doc", "unit_type": "doc"}
+    space = alice.personal_space_id
+    body = {"space_id": space, "name": "Doc", "unit_type": "doc"}
+    sess = alice.post("/api/blob-upload-sessions", json={"space_id": space, "filename": "s.bin",
+                                                          "size": 0},
+                      headers={"Idempotency-Key": uuid.uuid4().hex}).json
+    gone = new_folder(alice, space).json["id"]
+    assert alice.post(f"/api/nodes/{gone}/trash").status_code == 200
 
     @fast()
     @given(k=hv(header_text | st.text(st.sampled_from("Aa0_-.~ é\x00"), max_size=250)))
@@ -110,8 +120,24 @@ def test_hostile_idempotency_keys(site):
         before = count(site.db, Operation)
         r = alice.post("/api/resources", json=body, headers={"Idempotency-Key": k})
         check(r, 200, 202)
-        if r.status_code >= 400:
+        refused = r.status_code >= 400
+        r = alice.post("/api/blob-upload-sessions",
+                       json={"space_id": space, "filename": "x.bin", "size": 1},
+                       headers={"Idempotency-Key": k})
+        check(r, 200, 201)
+        if refused:
+            assert r.status_code >= 400
+            r = alice.post(f"/api/blob-upload-sessions/{sess['id']}/complete",
+                           headers={"Idempotency-Key": k})
+            check(r)
+            r = alice.request("PUT", site.blob_url, body=b"replacement",
+                              headers={"Content-Type": "application/octet-stream",
+                                       "Idempotency-Key": k, "If-Match": site.etag})
+            check(r)
+            r = alice.delete(f"/api/nodes/{gone}", headers={"Idempotency-Key": k})
+            check(r)
             assert count(site.db, Operation) == before
+            assert alice.get(site.blob_url).content == b"original content"
 
     run()
 
@@ -187,6 +213,8 @@ def test_hostile_authorization(site):
         r = new_folder(anon, space, headers={"Authorization": auth})
         check(r)
         assert count(site.db, Node) == before
+        check(anon.get("/metrics", headers={"Authorization": auth}), 200)
+        check(anon.get("/healthz/details", headers={"Authorization": auth}), 200)
 
     run()
 
@@ -211,10 +239,17 @@ def test_hostile_origin_with_a_session_cookie(site):
     space = alice.personal_space_id
 
     @fast(40)
-    @given(origin=hv(origins))
-    def run(origin):
+    @given(origin=hv(origins), host=st.none() | hv(st.sampled_from(
+        ["falconframework.org", "falconframework.org:80", "[", "[::1]:x", "a:99999999", ":",
+         "", " ", "evil.example"]) | header_text), proto=st.none() | hv())
+    def run(origin, host, proto):
         before = count(site.db, Node)
-        r = new_folder(alice, space, headers={"Origin": origin})
+        headers = {"Origin": origin}
+        if host is not None:
+            headers["Host"] = host
+        if proto is not None:
+            headers["X-Forwarded-Proto"] = proto
+        r = new_folder(alice, space, headers=headers)
         check(r, 201)
         assert count(site.db, Node) == before + (r.status_code == 201)
         if r.status_code == 403:
