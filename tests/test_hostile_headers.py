@@ -321,6 +321,45 @@ def test_content_length_mismatches_on_json_posts(site):
     run()
 
 
+def test_content_length_mismatches_on_uploads(site):
+    """An upload whose Content-Length disagrees with the bytes sent (fewer, more) or with
+    the declared size: refused, the session keeps no content, the replaced content stays."""
+    alice = site.alice
+    space = alice.personal_space_id
+
+    @fast(20)
+    @given(declared=st.integers(0, 64), sent=st.integers(0, 80), length=st.integers(0, 100))
+    def run(declared, sent, length):
+        sess = alice.post("/api/blob-upload-sessions",
+                          json={"space_id": space, "filename": "u.bin", "size": declared},
+                          headers={"Idempotency-Key": uuid.uuid4().hex}).json
+        r = alice.request("PUT", f"/api/blob-upload-sessions/{sess['id']}/content",
+                          body=b"x" * sent, headers={"Content-Type": "application/octet-stream",
+                                                     "Content-Length": str(length)})
+        check(r, 200)
+        state = alice.get(f"/api/blob-upload-sessions/{sess['id']}").json
+        if r.status_code == 200:
+            assert declared == length <= sent and state["state"] == "uploaded"
+        else:
+            assert state["state"] == "waiting_for_upload"
+        before = count(site.db, Operation)
+        r = alice.request("PUT", site.blob_url, body=b"y" * sent,
+                          headers={"Content-Type": "application/octet-stream",
+                                   "Content-Length": str(length), "If-Match": site.etag,
+                                   "Idempotency-Key": uuid.uuid4().hex})
+        check(r, 202)
+        if r.status_code == 202:  # accepted: the bytes read were exactly Content-Length
+            assert length <= sent
+            done = alice.get(f"/api/operations/{r.json['id']}", params={"wait": "30"}).json
+            assert done["status"] == "completed", done
+            site.etag = alice.get(site.blob_url).headers["etag"]
+            assert alice.get(site.blob_url).content == b"y" * length
+        else:
+            assert count(site.db, Operation) == before
+
+    run()
+
+
 # --- X-Forwarded-For, User-Agent, X-Request-Id (recorded in the audit log) ---------------
 
 forwarded = st.one_of(
