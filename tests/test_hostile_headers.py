@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from storage.blobstore import FileBlobStore
 from storage.models import AuditLog, Node, Operation
-from tests.conftest import make_settings
+from tests.conftest import PASSWORD, make_settings
 from tests.support.foundation import is_problem
 from tests.test_blobs import Env, upload
 
@@ -73,11 +73,11 @@ def check(r, *ok: int) -> None:
 
 
 @pytest.fixture
-def site(tmp_path, database_url, unitstore_url):
-    """One user with a folder and an uploaded blob; one trusted proxy in front."""
+def site(tmp_path, database_url, unitstore_url, db):
+    """One user with an uploaded blob; one trusted proxy in front; a metrics token."""
     settings = make_settings(tmp_path, database_url, unitstore_url, trusted_proxy_count=1,
                              metrics_token=METRICS_TOKEN)
-    env = Env(settings, env_db(settings), FileBlobStore(tmp_path / "blobs"))
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))  # db: the same database
     alice = env.world.user("alice")
     _, op = upload(alice, alice.personal_space_id, b"original content")
     assert op["status"] == "completed", op
@@ -87,12 +87,6 @@ def site(tmp_path, database_url, unitstore_url):
     env.etag = alice.get(env.blob_url).headers["etag"]
     yield env
     env.close()
-    env.db.dispose()
-
-
-def env_db(settings):
-    from storage.db import Database
-    return Database(settings.database_url, settings.sqlite_busy_timeout_ms)
 
 
 def new_folder(client, space_id, headers=None):
@@ -468,6 +462,6 @@ def test_control_characters_in_forwarded_for_and_user_agent_are_recorded_safely(
         headers={"X-Forwarded-For": "\x00" * 200, "User-Agent": "\x00" * 2000})
     assert r.status_code == 401 and is_problem(r, 401), r.text
     r = site.world.anonymous().post(
-        "/api/login-sessions", json={"username": "alice", "password": "correct horse battery staple"},
+        "/api/login-sessions", json={"username": "alice", "password": PASSWORD},
         headers={"X-Forwarded-For": "\x00", "User-Agent": "\x00"})
     assert r.status_code == 201, r.text
