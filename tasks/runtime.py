@@ -64,7 +64,7 @@ class Components:
             PurgeTrash(self.db, self.unitstore))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
-            if getattr(h, "input_consumed_on_failure", False)))
+            if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)

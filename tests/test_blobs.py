@@ -505,8 +505,10 @@ def test_deletion_job_backs_off_and_404_counts_as_deleted(settings, db, tmp_path
 
 
 def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, db, tmp_path):
-    """A completion that ends without publishing (here: cancelled while queued) does not
-    strand the session: the recovery sweep returns it to waiting_for_upload."""
+    """A completion cancelled while queued runs the kind's failure hook, as a failed one
+    does: the session is back to waiting_for_upload at once (nothing left for the recovery
+    sweep), no node or blob is created, and once the session is aborted its object is
+    deleted: a cancelled create_blob_resource leaves no orphan."""
     from wharf.clock import utcnow
     from wharf.retention.runner import run_sweep
     from wharf.retention.sweeps import SweepContext
@@ -520,13 +522,57 @@ def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, 
                         headers={"Idempotency-Key": key()}).json
         assert alice.get(f"/api/blob-upload-sessions/{sess['id']}").json["state"] == "verifying"
         assert alice.post(f"/api/operations/{op['id']}/cancel").status_code == 200
-        ctx = SweepContext(db=db, settings=settings, now=utcnow(),
-                           send=env.components.dispatcher.send, blob_store=env.store)
-        assert run_sweep(ctx, "recover_operations")["sessions_reset"] == 1
         state = alice.get(f"/api/blob-upload-sessions/{sess['id']}").json
         assert state["state"] == "waiting_for_upload"
         assert state["error_code"] == "upload_interrupted"
+        ctx = SweepContext(db=db, settings=settings, now=utcnow(),
+                           send=env.components.dispatcher.send, blob_store=env.store)
+        assert run_sweep(ctx, "recover_operations")["sessions_reset"] == 0
+        with db.read() as s:
+            assert s.scalar(select(func.count()).select_from(BlobResource)) == 0
+            assert s.scalar(select(func.count()).select_from(Node)) == 0
         assert put_bytes(alice, sess["id"], b"xyz").status_code == 200  # re-uploadable
+        assert alice.delete(f"/api/blob-upload-sessions/{sess['id']}").status_code == 204
+        env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+        env.worker.start()
+        env.run_deletions()
+        assert env.stored_keys() == set() == env.referenced_keys()
+    finally:
+        env.close()
+
+
+def test_cancelled_replace_deletes_its_staged_object(settings, db, tmp_path):
+    """Cancelling a queued replace_blob_content runs the same failure hook as a failed
+    one, in the same transaction: the staged object is queued for deletion (not left to
+    leak), the deletion jobs remove it, and the original content is unchanged."""
+    from wharf.clock import utcnow
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        alice = env.world.user("alice")
+        _, op = upload(alice, alice.personal_space_id, b"original")
+        rid = op["result"]["resource_id"]
+        url = f"/api/blob-resources/{rid}/content"
+        etag = alice.get(url).headers["etag"]
+        env.worker.stop(timeout=5000)
+        r = replace(alice, rid, b"staged bytes", etag)
+        assert r.status_code == 202, r.text
+        with db.read() as s:
+            staged = s.get(Operation, r.json["id"]).payload["object_key"]
+        assert staged in env.stored_keys()
+        c = alice.post(f"/api/operations/{r.json['id']}/cancel")
+        assert c.status_code == 200 and c.json["error"]["code"] == "cancelled"
+        with db.read() as s:  # queued now, not only when a reservation comes due
+            job = s.scalar(select(ObjectDeletionJob).where(
+                ObjectDeletionJob.object_key == staged))
+            assert job is not None and job.reason == "replace_failed"
+            assert job.next_attempt_at <= utcnow()
+        env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+        env.worker.start()
+        env.run_deletions()
+        assert staged not in env.stored_keys()
+        assert env.stored_keys() == env.referenced_keys()
+        got = alice.get(url)
+        assert got.content == b"original" and got.headers["etag"] == etag
     finally:
         env.close()
 

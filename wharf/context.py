@@ -1,7 +1,23 @@
 """Who is acting and where the request came from: passed into every core call."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+# C0 controls, DEL and C1 controls: a header may carry them (NUL included), but no
+# database column should (PostgreSQL refuses NUL in text outright).
+# Lone surrogates (no UTF-8 encoding) are replaced too.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+CLIENT_IP_MAX = 64
+USER_AGENT_MAX = 512
+
+
+def recorded_text(value: str | None, limit: int) -> str | None:
+    """Client-supplied request metadata as it may be stored: control characters replaced
+    by U+FFFD, lone surrogates too, cut to ``limit`` characters; None when empty."""
+    if not value:
+        return None
+    return _CONTROL.sub("\ufffd", value[:limit])
 
 
 @dataclass(frozen=True)
@@ -38,3 +54,10 @@ class RequestContext:
     client_ip: str | None = None
     user_agent: str | None = None
     extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        # Whoever builds a context (the API from headers, the CLI, a task), what lands in
+        # the audit log, login sessions and throttling rows is storable text.
+        object.__setattr__(self, "client_ip", recorded_text(self.client_ip, CLIENT_IP_MAX))
+        object.__setattr__(self, "user_agent", recorded_text(self.user_agent,
+                                                             USER_AGENT_MAX))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -35,6 +36,7 @@ KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
 STATUSES = ("pending", "running", "completed", "failed")
 QUEUE = "operations"
 DONE = ("completed", "failed")
+log = logging.getLogger("wharf.operations")
 
 
 def actor_name(kind: str) -> str:
@@ -74,12 +76,17 @@ Prepare = Callable[[Session, str], tuple[str | None, dict[str, Any]]]
 
 class Operations:
     def __init__(self, db: Database, settings: Settings,
-                 input_consumed_on_failure: frozenset[str] = frozenset()):
+                 input_consumed_on_failure: frozenset[str] = frozenset(),
+                 handlers: dict[str, Any] | None = None):
         self.db = db
         self.settings = settings
         # Kinds whose handler disposes of the operation's input when it fails (their
         # ``input_consumed_on_failure`` attribute): a retry is refused at once.
         self.input_consumed_on_failure = frozenset(input_consumed_on_failure)
+        # The kinds' handlers: a cancelled operation is a failed one, so cancel runs the
+        # same failure hooks as the executor (``on_failed`` in the transaction that marks
+        # it failed, then ``compensate``).
+        self.handlers = dict(handlers or {})
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
@@ -188,19 +195,36 @@ class Operations:
         return op
 
     def cancel(self, ctx: RequestContext, operation_id: str) -> Operation:
+        error = {"code": "cancelled", "message": "Cancelled by the submitter.",
+                 "retryable": False}
         with self.db.write() as s:
             op = self.get(s, ctx, operation_id)
             now = utcnow()
             res = s.execute(update(Operation).where(
                 Operation.id == op.id, Operation.status == "pending").values(
                 status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
-                error={"code": "cancelled", "message": "Cancelled by the submitter.",
-                       "retryable": False},
+                error=error,
                 key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)))
             if res.rowcount != 1:
                 raise OperationStateConflict("Only a pending operation can be cancelled.",
                                              details={"status": op.status})
+            s.flush()
+            s.refresh(op)
+            # Whatever a failed operation of this kind cleans up (a staged object queued
+            # for deletion, an upload session reopened), a cancelled one cleans up too, in
+            # this same transaction.
+            handler = self.handlers.get(op.kind)
+            on_failed = getattr(handler, "on_failed", None)
+            if on_failed is not None:
+                on_failed(s, op, error)
             audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id)
             s.flush()
             s.refresh(op)
+        compensate = getattr(handler, "compensate", None)
+        if compensate is not None:
+            try:
+                compensate(op)
+            except Exception:  # left for the sweeps/operators; the operation stays failed
+                log.warning("operation %s: compensation after cancel failed", op.id,
+                            exc_info=True)
         return op
