@@ -18,9 +18,12 @@ let a client make the server build an arbitrarily large or deep document:
 A document stored before these limits (deeper or larger) stays patchable: the checks
 apply to what a changeset inserts, not to what is already there.
 
-The ``jsonpatch`` library does the RFC 6902 work (pointer resolution, array/object
-semantics); this module only parses operations up front and replaces the two pieces that
-scale with the document (``copy``'s deep copy and ``test``'s error message).
+The RFC 6902 operations are applied here, with jsonpointer's public API only for parsing
+pointers (``JsonPointer(text).parts``): the ``jsonpatch`` library deep-copies every value
+it inserts and renders document values into its errors, and its internals differ between
+releases. A value is inserted as a fresh object parsed from the serialization that measured
+it, and a refusal names the operation and what the client sent (clipped), never a value of
+the document.
 """
 from __future__ import annotations
 
@@ -31,18 +34,13 @@ from dataclasses import dataclass
 from itertools import accumulate, count, repeat
 from typing import Any, Callable
 
-import jsonpatch
-import jsonpointer
 from jsonpointer import JsonPointer, JsonPointerException
 
 from wharf.errors import PayloadTooLarge, ValidationFailed
 
 MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed back
 
-# jsonpointer's switch for "member 'x' not found in <the whole containing value>": with it
-# on, every unresolvable pointer would render (and we would then clip) the repr of a
-# possibly multi-megabyte subtree.
-jsonpointer.VERBOSE_EXCEPTIONS = False
+OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
 
 class InvalidChangeset(ValidationFailed):
@@ -132,9 +130,9 @@ def _pointer(raw: dict, member: str, index: int) -> JsonPointer:
                                details={"op_index": index})
     try:
         return JsonPointer(value)
-    except JsonPointerException as exc:
-        raise InvalidChangeset(f"operation {index}: '{member}' is not a JSON Pointer: "
-                               f"{_clip(exc)}", details={"op_index": index}) from None
+    except JsonPointerException:
+        raise InvalidChangeset(f"operation {index}: '{member}' {_clip(value)!r} is not a "
+                               f"JSON Pointer (RFC 6901)", details={"op_index": index}) from None
 
 
 @dataclass
@@ -160,7 +158,7 @@ def parse_changeset(changes: Any, limits: UnitLimits) -> list[_Op]:
             raise InvalidChangeset(f"operation {index} is not an object",
                                    details={"op_index": index})
         name = raw.get("op")
-        if not isinstance(name, str) or name not in jsonpatch.JsonPatch.operations:
+        if not isinstance(name, str) or name not in OPERATIONS:
             raise InvalidChangeset(f"operation {index}: 'op' must be one of add, remove, "
                                    f"replace, move, copy, test", details={"op_index": index})
         path = _pointer(raw, "path", index)
@@ -199,44 +197,129 @@ class _Budget:
                 details={"op_index": index, "max_depth": self.limits.max_depth})
 
 
-def _resolve(pointer: JsonPointer, doc: Any, index: int) -> Any:
-    try:
-        return pointer.resolve(doc)
-    except JsonPointerException as exc:
-        raise InvalidChangeset(f"operation {index}: {_clip(exc)}",
-                               details={"op_index": index}) from None
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")  # RFC 6901 §4; longer is out of range anyway
+
+
+def _fail(op: _Op, why: str) -> InvalidChangeset:
+    """A refusal that names the operation and only what the client sent (clipped): never a
+    document value, and never a library's exception text (which may render one)."""
+    return InvalidChangeset(f"operation {op.index} ({op.name}): {why}",
+                            details={"op_index": op.index})
+
+
+def _where(op: _Op, member: str) -> str:
+    return f"'{member}' {_clip(op.raw[member])!r}"
+
+
+def _index(op: _Op, member: str, array: list, part: str, *, end_ok: bool) -> int:
+    """``part`` as an index into ``array``: ``len(array)`` (and ``-``) only if ``end_ok``."""
+    if part == "-" and end_ok:
+        return len(array)
+    if not _ARRAY_INDEX.fullmatch(part):
+        raise _fail(op, f"{_where(op, member)}: not an array index")
+    i = int(part)
+    if i > len(array) or (i == len(array) and not end_ok):
+        raise _fail(op, f"{_where(op, member)}: array index out of range")
+    return i
+
+
+def _resolve(op: _Op, member: str, doc: Any, parts: list[str]) -> Any:
+    """The value at ``parts`` (a prefix of the pointer in ``op.raw[member]``)."""
+    for part in parts:
+        if isinstance(doc, dict):
+            if part not in doc:
+                raise _fail(op, f"{_where(op, member)}: no such member")
+            doc = doc[part]
+        elif isinstance(doc, list):
+            doc = doc[_index(op, member, doc, part, end_ok=False)]
+        else:
+            raise _fail(op, f"{_where(op, member)}: goes through a value that is neither "
+                            f"an object nor an array")
+    return doc
+
+
+def _parent(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> tuple[Any, str]:
+    """The container of the location ``pointer`` names, and its last reference token."""
+    container = _resolve(op, member, doc, pointer.parts[:-1])
+    if not isinstance(container, (dict, list)):
+        raise _fail(op, f"{_where(op, member)}: the parent is neither an object nor an array")
+    return container, pointer.parts[-1]
+
+
+def _add(op: _Op, doc: Any, value: Any) -> Any:
+    """RFC 6902 §4.1 at ``op.path``: set an object member, insert into an array (``-``
+    appends); the root is replaced. Returns the document."""
+    if not op.path.parts:
+        return value
+    container, part = _parent(op, "path", doc, op.path)
+    if isinstance(container, dict):
+        container[part] = value
+    else:
+        container.insert(_index(op, "path", container, part, end_ok=True), value)
+    return doc
+
+
+def _replace(op: _Op, doc: Any, value: Any) -> Any:
+    """RFC 6902 §4.3: replace the existing value at ``op.path`` (the root too)."""
+    if not op.path.parts:
+        return value
+    container, part = _parent(op, "path", doc, op.path)
+    if isinstance(container, dict):
+        if part not in container:
+            raise _fail(op, f"{_where(op, 'path')}: no such member")
+        container[part] = value
+    else:
+        container[_index(op, "path", container, part, end_ok=False)] = value
+    return doc
+
+
+def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> Any:
+    """RFC 6902 §4.2: remove the existing value at ``pointer`` and return it."""
+    if not pointer.parts:
+        raise _fail(op, "the whole document cannot be removed")
+    container, part = _parent(op, member, doc, pointer)
+    if isinstance(container, dict):
+        if part not in container:
+            raise _fail(op, f"{_where(op, member)}: no such member")
+        return container.pop(part)
+    return container.pop(_index(op, member, container, part, end_ok=False))
 
 
 def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
+    """Apply one operation in place and return the document. A value is inserted as a fresh
+    object parsed from its serialization (C speed, no recursive deepcopy): never the
+    request's own object, which later operations would otherwise alter in the recorded
+    changeset, nor a subtree shared with the document."""
     name, raw = op.name, op.raw
     if name in ("add", "replace"):
         text = budget.measure(raw["value"], op.path, op.index, charge=False)
+        doc = (_replace if name == "replace" else _add)(op, doc, json.loads(text))
         budget.grown += len(text)
-        return jsonpatch.JsonPatch.operations[name](raw).apply(doc)
+        return doc
     if name == "remove":
-        return jsonpatch.RemoveOperation(raw).apply(doc)
+        _remove(op, "path", doc, op.path)
+        return doc
     if name == "test":
-        if not _json_equal(_resolve(op.path, doc, op.index), raw["value"]):
-            raise InvalidChangeset(f"operation {op.index}: test failed: the value at "
-                                   f"{_clip(op.path.path)!r} differs",
-                                   details={"op_index": op.index})
+        if not _json_equal(_resolve(op, "path", doc, op.path.parts), raw["value"]):
+            raise _fail(op, f"test failed: the value at {_where(op, 'path')} differs")
         return doc
     if name == "copy":
-        text = budget.measure(_resolve(op.source, doc, op.index), op.path, op.index,
+        text = budget.measure(_resolve(op, "from", doc, op.source.parts), op.path, op.index,
                               charge=True)
+        doc = _add(op, doc, json.loads(text))
         budget.grown += len(text)
-        # The serialized form is the copy: C speed, and no recursive deepcopy.
-        add = jsonpatch.AddOperation({"op": "add", "path": raw["path"]})
-        return add._add(doc, json.loads(text))
-    # move: the subtree keeps its size; it can only get deeper if it moves down. Measured
-    # after the move (which may fail on its own, cheaply); on refusal the caller discards
-    # the document.
-    deeper = len(op.path.parts) > len(op.source.parts)
-    value = _resolve(op.source, doc, op.index) if deeper else None
-    doc = jsonpatch.MoveOperation(raw).apply(doc)
-    if deeper:
+        return doc
+    # move (§4.4): the subtree keeps its size; it is measured only if it goes deeper.
+    source, target = op.source.parts, op.path.parts
+    if source == target:
+        _resolve(op, "from", doc, source)  # must exist; moving it in place changes nothing
+        return doc
+    if target[:len(source)] == source:
+        raise _fail(op, "a value cannot be moved into one of its children")
+    value = _remove(op, "from", doc, op.source)
+    if len(target) > len(source):
         budget.measure(value, op.path, op.index, charge=True)
-    return doc
+    return _add(op, doc, value)
 
 
 def apply_changeset(doc: dict, ops: list[_Op], limits: UnitLimits,
@@ -248,16 +331,10 @@ def apply_changeset(doc: dict, ops: list[_Op], limits: UnitLimits,
     for op in ops:
         try:
             doc = _apply_one(op, doc, budget)
-        except (UnitTooLarge, UnitTooDeep, InvalidChangeset):
-            raise
         except RecursionError:
             raise UnitTooDeep(f"Operation {op.index} reaches too deep into the unit.",
                               details={"op_index": op.index,
                                        "max_depth": limits.max_depth}) from None
-        except (jsonpatch.JsonPatchException, JsonPointerException, TypeError, KeyError,
-                IndexError, ValueError, AttributeError) as exc:
-            raise InvalidChangeset(f"operation {op.index} does not apply: {_clip(exc)}",
-                                   details={"op_index": op.index}) from None
     if not isinstance(doc, dict):
         raise InvalidChangeset("a snapshot must stay a JSON object")
     if budget.grown:

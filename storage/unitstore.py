@@ -1,8 +1,8 @@
 """The UnitStore: documents (units) in their own database, never joined with the product DB.
 
 A unit has a JSON snapshot and an append-only list of revisions; each revision is an
-RFC 6902 JSON Patch (applied with the ``jsonpatch`` library) against a base revision,
-within the size, depth and operation-count limits of :mod:`storage.unitpatch`.
+RFC 6902 JSON Patch against a base revision, applied by :mod:`storage.unitpatch` within
+its size, depth and operation-count limits.
 Creating a unit is idempotent on its id. Transient database trouble surfaces as
 :class:`wharf.errors.TransientFailure` so workers back off and retry.
 """

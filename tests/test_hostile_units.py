@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from storage.unitstore import UnitRow
 from tests.conftest import make_settings
@@ -213,6 +213,79 @@ def test_failing_test_op_does_not_echo_the_document(world, worker):
     r = _post(alice, unit_id, [{"op": "remove", "path": long_path}], base=1)
     _problem(r, 400, "invalid_changeset")
     assert len(r.content) < 2000, len(r.content)
+
+
+def test_every_rfc6902_operation_applies(world, worker, components):
+    """add, replace, remove, move, copy and test, on objects and arrays (``-`` appends);
+    the document shares nothing with the changeset the unit store records."""
+    alice, unit_id = _unit(world, worker)
+    changes = [
+        {"op": "add", "path": "/body/a", "value": {"x": [1, 2]}},
+        {"op": "add", "path": "/body/a/x/-", "value": 3},
+        {"op": "add", "path": "/body/a/x/0", "value": 0},
+        {"op": "add", "path": "/body/a/y", "value": "y"},
+        {"op": "copy", "from": "/body/a", "path": "/body/b"},
+        {"op": "add", "path": "/body/b/x/-", "value": "only in b"},
+        {"op": "copy", "from": "/body/a/x", "path": "/body/a/x/1"},
+        {"op": "replace", "path": "/body/a/y", "value": "z"},
+        {"op": "replace", "path": "/body/b/x/0", "value": -1},
+        {"op": "move", "from": "/body/a/y", "path": "/body/m~1n"},
+        {"op": "move", "from": "/body/b/x/0", "path": "/body/b/x/-"},
+        {"op": "move", "from": "/body/b", "path": "/body/b"},
+        {"op": "remove", "path": "/body/b/x/1"},
+        {"op": "add", "path": "/body/t~0", "value": {"n": 1.0}},
+        {"op": "test", "path": "/body/t~0", "value": {"n": 1}},
+        {"op": "test", "path": "/body/m~1n", "value": "z"},
+    ]
+    r = _post(alice, unit_id, changes, base=0)
+    assert r.status_code == 200, r.text[:500]
+    body = r.json["snapshot"]["body"]
+    assert body == {"a": {"x": [0, [0, 1, 2, 3], 1, 2, 3]},
+                    "b": {"x": [1, 3, "only in b", -1], "y": "y"},
+                    "m/n": "z", "t~": {"n": 1.0}}, body
+    assert alice.get(f"/api/units/{unit_id}").json["snapshot"]["body"] == body
+    from storage.unitstore import RevisionRow
+    with components.unitstore.db.read() as s:
+        recorded = s.scalars(select(RevisionRow.changeset).where(
+            RevisionRow.unit_id == unit_id, RevisionRow.revision == 1)).one()
+    assert recorded == changes  # later operations did not alter the values they inserted
+
+
+def test_refusals_never_echo_document_values(world, worker):
+    """A pointer that does not resolve, into a large object or array: the problem names the
+    operation and the client's pointer, never the document's values."""
+    alice, unit_id = _unit(world, worker)
+    big = {f"k{i}": f"SECRET-{i}-" + "v" * 100 for i in range(3000)}
+    assert _post(alice, unit_id, [{"op": "add", "path": "/body/big", "value": big},
+                                  {"op": "add", "path": "/body/list", "value": list(big.values())}],
+                 base=0).status_code == 200
+    refused = [
+        {"op": "remove", "path": "/body/big/missing"},
+        {"op": "remove", "path": "/body/big/missing/deeper"},
+        {"op": "add", "path": "/body/big/missing/deeper", "value": 1},
+        {"op": "replace", "path": "/body/big/missing", "value": 1},
+        {"op": "copy", "from": "/body/big/missing", "path": "/body/c"},
+        {"op": "move", "from": "/body/big/missing", "path": "/body/c"},
+        {"op": "test", "path": "/body/big/missing", "value": 1},
+        {"op": "test", "path": "/body/big/k1/x", "value": 1},
+        {"op": "add", "path": "/body/big/k1/x", "value": 1},
+        {"op": "remove", "path": "/body/list/3000"},
+        {"op": "add", "path": "/body/list/3001", "value": 1},
+        {"op": "add", "path": "/body/list/x", "value": 1},
+        {"op": "add", "path": "/body/list/01", "value": 1},
+        {"op": "replace", "path": "/body/list/-", "value": 1},
+        {"op": "move", "from": "/body/list/-", "path": "/body/c"},
+        {"op": "copy", "from": "/body/list/5/x", "path": "/body/c"},
+        {"op": "move", "from": "/body/big", "path": "/body/big/k1"},
+        {"op": "remove", "path": "/body/big/k1/0"},
+    ]
+    for op in refused:
+        r = _post(alice, unit_id, [{"op": "test", "path": "/schemaVersion", "value": 1}, op],
+                  base=1)
+        _problem(r, 400, "invalid_changeset")
+        assert r.json["details"]["op_index"] == 1, (op, r.json)
+        assert "SECRET" not in r.text and len(r.content) < 1000, (op, r.text[:1000])
+    assert alice.get(f"/api/units/{unit_id}").json["revision"] == 1
 
 
 # --- the property: random hostile changesets ---------------------------------------------
