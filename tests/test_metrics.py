@@ -213,7 +213,7 @@ def test_metrics_port_closes_connections_that_send_nothing(monkeypatch):
     import requests
 
     from wharf import metrics
-    monkeypatch.setattr(metrics, "HANDLER_TIMEOUT", 0.5)
+    monkeypatch.setattr(metrics, "HANDLER_TIMEOUT", 0.5, raising=False)
     server = metrics.MetricsServer("127.0.0.1", 0).start()
     try:
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as idle:

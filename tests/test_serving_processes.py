@@ -425,7 +425,8 @@ def test_behind_a_tls_proxy_the_forwarded_scheme_and_client_address_reach_the_ap
         user = User(server)
         here = f"127.0.0.1:{server.port}"
         proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
-                   "Origin": f"https://{here}", "Host": here}
+                   "Origin": f"https://{here}", "Host": here,
+                   "Forwarded": "proto=http"}  # the client's own: not believed
         status, headers, body = user.call(
             "POST", "/api/nodes", {"space_id": user.space_id, "name": "n"},
             **{"X-Request-Id": "proxied-write"}, **proxied)
@@ -454,8 +455,10 @@ def test_a_body_above_the_largest_accepted_is_refused_before_it_is_read(tmp_path
                          b"Host: localhost\r\nContent-Type: application/octet-stream\r\n"
                          b"Content-Length: %d\r\n\r\n" % (64 * MiB))
             sock.sendall(b"x" * 1024)  # a start of the body; the rest never comes
+            t0 = time.monotonic()
             head = sock.recv(65536)
         assert head.startswith(b"HTTP/1.1 413 "), head
+        assert time.monotonic() - t0 < RECEIVE_TIMEOUT  # at once, not a slow-request close
         assert_healthz_answers(server, probes=1, gap=0)
     finally:
         server.stop()
