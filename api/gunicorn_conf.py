@@ -33,7 +33,7 @@ bind = _bind()
 # Threads, not processes, carry the concurrency: requests are mostly waiting on the
 # database, and long-polls (GET /api/operations/{id}?wait=, at most 60 s) hold a thread.
 # At most WHARF_LONG_POLL_MAX_WAITERS of them wait at once per worker (default: half the
-# threads, see post_fork); the others answer at once with Retry-After.
+# threads, set by ``wharf api``); the others answer at once with Retry-After.
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = 8
@@ -97,9 +97,3 @@ def pre_request(worker, req):
     # ``wharf api`` installs the same hook without this file.
     from api.expect_continue import defer_100_continue
     defer_100_continue(worker, req)
-
-
-def post_fork(server, worker):
-    """Before the app loads in the worker: long-polls may take half its threads unless
-    WHARF_LONG_POLL_MAX_WAITERS says otherwise (the rest serve everyone else)."""
-    os.environ.setdefault("WHARF_LONG_POLL_MAX_WAITERS", str(worker.cfg.threads // 2))

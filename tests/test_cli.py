@@ -436,6 +436,39 @@ def test_missing_gunicorn_conf_is_a_configuration_error(tmp_path):
     _assert_config_error(result, "WHARF_GUNICORN_CONF")
 
 
+def _own_gunicorn_conf(tmp_path: Path, **settings) -> Path:
+    """An operator's own gunicorn file: no hooks of ours."""
+    conf = tmp_path / "own.conf.py"
+    conf.write_text("".join(f"{k} = {v!r}\n" for k, v in settings.items()))
+    return conf
+
+
+def test_api_long_poll_default_holds_with_an_operators_own_gunicorn_conf(tmp_path,
+                                                                          monkeypatch):
+    """The default (half of gunicorn's threads) does not depend on hooks in the packaged
+    file: an operator's own file, with ``preload_app`` even, gets it too."""
+    from wharf.cli import _api_application_class
+    conf = _own_gunicorn_conf(tmp_path, threads=6, preload_app=True)
+    monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "")  # restored after the test
+    monkeypatch.delenv("WHARF_LONG_POLL_MAX_WAITERS")
+    monkeypatch.setattr(sys, "argv", ["gunicorn", "api.wsgi:application", "--config",
+                                      str(conf)])
+    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
+    assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "3"
+    monkeypatch.setattr(sys, "argv", sys.argv + ["--threads", "10"])
+    monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "2")  # the operator's own value stays
+    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
+    assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "2"
+
+
+def test_api_long_poll_limit_at_or_above_the_threads_is_a_configuration_error(tmp_path):
+    result = run_wharf(tmp_path, "api", timeout=60, env=wharf_env(
+        tmp_path, WHARF_GUNICORN_CONF=str(_own_gunicorn_conf(tmp_path, threads=4)),
+        WHARF_LONG_POLL_MAX_WAITERS="4", WHARF_PORT=str(free_port())))
+    _assert_config_error(result, "WHARF_LONG_POLL_MAX_WAITERS")
+    assert "WHARF_LONG_POLL_MAX_WAITERS=4 must be below gunicorn's threads=4" in result.stderr
+
+
 # --- the documented settings are the real ones --------------------------------------------------
 
 def test_readme_and_env_example_document_every_setting():

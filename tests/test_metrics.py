@@ -201,3 +201,26 @@ def test_database_down_is_not_ready_and_metrics_still_answer(tmp_path):
         assert sample(r.text, "wharf_dependency_up", dependency="unitstore") == 1
     finally:
         comps.close()
+
+
+def test_metrics_port_closes_connections_that_send_nothing(monkeypatch):
+    """Each connection of the worker/scheduler metrics port holds a thread: one that sends
+    nothing is closed after ``HANDLER_TIMEOUT`` (10 s; shortened here) and the port still
+    answers."""
+    import socket
+    import time
+
+    import requests
+
+    from wharf import metrics
+    monkeypatch.setattr(metrics, "HANDLER_TIMEOUT", 0.5, raising=False)
+    server = metrics.MetricsServer("127.0.0.1", 0).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as idle:
+            t0 = time.monotonic()
+            assert idle.recv(1) == b""  # closed by the server, not by our 5 s timeout
+            assert time.monotonic() - t0 < 3
+        r = requests.get(f"http://127.0.0.1:{server.port}/healthz", timeout=5)
+        assert r.status_code == 200
+    finally:
+        server.stop()

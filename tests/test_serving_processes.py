@@ -57,8 +57,9 @@ def free_port() -> int:
 class Server:
     """A ``wharf serve`` process on a free port with a private data dir."""
 
-    def __init__(self, tmp: Path):
+    def __init__(self, tmp: Path, **extra_env: str):
         self.port = free_port()
+        self.data_dir = tmp / "data"
         self.pause_file = tmp / "pause"
         env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
         env.update(WHARF_DATA_DIR=str(tmp / "data"), WHARF_PORT=str(self.port),
@@ -67,7 +68,7 @@ class Server:
                    WHARF_TEST_HOOKS="1", WHARF_TEST_PAUSE_FILE=str(self.pause_file),
                    WHARF_HTTP_SEND_TIMEOUT=str(SEND_TIMEOUT),
                    WHARF_HTTP_RECEIVE_TIMEOUT=str(RECEIVE_TIMEOUT),
-                   WHARF_LONG_POLL_MAX_WAITERS=str(MAX_WAITERS))
+                   WHARF_LONG_POLL_MAX_WAITERS=str(MAX_WAITERS), **extra_env)
         self.log = open(tmp / "serve.log", "w+")
         self.proc = subprocess.Popen(WHARF + ["serve"], env=env, cwd=tmp,
                                      stdin=subprocess.DEVNULL, stdout=self.log,
@@ -412,3 +413,52 @@ def test_a_long_poll_limit_that_leaves_no_thread_free_is_a_configuration_error(t
     assert result.returncode == 2, result
     assert "WHARF_LONG_POLL_MAX_WAITERS=4 must be below WHARF_HTTP_THREADS=4" in result.stderr
     assert not (tmp_path / "data").exists()  # refused before touching anything
+
+
+def test_behind_a_tls_proxy_the_forwarded_scheme_and_client_address_reach_the_app(tmp_path):
+    """With ``WHARF_TRUSTED_PROXY_COUNT=1`` the proxy's ``X-Forwarded-Proto`` makes the API's
+    own origin https (a browser's cookie write from it is accepted) and its
+    ``X-Forwarded-For`` is the client address (audit rows, per-address rate limits)."""
+    import sqlite3
+    server = Server(tmp_path, WHARF_TRUSTED_PROXY_COUNT="1")
+    try:
+        user = User(server)
+        here = f"127.0.0.1:{server.port}"
+        proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
+                   "Origin": f"https://{here}", "Host": here,
+                   "Forwarded": "proto=http"}  # the client's own: not believed
+        status, headers, body = user.call(
+            "POST", "/api/nodes", {"space_id": user.space_id, "name": "n"},
+            **{"X-Request-Id": "proxied-write"}, **proxied)
+        assert status == 201, body
+        # Without the proxy's scheme, the same origin is another site.
+        status, _, body = user.call("POST", "/api/nodes",
+                                    {"space_id": user.space_id, "name": "m"},
+                                    Origin=f"https://{here}")
+        assert (status, body["code"]) == (403, "cross_origin")
+    finally:
+        server.stop()
+    with sqlite3.connect(server.data_dir / "wharf.db") as conn:
+        rows = conn.execute("SELECT client_ip FROM audit_logs WHERE request_id = ?",
+                            ("proxied-write",)).fetchall()
+    assert rows and {ip for (ip,) in rows} == {"203.0.113.9"}
+
+
+def test_a_body_above_the_largest_accepted_is_refused_before_it_is_read(tmp_path):
+    """waitress spools a body before the app runs: one announced above the largest the API
+    accepts (``WHARF_MAX_UPLOAD_SIZE``, ``WHARF_MAX_BODY_BYTES`` plus slack) is answered 413
+    at once, without reading it."""
+    server = Server(tmp_path, WHARF_MAX_UPLOAD_SIZE=str(4 * MiB))
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(b"PUT /api/blob-upload-sessions/x/content HTTP/1.1\r\n"
+                         b"Host: localhost\r\nContent-Type: application/octet-stream\r\n"
+                         b"Content-Length: %d\r\n\r\n" % (64 * MiB))
+            sock.sendall(b"x" * 1024)  # a start of the body; the rest never comes
+            t0 = time.monotonic()
+            head = sock.recv(65536)
+        assert head.startswith(b"HTTP/1.1 413 "), head
+        assert time.monotonic() - t0 < RECEIVE_TIMEOUT  # at once, not a slow-request close
+        assert_healthz_answers(server, probes=1, gap=0)
+    finally:
+        server.stop()

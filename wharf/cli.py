@@ -227,7 +227,21 @@ def _api_application_class():
     class ApiApplication(WSGIApplication):
         """gunicorn with Wharf's ``pre_request`` hook chained before any configured one:
         ``Expect: 100-continue`` is answered on the first body read (api.expect_continue),
-        so a refused upload is refused before the client sends the body."""
+        so a refused upload is refused before the client sends the body.
+
+        Whatever the config file (the packaged one, an operator's own, ``preload_app``):
+        long-polls may take half of each worker's ``threads`` unless
+        ``WHARF_LONG_POLL_MAX_WAITERS`` says otherwise, and a limit that would take every
+        thread is a configuration error."""
+
+        _derived_waiters = False  # WHARF_LONG_POLL_MAX_WAITERS is ours (re-derived on HUP)
+
+        def do_load_config(self):
+            # gunicorn turns any error here into "Error: ..." and exit 1; ours is exit 2.
+            self._config_error = None
+            super().do_load_config()
+            if self._config_error is not None:
+                raise self._config_error
 
         def load_config(self):
             super().load_config()
@@ -239,6 +253,22 @@ def _api_application_class():
                 configured(worker, req)
 
             self.cfg.set("pre_request", pre_request)
+            try:
+                self._limit_long_polls(self.cfg.threads)
+            except ConfigError as exc:
+                self._config_error = exc
+
+        def _limit_long_polls(self, threads: int) -> None:
+            name = "WHARF_LONG_POLL_MAX_WAITERS"
+            if self._derived_waiters or not (os.environ.get(name) or "").strip():
+                os.environ[name] = str(threads // 2)  # the workers inherit it
+                self._derived_waiters = True
+                return
+            waiters = Settings.from_env().long_poll_max_waiters
+            if waiters is not None and waiters >= threads:
+                raise ConfigError(
+                    f"{name}={waiters} must be below gunicorn's threads={threads}: "
+                    f"long-polls would take every request thread")
 
     return ApiApplication
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -186,12 +187,26 @@ def render(collector: DatabaseCollector | None = None) -> tuple[bytes, str]:
 
 # --- the metrics port of `wharf worker` and `wharf scheduler` ------------------------------
 
+# Seconds a connection of the metrics port may stay silent (request not sent, or the
+# response not read) before it is closed: each connection holds a thread.
+HANDLER_TIMEOUT = 10.0
+
+
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
+            return  # a silent or vanished client: closed, nothing to report
+        super().handle_error(request, client_address)
+
 
 class _QuietHandler(WSGIRequestHandler):
+    def setup(self):
+        self.timeout = HANDLER_TIMEOUT  # socket timeout for every read and write
+        super().setup()
+
     def log_message(self, format, *args):  # noqa: A002 - scrapes every few seconds: no log
         pass
 

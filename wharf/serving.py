@@ -21,6 +21,16 @@ and a pool of request threads (runs the app). What could hold it, and what we do
 - **Long-polls** hold a thread each; at most ``WHARF_LONG_POLL_MAX_WAITERS`` wait at once
   (``wharf.operations.notify``), which must stay below ``WHARF_HTTP_THREADS`` so others,
   ``/healthz`` included, always find a free thread.
+- **Large bodies.** Because the event loop spools the whole body (to a temporary file past
+  a few hundred KiB) before the app sees it, waitress's own limit decides how much a client
+  can make it store: a request announcing (or sending, chunked) more than the largest body
+  the API accepts (``WHARF_MAX_UPLOAD_SIZE`` or ``WHARF_MAX_BODY_BYTES``, plus
+  ``_BODY_SLACK``) is answered 413 before it is read.
+- **Proxy headers.** With ``WHARF_TRUSTED_PROXY_COUNT=0`` waitress drops ``Forwarded`` and
+  ``X-Forwarded-*``. With a count, ``X-Forwarded-For`` and ``X-Forwarded-Proto`` reach the
+  app untouched (waitress does not rewrite ``REMOTE_ADDR`` or the scheme) and the app
+  applies the count itself (``api.middleware.AuthMiddleware``), as under ``wharf api``; the
+  other proxy headers are still dropped.
 """
 from __future__ import annotations
 
@@ -33,6 +43,13 @@ from wharf.config import ConfigError, Settings
 log = logging.getLogger("wharf.serve")
 # Descriptors besides client connections: listening socket, trigger, databases, blob files.
 _SPARE_FDS = 256
+# Added to the largest accepted body for waitress's body limit (request framing, and so
+# that the app, not waitress, answers a body just above a limit with its problem+json).
+_BODY_SLACK = 1024 * 1024
+# Proxy headers the app reads when WHARF_TRUSTED_PROXY_COUNT is set (WSGI environ keys).
+_PROXY_HEADERS_USED = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO")
+_PROXY_HEADERS = ("HTTP_FORWARDED", "HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO",
+                  "HTTP_X_FORWARDED_HOST", "HTTP_X_FORWARDED_PORT", "HTTP_X_FORWARDED_BY")
 
 
 def resolve(settings: Settings) -> Settings:
@@ -54,9 +71,12 @@ def create_server(app, settings: Settings):
 
     settings = resolve(settings)
     _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
+    if settings.trusted_proxy_count:
+        app = _only_proxy_headers(app, _PROXY_HEADERS_USED)
     server = waitress_server(
         app, host=settings.host, port=settings.port, threads=settings.http_threads,
-        ident="wharf", clear_untrusted_proxy_headers=True,
+        ident="wharf", clear_untrusted_proxy_headers=not settings.trusted_proxy_count,
+        max_request_body_size=max_request_body_size(settings),
         connection_limit=settings.http_connection_limit,
         asyncore_use_poll=True,
         # Seconds between guard passes (waitress's maintenance); an int for waitress.
@@ -66,6 +86,23 @@ def create_server(app, settings: Settings):
     for srv in servers:
         _guard(srv, settings)
     return server
+
+
+def max_request_body_size(settings: Settings) -> int:
+    """The largest body waitress accepts (and spools) before handing a request to the app."""
+    return max(settings.max_upload_size, settings.max_body_bytes) + _BODY_SLACK
+
+
+def _only_proxy_headers(app, kept: tuple[str, ...]):
+    """``app`` seeing, of the proxy headers, only ``kept`` (those the app interprets)."""
+    dropped = tuple(h for h in _PROXY_HEADERS if h not in kept)
+
+    def without_other_proxy_headers(environ, start_response):
+        for key in dropped:
+            environ.pop(key, None)
+        return app(environ, start_response)
+
+    return without_other_proxy_headers
 
 
 def _guard(srv, settings: Settings) -> None:
