@@ -12,6 +12,7 @@ from api.resources import system, tree
 from storage.db import Database
 from wharf.config import Settings
 from wharf.identity import Identity
+from wharf.metrics import DatabaseCollector, Dependencies
 
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
@@ -36,14 +37,14 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.resp_options.secure_cookies_by_default = settings.secure_cookies
     errors.install(app)
 
-    checks = {"database": db.ping, **(dependency_checks or {})}
+    dependencies = Dependencies({"database": db.ping, **(dependency_checks or {})},
+                                ttl=settings.metrics_cache_seconds)
     app.add_route("/healthz", system.Health())
-    app.add_route("/healthz/details", system.HealthDetails(checks, settings.metrics_token))
+    app.add_route("/healthz/details", system.HealthDetails(dependencies, settings.metrics_token))
     app.add_route("/readyz", system.Ready({"database": db.ping}))
     app.add_route("/api/openapi.json", system.OpenApi())
     if metrics:
-        from wharf.metrics import DatabaseCollector
-        collector = DatabaseCollector(db, kinds=operation_kinds, checks=dependency_checks,
+        collector = DatabaseCollector(db, kinds=operation_kinds, dependencies=dependencies,
                                       ttl=settings.metrics_cache_seconds)
         app.add_route("/metrics", system.Metrics(collector, settings.metrics_token))
 

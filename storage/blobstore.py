@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 from wharf.errors import NotFound, TransientFailure
 
 CHUNK = 1024 * 1024
+PING_TIMEOUT = 2  # seconds to connect, and to read, for a health check of the store
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
 
 
@@ -48,11 +49,12 @@ class BucketNotFound(BlobStoreUnavailable):
 
     Retryable like any unavailable store (operations and deletion jobs wait for the
     bucket instead of failing verification or counting a delete as done); the message
-    names the bucket, and readiness and the CLI show it."""
+    names the bucket, and ``/healthz/details`` (to holders of the metrics token) and the
+    CLI show it."""
 
     code = "blob_store_bucket_missing"
     title = "Blob store bucket missing"
-    operator_message = True  # safe and useful to show on /readyz
+    operator_message = True  # useful to operators: /healthz/details (with the token), CLI
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ class S3BlobStore(BlobStore):
         self.max_parts_in_flight = max(1, max_parts_in_flight)
         self._spare: list[bytearray] = []  # idle part buffers, at most max_parts_in_flight
         self._spare_lock = threading.Lock()
+        self._pinger = None  # the health check's own client (short timeouts, one attempt)
         self.client = client or boto3.client(
             "s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
             config=Config(request_checksum_calculation="when_required",
@@ -435,10 +438,10 @@ class S3BlobStore(BlobStore):
                 raise
             raise translated from exc
 
-    def check_bucket(self) -> None:
+    def check_bucket(self, client=None) -> None:
         """:class:`BucketNotFound` (naming the bucket) if the bucket does not exist."""
         try:
-            self.client.head_bucket(Bucket=self.bucket)
+            (client or self.client).head_bucket(Bucket=self.bucket)
         except Exception as exc:
             from botocore.exceptions import ClientError
             if isinstance(exc, ClientError) and (
@@ -451,7 +454,23 @@ class S3BlobStore(BlobStore):
             raise translated from exc
 
     def ping(self) -> None:
-        self.check_bucket()
+        """A health check with a short budget: one attempt, 2 s to connect and 2 s to read
+        (the data client retries for minutes against a hung endpoint), on a client of its
+        own so a slow storage ties up no request thread for long."""
+        self.check_bucket(self._ping_client())
+
+    def _ping_client(self):
+        if self._pinger is None:
+            import boto3
+            from botocore.config import Config
+            meta = self.client.meta
+            self._pinger = boto3.client(
+                "s3", endpoint_url=meta.endpoint_url, region_name=meta.region_name,
+                config=meta.config.merge(Config(
+                    connect_timeout=PING_TIMEOUT, read_timeout=PING_TIMEOUT,
+                    retries={"total_max_attempts": 1, "mode": "standard"},
+                    max_pool_connections=2)))
+        return self._pinger
 
     def ensure_bucket(self) -> None:
         try:

@@ -5,7 +5,10 @@ database with backoff, and the recovery sweep re-delivers anything the broker lo
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import dramatiq
+import redis
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import (AgeLimit, Callbacks, Pipelines, Retries,
@@ -37,6 +40,23 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
     broker.declare_queue(QUEUE)
     broker.declare_queue(deletion.QUEUE)
     return broker
+
+
+PING_TIMEOUT = 2  # seconds to connect, and to answer, for a health check of Redis
+
+
+def pinger(broker: dramatiq.Broker, url: str) -> Callable[[], None]:
+    """The broker's health check: PING on a client of its own (``url``: the broker's) with
+    short timeouts and no retry -- the broker's socket timeout is sized for its blocking
+    commands -- so a hung Redis ties up no request thread for long."""
+    if getattr(broker, "client", None) is None:
+        return lambda: None  # the in-process broker is always there
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+    own = redis.Redis.from_url(url, socket_timeout=PING_TIMEOUT,
+                               socket_connect_timeout=PING_TIMEOUT,
+                               retry=Retry(NoBackoff(), 0))
+    return lambda: own.ping()
 
 
 def ping(broker: dramatiq.Broker) -> None:

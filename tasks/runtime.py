@@ -72,8 +72,9 @@ class Components:
         self.sweep_actors = declare_sweep_actors(self.broker, self)
 
     def dependency_checks(self) -> dict:
-        """Everything but the product database (readiness): ``/healthz/details``, metrics."""
-        checks = {"broker": lambda: broker_mod.ping(self.broker),
+        """Everything but the product database (readiness): ``/healthz/details``, metrics.
+        Each check has a short budget of its own (see ``pinger`` and ``BlobStore.ping``)."""
+        checks = {"broker": broker_mod.pinger(self.broker, self.settings.broker_url),
                   "blob_store": self.blob_store.ping}
         if self.unit_db is not None:
             checks["unitstore"] = self.unit_db.ping

@@ -600,18 +600,30 @@ def test_documented_s3_url_stores_objects_under_its_prefix_once(settings, db, s3
         env.close()
 
 
-def test_readiness_names_a_missing_bucket(settings, db, s3_server):
+@pytest.mark.parametrize("token", [None, "metrics-" + "t" * 24])
+def test_health_details_names_a_missing_bucket_to_the_metrics_token_only(
+        settings, db, s3_server, token):
+    """The bucket's name is shown only to holders of the metrics token: without one
+    configured, ``/healthz/details`` is public and says only the error's type."""
+    import dataclasses
+
     from storage.blobstore import S3BlobStore
     store = S3BlobStore("wharf-missing-bucket", "objects", endpoint_url=s3_server.endpoint)
-    components = Components(settings, db=db, blob_store=store)
+    components = Components(dataclasses.replace(settings, metrics_token=token), db=db,
+                            blob_store=store)
     try:
         visitor = World(components.api_app()).anonymous()
         assert visitor.get("/readyz").status_code == 200  # readiness is the database alone
-        r = visitor.get("/healthz/details")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        r = visitor.get("/healthz/details", headers=headers)
         assert r.status_code == 200 and r.json["status"] == "degraded"
         check = r.json["checks"]["blob_store"]
         assert check["status"] == "down"
-        assert check["error"].startswith("BucketNotFound") and "wharf-missing-bucket" in check["error"]
+        if token:
+            assert check["error"].startswith("BucketNotFound: ")
+            assert "wharf-missing-bucket" in check["error"]
+        else:
+            assert check["error"] == "BucketNotFound"
     finally:
         components.close()
 

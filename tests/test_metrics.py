@@ -150,6 +150,12 @@ def test_metrics_token_guards_metrics_and_details(tmp_path, database_url, unitst
     ({"WHARF_METRICS_PORT": "70000"}, "WHARF_METRICS_PORT"),
     ({"WHARF_METRICS_PORT": "abc"}, "WHARF_METRICS_PORT"),
     ({"WHARF_METRICS_CACHE_SECONDS": "-1"}, "WHARF_METRICS_CACHE_SECONDS"),
+    ({"WHARF_METRICS_CACHE_SECONDS": "nan"}, "WHARF_METRICS_CACHE_SECONDS"),
+    ({"WHARF_METRICS_CACHE_SECONDS": "inf"}, "WHARF_METRICS_CACHE_SECONDS"),
+    ({"WHARF_RELAY_INTERVAL": "NaN"}, "WHARF_RELAY_INTERVAL"),
+    ({"WHARF_RECOVERY_INTERVAL": "Infinity"}, "WHARF_RECOVERY_INTERVAL"),
+    ({"WHARF_OPERATION_BACKOFF_BASE": "nan"}, "WHARF_OPERATION_BACKOFF_BASE"),
+    ({"WHARF_OPERATION_BACKOFF_MAX": "inf"}, "WHARF_OPERATION_BACKOFF_MAX"),
 ])
 def test_bad_metrics_settings_are_configuration_errors(tmp_path, env, variable):
     with pytest.raises(ConfigError, match=variable):
@@ -224,3 +230,109 @@ def test_metrics_port_closes_connections_that_send_nothing(monkeypatch):
         assert r.status_code == 200
     finally:
         server.stop()
+
+
+# -- a hung dependency: the checks have a short budget and run once per cache window ---------
+class SilentServer:
+    """An "S3 endpoint" that accepts connections, counts them, and never answers."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                self.connections.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+    def close(self):
+        self.sock.close()
+        for conn in self.connections:
+            conn.close()
+
+
+@pytest.fixture
+def silent_s3():
+    server = SilentServer()
+    yield server
+    server.close()
+
+
+def test_hung_blob_store_answers_fast_and_is_checked_once_per_window(
+        tmp_path, database_url, unitstore_url, db, silent_s3, caplog, monkeypatch):
+    """An S3 endpoint that accepts connections and never answers (the data client would
+    wait 60 s per attempt, three attempts): ``/healthz/details`` answers within the ping's
+    2 s budget, requests within the cache window reuse that one check, and the outage is
+    logged once."""
+    import logging
+    import threading
+    import time
+
+    from storage.blobstore import S3BlobStore
+    from tasks.runtime import Components
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")  # signed requests reach the endpoint
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    store = S3BlobStore("wharf-bucket", endpoint_url=silent_s3.url)
+    settings = make_settings(tmp_path, database_url, unitstore_url, metrics_cache_seconds=60)
+    comps = Components(settings, db=db, blob_store=store)
+    try:
+        anon = ApiClient(comps.api_app())
+        with caplog.at_level(logging.WARNING, logger="wharf.metrics"):
+            started = time.monotonic()
+            r = anon.get("/healthz/details")
+            assert time.monotonic() - started < 3.5, "the blob store ping has a short budget"
+            assert r.status_code == 200 and r.json["status"] == "degraded"
+            assert r.json["checks"]["blob_store"] == {"status": "down",
+                                                      "error": "BlobStoreUnavailable"}
+            results = []
+            threads = [threading.Thread(target=lambda: results.append(
+                (anon.get("/healthz/details").json, anon.get("/metrics").text)))
+                for _ in range(4)]
+            started = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            assert time.monotonic() - started < 2, "cached: nobody waits for the store again"
+            assert len(results) == 4
+            for details, body in results:
+                assert details["checks"]["blob_store"]["status"] == "down"
+                assert sample(body, "wharf_dependency_up", dependency="blob_store") == 0
+        assert len(silent_s3.connections) == 1, "one check, one attempt, for the whole window"
+        down = [rec for rec in caplog.records if "blob_store" in rec.getMessage()]
+        assert len(down) == 1, [rec.getMessage() for rec in down]  # logged at the change
+    finally:
+        comps.close()
+
+
+def test_concurrent_callers_get_the_previous_value_while_one_refreshes():
+    import threading
+    import time
+
+    from wharf.metrics import Dependencies
+    release, calls = threading.Event(), []
+
+    def slow():
+        calls.append(1)
+        if len(calls) > 1:
+            release.wait(10)
+
+    deps = Dependencies({"slow": slow}, ttl=0)
+    assert deps.results() == {"slow": None}  # the first computation
+    refresher = threading.Thread(target=deps.results)
+    refresher.start()
+    while len(calls) < 2:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert deps.results() == {"slow": None}  # the previous value, at once
+    assert time.monotonic() - started < 1 and len(calls) == 2
+    release.set()
+    refresher.join(10)

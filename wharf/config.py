@@ -6,6 +6,7 @@ variable and what was expected, so an operator sees one clear line instead of a 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float 
         value = float(raw.strip())
     except ValueError:
         raise ConfigError(f"{name}={raw!r}: expected a number") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name}={raw!r}: expected a finite number")
     if value < minimum:
         raise ConfigError(f"{name}={raw!r}: expected a number >= {minimum}")
     return value

@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from socketserver import ThreadingMixIn
 from typing import Callable, Iterable
@@ -62,34 +63,88 @@ LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
                              "already waiting", registry=REGISTRY)
 
 
+class Cached:
+    """A value computed at most once per ``ttl`` seconds, by one thread at a time.
+
+    While one thread refreshes it, the others get the previous value at once instead of
+    queueing behind a slow computation (only the very first callers wait for it)."""
+
+    def __init__(self, compute: Callable[[], object], ttl: float):
+        self._compute = compute
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._value: object = None
+        self._at = 0.0
+
+    def _fresh(self) -> bool:
+        return self._value is not None and time.monotonic() - self._at < self.ttl
+
+    def get(self):
+        if self._fresh():
+            return self._value
+        if not self._lock.acquire(blocking=self._value is None):
+            return self._value  # being refreshed by another thread: serve the previous one
+        try:
+            if not self._fresh():
+                self._value = self._compute()
+                self._at = time.monotonic()
+            return self._value
+        finally:
+            self._lock.release()
+
+
+class Dependencies:
+    """The dependency checks (``name -> callable`` raising when the dependency is down),
+    run at most once per ``ttl`` seconds however many requests ask (``/healthz/details``
+    and ``/metrics`` share one instance). A dependency going down or coming back is logged
+    once, at the change, not at every check."""
+
+    def __init__(self, checks: dict[str, Callable[[], None]], ttl: float = 5.0):
+        self.checks = dict(checks)
+        self._cache = Cached(self.run, ttl)
+        self._down: dict[str, str] = {}
+        self._down_lock = threading.Lock()
+
+    def results(self) -> dict[str, "Failure | None"]:
+        return self._cache.get()
+
+    def run(self) -> dict[str, "Failure | None"]:
+        results = check_all(self.checks)
+        with self._down_lock:
+            for name, failure in results.items():
+                before = self._down.get(name)
+                if failure is not None and before != failure.detail:
+                    log.warning("dependency %s is down: %s", name, failure.detail)
+                    self._down[name] = failure.detail
+                elif failure is None and before is not None:
+                    log.info("dependency %s is back up", name)
+                    del self._down[name]
+        return results
+
+
 class DatabaseCollector:
     """Cluster-wide gauges computed from the database (and dependency pings) at scrape
     time, cached for ``ttl`` seconds so frequent scrapes by several Prometheus servers do
-    not each run the COUNTs."""
+    not each run the COUNTs; a scrape arriving while another computes gets the previous
+    values rather than waiting."""
 
     def __init__(self, db, *, kinds: Iterable[str] = (),
-                 checks: dict[str, Callable[[], None]] | None = None, ttl: float = 5.0):
+                 checks: dict[str, Callable[[], None]] | None = None, ttl: float = 5.0,
+                 dependencies: Dependencies | None = None):
         self.db = db
         self.kinds = tuple(kinds)
-        self.checks = dict(checks or {})
-        self.ttl = ttl
-        self._lock = threading.Lock()
-        self._cached: list | None = None
-        self._at = 0.0
+        self.dependencies = dependencies or Dependencies(
+            {"database": db.ping, **(checks or {})}, ttl)
+        self._cache = Cached(self._compute, ttl)
 
     def collect(self):
-        with self._lock:
-            now = time.monotonic()
-            if self._cached is None or now - self._at >= self.ttl:
-                self._cached = self._compute()
-                self._at = time.monotonic()
-            return list(self._cached)
+        return list(self._cache.get())
 
     def _compute(self) -> list:
         up = GaugeMetricFamily("wharf_dependency_up",
                                "1 when the dependency answered its check at the last scrape",
                                labels=["dependency"])
-        results = check_all({"database": self.db.ping, **self.checks})
+        results = self.dependencies.results()
         for name, error in results.items():
             up.add_metric([name], 0.0 if error else 1.0)
         out = [up]
@@ -141,18 +196,30 @@ class DatabaseCollector:
         return out
 
 
-def check_all(checks: dict[str, Callable[[], None]]) -> dict[str, str | None]:
-    """Run each check; ``None`` for a dependency that answered, else the error's type name."""
-    results: dict[str, str | None] = {}
+@dataclass(frozen=True)
+class Failure:
+    """Why a dependency check failed: ``type`` (the error's class name, always safe to
+    show) and ``detail`` (with the message of errors meant for operators, such as the
+    name of a missing bucket)."""
+
+    type: str
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+def check_all(checks: dict[str, Callable[[], None]]) -> dict[str, Failure | None]:
+    """Run each check; ``None`` for a dependency that answered, else a :class:`Failure`."""
+    results: dict[str, Failure | None] = {}
     for name, check in checks.items():
         try:
             check()
             results[name] = None
         except Exception as exc:  # any failure means "down"; say which
-            results[name] = type(exc).__name__
-            if getattr(exc, "operator_message", False):  # a deployment problem: say it
-                results[name] += f": {exc}"
-            log.warning("dependency check %s failed: %s", name, exc)
+            kind = type(exc).__name__
+            detail = f"{kind}: {exc}" if getattr(exc, "operator_message", False) else kind
+            results[name] = Failure(kind, detail)
     return results
 
 

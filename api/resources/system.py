@@ -9,7 +9,7 @@ import falcon
 from api.openapi import SPEC
 from wharf import metrics
 from wharf.errors import Unauthenticated
-from wharf.metrics import check_all, token_ok
+from wharf.metrics import Dependencies, token_ok
 
 
 class Health:
@@ -29,13 +29,13 @@ class Ready:
     anonymous_ok = True
 
     def __init__(self, checks: dict[str, Callable[[], None]]):
-        self.checks = checks
+        self.checks = Dependencies(checks, ttl=0)
 
     def on_get(self, req, resp):
-        results = check_all(self.checks)
+        results = self.checks.run()
         ok = all(error is None for error in results.values())
         resp.media = {"status": "ok" if ok else "unavailable",
-                      "checks": {name: "ok" if error is None else f"error: {error}"
+                      "checks": {name: "ok" if error is None else f"error: {error.type}"
                                  for name, error in results.items()}}
         if not ok:
             resp.status = falcon.HTTP_503
@@ -51,17 +51,22 @@ def _require_metrics_token(req, token: str | None) -> None:
 class HealthDetails:
     """Every dependency with its status: ``ok`` when all answer, ``degraded`` when the
     database answers but something else does not (200), ``unavailable`` when the database
-    does not (503). Guarded by ``WHARF_METRICS_TOKEN`` when one is set."""
+    does not (503). Guarded by ``WHARF_METRICS_TOKEN`` when one is set.
+
+    The checks are those of ``/metrics``, cached for ``WHARF_METRICS_CACHE_SECONDS``: a
+    burst of requests during an outage runs them once. An error is its type only, unless a
+    metrics token is configured (and was presented): then operator messages (such as the
+    name of a missing bucket) are shown too."""
 
     anonymous_ok = True
 
-    def __init__(self, checks: dict[str, Callable[[], None]], token: str | None = None):
-        self.checks = checks
+    def __init__(self, dependencies: Dependencies, token: str | None = None):
+        self.dependencies = dependencies
         self.token = token
 
     def on_get(self, req, resp):
         _require_metrics_token(req, self.token)
-        results = check_all(self.checks)
+        results = self.dependencies.results()
         if results.get("database") is not None:
             status = "unavailable"
         elif any(error is not None for error in results.values()):
@@ -69,7 +74,8 @@ class HealthDetails:
         else:
             status = "ok"
         resp.media = {"status": status, "checks": {
-            name: {"status": "ok"} if error is None else {"status": "down", "error": error}
+            name: {"status": "ok"} if error is None else
+            {"status": "down", "error": error.detail if self.token else error.type}
             for name, error in results.items()}}
         if status == "unavailable":
             resp.status = falcon.HTTP_503
