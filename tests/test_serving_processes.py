@@ -462,3 +462,36 @@ def test_a_body_above_the_largest_accepted_is_refused_before_it_is_read(tmp_path
         assert_healthz_answers(server, probes=1, gap=0)
     finally:
         server.stop()
+
+
+def test_connections_closed_by_the_receive_deadline_never_take_a_new_one_with_them(server):
+    # Waves of silent connections are closed by the same guard pass while fresh clients keep
+    # connecting: a descriptor freed by that pass is reused at once by the next accept, and
+    # the new connection must not inherit the closed one's fate (reset or closed unanswered).
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def hammer():
+        while not stop.is_set():
+            try:
+                status, _, body = server.request("GET", "/healthz", timeout=10)
+                if status != 200:
+                    errors.append(f"{status} {body!r}")
+            except (OSError, http.client.HTTPException) as exc:
+                errors.append(repr(exc))
+
+    threads = [threading.Thread(target=hammer, daemon=True) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(3):
+            silent = [socket.create_connection(("127.0.0.1", server.port), timeout=5)
+                      for _ in range(150)]
+            time.sleep(RECEIVE_TIMEOUT + 2.5)  # all closed by the guard meanwhile
+            for s in silent:
+                s.close()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(15)
+    assert not errors, errors[:5]

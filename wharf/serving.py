@@ -135,6 +135,26 @@ def _guard(srv, settings: Settings) -> None:
                 self.received_bytes += len(data)
             return result
 
+        # The guard runs inside the server's readable(), while the event loop is building
+        # the poll set. Closing a channel there would leave its descriptor registered (or in
+        # the ready list) after being freed; the next accept reuses the number at once, and
+        # the closed channel's POLLNVAL/readiness would then be dispatched to the new
+        # connection, which waitress closes unanswered (the client sees a reset). So the
+        # guard only marks the channel, and the channel closes itself when the loop next
+        # asks whether it is readable, before its descriptor is registered.
+        close_reason: str | None = None
+
+        def readable(self):
+            if self.close_reason is not None:
+                _close(self, self.close_reason)
+                return False
+            return super().readable()
+
+        def writable(self):
+            if self.close_reason is not None:
+                return False
+            return super().writable()
+
     waitress_maintenance = srv.maintenance
 
     def maintenance(now: float) -> None:
@@ -143,7 +163,7 @@ def _guard(srv, settings: Settings) -> None:
         stalled_since = now - settings.http_send_timeout
         for channel in list(srv.active_channels.values()):
             if channel.total_outbufs_len and channel.last_activity < stalled_since:
-                _close(channel, "sent nothing for %ss" % settings.http_send_timeout)
+                channel.close_reason = "sent nothing for %ss" % settings.http_send_timeout
                 continue
             started = getattr(channel, "receiving_since", None)
             if started is not None and not channel.requests:  # none being served
@@ -151,15 +171,16 @@ def _guard(srv, settings: Settings) -> None:
                 if settings.http_min_receive_rate:
                     allowed += channel.received_bytes / settings.http_min_receive_rate
                 if mono - started > allowed:
-                    _close(channel, "request not received in time")
+                    channel.close_reason = "request not received in time"
 
     srv.channel_class = Channel
     srv.maintenance = maintenance
 
 
 def _close(channel, why: str) -> None:
-    """Close from the event loop; a request thread blocked writing to it is released
-    (waitress notifies it and its next write raises ``ClientDisconnected``)."""
+    """Close from the event loop (from the channel's own ``readable()``, see ``Channel``);
+    a request thread blocked writing to it is released (waitress notifies it and its next
+    write raises ``ClientDisconnected``)."""
     log.info("closing connection from %s: %s", getattr(channel, "addr", "?"), why)
     try:
         with channel.requests_lock:
