@@ -341,12 +341,17 @@ class Submitter:
 
     def wait_done(self, op_id: str) -> dict:
         while True:
-            st, _, data = self.http().request("GET", f"/api/operations/{op_id}?wait=30")
+            t0 = time.perf_counter()
+            st, resp, data = self.http().request("GET", f"/api/operations/{op_id}?wait=30")
             doc = json.loads(data)
             if st != 200:
                 raise RuntimeError(f"long-poll {op_id}: {st} {doc}")
             if doc["done"]:
                 return doc
+            if time.perf_counter() - t0 < 29:
+                # Answered at once: the API's long-poll slots (WHARF_LONG_POLL_MAX_WAITERS)
+                # were taken. Honour Retry-After as a real client does instead of spinning.
+                time.sleep(float(resp.getheader("Retry-After") or 1))
 
 
 # ---------------------------------------------------------------------------------------
