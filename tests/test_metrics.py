@@ -336,3 +336,32 @@ def test_concurrent_callers_get_the_previous_value_while_one_refreshes():
     assert time.monotonic() - started < 1 and len(calls) == 2
     release.set()
     refresher.join(10)
+
+
+def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_path,
+                                                                          monkeypatch):
+    """A PostgreSQL that accepts connections and never answers (a frozen server, a black
+    hole): no client timeout covers every such case, so each dependency check has a budget.
+    /readyz and /healthz/details answer 503 within it instead of holding request threads
+    (or, from a cache, reporting the database 'ok' for as long as the check hangs), and a
+    check still hanging is not started again."""
+    import time
+
+    from tasks.runtime import Components
+    from wharf import metrics
+    monkeypatch.setattr(metrics, "CHECK_BUDGET", 1.0)
+    silent = SilentServer()
+    port = silent.url.rsplit(":", 1)[1]
+    comps = Components(make_settings(tmp_path, f"postgresql://wharf:x@127.0.0.1:{port}/hung"))
+    try:
+        anon = ApiClient(comps.api_app())
+        for path in ("/readyz", "/healthz/details", "/readyz"):
+            t0 = time.monotonic()
+            r = anon.get(path)
+            assert time.monotonic() - t0 < 2.5, path
+            assert r.status_code == 503, (path, r.json)
+        assert r.json["checks"]["database"] == "error: CheckTimedOut"
+        assert len(silent.connections) == 1  # the hung ping was not started again
+    finally:
+        silent.close()
+        comps.close()

@@ -209,18 +209,48 @@ class Failure:
         return self.detail
 
 
-def check_all(checks: dict[str, Callable[[], None]]) -> dict[str, Failure | None]:
-    """Run each check; ``None`` for a dependency that answered, else a :class:`Failure`."""
-    results: dict[str, Failure | None] = {}
-    for name, check in checks.items():
-        try:
-            check()
-            results[name] = None
-        except Exception as exc:  # any failure means "down"; say which
-            kind = type(exc).__name__
-            detail = f"{kind}: {exc}" if getattr(exc, "operator_message", False) else kind
-            results[name] = Failure(kind, detail)
-    return results
+CHECK_BUDGET = 3.0  # seconds a dependency check may take before it counts as down
+_running: dict[tuple[int, int], threading.Thread] = {}  # check -> its thread, if running
+_running_lock = threading.Lock()
+
+
+def _outcome(check: Callable[[], None]) -> Failure | None:
+    try:
+        check()
+        return None
+    except Exception as exc:  # any failure means "down"; say which
+        kind = type(exc).__name__
+        detail = f"{kind}: {exc}" if getattr(exc, "operator_message", False) else kind
+        return Failure(kind, detail)
+
+
+def _bounded(check: Callable[[], None], budget: float) -> Failure | None:
+    """Run ``check`` for at most ``budget`` seconds. A check that does not return in time
+    (a database or endpoint that accepts and never answers: no client timeout covers every
+    case) counts as down, and while it still hangs it is not started again, so hung checks
+    never pile up threads."""
+    timed_out = Failure("CheckTimedOut", f"CheckTimedOut: no answer within {budget:g}s")
+    # A bound method is a new object at each attribute access: key on object + function.
+    key = (id(getattr(check, "__self__", None)), id(getattr(check, "__func__", check)))
+    with _running_lock:
+        previous = _running.get(key)
+        if previous is not None and previous.is_alive():
+            return timed_out
+        box: list[Failure | None] = []
+        thread = threading.Thread(target=lambda: box.append(_outcome(check)), daemon=True,
+                                  name="wharf-dependency-check")
+        _running[key] = thread
+        thread.start()
+    thread.join(budget)
+    return box[0] if box else timed_out
+
+
+def check_all(checks: dict[str, Callable[[], None]],
+              budget: float | None = None) -> dict[str, Failure | None]:
+    """Run each check, each within ``budget`` seconds (default :data:`CHECK_BUDGET`);
+    ``None`` for a dependency that answered, else a :class:`Failure`."""
+    budget = CHECK_BUDGET if budget is None else budget
+    return {name: _bounded(check, budget) for name, check in checks.items()}
 
 
 def token_ok(expected: str | None, authorization: str | None) -> bool:

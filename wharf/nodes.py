@@ -85,13 +85,16 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
     if not changes:
         raise ValidationFailed("nothing to change: send name and/or parent_id")
     done: dict = {}
+    if "parent_id" in changes:
+        # Serialise moves within a space so two concurrent moves cannot build a cycle. The
+        # space row is locked before this transaction writes anything (a rename flushed
+        # first would lock the node before the space: the reverse of trash's order).
+        session.get(Space, node.space_id, with_for_update=True)
     if "name" in changes:
         node.name = clean_name(changes["name"], "name")
         done["name"] = node.name
     if "parent_id" in changes:
         target = changes["parent_id"]
-        # Serialise moves within a space so two concurrent moves cannot build a cycle.
-        session.get(Space, node.space_id, with_for_update=True)
         parent = None
         if target is not None:
             parent, _ = require_node(session, ctx.principal, target, "editor")
