@@ -436,10 +436,40 @@ def test_relay_delivers_what_the_fast_path_could_not_send(world, components, db)
         w.stop()
 
 
+def test_recovery_leaves_an_operation_still_in_the_outbox_to_the_relay(world, components, db):
+    """The broker was down at submit; by the time it is back, the operation is overdue for
+    recovery and its outbox row for the relay. The sweep (recover, then relay) delivers it
+    once, and the outbox row records the delivery."""
+    alice = world.user("alice")
+    real_broker = components.dispatcher.broker
+    components.dispatcher.broker = DownBroker()
+    op = create(alice, alice.personal_space_id).json
+    components.dispatcher.broker = real_broker
+    queue = components.broker.queues["operations"].queue
+    assert len(queue) == 0
+    report = recovery.recover(db, components.dispatcher.send, grace_seconds=0)
+    relayed = recovery.relay(db, components.dispatcher.send, grace_seconds=0)
+    assert (report.requeued, relayed) == (0, 1)
+    assert len(queue) == 1  # one delivery, not one from each slow path
+    with db.read() as s:
+        row = s.scalars(select(OutboxMessage).where(OutboxMessage.subject_id == op["id"])).one()
+    assert row.dispatched_at is not None
+    # Once the relay sent it, a lost message is recovery's again.
+    components.broker.flush_all()
+    assert recovery.recover(db, components.dispatcher.send, grace_seconds=0).requeued == 1
+    w = start_worker(components.broker)
+    try:
+        done = wait_done(alice, op["id"])
+    finally:
+        w.stop()
+    assert done["status"] == "completed" and done["attempts"] == 1
+
+
 def test_recovery_requeues_expired_leases_and_fails_exhausted_ones(world, components, db):
     alice = world.user("alice")
     a = create(alice, alice.personal_space_id, name="A").json
     b = create(alice, alice.personal_space_id, name="B").json
+    components.dispatcher.flush()  # both outbox rows marked dispatched (sent, not pending)
     # Drain the queue: simulate that the broker lost both messages.
     components.broker.flush_all()
     past = utcnow().replace(year=2000)

@@ -8,6 +8,8 @@ transaction is a short ``BEGIN IMMEDIATE``.
 ``recover`` re-enqueues operations that are due but have no message in flight: pending
 ones whose retry time came (or whose message was lost with the broker), and running
 ones whose lease expired (their worker died). One that used up its attempts is failed.
+An operation with an undispatched outbox row is left to the relay (its message is on
+its way), so the two slow paths never both deliver it.
 """
 from __future__ import annotations
 
@@ -85,8 +87,14 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     finished_at=now, outcome="lost",
                     error={"code": "lease_expired", "retryable": True}))
                 report.expired += 1
+        # An operation whose message still waits in the outbox (the broker was down when
+        # it was announced) has one on its way: the relay sends it and marks the row, so
+        # ringing here as well would only deliver it twice and leave the row unmarked.
+        announced = (select(OutboxMessage.id).where(OutboxMessage.subject_id == Operation.id,
+                                                    OutboxMessage.dispatched_at.is_(None))
+                     .exists())
         due = list(s.scalars(select(Operation).where(
-            Operation.attempts < Operation.max_attempts,
+            Operation.attempts < Operation.max_attempts, ~announced,
             or_(and_(Operation.status == "pending", Operation.updated_at < stale,
                      or_(Operation.next_attempt_at.is_(None), Operation.next_attempt_at <= now)),
                 and_(Operation.status == "running", Operation.lease_expires_at < now)))
