@@ -401,3 +401,37 @@ def test_restore_racing_a_trash_of_the_folder_above_never_strands_nodes(world, d
         else:
             assert_problem(restored, 409, "ancestor_trashed")
             assert r_batch == inner["id"] and trashed.json["node_count"] == 1
+
+
+def test_a_rename_and_move_locks_the_space_before_it_writes_the_node(world, db):
+    """Trash locks the space row, then the node. A PATCH that renames and moves must take
+    the same order: with the rename flushed first it locked the node, then waited for the
+    space, and a concurrent trash of that node deadlocked on PostgreSQL (a 503 for one of
+    the two clients)."""
+    import threading
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    dest = make_node(alice, sp, "dest")["id"]
+    node = make_node(alice, sp, "n")["id"]
+    statements: list[str] = []
+    me = threading.get_ident()
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if threading.get_ident() == me:
+            statements.append(" ".join(statement.split()).upper())
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        r = alice.patch(f"/api/nodes/{node}", json={"name": "renamed", "parent_id": dest})
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+    assert r.status_code == 200, r.text
+    node_write = next(i for i, s in enumerate(statements) if s.startswith("UPDATE NODES"))
+    if db.write_engine.dialect.name == "postgresql":
+        space_lock = next(i for i, s in enumerate(statements)
+                          if "FROM SPACES" in s and "FOR UPDATE" in s)
+        assert space_lock < node_write, statements
+    assert alice.get(f"/api/nodes/{node}").json["name"] == "renamed"
