@@ -493,3 +493,17 @@ def test_the_owner_cannot_leave_and_outsiders_cannot_leave(world, db):
     assert_problem(otto.delete(f"/api/spaces/{sid}/members/{otto.user_id}"), 404)
     assert row_counts(db) == before
     assert _role(owner, sid) == "owner"
+
+
+@pytest.mark.parametrize("forwarded, bucket", [
+    ("198.51.100.7:5678", "198.51.100.7"),
+    ("[2001:db8:1:2::9]:443", "2001:db8:1:2::/64"),
+    ("[2001:db8:1:2::9]", "2001:db8:1:2::/64"),
+    ("198.51.100.7", "198.51.100.7"),
+    ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
+])
+def test_a_port_a_proxy_appends_is_not_a_bucket_of_its_own(forwarded, bucket):
+    """Some proxies write ``address:port`` into X-Forwarded-For; counted as it was, each
+    source port was a fresh throttle bucket and the per-address limits held nothing."""
+    from wharf.throttle import address_key
+    assert address_key(forwarded) == bucket

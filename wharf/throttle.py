@@ -45,7 +45,7 @@ def address_key(ip: str | None) -> str:
     if not ip:
         return "unknown"
     try:
-        addr = ipaddress.ip_address(ip)
+        addr = ipaddress.ip_address(_host_part(ip))
     except ValueError:
         return ip[:64]  # not an address (e.g. a unix socket peer): count it as it is
     if isinstance(addr, ipaddress.IPv6Address):
@@ -53,6 +53,17 @@ def address_key(ip: str | None) -> str:
             return str(addr.ipv4_mapped)
         return str(ipaddress.IPv6Network((addr.packed[:8] + bytes(8), 64)))
     return str(addr)
+
+
+def _host_part(ip: str) -> str:
+    """The address without a port some proxies append (``1.2.3.4:5678``,
+    ``[2001:db8::1]:443``), so each source port is not a bucket of its own."""
+    ip = ip.strip()
+    if ip.startswith("["):
+        return ip[1:].split("]", 1)[0]
+    if ip.count(":") == 1:  # IPv4 with a port (a bare IPv6 address has several colons)
+        return ip.split(":", 1)[0]
+    return ip
 
 
 @dataclass(frozen=True)
