@@ -99,6 +99,17 @@ def _check_tree(data: object) -> None:
                 stack.extend((v, depth + 1) for v in value)
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """An object with a key twice is refused: JSON parsers disagree on which one wins, so a
+    proxy or a client library could read a different request from the one we act on."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"duplicate key {dup[:100]!r}")
+    return data
+
+
 def _pointer(path) -> str:
     return "/" + "/".join(str(p) for p in path) if path else ""
 
@@ -117,7 +128,7 @@ def read_json(req: falcon.Request, schema: str | None = None) -> dict:
     else:
         try:
             data = json.loads(raw, parse_constant=_refuse_constant,
-                              parse_float=_finite_float)
+                              parse_float=_finite_float, object_pairs_hook=_unique_keys)
         except RecursionError:
             raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
                                    code="malformed_json") from None

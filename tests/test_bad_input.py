@@ -315,3 +315,21 @@ def test_nesting_limit(world):
         r = alice.request("POST", "/api/nodes", body=body,
                           headers={"Content-Type": "application/json"})
         assert r.status_code == 400 and r.json["code"] == code, (depth, r.text[:200])
+
+
+def test_duplicate_keys_are_refused_and_change_nothing(world, db):
+    """``{"role": "viewer", "role": "admin"}``: JSON parsers disagree on which key wins, so
+    a proxy or an audit tool in front could read another request than the one acted on."""
+    alice, bob = world.user("alice"), world.user("bob")
+    team = team_space(alice)
+    add_member(alice, team["id"], bob.user_id, "viewer")
+    r = alice.request("PUT", f"/api/spaces/{team['id']}/members/{bob.user_id}",
+                      body='{"role": "viewer", "role": "admin"}',
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and is_problem(r), r.text
+    assert r.json["code"] == "malformed_json" and "duplicate key 'role'" in r.json["detail"]
+    r = alice.request("POST", "/api/nodes", headers={"Content-Type": "application/json"},
+                      body='{"space_id": "%s", "name": "a", "x": {"k": 1, "k": 2}}' % team["id"])
+    assert r.status_code == 400 and r.json["code"] == "malformed_json"
+    members = alice.get(f"/api/spaces/{team['id']}/members").json["items"]
+    assert [m["role"] for m in members if m["user_id"] == bob.user_id] == ["viewer"]
