@@ -16,7 +16,8 @@ def declare_sweep_actors(broker: dramatiq.Broker, components) -> dict[str, drama
         def run(tick_id: str) -> None:
             ctx = SweepContext(db=components.db, settings=components.settings, now=utcnow(),
                                send=components.dispatcher.send,
-                               blob_store=components.blob_store)
+                               blob_store=components.blob_store,
+                               handlers=components.handlers)
             run_tick(ctx, tick_id, plan)
         run.__name__ = actor_for(name)
         actors[name] = dramatiq.Actor(run, broker=broker, actor_name=actor_for(name),

@@ -577,6 +577,55 @@ def test_cancelled_replace_deletes_its_staged_object(settings, db, tmp_path):
         env.close()
 
 
+def test_replace_failed_by_recovery_on_its_last_attempt_deletes_its_staged_object(
+        settings, db, tmp_path):
+    """A worker that dies on a replace's last attempt: the recovery sweep fails the
+    operation (``lease_expired``) and runs the kind's failure hook like the executor
+    does, so the staged object is queued for deletion instead of leaking."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from wharf.clock import utcnow
+    from wharf.retention.sweeps import SweepContext, recover_operations
+    env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        alice = env.world.user("alice")
+        _, op = upload(alice, alice.personal_space_id, b"original")
+        rid = op["result"]["resource_id"]
+        url = f"/api/blob-resources/{rid}/content"
+        etag = alice.get(url).headers["etag"]
+        env.worker.stop(timeout=5000)
+        r = replace(alice, rid, b"staged bytes", etag)
+        assert r.status_code == 202, r.text
+        with db.write() as s:  # the worker that held its last attempt died
+            op_row = s.get(Operation, r.json["id"])
+            staged = op_row.payload["object_key"]
+            s.execute(update(Operation).where(Operation.id == op_row.id).values(
+                status="running", attempts=Operation.max_attempts, lease_owner="dead",
+                lease_expires_at=utcnow() - timedelta(seconds=1)))
+        assert staged in env.stored_keys()
+        ctx = SweepContext(db=db, settings=settings, now=utcnow(),
+                           send=env.components.dispatcher.send,
+                           blob_store=env.components.blob_store,
+                           handlers=env.components.handlers)
+        assert recover_operations(ctx)["expired"] == 1
+        done = alice.get(f"/api/operations/{r.json['id']}").json
+        assert done["status"] == "failed" and done["error"]["code"] == "lease_expired"
+        with db.read() as s:
+            job = s.scalar(select(ObjectDeletionJob).where(
+                ObjectDeletionJob.object_key == staged))
+            assert job is not None and job.reason == "replace_failed"
+        env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+        env.worker.start()
+        env.run_deletions()
+        assert staged not in env.stored_keys()
+        got = alice.get(url)
+        assert got.content == b"original" and got.headers["etag"] == etag
+    finally:
+        env.close()
+
+
 def test_documented_s3_url_stores_objects_under_its_prefix_once(settings, db, s3_server):
     """``WHARF_BLOB_STORE_URL=s3://bucket/objects`` (the form in deploy/): the object lands
     at ``objects/<id>`` in the bucket, not ``objects/objects/<id>``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from sqlalchemy import and_, or_, select, update
 
@@ -63,10 +63,15 @@ def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 
 
 
 def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
-            batch: int = 500) -> RecoveryReport:
+            batch: int = 500, handlers: Mapping[str, Any] | None = None) -> RecoveryReport:
+    """Re-ring what is due; fail what used up its attempts. An operation failed here gets
+    its kind's failure hooks like one the executor fails (``on_failed`` in the same
+    transaction, ``compensate`` after it), so e.g. a replace's staged object is queued for
+    deletion instead of left behind."""
     now = utcnow()
     stale = now - timedelta(seconds=grace_seconds)
     report = RecoveryReport()
+    failed: list[Operation] = []
     with db.write() as s:
         # Running with an expired lease and no attempts left: fail, nobody will claim it.
         exhausted = list(s.scalars(select(Operation.id).where(
@@ -87,6 +92,11 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     finished_at=now, outcome="lost",
                     error={"code": "lease_expired", "retryable": True}))
                 report.expired += 1
+                op = s.get(Operation, op_id, populate_existing=True)
+                on_failed = getattr((handlers or {}).get(op.kind), "on_failed", None)
+                if on_failed is not None:
+                    on_failed(s, op, op.error)
+                failed.append(op)
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
         # ringing here as well would only deliver it twice and leave the row unmarked.
@@ -103,6 +113,14 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
         if due:
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
+    for op in failed:
+        compensate = getattr((handlers or {}).get(op.kind), "compensate", None)
+        if compensate is not None:
+            try:
+                compensate(op)
+            except Exception:  # the operation stays failed; sweeps/operators take it on
+                log.warning("operation %s: compensation after recovery failed", op.id,
+                            exc_info=True)
     for op in due:
         try:
             send(outbox_for(op))

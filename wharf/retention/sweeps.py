@@ -30,6 +30,7 @@ class SweepContext:
     now: datetime
     send: Callable | None = None          # outbox row -> broker (doorbells)
     blob_store: BlobStore | None = None
+    handlers: dict | None = None          # operation kind -> handler (failure hooks)
     batch_size: int = BATCH_SIZE
     max_batches: int = 1000
     # Test seam: called after each committed batch with (sweep, batch number, rows).
@@ -108,7 +109,8 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         # under a backlog its message is usually still queued, and a lost one waits at most
         # that long (plus the sweep period) before it rings again.
         report = recovery.recover(ctx.db, ctx.send, batch=ctx.batch_size,
-                                  grace_seconds=max(5.0, ctx.settings.operation_lease_seconds))
+                                  grace_seconds=max(5.0, ctx.settings.operation_lease_seconds),
+                                  handlers=ctx.handlers)
         requeued += report.requeued
         expired += report.expired
         ctx.batch_done("recover_operations", report.requeued + report.expired)
