@@ -44,7 +44,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/readyz", system.Ready({"database": db.ping}))
     app.add_route("/api/openapi.json", system.OpenApi())
     if metrics:
-        collector = DatabaseCollector(db, kinds=operation_kinds, dependencies=dependencies,
+        collector = DatabaseCollector(db, dependencies, kinds=operation_kinds,
                                       ttl=settings.metrics_cache_seconds)
         app.add_route("/metrics", system.Metrics(collector, settings.metrics_token))
 

@@ -259,16 +259,14 @@ def _api_application_class():
                 self._config_error = exc
 
         def _limit_long_polls(self, threads: int) -> None:
+            from wharf.serving import long_poll_waiters
             name = "WHARF_LONG_POLL_MAX_WAITERS"
-            if self._derived_waiters or not (os.environ.get(name) or "").strip():
-                os.environ[name] = str(threads // 2)  # the workers inherit it
+            ours = self._derived_waiters or not (os.environ.get(name) or "").strip()
+            configured = None if ours else Settings.from_env().long_poll_max_waiters
+            waiters = long_poll_waiters(configured, threads, "gunicorn's threads")
+            if configured is None:
+                os.environ[name] = str(waiters)  # the workers inherit it
                 self._derived_waiters = True
-                return
-            waiters = Settings.from_env().long_poll_max_waiters
-            if waiters is not None and waiters >= threads:
-                raise ConfigError(
-                    f"{name}={waiters} must be below gunicorn's threads={threads}: "
-                    f"long-polls would take every request thread")
 
     return ApiApplication
 

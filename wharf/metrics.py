@@ -128,13 +128,11 @@ class DatabaseCollector:
     not each run the COUNTs; a scrape arriving while another computes gets the previous
     values rather than waiting."""
 
-    def __init__(self, db, *, kinds: Iterable[str] = (),
-                 checks: dict[str, Callable[[], None]] | None = None, ttl: float = 5.0,
-                 dependencies: Dependencies | None = None):
+    def __init__(self, db, dependencies: Dependencies, *, kinds: Iterable[str] = (),
+                 ttl: float = 5.0):
         self.db = db
         self.kinds = tuple(kinds)
-        self.dependencies = dependencies or Dependencies(
-            {"database": db.ping, **(checks or {})}, ttl)
+        self.dependencies = dependencies  # shared with /healthz/details
         self._cache = Cached(self._compute, ttl)
 
     def collect(self):

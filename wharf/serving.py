@@ -52,24 +52,32 @@ _PROXY_HEADERS = ("HTTP_FORWARDED", "HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PR
                   "HTTP_X_FORWARDED_HOST", "HTTP_X_FORWARDED_PORT", "HTTP_X_FORWARDED_BY")
 
 
+def long_poll_waiters(configured: int | None, threads: int, threads_name: str) -> int:
+    """The long-poll limit for a server with ``threads`` request threads: half of them when
+    not configured; a configured limit that would take every thread is a ConfigError
+    (``threads_name`` says where the thread count comes from). The one rule for
+    ``wharf serve`` and ``wharf api``."""
+    if configured is None:
+        return threads // 2
+    if configured >= threads:
+        raise ConfigError(f"WHARF_LONG_POLL_MAX_WAITERS={configured} must be below "
+                          f"{threads_name}={threads}: long-polls would take every "
+                          f"request thread")
+    return configured
+
+
 def resolve(settings: Settings) -> Settings:
     """Validate the serving settings; an unset long-poll limit becomes half the threads."""
-    if settings.long_poll_max_waiters is None:
-        return settings.replace(long_poll_max_waiters=settings.http_threads // 2)
-    if settings.long_poll_max_waiters >= settings.http_threads:
-        raise ConfigError(
-            f"WHARF_LONG_POLL_MAX_WAITERS={settings.long_poll_max_waiters} must be below "
-            f"WHARF_HTTP_THREADS={settings.http_threads}: long-polls would take every "
-            f"request thread")
-    return settings
+    return settings.replace(long_poll_max_waiters=long_poll_waiters(
+        settings.long_poll_max_waiters, settings.http_threads, "WHARF_HTTP_THREADS"))
 
 
 def create_server(app, settings: Settings):
-    """A waitress server for ``app`` on ``settings.host:port`` with the guards above."""
+    """A waitress server for ``app`` on ``settings.host:port`` with the guards above
+    (``settings`` as :func:`resolve` returned them)."""
     from waitress import create_server as waitress_server
     from waitress.server import BaseWSGIServer
 
-    settings = resolve(settings)
     _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
     if settings.trusted_proxy_count:
         app = _only_proxy_headers(app, _PROXY_HEADERS_USED)
