@@ -541,6 +541,21 @@ def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, 
         env.close()
 
 
+def _queued_replace(env, db, alice) -> tuple[str, str, str, str]:
+    """Alice's blob ``original`` and a replace queued with no worker running: returns
+    (content url, its ETag, the replace operation id, the staged object's key)."""
+    _, op = upload(alice, alice.personal_space_id, b"original")
+    url = f"/api/blob-resources/{op['result']['resource_id']}/content"
+    etag = alice.get(url).headers["etag"]
+    env.worker.stop(timeout=5000)
+    r = replace(alice, op["result"]["resource_id"], b"staged bytes", etag)
+    assert r.status_code == 202, r.text
+    with db.read() as s:
+        staged = s.get(Operation, r.json["id"]).payload["object_key"]
+    assert staged in env.stored_keys()
+    return url, etag, r.json["id"], staged
+
+
 def test_cancelled_replace_deletes_its_staged_object(settings, db, tmp_path):
     """Cancelling a queued replace_blob_content runs the same failure hook as a failed
     one, in the same transaction: the staged object is queued for deletion (not left to
@@ -549,17 +564,8 @@ def test_cancelled_replace_deletes_its_staged_object(settings, db, tmp_path):
     env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
     try:
         alice = env.world.user("alice")
-        _, op = upload(alice, alice.personal_space_id, b"original")
-        rid = op["result"]["resource_id"]
-        url = f"/api/blob-resources/{rid}/content"
-        etag = alice.get(url).headers["etag"]
-        env.worker.stop(timeout=5000)
-        r = replace(alice, rid, b"staged bytes", etag)
-        assert r.status_code == 202, r.text
-        with db.read() as s:
-            staged = s.get(Operation, r.json["id"]).payload["object_key"]
-        assert staged in env.stored_keys()
-        c = alice.post(f"/api/operations/{r.json['id']}/cancel")
+        url, etag, op_id, staged = _queued_replace(env, db, alice)
+        c = alice.post(f"/api/operations/{op_id}/cancel")
         assert c.status_code == 200 and c.json["error"]["code"] == "cancelled"
         with db.read() as s:  # queued now, not only when a reservation comes due
             job = s.scalar(select(ObjectDeletionJob).where(
@@ -591,26 +597,17 @@ def test_replace_failed_by_recovery_on_its_last_attempt_deletes_its_staged_objec
     env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
     try:
         alice = env.world.user("alice")
-        _, op = upload(alice, alice.personal_space_id, b"original")
-        rid = op["result"]["resource_id"]
-        url = f"/api/blob-resources/{rid}/content"
-        etag = alice.get(url).headers["etag"]
-        env.worker.stop(timeout=5000)
-        r = replace(alice, rid, b"staged bytes", etag)
-        assert r.status_code == 202, r.text
+        url, etag, op_id, staged = _queued_replace(env, db, alice)
         with db.write() as s:  # the worker that held its last attempt died
-            op_row = s.get(Operation, r.json["id"])
-            staged = op_row.payload["object_key"]
-            s.execute(update(Operation).where(Operation.id == op_row.id).values(
+            s.execute(update(Operation).where(Operation.id == op_id).values(
                 status="running", attempts=Operation.max_attempts, lease_owner="dead",
                 lease_expires_at=utcnow() - timedelta(seconds=1)))
-        assert staged in env.stored_keys()
         ctx = SweepContext(db=db, settings=settings, now=utcnow(),
                            send=env.components.dispatcher.send,
                            blob_store=env.components.blob_store,
                            handlers=env.components.handlers)
         assert recover_operations(ctx)["expired"] == 1
-        done = alice.get(f"/api/operations/{r.json['id']}").json
+        done = alice.get(f"/api/operations/{op_id}").json
         assert done["status"] == "failed" and done["error"]["code"] == "lease_expired"
         with db.read() as s:
             job = s.scalar(select(ObjectDeletionJob).where(
