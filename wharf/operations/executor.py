@@ -35,6 +35,7 @@ from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, WharfError
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
+from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
@@ -275,14 +276,8 @@ class Executor:
                 return "lost"
             self._settle(current, "failed", error)
             self._finish_attempt(s, current, "failed", error)
-            on_failed = getattr(handler, "on_failed", None)
-            if on_failed is not None:
-                on_failed(s, current, error)
-        if handler is not None:
-            try:
-                handler.compensate(op)
-            except Exception:  # left for the sweeps/operators; the operation stays failed
-                log.warning("operation %s: compensation failed", op.id, exc_info=True)
+            run_on_failed(handler, s, current, error)
+        run_compensate(handler, op, "after failure")
         metrics.OPS_FINISHED.labels(op.kind, "failed", str(error.get("code", ""))).inc()
         self._done(op.id)
         return "failed"

@@ -23,6 +23,7 @@ from sqlalchemy import and_, or_, select, update
 from storage.db import Database
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from wharf.clock import utcnow
+from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
@@ -93,9 +94,7 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     error={"code": "lease_expired", "retryable": True}))
                 report.expired += 1
                 op = s.get(Operation, op_id, populate_existing=True)
-                on_failed = getattr((handlers or {}).get(op.kind), "on_failed", None)
-                if on_failed is not None:
-                    on_failed(s, op, op.error)
+                run_on_failed((handlers or {}).get(op.kind), s, op, op.error)
                 failed.append(op)
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
@@ -114,13 +113,7 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
     for op in failed:
-        compensate = getattr((handlers or {}).get(op.kind), "compensate", None)
-        if compensate is not None:
-            try:
-                compensate(op)
-            except Exception:  # the operation stays failed; sweeps/operators take it on
-                log.warning("operation %s: compensation after recovery failed", op.id,
-                            exc_info=True)
+        run_compensate((handlers or {}).get(op.kind), op, "after recovery")
     for op in due:
         try:
             send(outbox_for(op))

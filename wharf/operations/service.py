@@ -30,6 +30,7 @@ from wharf.ids import is_id, new_id
 from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequired,
                                      InvalidIdempotencyKey, OperationStateConflict,
                                      RetryNotPossible)
+from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.pagination import decode_cursor, page
 
 KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
@@ -214,17 +215,9 @@ class Operations:
             # for deletion, an upload session reopened), a cancelled one cleans up too, in
             # this same transaction.
             handler = self.handlers.get(op.kind)
-            on_failed = getattr(handler, "on_failed", None)
-            if on_failed is not None:
-                on_failed(s, op, error)
+            run_on_failed(handler, s, op, error)
             audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id)
             s.flush()
             s.refresh(op)
-        compensate = getattr(handler, "compensate", None)
-        if compensate is not None:
-            try:
-                compensate(op)
-            except Exception:  # left for the sweeps/operators; the operation stays failed
-                log.warning("operation %s: compensation after cancel failed", op.id,
-                            exc_info=True)
+        run_compensate(handler, op, "after cancel")
         return op
