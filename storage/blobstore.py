@@ -441,17 +441,9 @@ class S3BlobStore(BlobStore):
     def check_bucket(self, client=None) -> None:
         """:class:`BucketNotFound` (naming the bucket) if the bucket does not exist."""
         try:
-            (client or self.client).head_bucket(Bucket=self.bucket)
-        except Exception as exc:
-            from botocore.exceptions import ClientError
-            if isinstance(exc, ClientError) and (
-                    str(exc.response.get("Error", {}).get("Code", "")) in ("404", "NoSuchBucket")
-                    or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404):
-                raise self._missing_bucket() from exc
-            translated = self._translate(exc, "")
-            if translated is exc:
-                raise
-            raise translated from exc
+            self._call((client or self.client).head_bucket, "", Bucket=self.bucket)
+        except BlobNotFound as exc:  # a HEAD's 404 has no code: here it can only be the bucket
+            raise self._missing_bucket() from exc
 
     def ping(self) -> None:
         """A health check with a short budget: one attempt, 2 s to connect and 2 s to read

@@ -57,9 +57,3 @@ def pinger(broker: dramatiq.Broker, url: str) -> Callable[[], None]:
                                socket_connect_timeout=PING_TIMEOUT,
                                retry=Retry(NoBackoff(), 0))
     return lambda: own.ping()
-
-
-def ping(broker: dramatiq.Broker) -> None:
-    client = getattr(broker, "client", None)
-    if client is not None:
-        client.ping()

@@ -574,7 +574,7 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
                                          "ETag.", details={"etag": etag_header(blob)})
             filename = blob.filename
     if replay is not None:
-        return _answer_replay(ops, db, ctx, key, head, replay, read)
+        return _answer_replay(ops, db, ctx, head, replay, read)
     new_key = object_key_for(new_id())
     with db.write() as s:  # reservation: deleted later unless an operation takes it over
         deletion.schedule(s, new_key, "upload_reservation",
@@ -607,8 +607,7 @@ def _replayed(ops: Operations, s: Session, ctx: RequestContext, key: str,
               head: dict[str, Any]) -> Operation | None:
     """The operation already recorded under ``key``, or None; 409 at once (before the body
     is read) when what can be compared without the body differs."""
-    existing = s.scalar(select(Operation).where(
-        Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
+    existing = ops.by_key(s, ctx, key)
     if existing is None:
         return None
     p = existing.payload or {}
@@ -618,7 +617,7 @@ def _replayed(ops: Operations, s: Session, ctx: RequestContext, key: str,
     return existing
 
 
-def _answer_replay(ops: Operations, db: Database, ctx: RequestContext, key: str,
+def _answer_replay(ops: Operations, db: Database, ctx: RequestContext,
                    head: dict[str, Any], replay: Operation,
                    read: Callable[[int], bytes]) -> Submission:
     sha = hashlib.sha256()

@@ -25,10 +25,12 @@ def _settings(args) -> Settings:
     overrides = {}
     if getattr(args, "host", None):
         overrides["host"] = args.host
-    if getattr(args, "port", None) is not None:
-        if not 0 <= args.port <= 65535:
-            raise ConfigError(f"--port {args.port}: expected an integer between 0 and 65535")
-        overrides["port"] = args.port
+    for flag, name in (("--port", "port"), ("--metrics-port", "metrics_port")):
+        value = getattr(args, name, None)
+        if value is not None:
+            if not 0 <= value <= 65535:
+                raise ConfigError(f"{flag} {value}: expected an integer between 0 and 65535")
+            overrides[name] = value
     return Settings.from_env(**overrides)
 
 
@@ -271,24 +273,15 @@ def _api_application_class():
     return ApiApplication
 
 
-def _with_metrics_port(settings: Settings, args) -> Settings:
-    port = getattr(args, "metrics_port", None)
-    if port is None:
-        return settings
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"--metrics-port {port}: expected an integer between 0 and 65535")
-    return settings.replace(metrics_port=port)
-
-
 def cmd_worker(args) -> int:
-    settings = _with_metrics_port(_settings(args), args)
+    settings = _settings(args)
     _check_blob_store(settings)
     from tasks.worker import run_workers
     return run_workers(settings, processes=args.processes, threads=args.threads)
 
 
 def cmd_scheduler(args) -> int:
-    settings = _with_metrics_port(_settings(args), args)
+    settings = _settings(args)
     from tasks.scheduler import run_scheduler
     return run_scheduler(settings)
 

@@ -131,13 +131,18 @@ class Operations:
     def find_by_key(self, session: Session, ctx: RequestContext, kind: str, key: str,
                     request: dict[str, Any]) -> Operation | None:
         """The actor's operation for ``key`` (a replay), or None; 409 if the request differs."""
-        existing = session.scalar(select(Operation).where(
-            Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
+        existing = self.by_key(session, ctx, key)
         if existing is not None and (existing.request_fingerprint != fingerprint(kind, request)
                                      or existing.kind != kind):
             raise IdempotencyKeyReused("This Idempotency-Key was used for a different request.",
                                        details={"operation_id": existing.id})
         return existing
+
+    @staticmethod
+    def by_key(session: Session, ctx: RequestContext, key: str) -> Operation | None:
+        """The actor's operation recorded under ``key`` (keys are scoped to the actor)."""
+        return session.scalar(select(Operation).where(
+            Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
 
     def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
         op = session.get(Operation, operation_id) if is_id(operation_id) else None
