@@ -97,6 +97,19 @@ def can_share(space: Space, space_role_: str | None) -> bool:
     return at_least(space_role_, "admin")
 
 
+def can_purge(space: Space, space_role_: str | None) -> bool:
+    """Permanent delete (purge) needs a role that comes from the space itself: the owner of
+    a personal space, the owner or an admin of a team space. A direct grant or a link
+    (editor at most) can trash and restore, never destroy the owner's content."""
+    return at_least(space_role_, "admin")
+
+
+def _access(space: Space, role: str | None, from_space: str | None) -> Access:
+    """The effective ``role`` with the capabilities only a role from the space grants."""
+    return Access(role, can_share=can_share(space, from_space),
+                  can_purge=can_purge(space, from_space))
+
+
 def _chain_above(session: Session, start_id: str, budget: int) -> list:
     """``(id, parent_id, trash_batch_id)`` of ``start_id`` and up to ``budget - 1`` of its
     ancestors, nearest first, in one recursive query bounded by ``budget`` (so a cycle or
@@ -111,11 +124,6 @@ def _chain_above(session: Session, start_id: str, budget: int) -> list:
                                 .order_by(chain.c.depth)))
 
 
-def can_purge(space: Space, space_role_: str | None) -> bool:
-    """Permanent delete (purge) needs a role that comes from the space itself: the owner of
-    a personal space, the owner or an admin of a team space. A direct grant or a link
-    (editor at most) can trash and restore, never destroy the owner's content."""
-    return at_least(space_role_, "admin")
 
 
 def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
@@ -175,8 +183,7 @@ def node_access(session: Session, principal: Principal, node: Node,
     space = space or session.get(Space, node.space_id)
     from_space = space_role(session, principal, space)
     role = _best(from_space, _chain_role(session, principal, [i for i, _ in chain]))
-    return Access(role, can_share=can_share(space, from_space),
-                  can_purge=can_purge(space, from_space))
+    return _access(space, role, from_space)
 
 
 def node_role(session: Session, principal: Principal, node: Node,
@@ -198,8 +205,7 @@ def require_space(session: Session, principal: Principal, space_id: object,
     if space is None:
         raise NotFound("No such space.")
     role = space_role(session, principal, space)
-    return space, _check(Access(role, can_share=can_share(space, role),
-                                can_purge=can_purge(space, role)), need, "space")
+    return space, _check(_access(space, role, role), need, "space")
 
 
 def require_node(session: Session, principal: Principal, node_id: object,
