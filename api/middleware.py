@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
 import falcon
@@ -58,7 +59,8 @@ class BodyLimitMiddleware:
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
 
-    def process_resource(self, req, resp, resource, params) -> None:
+    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         params: dict[str, Any]) -> None:
         limit = getattr(resource, "max_body_bytes", self.max_bytes)
         length = req.content_length
         if length is not None and length > limit:
@@ -148,24 +150,25 @@ class AuthMiddleware:
                 raise Unauthenticated("The token is unknown, expired or revoked.",
                                       code="invalid_token")
             principal, due = found
-            if due:
+            if due and principal.token_id is not None:
                 with self.db.write() as s:
                     self.identity.touch_token(s, principal.token_id)
             req.context.principal = principal
             req.context.auth_via = "token"
         else:
-            cookie = (req.get_cookie_values(SESSION_COOKIE) or [None])[0]
-            if cookie:
+            cookies = req.get_cookie_values(SESSION_COOKIE)
+            if cookies and cookies[0]:
                 with self.db.read() as s:
-                    principal = self.identity.authenticate_cookie(s, cookie)
-                if principal is not None:
-                    req.context.principal = principal
+                    by_cookie = self.identity.authenticate_cookie(s, cookies[0])
+                if by_cookie is not None:
+                    req.context.principal = by_cookie
                     req.context.auth_via = "cookie"
         req.context.ctx = RequestContext(
             principal=req.context.principal, request_id=req.context.request_id,
             client_ip=self._client_ip(req), user_agent=req.user_agent)
 
-    def process_resource(self, req, resp, resource, params) -> None:
+    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         params: dict[str, Any]) -> None:
         if resource is None:
             return
         principal = req.context.principal

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import literal, select
+from sqlalchemy import Row, literal, select
 from sqlalchemy.orm import Session
 
 from storage.models import LinkSharing, Node, NodeGrant, Space, SpaceMember
@@ -110,7 +110,8 @@ def _access(space: Space, role: str | None, from_space: str | None) -> Access:
                   can_purge=can_purge(space, from_space))
 
 
-def _chain_above(session: Session, start_id: str, budget: int) -> list:
+def _chain_above(session: Session, start_id: str,
+                 budget: int) -> list[Row[str, str | None, str | None]]:
     """``(id, parent_id, trash_batch_id)`` of ``start_id`` and up to ``budget - 1`` of its
     ancestors, nearest first, in one recursive query bounded by ``budget`` (so a cycle or
     an over-deep chain costs at most ``budget`` rows)."""
@@ -132,7 +133,8 @@ def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
     At most ``MAX_TREE_DEPTH`` entries; a chain that does not end at a root within that
     many (too deep, a cycle, a missing parent) raises :class:`TreeTooDeep` — never a
     truncated chain, which would hide a trashed ancestor or a grant above the cut."""
-    memo: dict = session.info.setdefault("wharf_parents", {})
+    memo: dict[str, tuple[str | None, str | None]] = session.info.setdefault(
+        "wharf_parents", {})
     chain = [(node.id, node.trash_batch_id)]
     memo[node.id] = (node.parent_id, node.trash_batch_id)
     parent_id = node.parent_id
@@ -181,9 +183,20 @@ def node_access(session: Session, principal: Principal, node: Node,
     if not include_trashed and any(batch is not None for _, batch in chain):
         return Access(None)
     space = space or session.get(Space, node.space_id)
+    if space is None:  # the foreign key forbids it; fail closed all the same
+        return Access(None)
     from_space = space_role(session, principal, space)
     role = _best(from_space, _chain_role(session, principal, [i for i, _ in chain]))
     return _access(space, role, from_space)
+
+
+def space_of(session: Session, node: Node) -> Space:
+    """The space ``node`` lies in. The foreign key guarantees one; if it is gone all the
+    same, the node is as undiscoverable as everything else in it (404)."""
+    space = session.get(Space, node.space_id)
+    if space is None:
+        raise NotFound("No such node.")
+    return space
 
 
 def node_role(session: Session, principal: Principal, node: Node,

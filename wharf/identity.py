@@ -134,12 +134,13 @@ class Identity:
         address = _address(ctx)
         limits = [Limit(f"login:addr:{address}", st.login_max_failures_per_address,
                         st.login_window)]
-        pair_key = None
-        if plausible:
+        reset: tuple[str, ...] = ()
+        if plausible and isinstance(username, str):
             # The strict limit is per (username, address): guesses from elsewhere do not
             # lock the real user out of their own address; the per-username limit across
             # all addresses is much higher and stops distributed guessing.
             pair_key = f"login:pair:{username.lower()}:{address}"
+            reset = (pair_key,)
             limits[:0] = [Limit(pair_key, st.login_max_failures, st.login_window),
                           Limit(f"login:user:{username.lower()}",
                                 st.login_max_failures_per_user, st.login_window)]
@@ -149,7 +150,7 @@ class Identity:
             throttle.check(session, limits, "failed logins")
         with db.write() as session:
             throttle.take(session, limits, "failed logins")
-        if not plausible:
+        if not plausible or not isinstance(username, str) or not isinstance(password, str):
             # No such user can exist: fail the same way, in the same time, without a query.
             self._burn(password if isinstance(password, str) and _encodable(password) else "")
             raise failure
@@ -183,7 +184,7 @@ class Identity:
             session.flush()
             audit.record(session, _as_user(ctx, user), "session.login", "login_session",
                          login.id)
-            throttle.release(session, limits, reset=(pair_key,))
+            throttle.release(session, limits, reset=reset)
         return login, f"{login.id}.{secret}", user
 
     def _burn(self, password: str) -> None:

@@ -7,13 +7,14 @@ the moved subtree (trashed descendants included: they come back on restore) exce
 Both answer 409 ``tree_too_deep``."""
 from __future__ import annotations
 
-from sqlalchemy import exists, literal, select, tuple_
+from sqlalchemy import Select, exists, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
 from wharf.access import (MAX_TREE_DEPTH, Access, TreeTooDeep, ancestors, at_least, depth_of,
-                          forget_tree, node_access, require_node, require_space, space_role)
+                          forget_tree, node_access, require_node, require_space, space_of,
+                          space_role)
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, Forbidden, ValidationFailed
@@ -45,7 +46,7 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     if depth_of(session, parent) + 1 > MAX_TREE_DEPTH:
         raise TreeTooDeep(f"A node cannot sit deeper than {MAX_TREE_DEPTH} levels.",
                           details={"max_depth": MAX_TREE_DEPTH})
-    return session.get(Space, parent.space_id), parent
+    return space_of(session, parent), parent
 
 
 def create_node(session: Session, ctx: RequestContext, space_id: object, parent_id: object,
@@ -80,11 +81,11 @@ def _subtree_deeper_than(session: Session, node: Node, room: int) -> bool:
 
 
 def update_node(session: Session, ctx: RequestContext, node_id: str,
-                changes: dict) -> tuple[Node, Access]:
+                changes: dict[str, object]) -> tuple[Node, Access]:
     node, access = require_node(session, ctx.principal, node_id, "editor")
     if not changes:
         raise ValidationFailed("nothing to change: send name and/or parent_id")
-    done: dict = {}
+    done: dict[str, object] = {}
     if "parent_id" in changes:
         # Serialise moves within a space so two concurrent moves cannot build a cycle. The
         # space row is locked before this transaction writes anything (a rename flushed
@@ -106,7 +107,7 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
         else:
             # The space root is the space's: someone editing through a grant or a link
             # cannot move a node out of what was shared with them.
-            space = session.get(Space, node.space_id)
+            space = space_of(session, node)
             if not at_least(space_role(session, ctx.principal, space), "editor"):
                 raise Forbidden("Only space editors can move nodes to the space root.")
         room = MAX_TREE_DEPTH - depth_of(session, parent)
@@ -114,7 +115,7 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
             raise TreeTooDeep(f"The moved subtree would reach deeper than {MAX_TREE_DEPTH} "
                               "levels.", details={"max_depth": MAX_TREE_DEPTH})
         done["parent_id"] = {"from": node.parent_id, "to": target}
-        node.parent_id = target
+        node.parent_id = parent.id if parent is not None else None
         forget_tree(session)
     node.updated_at = utcnow()
     session.flush()
@@ -123,7 +124,8 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
     return node, access
 
 
-def _listing(session: Session, q, limit: int, cursor: str | None, kind: str):
+def _listing(session: Session, q: Select[Node], limit: int, cursor: str | None,
+             kind: str) -> tuple[list[Node], str | None]:
     after = decode_cursor(kind, cursor, 2)
     if after:
         q = q.where(tuple_(Node.name, Node.id) > tuple_(*after))
@@ -149,7 +151,7 @@ def list_roots(session: Session, ctx: RequestContext, space_id: str, limit: int,
     return space, access, items, nxt
 
 
-def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
+def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict[str, object]]:
     """The ``resource`` JSON of each node that has one."""
     if not node_ids:
         return {}
@@ -158,9 +160,9 @@ def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict]:
         .outerjoin(UnitResource, UnitResource.resource_id == Resource.id)
         .outerjoin(BlobResource, BlobResource.resource_id == Resource.id)
         .where(Resource.node_id.in_(node_ids))).all()
-    out = {}
+    out: dict[str, dict[str, object]] = {}
     for res, unit, blob in rows:
-        data = {"id": res.id, "kind": res.kind}
+        data: dict[str, object] = {"id": res.id, "kind": res.kind}
         if unit is not None:
             data.update(unit_id=unit.unit_id, unit_type=unit.unit_type)
         if blob is not None:

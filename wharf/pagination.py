@@ -17,10 +17,12 @@ import base64
 import binascii
 import json
 from datetime import datetime, timezone
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from wharf.clock import iso
 from wharf.errors import InvalidCursor, ValidationFailed
+
+T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -56,7 +58,8 @@ def _timestamp(value: str) -> datetime:
     if len(value) > 40:
         raise ValueError(value)
     when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if when.tzinfo is None or when.utcoffset().total_seconds() != 0:
+    offset = when.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
         raise ValueError(value)
     return when.astimezone(timezone.utc)
 
@@ -104,7 +107,8 @@ def _storable(value: str) -> bool:
     return True
 
 
-def page(items: list[Any], limit: int, kind: str, key_of) -> tuple[list[Any], str | None]:
+def page(items: list[T], limit: int, kind: str,
+         key_of: Callable[[T], list[Any]]) -> tuple[list[T], str | None]:
     """``items`` was fetched with ``limit + 1``; trim and build the next cursor."""
     if len(items) > limit:
         items = items[:limit]

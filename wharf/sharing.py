@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from storage.models import LinkSharing, NodeGrant, Space, User
 from wharf import audit
-from wharf.access import require_share
+from wharf.access import require_share, space_of
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, NotFound
@@ -24,10 +24,10 @@ def list_grants(s: Session, ctx: RequestContext, node_id: str) -> list[tuple[Nod
 
 
 def put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
-              role: object) -> tuple[NodeGrant, bool]:
+              role_value: object) -> tuple[NodeGrant, bool]:
     node, _ = require_share(s, ctx.principal, node_id)
-    role = one_of(role, "role", SHARE_ROLES)
-    space = s.get(Space, node.space_id)
+    role = one_of(role_value, "role", SHARE_ROLES)
+    space = space_of(s, node)
     if space.type != "personal":
         raise Conflict("Grants exist only in personal spaces; use team membership.",
                        code="grants_not_allowed")
@@ -38,7 +38,7 @@ def put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
         raise Conflict("The space owner already has full access.", code="owner_not_grantee")
     grant = s.get(NodeGrant, (node.id, user.id))
     created = grant is None
-    if created:
+    if grant is None:
         grant = NodeGrant(node_id=node.id, user_id=user.id, role=role,
                           created_by=ctx.principal.user_id)
         s.add(grant)
@@ -60,13 +60,13 @@ def delete_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str) ->
                  details={"user_id": user_id})
 
 
-def get_link_sharing(s: Session, node_id: str) -> dict:
+def get_link_sharing(s: Session, node_id: str) -> dict[str, object]:
     row = s.get(LinkSharing, node_id)
     return {"enabled": row is not None, "role": row.role if row else None}
 
 
 def put_link_sharing(s: Session, ctx: RequestContext, node_id: str, enabled: object,
-                     role: object) -> dict:
+                     role: object) -> dict[str, object]:
     node, _ = require_share(s, ctx.principal, node_id)
     row = s.get(LinkSharing, node.id)
     if enabled is True:

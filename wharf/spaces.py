@@ -31,7 +31,7 @@ def create_team_space(session: Session, ctx: RequestContext, name: object,
 
 
 def list_spaces(session: Session, ctx: RequestContext, limit: int,
-                cursor: str | None) -> tuple[list[tuple[Space, str]], str | None]:
+                cursor: str | None) -> tuple[list[tuple[Space, str | None]], str | None]:
     after = decode_cursor("spaces", cursor, 1)
     uid = ctx.principal.user_id
     member_of = select(SpaceMember.space_id).where(SpaceMember.user_id == uid)
@@ -48,11 +48,11 @@ def get_space(session: Session, ctx: RequestContext, space_id: str) -> tuple[Spa
 
 
 def update_space(session: Session, ctx: RequestContext, space_id: str,
-                 changes: dict) -> tuple[Space, Access]:
+                 changes: dict[str, object]) -> tuple[Space, Access]:
     space, access = require_space(session, ctx.principal, space_id, "admin")
     if not changes:
         raise ValidationFailed("nothing to change: send name and/or public_read")
-    done = {}
+    done: dict[str, object] = {}
     if "name" in changes:
         space.name = clean_name(changes["name"], "name", max_len=100)
         done["name"] = space.name
@@ -82,10 +82,10 @@ def list_members(session: Session, ctx: RequestContext, space_id: str) -> list[t
 # - any member may leave (DELETE their own membership); the owner is not a member and
 #   cannot leave (409 ``owner_not_member``).
 def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
-               role: object) -> tuple[SpaceMember, bool]:
+               role_value: object) -> tuple[SpaceMember, bool]:
     # Lock the space: concurrent PUTs for the same new member must not both INSERT.
     space, access = require_space(session, ctx.principal, space_id, "admin", lock=True)
-    role = one_of(role, "role", MEMBER_ROLES)
+    role = one_of(role_value, "role", MEMBER_ROLES)
     if space.type != "team":
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
     user = session.get(User, user_id) if is_id(user_id) else None
@@ -104,7 +104,7 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
             raise Forbidden("Only the space owner grants, changes or removes the admin role.",
                             code="owner_required")
     created = member is None
-    if created:
+    if member is None:
         member = SpaceMember(space_id=space.id, user_id=user.id, role=role)
         session.add(member)
     else:

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 from sqlalchemy import and_, or_, update
 from sqlalchemy.exc import DBAPIError
@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
 from storage.models import Operation, OperationAttempt
+from storage.results import rowcount
 from wharf import metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -36,6 +37,7 @@ from wharf.errors import Forbidden, NotFound, WharfError
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
@@ -84,7 +86,7 @@ def actor_principal(op: Operation) -> Principal:
 
 class Executor:
     def __init__(self, db: Database, settings: Settings, handlers: dict[str, Handler], *,
-                 notifier=None, hooks: Hooks | None = None):
+                 notifier: LocalNotifier | None = None, hooks: Hooks | None = None) -> None:
         self.db = db
         self.settings = settings
         self.handlers = handlers
@@ -106,6 +108,8 @@ class Executor:
         try:
             if refusal is not None:
                 raise refusal
+            if handler is None:  # _claim refuses an unknown kind; a handler removed since
+                raise WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
             self.hooks.before_perform(op)
             with self._lease_kept(op, worker_id):
                 handler.perform(op)
@@ -130,7 +134,7 @@ class Executor:
                 "retryable": True})
 
     @contextlib.contextmanager
-    def _lease_kept(self, op: Operation, worker_id: str):
+    def _lease_kept(self, op: Operation, worker_id: str) -> Iterator[None]:
         """While a side effect runs, one keeper thread per executor renews the lease every
         third of its length, so a slow verification is not taken over by another worker."""
         with self._leases_lock:
@@ -191,9 +195,11 @@ class Executor:
             ).values(status="running", lease_owner=worker_id, lease_expires_at=lease_until,
                      attempts=Operation.attempts + 1, updated_at=now),
                 execution_options=NO_SYNC)
-            if res.rowcount != 1:
+            if rowcount(res) != 1:
                 return None
             op = s.get(Operation, operation_id, populate_existing=True)
+            if op is None:  # just updated in this transaction; nothing to run if not
+                return None
             # An earlier attempt that never finished was lost (its worker died). On the
             # first attempt there is no earlier one, so the UPDATE is skipped.
             if op.attempts > 1:
@@ -225,7 +231,7 @@ class Executor:
         return current
 
     def _finish_attempt(self, s: Session, op: Operation, outcome: str,
-                        error: dict | None) -> None:
+                        error: dict[str, Any] | None) -> None:
         s.execute(update(OperationAttempt).where(
             OperationAttempt.operation_id == op.id,
             OperationAttempt.number == op.attempts).values(
@@ -254,7 +260,7 @@ class Executor:
         self._done(op.id)
         return "completed"
 
-    def _settle(self, current: Operation, status: str, error: dict | None) -> None:
+    def _settle(self, current: Operation, status: str, error: dict[str, Any] | None) -> None:
         """Mark the operation done (completed or failed): release the lease, start the
         idempotency key's retention clock."""
         now = utcnow()
@@ -268,7 +274,7 @@ class Executor:
         current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
 
     def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
-              error: dict) -> str:
+              error: dict[str, Any]) -> str:
         error = {**error, "retryable": False}
         with self.db.write() as s:
             current = self._locked_if_ours(s, op, worker_id)
@@ -283,12 +289,12 @@ class Executor:
         return "failed"
 
     def backoff(self, attempts: int) -> float:
-        base = self.settings.operation_backoff_base * (2 ** max(0, attempts - 1))
+        base = self.settings.operation_backoff_base * (1 << max(0, attempts - 1))
         capped = min(self.settings.operation_backoff_max, base)
         return capped * random.uniform(0.5, 1.0)
 
     def _retry_or_fail(self, handler: Handler | None, op: Operation, worker_id: str,
-                       error: dict) -> str:
+                       error: dict[str, Any]) -> str:
         if op.attempts >= op.max_attempts:
             error = {**error, "message": f"{error.get('message', '')} "
                                          f"(gave up after {op.attempts} attempts)".strip()}

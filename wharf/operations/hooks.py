@@ -19,7 +19,7 @@ from storage.models import Operation
 log = logging.getLogger("wharf.operations")
 
 
-def run_on_failed(handler: Any, session: Session, op: Operation, error: dict) -> None:
+def run_on_failed(handler: Any, session: Session, op: Operation, error: dict[str, Any]) -> None:
     """The kind's ``on_failed``, if it has one, inside the caller's transaction."""
     on_failed = getattr(handler, "on_failed", None)
     if on_failed is not None:

@@ -22,6 +22,7 @@ from sqlalchemy import and_, or_, select, update
 
 from storage.db import Database
 from storage.models import Operation, OperationAttempt, OutboxMessage
+from storage.results import rowcount
 from wharf.clock import utcnow
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.service import outbox_for
@@ -78,15 +79,15 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
         exhausted = list(s.scalars(select(Operation.id).where(
             Operation.status == "running", Operation.lease_expires_at < now,
             Operation.attempts >= Operation.max_attempts).limit(batch)))
+        error = {"code": "lease_expired", "retryable": False,
+                 "message": "the worker stopped responding on the last attempt"}
         for op_id in exhausted:
             res = s.execute(update(Operation).where(
                 Operation.id == op_id, Operation.status == "running",
                 Operation.lease_expires_at < now).values(
                 status="failed", completed_at=now, updated_at=now, lease_owner=None,
-                lease_expires_at=None,
-                error={"code": "lease_expired", "retryable": False,
-                       "message": "the worker stopped responding on the last attempt"}))
-            if res.rowcount:
+                lease_expires_at=None, error=error))
+            if rowcount(res):
                 s.execute(update(OperationAttempt).where(
                     OperationAttempt.operation_id == op_id,
                     OperationAttempt.finished_at.is_(None)).values(
@@ -94,7 +95,9 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     error={"code": "lease_expired", "retryable": True}))
                 report.expired += 1
                 op = s.get(Operation, op_id, populate_existing=True)
-                run_on_failed((handlers or {}).get(op.kind), s, op, op.error)
+                if op is None:  # updated just above, in this transaction
+                    continue
+                run_on_failed((handlers or {}).get(op.kind), s, op, error)
                 failed.append(op)
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so

@@ -21,11 +21,12 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, send_after_commit
 from storage.models import Operation, OperationAttempt, OutboxMessage
+from storage.results import rowcount
 from wharf import audit, metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
-from wharf.errors import NotFound, ValidationFailed
+from wharf.errors import NotFound, Unauthenticated, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequired,
                                      InvalidIdempotencyKey, OperationStateConflict,
@@ -95,6 +96,8 @@ class Operations:
         key = check_key(key)
         fp = fingerprint(kind, request)
         actor = ctx.principal.user_id
+        if actor is None:  # operations belong to a user (the API admits only users here)
+            raise Unauthenticated("Only a signed-in user can start an operation.")
         for _ in range(3):
             try:
                 with self.db.write() as s:
@@ -157,7 +160,8 @@ class Operations:
             OperationAttempt.operation_id == op.id).order_by(OperationAttempt.number)))
 
     def list(self, session: Session, ctx: RequestContext, *, status: str | None,
-             kind: str | None, limit: int, cursor: str | None):
+             kind: str | None, limit: int,
+             cursor: str | None) -> tuple[list[Operation], str | None]:
         q = select(Operation).where(Operation.actor_id == ctx.principal.user_id)
         if status is not None:
             if status not in STATUSES:
@@ -191,7 +195,7 @@ class Operations:
                 next_attempt_at=None, lease_owner=None, lease_expires_at=None,
                 max_attempts=Operation.attempts + self.settings.operation_max_attempts,
                 key_expires_at=None, updated_at=now))
-            if res.rowcount != 1:
+            if rowcount(res) != 1:
                 raise OperationStateConflict("Only a failed operation can be retried.",
                                              details={"status": op.status})
             send_after_commit(s, outbox_for(op))
@@ -211,7 +215,7 @@ class Operations:
                 status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
                 error=error,
                 key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)))
-            if res.rowcount != 1:
+            if rowcount(res) != 1:
                 raise OperationStateConflict("Only a pending operation can be cancelled.",
                                              details={"status": op.status})
             s.flush()
