@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
-from sqlalchemy import (JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text,
-                        UniqueConstraint, text)
+from sqlalchemy import (JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Table,
+                        Text, UniqueConstraint, text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.types import UTCDateTime
@@ -16,7 +16,8 @@ ID = String(32)
 
 
 class Base(DeclarativeBase):
-    pass
+    # Every model here maps one Table (DeclarativeBase declares the wider FromClause).
+    __table__: ClassVar[Table]
 
 
 # --- identity -------------------------------------------------------------------------

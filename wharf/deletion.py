@@ -15,6 +15,8 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
@@ -62,13 +64,10 @@ def schedule_many(session: Session, object_keys: list[str], reason: str) -> None
     message per job: the ``retry_deletion_jobs`` sweep runs due jobs on its next tick."""
     if not object_keys:
         return
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
+    postgres = session.get_bind().dialect.name == "postgresql"
+    insert = pg_insert(ObjectDeletionJob) if postgres else sqlite_insert(ObjectDeletionJob)
     now = utcnow()
-    session.execute(insert(ObjectDeletionJob).values([
+    session.execute(insert.values([
         {"id": new_id(), "object_key": key, "reason": reason, "attempts": 0,
          "next_attempt_at": now, "created_at": now} for key in object_keys
     ]).on_conflict_do_nothing(index_elements=["object_key"]))

@@ -111,8 +111,8 @@ def take(session: Session, limits: list[Limit], what: str) -> None:
     for lim in _active(limits):
         cutoff = bindparam("cutoff", now - timedelta(seconds=lim.window), type_=UTCDateTime)
         fresh = t.c.window_start <= cutoff
-        stmt = insert(t).values(key=lim.key, window_start=now, count=1)
-        stmt = stmt.on_conflict_do_update(
+        upsert = insert(t).values(key=lim.key, window_start=now, count=1)
+        stmt = upsert.on_conflict_do_update(
             index_elements=[t.c.key],
             set_={"count": case((fresh, 1), else_=t.c.count + 1),
                   "window_start": case((fresh, bindparam("now", now, type_=UTCDateTime)),

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+from datetime import datetime
 
 from sqlalchemy import and_, or_, update
 
 from storage.models import ScheduleTick
+from storage.results import rowcount
 from wharf import metrics
 from wharf.clock import utcnow
 from wharf.retention.schedule import Schedule
@@ -21,7 +23,8 @@ from wharf.retention.sweeps import SWEEPS, SweepContext
 log = logging.getLogger("wharf.sweeps")
 
 
-def run_tick(ctx: SweepContext, tick_id: str, plan: dict[str, Schedule]) -> dict | None:
+def run_tick(ctx: SweepContext, tick_id: str,
+             plan: dict[str, Schedule]) -> dict[str, int] | None:
     db = ctx.db
     now = utcnow()
     with db.write() as s:
@@ -30,12 +33,12 @@ def run_tick(ctx: SweepContext, tick_id: str, plan: dict[str, Schedule]) -> dict
             return None
         sched = plan.get(tick.schedule)
         stale_before = now - (sched.stale_after if sched else (now - now))
-        claimed = s.execute(update(ScheduleTick).where(
+        claimed = rowcount(s.execute(update(ScheduleTick).where(
             ScheduleTick.id == tick_id,
             or_(ScheduleTick.status == "enqueued",
                 and_(ScheduleTick.status == "running",
                      ScheduleTick.started_at < stale_before))).values(
-            status="running", started_at=now)).rowcount == 1
+            status="running", started_at=now))) == 1
         name, tick_at = tick.schedule, tick.tick_at
     if not claimed:
         return None
@@ -43,7 +46,7 @@ def run_tick(ctx: SweepContext, tick_id: str, plan: dict[str, Schedule]) -> dict
 
 
 def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
-              tick_at=None) -> dict:
+              tick_at: datetime | None = None) -> dict[str, int]:
     started = time.monotonic()
     ctx.now = utcnow()
     try:

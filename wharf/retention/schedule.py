@@ -16,10 +16,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
 
 from croniter import croniter
 from sqlalchemy import and_, or_, select
+from sqlalchemy.dialects.postgresql import Insert as PgInsert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from storage.db import Database, send_after_commit
@@ -74,13 +77,18 @@ class Schedule:
             elapsed = (now - epoch) // timedelta(seconds=1)
             tick = epoch + timedelta(seconds=elapsed - elapsed % self.period)
             return tick.astimezone(now.tzinfo) if now.tzinfo else tick
-        return croniter(self.cron, now + timedelta(microseconds=1)).get_prev(datetime)
+        return croniter(self._cron(), now + timedelta(microseconds=1)).get_prev(datetime)
 
     def next_tick(self, now: datetime) -> datetime:
         """The first tick after ``now``."""
         if self.period is not None:
             return self.due_tick(now) + timedelta(seconds=self.period)
-        return croniter(self.cron, now).get_next(datetime)
+        return croniter(self._cron(), now).get_next(datetime)
+
+    def _cron(self) -> str:
+        if self.cron is None:  # __post_init__ requires one of period and cron
+            raise ValueError(f"schedule {self.name}: neither a period nor a cron expression")
+        return self.cron
 
 
 def schedules(settings: Settings) -> list[Schedule]:
@@ -101,7 +109,7 @@ def schedules(settings: Settings) -> list[Schedule]:
     ]
 
 
-def _insert(db: Database):
+def _insert(db: Database) -> Callable[[type[ScheduleTick]], PgInsert | SqliteInsert]:
     return pg_insert if db.is_postgres else sqlite_insert
 
 
@@ -158,11 +166,11 @@ class Scheduler:
                      due.isoformat())
         return status
 
-    def status(self) -> list[dict]:
+    def status(self) -> list[dict[str, Any]]:
         """Every schedule with its last run and next run (``wharf sweeps``)."""
         from wharf.clock import utcnow
         now = utcnow()
-        out = []
+        out: list[dict[str, Any]] = []
         with self.db.read() as s:
             for sched in self.plan:
                 last = s.scalar(select(ScheduleTick).where(

@@ -6,17 +6,20 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import Select, delete, or_, select, update
+from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.models import (ApiToken, AuthThrottle, BlobUploadSession, LoginSession, Operation,
                             OperationAttempt, ScheduleTick)
+from storage.results import rowcount
 from wharf import blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
+from wharf.operations.recovery import Send
 
 log = logging.getLogger("wharf.sweeps")
 
@@ -28,14 +31,26 @@ class SweepContext:
     db: Database
     settings: Settings
     now: datetime
-    send: Callable | None = None          # outbox row -> broker (doorbells)
+    send: Send | None = None              # outbox row -> broker (doorbells)
     blob_store: BlobStore | None = None
-    handlers: dict | None = None          # operation kind -> handler (failure hooks)
+    handlers: Mapping[str, Any] | None = None  # operation kind -> handler (failure hooks)
     batch_size: int = BATCH_SIZE
     max_batches: int = 1000
     # Test seam: called after each committed batch with (sweep, batch number, rows).
     on_batch: Callable[[str, int, int], None] | None = None
     batches: dict[str, int] = field(default_factory=dict)
+
+    def sender(self) -> Send:
+        """``send``, which the sweeps that ring the broker need."""
+        if self.send is None:
+            raise RuntimeError("this sweep rings the broker: SweepContext.send is required")
+        return self.send
+
+    def store(self) -> BlobStore:
+        """``blob_store``, which the sweeps that delete objects need."""
+        if self.blob_store is None:
+            raise RuntimeError("this sweep deletes objects: SweepContext.blob_store is required")
+        return self.blob_store
 
     def batch_done(self, sweep: str, rows: int) -> None:
         self.batches[sweep] = self.batches.get(sweep, 0) + 1
@@ -43,7 +58,8 @@ class SweepContext:
             self.on_batch(sweep, self.batches[sweep], rows)
 
 
-def _batched(ctx: SweepContext, name: str, pick, apply) -> int:
+def _batched(ctx: SweepContext, name: str, pick: Callable[[Session], Select[str]],
+             apply: Callable[[Session, list[str]], None]) -> int:
     """Repeat: pick up to batch_size ids, apply to them in one transaction; until none."""
     total = 0
     for _ in range(ctx.max_batches):
@@ -66,14 +82,14 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
     now = ctx.now
     failed_ops = 0
 
-    def pick(s):
+    def pick(s: Session) -> Select[str]:
         return (select(BlobUploadSession.id)
                 .where(BlobUploadSession.state.in_(("waiting_for_upload", "uploaded",
                                                     "verifying")),
                        BlobUploadSession.expires_at <= now)
                 .order_by(BlobUploadSession.expires_at))
 
-    def apply(s, ids):
+    def apply(s: Session, ids: list[str]) -> None:
         nonlocal failed_ops
         rows = s.execute(select(BlobUploadSession.id, BlobUploadSession.state,
                                 BlobUploadSession.operation_id, BlobUploadSession.object_key)
@@ -86,7 +102,7 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
                 error={"code": "upload_expired", "retryable": False,
                        "message": "the upload session expired before verification"},
                 key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
-            if res.rowcount == 1:  # else a worker is verifying it right now; let it finish
+            if rowcount(res) == 1:  # else a worker is verifying it right now; let it finish
                 failed_ops += 1
                 expire.append(r)
         # Conditional on the state, so a session completed meanwhile is left alone.
@@ -108,7 +124,7 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         # A pending operation is re-enqueued only after a lease length without progress:
         # under a backlog its message is usually still queued, and a lost one waits at most
         # that long (plus the sweep period) before it rings again.
-        report = recovery.recover(ctx.db, ctx.send, batch=ctx.batch_size,
+        report = recovery.recover(ctx.db, ctx.sender(), batch=ctx.batch_size,
                                   grace_seconds=max(5.0, ctx.settings.operation_lease_seconds),
                                   handlers=ctx.handlers)
         requeued += report.requeued
@@ -117,7 +133,7 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         if report.requeued + report.expired < ctx.batch_size:
             break
     sessions = blobs.recover_interrupted_sessions(ctx.db, limit=ctx.batch_size)
-    relayed = recovery.relay(ctx.db, ctx.send, batch=ctx.batch_size)
+    relayed = recovery.relay(ctx.db, ctx.sender(), batch=ctx.batch_size)
     return {"requeued": requeued, "expired": expired, "sessions_reset": sessions,
             "relayed": relayed}
 
@@ -126,22 +142,22 @@ def release_idempotency_keys(ctx: SweepContext) -> dict[str, int]:
     """Forget idempotency keys of finished operations after WHARF_IDEMPOTENCY_KEY_TTL."""
     now = ctx.now
 
-    def pick(s):
+    def pick(s: Session) -> Select[str]:
         return (select(Operation.id).where(Operation.idempotency_key.is_not(None),
                                            Operation.key_expires_at <= now))
 
-    def apply(s, ids):
+    def apply(s: Session, ids: list[str]) -> None:
         s.execute(update(Operation).where(Operation.id.in_(ids)).values(idempotency_key=None))
 
     cutoff = now - timedelta(seconds=ctx.settings.idempotency_key_ttl)
 
-    def pick_sessions(s):
+    def pick_sessions(s: Session) -> Select[str]:
         return (select(BlobUploadSession.id).where(
             BlobUploadSession.idempotency_key.is_not(None),
             BlobUploadSession.state.in_(("completed", "failed", "expired", "aborted")),
             BlobUploadSession.updated_at <= cutoff))
 
-    def apply_sessions(s, ids):
+    def apply_sessions(s: Session, ids: list[str]) -> None:
         s.execute(update(BlobUploadSession).where(BlobUploadSession.id.in_(ids))
                   .values(idempotency_key=None))
 
@@ -155,19 +171,19 @@ def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
     schedule ticks of the same age."""
     cutoff = ctx.now - timedelta(seconds=ctx.settings.operation_retention)
 
-    def pick(s):
+    def pick(s: Session) -> Select[str]:
         return (select(Operation.id).where(Operation.status.in_(("completed", "failed")),
                                            Operation.completed_at <= cutoff)
                 .order_by(Operation.completed_at))
 
-    def apply(s, ids):
+    def apply(s: Session, ids: list[str]) -> None:
         s.execute(delete(OperationAttempt).where(OperationAttempt.operation_id.in_(ids)))
         s.execute(delete(Operation).where(Operation.id.in_(ids)))
 
-    def pick_ticks(s):
+    def pick_ticks(s: Session) -> Select[str]:
         return select(ScheduleTick.id).where(ScheduleTick.created_at <= cutoff)
 
-    def apply_ticks(s, ids):
+    def apply_ticks(s: Session, ids: list[str]) -> None:
         s.execute(delete(ScheduleTick).where(ScheduleTick.id.in_(ids)))
 
     return {"operations": _batched(ctx, "delete_finished_operations", pick, apply),
@@ -179,7 +195,7 @@ def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
     batch never sees the same job twice)."""
     counts = {"deleted": 0, "retry": 0}
     for _ in range(ctx.max_batches):
-        batch = deletion.run_due(ctx.db, ctx.blob_store, ctx.batch_size)
+        batch = deletion.run_due(ctx.db, ctx.store(), ctx.batch_size)
         ran = sum(batch.values())
         for outcome, n in batch.items():
             counts[outcome] = counts.get(outcome, 0) + n
@@ -196,17 +212,17 @@ def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
     registration throttle windows."""
     now = ctx.now
 
-    def pick_sessions(s):
+    def pick_sessions(s: Session) -> Select[str]:
         return select(LoginSession.id).where(LoginSession.expires_at <= now)
 
-    def apply_sessions(s, ids):
+    def apply_sessions(s: Session, ids: list[str]) -> None:
         s.execute(delete(LoginSession).where(LoginSession.id.in_(ids)))
 
-    def pick_tokens(s):
+    def pick_tokens(s: Session) -> Select[str]:
         return select(ApiToken.id).where(or_(ApiToken.expires_at <= now,
                                              ApiToken.revoked_at.is_not(None)))
 
-    def apply_tokens(s, ids):
+    def apply_tokens(s: Session, ids: list[str]) -> None:
         s.execute(delete(ApiToken).where(ApiToken.id.in_(ids)))
 
     # Login/registration throttle counters whose window has ended (the longest window, so
@@ -214,10 +230,10 @@ def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
     throttle_cutoff = now - timedelta(seconds=max(ctx.settings.login_window,
                                                   ctx.settings.register_window))
 
-    def pick_throttle(s):
+    def pick_throttle(s: Session) -> Select[str]:
         return select(AuthThrottle.key).where(AuthThrottle.window_start <= throttle_cutoff)
 
-    def apply_throttle(s, keys):
+    def apply_throttle(s: Session, keys: list[str]) -> None:
         s.execute(delete(AuthThrottle).where(AuthThrottle.key.in_(keys),
                                              AuthThrottle.window_start <= throttle_cutoff))
 
