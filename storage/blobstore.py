@@ -20,10 +20,17 @@ from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from wharf.errors import NotFound, TransientFailure
+
+if TYPE_CHECKING:  # the stubs are a dev dependency
+    from botocore.response import StreamingBody
+    from types_boto3_s3 import S3Client
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 CHUNK = 1024 * 1024
 PING_TIMEOUT = 2  # seconds to connect, and to read, for a health check of the store
@@ -81,7 +88,7 @@ class BlobStore(ABC):
 
     @abstractmethod
     def open(self, key: str, start: int = 0, end: int | None = None,
-             chunk_size: int = CHUNK) -> Iterator[bytes]:
+             chunk_size: int = CHUNK) -> Iterable[bytes]:
         """Yield bytes ``start..end`` (inclusive) of ``key``; :class:`BlobNotFound` if missing."""
 
     @abstractmethod
@@ -167,7 +174,7 @@ class FileRange:
     and no request thread stays busy while a slow client reads a large download.
     """
 
-    def __init__(self, fh, start: int, end: int | None, chunk_size: int = CHUNK):
+    def __init__(self, fh: IO[bytes], start: int, end: int | None, chunk_size: int = CHUNK):
         self._fh, self._chunk = fh, chunk_size
         if end is None:
             end = os.fstat(fh.fileno()).st_size - 1
@@ -218,7 +225,7 @@ class S3BlobStore(BlobStore):
 
     def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None,
                  region: str | None = None, part_size: int = 8 * 1024 * 1024,
-                 max_parts_in_flight: int = 4, client=None):
+                 max_parts_in_flight: int = 4, client: S3Client | None = None):
         import boto3
         from botocore.config import Config
         self.bucket = bucket
@@ -227,7 +234,7 @@ class S3BlobStore(BlobStore):
         self.max_parts_in_flight = max(1, max_parts_in_flight)
         self._spare: list[bytearray] = []  # idle part buffers, at most max_parts_in_flight
         self._spare_lock = threading.Lock()
-        self._pinger = None  # the health check's own client (short timeouts, one attempt)
+        self._pinger: S3Client | None = None  # the health check's own client (short timeouts, one attempt)
         self.client = client or boto3.client(
             "s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
             config=Config(request_checksum_calculation="when_required",
@@ -261,9 +268,9 @@ class S3BlobStore(BlobStore):
             return BlobStoreUnavailable(f"blob store unreachable: {type(exc).__name__}")
         return exc
 
-    def _call(self, fn, key: str, **kwargs):
+    def _call(self, fn: Callable[P, T], key: str, *args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return fn(**kwargs)
+            return fn(*args, **kwargs)
         except Exception as exc:  # translated to our error family
             translated = self._translate(exc, key)
             if translated is exc:
@@ -337,8 +344,10 @@ class S3BlobStore(BlobStore):
             try:
                 if length < len(buf):
                     del buf[length:]  # the last part, sent without a copy (not reused)
+                # botocore sends any bytes-like Body; the stubs name only bytes and files.
                 res = self._call(self.client.upload_part, key, Bucket=self.bucket, Key=full,
-                                 UploadId=upload_id, PartNumber=number, Body=buf)
+                                 UploadId=upload_id, PartNumber=number,
+                                 Body=buf)  # type: ignore[arg-type]
                 parts[number] = res["ETag"]
             finally:
                 self._recycle(buf)  # botocore holds no reference once upload_part returns
@@ -401,13 +410,14 @@ class S3BlobStore(BlobStore):
 
     def open(self, key: str, start: int = 0, end: int | None = None,
              chunk_size: int = CHUNK) -> Iterator[bytes]:
-        kwargs = {"Bucket": self.bucket, "Key": self._k(key)}
         if start or end is not None:
-            kwargs["Range"] = f"bytes={start}-{'' if end is None else end}"
-        res = self._call(self.client.get_object, key, **kwargs)
+            res = self._call(self.client.get_object, key, Bucket=self.bucket, Key=self._k(key),
+                             Range=f"bytes={start}-{'' if end is None else end}")
+        else:
+            res = self._call(self.client.get_object, key, Bucket=self.bucket, Key=self._k(key))
         return self._iter(res["Body"], key, chunk_size)
 
-    def _iter(self, body, key: str, chunk_size: int) -> Iterator[bytes]:
+    def _iter(self, body: StreamingBody, key: str, chunk_size: int) -> Iterator[bytes]:
         try:
             while True:
                 try:
@@ -438,7 +448,7 @@ class S3BlobStore(BlobStore):
                 raise
             raise translated from exc
 
-    def check_bucket(self, client=None) -> None:
+    def check_bucket(self, client: S3Client | None = None) -> None:
         """:class:`BucketNotFound` (naming the bucket) if the bucket does not exist."""
         try:
             self._call((client or self.client).head_bucket, "", Bucket=self.bucket)
@@ -451,7 +461,7 @@ class S3BlobStore(BlobStore):
         own so a slow storage ties up no request thread for long."""
         self.check_bucket(self._ping_client())
 
-    def _ping_client(self):
+    def _ping_client(self) -> S3Client:
         if self._pinger is None:
             import boto3
             from botocore.config import Config

@@ -4,16 +4,17 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from sqlalchemy import DateTime
+from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 
-class UTCDateTime(TypeDecorator):
+class UTCDateTime(TypeDecorator[datetime]):
     """Timezone-aware UTC datetimes in, aware UTC datetimes out, on every backend."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: datetime | None, dialect):
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
@@ -23,7 +24,8 @@ class UTCDateTime(TypeDecorator):
             return value.replace(tzinfo=None)
         return value
 
-    def process_result_value(self, value: datetime | None, dialect):
+    def process_result_value(self, value: datetime | None,
+                             dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:

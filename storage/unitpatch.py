@@ -78,8 +78,8 @@ class UnitLimits:
     max_depth: int = 400
 
 
-def _clip(text: Any) -> str:
-    text = str(text)
+def _clip(value: Any) -> str:
+    text = str(value)
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "…"
 
 
@@ -106,7 +106,8 @@ def json_text_depth(text: str) -> int:
         return 0
     opens = accumulate(brackets.encode("latin-1"))
     # depth after the i-th bracket (1-based) is opens_i - (i - opens_i) = 2 * opens_i - i
-    return max(map(operator.sub, map(operator.mul, opens, repeat(2)), count(1)))
+    depth: int = max(map(operator.sub, map(operator.mul, opens, repeat(2)), count(1)))
+    return depth
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -120,10 +121,11 @@ def _json_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(map(_json_equal, a, b))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
-    return a == b
+    equal: bool = a == b
+    return equal
 
 
-def _pointer(raw: dict, member: str, index: int) -> JsonPointer:
+def _pointer(raw: dict[str, Any], member: str, index: int) -> JsonPointer:
     value = raw.get(member)
     if not isinstance(value, str):
         raise InvalidChangeset(f"operation {index}: '{member}' must be a JSON Pointer string",
@@ -139,9 +141,16 @@ def _pointer(raw: dict, member: str, index: int) -> JsonPointer:
 class _Op:
     index: int
     name: str
-    raw: dict
+    raw: dict[str, Any]
     path: JsonPointer
-    source: JsonPointer | None
+    source: JsonPointer | None  # ``from``: move and copy only
+
+    @property
+    def from_(self) -> JsonPointer:
+        if self.source is None:  # parse_changeset sets it for move and copy
+            raise InvalidChangeset(f"operation {self.index}: '{self.name}' has no 'from'",
+                                   details={"op_index": self.index})
+        return self.source
 
 
 def parse_changeset(changes: Any, limits: UnitLimits) -> list[_Op]:
@@ -211,7 +220,7 @@ def _where(op: _Op, member: str) -> str:
     return f"'{member}' {_clip(op.raw[member])!r}"
 
 
-def _index(op: _Op, member: str, array: list, part: str, *, end_ok: bool) -> int:
+def _index(op: _Op, member: str, array: list[Any], part: str, *, end_ok: bool) -> int:
     """``part`` as an index into ``array``: ``len(array)`` (and ``-``) only if ``end_ok``."""
     if part == "-" and end_ok:
         return len(array)
@@ -304,26 +313,26 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
             raise _fail(op, f"test failed: the value at {_where(op, 'path')} differs")
         return doc
     if name == "copy":
-        text = budget.measure(_resolve(op, "from", doc, op.source.parts), op.path, op.index,
+        text = budget.measure(_resolve(op, "from", doc, op.from_.parts), op.path, op.index,
                               charge=True)
         doc = _add(op, doc, json.loads(text))
         budget.grown += len(text)
         return doc
     # move (§4.4): the subtree keeps its size; it is measured only if it goes deeper.
-    source, target = op.source.parts, op.path.parts
+    source, target = op.from_.parts, op.path.parts
     if source == target:
         _resolve(op, "from", doc, source)  # must exist; moving it in place changes nothing
         return doc
     if target[:len(source)] == source:
         raise _fail(op, "a value cannot be moved into one of its children")
-    value = _remove(op, "from", doc, op.source)
+    value = _remove(op, "from", doc, op.from_)
     if len(target) > len(source):
         budget.measure(value, op.path, op.index, charge=True)
     return _add(op, doc, value)
 
 
-def apply_changeset(doc: dict, ops: list[_Op], limits: UnitLimits,
-                    original_size: Callable[[], int]) -> dict:
+def apply_changeset(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
+                    original_size: Callable[[], int]) -> dict[str, Any]:
     """Apply ``ops`` to ``doc`` **in place** (the caller passes a document it owns and
     discards it on error) and return the new document. ``original_size`` is called only
     when the result exceeds the size limit, to let an already-oversized unit shrink."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Protocol, TypeVar
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.db import Database, is_transient_db_error
+from storage.results import rowcount
 from storage.types import UTCDateTime
 from storage.unitpatch import (ChangesetTooLarge, InvalidChangeset, UnitLimits, UnitTooDeep,
                                UnitTooLarge, apply_changeset, json_size, parse_changeset)
@@ -25,6 +26,8 @@ from wharf.errors import Conflict, NotFound, TransientFailure, WharfError
 
 __all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep",
            "UnitTooLarge"]
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 UNIT_TYPES = ("sheet", "doc", "slide", "board", "base")
@@ -96,7 +99,7 @@ class UnitStore:
         self.db = db
         self.limits = limits or UnitLimits()
 
-    def _guard(self, fn):
+    def _guard(self, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except DBAPIError as exc:
@@ -113,7 +116,7 @@ class UnitStore:
     def create_unit(self, unit_id: str, unit_type: str,
                     snapshot: dict[str, Any] | None = None) -> Unit:
         """Create the unit, or return it if it already exists with the same type."""
-        def run():
+        def run() -> Unit:
             try:
                 with self.db.write() as s:
                     row = s.get(UnitRow, unit_id)
@@ -134,7 +137,7 @@ class UnitStore:
         return self._guard(run)
 
     def get(self, unit_id: str) -> Unit | None:
-        def run():
+        def run() -> Unit | None:
             with self.db.read() as s:
                 row = s.get(UnitRow, unit_id)
                 return self._unit(row) if row else None
@@ -147,7 +150,7 @@ class UnitStore:
                         author_id: str | None = None) -> Unit:
         ops = parse_changeset(changes, self.limits)
 
-        def run():
+        def run() -> Unit:
             with self.db.write() as s:
                 row = s.get(UnitRow, unit_id)
                 if row is None:
@@ -170,7 +173,7 @@ class UnitStore:
                 result = s.execute(update(UnitRow).where(
                     UnitRow.id == unit_id, UnitRow.revision == base_revision).values(
                     snapshot=new_snapshot, revision=new_rev, updated_at=utcnow()))
-                if result.rowcount != 1:
+                if rowcount(result) != 1:
                     raise RevisionConflict("the unit changed concurrently; rebase and retry")
                 s.add(RevisionRow(unit_id=unit_id, revision=new_rev, changeset=changes,
                                   author_id=author_id))
@@ -180,10 +183,10 @@ class UnitStore:
 
     def delete_unit(self, unit_id: str) -> bool:
         """Delete the unit and its revisions; True if it existed. Idempotent."""
-        def run():
+        def run() -> bool:
             with self.db.write() as s:
                 s.execute(delete(RevisionRow).where(RevisionRow.unit_id == unit_id))
-                return s.execute(delete(UnitRow).where(UnitRow.id == unit_id)).rowcount > 0
+                return rowcount(s.execute(delete(UnitRow).where(UnitRow.id == unit_id))) > 0
         return self._guard(run)
 
     def unit_ids(self) -> list[str]:
@@ -199,7 +202,7 @@ class UnitStoreSchemaError(RuntimeError):
     """The unit store database was written by a newer Wharf (unknown schema version)."""
 
 
-def prepare_unitstore_db(db: Database, report=print) -> None:
+def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) -> None:
     """Create the UnitStore schema if missing; refuse a schema newer than this code."""
     from sqlalchemy import inspect
     with db.engine.connect() as conn:
@@ -222,7 +225,17 @@ def prepare_unitstore_db(db: Database, report=print) -> None:
     report(f"wharf: unit store schema at version {SCHEMA_VERSION}")
 
 
-def prepare_unitstore(settings) -> None:
+class UnitStoreSettings(Protocol):
+    """What ``prepare_unitstore`` reads from the settings."""
+
+    @property
+    def unitstore_url(self) -> str: ...
+
+    @property
+    def sqlite_busy_timeout_ms(self) -> int: ...
+
+
+def prepare_unitstore(settings: UnitStoreSettings) -> None:
     db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
     try:
         prepare_unitstore_db(db)
