@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 from socketserver import ThreadingMixIn
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram,
@@ -34,6 +34,14 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
 from wharf.clock import utcnow
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIEnvironment
+
+    from storage.db import Database
+    from wharf.config import Settings
+
+V = TypeVar("V")
 
 log = logging.getLogger("wharf.metrics")
 OPEN_STATUSES = ("pending", "running")
@@ -63,32 +71,37 @@ LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
                              "already waiting", registry=REGISTRY)
 
 
-class Cached:
+class Cached(Generic[V]):
     """A value computed at most once per ``ttl`` seconds, by one thread at a time.
 
     While one thread refreshes it, the others get the previous value at once instead of
     queueing behind a slow computation (only the very first callers wait for it)."""
 
-    def __init__(self, compute: Callable[[], object], ttl: float):
+    def __init__(self, compute: Callable[[], V], ttl: float):
         self._compute = compute
         self.ttl = ttl
         self._lock = threading.Lock()
-        self._value: object = None
+        self._value: V | None = None
         self._at = 0.0
 
     def _fresh(self) -> bool:
         return self._value is not None and time.monotonic() - self._at < self.ttl
 
-    def get(self):
-        if self._fresh():
-            return self._value
-        if not self._lock.acquire(blocking=self._value is None):
-            return self._value  # being refreshed by another thread: serve the previous one
+    def get(self) -> V:
+        previous = self._value
+        if previous is not None and self._fresh():
+            return previous
+        if not self._lock.acquire(blocking=previous is None):
+            if previous is not None:  # always: only a non-blocking acquire can fail
+                return previous  # being refreshed by another thread: serve the previous one
+            self._lock.acquire()
         try:
-            if not self._fresh():
-                self._value = self._compute()
+            value = self._value
+            if value is None or not self._fresh():
+                value = self._compute()
+                self._value = value
                 self._at = time.monotonic()
-            return self._value
+            return value
         finally:
             self._lock.release()
 
@@ -128,17 +141,17 @@ class DatabaseCollector:
     not each run the COUNTs; a scrape arriving while another computes gets the previous
     values rather than waiting."""
 
-    def __init__(self, db, dependencies: Dependencies, *, kinds: Iterable[str] = (),
+    def __init__(self, db: Database, dependencies: Dependencies, *, kinds: Iterable[str] = (),
                  ttl: float = 5.0):
         self.db = db
         self.kinds = tuple(kinds)
         self.dependencies = dependencies  # shared with /healthz/details
         self._cache = Cached(self._compute, ttl)
 
-    def collect(self):
+    def collect(self) -> list[GaugeMetricFamily]:
         return list(self._cache.get())
 
-    def _compute(self) -> list:
+    def _compute(self) -> list[GaugeMetricFamily]:
         up = GaugeMetricFamily("wharf_dependency_up",
                                "1 when the dependency answered its check at the last scrape",
                                labels=["dependency"])
@@ -153,10 +166,10 @@ class DatabaseCollector:
                 log.warning("database gauges unavailable: %s", exc)
         return out
 
-    def _database_gauges(self) -> list:
+    def _database_gauges(self) -> list[GaugeMetricFamily]:
         from storage.models import ObjectDeletionJob, Operation, OutboxMessage
         now = utcnow()
-        out = []
+        out: list[GaugeMetricFamily] = []
         with self.db.read() as s:
             counts = {(kind, status): 0 for kind in self.kinds for status in OPEN_STATUSES}
             for kind, status, n in s.execute(
@@ -176,14 +189,15 @@ class DatabaseCollector:
                                          value=(now - oldest).total_seconds() if oldest else 0.0))
             jobs = GaugeMetricFamily("wharf_deletion_jobs", "Object deletion jobs",
                                      labels=["state"])
+            # COUNT(*) always returns a row; ``or 0`` only tells the type checker so.
             due = s.scalar(select(func.count()).select_from(ObjectDeletionJob).where(
-                ObjectDeletionJob.next_attempt_at <= now))
-            total = s.scalar(select(func.count()).select_from(ObjectDeletionJob))
+                ObjectDeletionJob.next_attempt_at <= now)) or 0
+            total = s.scalar(select(func.count()).select_from(ObjectDeletionJob)) or 0
             failing = s.scalar(select(func.count()).select_from(ObjectDeletionJob).where(
-                ObjectDeletionJob.attempts > 0))
+                ObjectDeletionJob.attempts > 0)) or 0
             stuck = s.scalar(select(func.count()).select_from(ObjectDeletionJob).where(
                 ObjectDeletionJob.attempts > 0,
-                ObjectDeletionJob.created_at < now - timedelta(days=1)))
+                ObjectDeletionJob.created_at < now - timedelta(days=1))) or 0
             for state, n in zip(DELETION_JOB_STATES, (due, total - due, failing, stuck)):
                 jobs.add_metric([state], n)
             out.append(jobs)
@@ -291,18 +305,17 @@ class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
             return  # a silent or vanished client: closed, nothing to report
         super().handle_error(request, client_address)
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def setup(self):
-        self.timeout = HANDLER_TIMEOUT  # socket timeout for every read and write
-        super().setup()
+    timeout = HANDLER_TIMEOUT  # socket timeout for every read and write (set in setup())
 
-    def log_message(self, format, *args):  # noqa: A002 - scrapes every few seconds: no log
+    # Scrapes come every few seconds: no log line for each.
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
 
 
@@ -322,7 +335,7 @@ class MetricsServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="metrics-http",
                                         daemon=True)
 
-    def _app(self, environ, start_response):
+    def _app(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return _reply(start_response, "405 Method Not Allowed", b"GET only\n")
@@ -351,14 +364,15 @@ class MetricsServer:
         self._thread.join(5)
 
 
-def _reply(start_response, status: str, body: bytes, ctype: str = "text/plain; charset=utf-8",
-           extra: list | None = None):
+def _reply(start_response: StartResponse, status: str, body: bytes,
+           ctype: str = "text/plain; charset=utf-8",
+           extra: list[tuple[str, str]] | None = None) -> list[bytes]:
     start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
                             *(extra or [])])
     return [body]
 
 
-def serve(settings, port: int | None, *, alive: Callable[[], bool] = lambda: True,
+def serve(settings: Settings, port: int | None, *, alive: Callable[[], bool] = lambda: True,
           registry: Callable[[], CollectorRegistry] = process_registry,
           name: str = "wharf") -> MetricsServer | None:
     """Start the metrics port when one is configured (``None``: no port, nothing served)."""

@@ -37,8 +37,15 @@ from __future__ import annotations
 import logging
 import resource
 import time
+from typing import TYPE_CHECKING, Any, Iterable
 
 from wharf.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from waitress.channel import HTTPChannel
+    from waitress.server import BaseWSGIServer, MultiSocketServer
 
 log = logging.getLogger("wharf.serve")
 # Descriptors besides client connections: listening socket, trigger, databases, blob files.
@@ -72,11 +79,12 @@ def resolve(settings: Settings) -> Settings:
         settings.long_poll_max_waiters, settings.http_threads, "WHARF_HTTP_THREADS"))
 
 
-def create_server(app, settings: Settings):
+def create_server(app: WSGIApplication,
+                  settings: Settings) -> MultiSocketServer | BaseWSGIServer:
     """A waitress server for ``app`` on ``settings.host:port`` with the guards above
     (``settings`` as :func:`resolve` returned them)."""
-    from waitress import create_server as waitress_server
     from waitress.server import BaseWSGIServer
+    from waitress.server import create_server as waitress_server
 
     _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
     if settings.trusted_proxy_count:
@@ -89,10 +97,12 @@ def create_server(app, settings: Settings):
         asyncore_use_poll=True,
         # Seconds between guard passes (waitress's maintenance); an int for waitress.
         cleanup_interval=1)
-    servers = [server] if isinstance(server, BaseWSGIServer) else \
-        [s for s in server.map.values() if isinstance(s, BaseWSGIServer)]
-    for srv in servers:
-        _guard(srv, settings)
+    if isinstance(server, BaseWSGIServer):
+        _guard(server, settings)
+    else:
+        for srv in (server.map or {}).values():
+            if isinstance(srv, BaseWSGIServer):
+                _guard(srv, settings)
     return server
 
 
@@ -101,11 +111,12 @@ def max_request_body_size(settings: Settings) -> int:
     return max(settings.max_upload_size, settings.max_body_bytes) + _BODY_SLACK
 
 
-def _only_proxy_headers(app, kept: tuple[str, ...]):
+def _only_proxy_headers(app: WSGIApplication, kept: tuple[str, ...]) -> WSGIApplication:
     """``app`` seeing, of the proxy headers, only ``kept`` (those the app interprets)."""
     dropped = tuple(h for h in _PROXY_HEADERS if h not in kept)
 
-    def without_other_proxy_headers(environ, start_response):
+    def without_other_proxy_headers(environ: WSGIEnvironment,
+                                    start_response: StartResponse) -> Iterable[bytes]:
         for key in dropped:
             environ.pop(key, None)
         return app(environ, start_response)
@@ -113,7 +124,7 @@ def _only_proxy_headers(app, kept: tuple[str, ...]):
     return without_other_proxy_headers
 
 
-def _guard(srv, settings: Settings) -> None:
+def _guard(srv: BaseWSGIServer, settings: Settings) -> None:
     """Install the guarded channel class and maintenance pass on one waitress server."""
     from waitress.channel import HTTPChannel
 
@@ -126,11 +137,11 @@ def _guard(srv, settings: Settings) -> None:
 
         received_bytes = 0
 
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.receiving_since: float | None = time.monotonic()
 
-        def received(self, data):
+        def received(self, data: bytes) -> bool:
             before = self.request
             result = super().received(data)
             if self.request is None:  # nothing partial left
@@ -152,13 +163,13 @@ def _guard(srv, settings: Settings) -> None:
         # asks whether it is readable, before its descriptor is registered.
         close_reason: str | None = None
 
-        def readable(self):
+        def readable(self) -> bool:
             if self.close_reason is not None:
                 _close(self, self.close_reason)
                 return False
             return super().readable()
 
-        def writable(self):
+        def writable(self) -> bool:
             if self.close_reason is not None:
                 return False
             return super().writable()
@@ -166,32 +177,34 @@ def _guard(srv, settings: Settings) -> None:
     waitress_maintenance = srv.maintenance
 
     def maintenance(now: float) -> None:
-        waitress_maintenance(now)
+        waitress_maintenance(now)  # type: ignore[arg-type]  # time.time(); stubs say int
         mono = time.monotonic()
         stalled_since = now - settings.http_send_timeout
-        for channel in list(srv.active_channels.values()):
+        # The stubs declare active_channels as one channel; it is a dict of them.
+        channels: dict[int, Channel] = srv.active_channels  # type: ignore[assignment]
+        for channel in list(channels.values()):
             if channel.total_outbufs_len and channel.last_activity < stalled_since:
                 channel.close_reason = "sent nothing for %ss" % settings.http_send_timeout
                 continue
             started = getattr(channel, "receiving_since", None)
             if started is not None and not channel.requests:  # none being served
-                allowed = settings.http_receive_timeout
+                allowed: float = settings.http_receive_timeout
                 if settings.http_min_receive_rate:
                     allowed += channel.received_bytes / settings.http_min_receive_rate
                 if mono - started > allowed:
                     channel.close_reason = "request not received in time"
 
     srv.channel_class = Channel
-    srv.maintenance = maintenance
+    srv.maintenance = maintenance  # type: ignore[method-assign]  # this server's pass only
 
 
-def _close(channel, why: str) -> None:
+def _close(channel: HTTPChannel, why: str) -> None:
     """Close from the event loop (from the channel's own ``readable()``, see ``Channel``);
     a request thread blocked writing to it is released (waitress notifies it and its next
     write raises ``ClientDisconnected``)."""
     log.info("closing connection from %s: %s", getattr(channel, "addr", "?"), why)
     try:
-        with channel.requests_lock:
+        with channel.requests_lock:  # type: ignore[attr-defined]  # missing from the stubs
             if channel.request is not None:
                 channel.request.close()
                 channel.request = None
