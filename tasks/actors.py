@@ -11,8 +11,8 @@ from wharf.operations.service import QUEUE, actor_name
 
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
-                   blob_store: BlobStore) -> dict[str, dramatiq.Actor]:
-    actors = {}
+                   blob_store: BlobStore) -> dict[str, dramatiq.Actor[[str], None]]:
+    actors: dict[str, dramatiq.Actor[[str], None]] = {}
 
     def delete_object(job_id: str) -> None:
         deletion.run_job(db, blob_store, job_id)
@@ -22,8 +22,8 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                                             queue_name=deletion.QUEUE, priority=10,
                                             options={"max_retries": 0})
     for kind in executor.handlers:
-        def run(operation_id: str, _executor=executor) -> None:
-            _executor.execute(operation_id)
+        def run(operation_id: str) -> None:
+            executor.execute(operation_id)
         run.__name__ = actor_name(kind)
         actors[kind] = dramatiq.Actor(run, broker=broker, actor_name=actor_name(kind),
                                       queue_name=QUEUE, priority=0,

@@ -11,7 +11,7 @@ import dramatiq
 import redis
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import (AgeLimit, Callbacks, Pipelines, Retries,
+from dramatiq.middleware import (AgeLimit, Callbacks, Middleware, Pipelines, Retries,
                                  ShutdownNotifications, TimeLimit)
 
 from wharf import deletion
@@ -21,7 +21,7 @@ from wharf.operations.service import QUEUE
 NAMESPACE = "wharf"  # the default of WHARF_BROKER_NAMESPACE
 
 
-def middleware() -> list:
+def middleware() -> list[Middleware]:
     return [AgeLimit(), TimeLimit(time_limit=15 * 60 * 1000), ShutdownNotifications(),
             Callbacks(), Pipelines(), Retries(max_retries=0)]
 
@@ -56,4 +56,8 @@ def pinger(broker: dramatiq.Broker, url: str) -> Callable[[], None]:
     own = redis.Redis.from_url(url, socket_timeout=PING_TIMEOUT,
                                socket_connect_timeout=PING_TIMEOUT,
                                retry=Retry(NoBackoff(), 0))
-    return lambda: own.ping()
+
+    def ping() -> None:
+        own.ping()
+
+    return ping

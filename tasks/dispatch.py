@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from typing import Any
 
 import dramatiq
 from sqlalchemy import update
@@ -21,7 +22,7 @@ from wharf.clock import utcnow
 log = logging.getLogger("wharf.dispatch")
 
 
-def to_message(row: OutboxMessage) -> dramatiq.Message:
+def to_message(row: OutboxMessage) -> dramatiq.Message[Any]:
     return dramatiq.Message(queue_name=row.queue_name, actor_name=row.actor_name,
                             args=(row.subject_id,), kwargs={}, options={})
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+from storage.models import Operation
+from wharf.config import Settings
 from wharf.operations.executor import Hooks
 
 
@@ -12,12 +14,12 @@ class PauseFileHooks(Hooks):
     def __init__(self, path: str):
         self.path = path
 
-    def before_commit(self, op) -> None:
+    def before_commit(self, op: Operation) -> None:
         while os.path.exists(self.path):
             time.sleep(0.05)
 
 
-def from_env(settings) -> Hooks | None:
+def from_env(settings: Settings) -> Hooks | None:
     if settings.test_hooks and os.environ.get("WHARF_TEST_PAUSE_FILE"):
         return PauseFileHooks(os.environ["WHARF_TEST_PAUSE_FILE"])
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Callable
 
 import redis
 
@@ -28,7 +29,7 @@ class RedisNotifier(LocalNotifier):
     def publish(self, operation_id: str) -> None:
         self.client.publish(self.channel, operation_id)
 
-    def wait(self, operation_id, timeout, is_done):
+    def wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
         self._ensure_subscriber()
         return super().wait(operation_id, timeout, is_done)
 

@@ -10,6 +10,7 @@ import threading
 from tasks.loops import Periodic
 from wharf.clock import utcnow
 from wharf.config import Settings
+from wharf.retention.schedule import Scheduler
 
 
 
@@ -17,7 +18,7 @@ def tick_period(settings: Settings) -> float:
     return max(0.2, min(1.0, settings.sweep_interval / 4, settings.recovery_interval / 4))
 
 
-def scheduler_loop(scheduler, settings: Settings) -> Periodic:
+def scheduler_loop(scheduler: Scheduler, settings: Settings) -> Periodic:
     """Ticks ``scheduler`` a few times per shortest period (it decides each tick once)."""
     return Periodic("scheduler", tick_period(settings), lambda: scheduler.tick(utcnow()))
 

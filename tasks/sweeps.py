@@ -1,17 +1,42 @@
 """One thin actor per sweep: run the scheduled tick it was sent."""
 from __future__ import annotations
 
+from typing import Any, Mapping, Protocol
+
 import dramatiq
 
+from storage.blobstore import BlobStore
+from storage.db import Database
+from tasks.dispatch import BrokerDispatcher
+from wharf.config import Settings
+
 from wharf.retention.runner import run_tick
-from wharf.retention.schedule import QUEUE, actor_for
+from wharf.retention.schedule import QUEUE, Schedule, actor_for
 from wharf.retention.sweeps import SWEEPS, SweepContext
 from wharf.clock import utcnow
 
 
-def declare_sweep_actors(broker: dramatiq.Broker, components) -> dict[str, dramatiq.Actor]:
+class SweepComponents(Protocol):
+    """What the sweep actors use of the runtime's components."""
+
+    @property
+    def db(self) -> Database: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def dispatcher(self) -> BrokerDispatcher: ...
+    @property
+    def blob_store(self) -> BlobStore: ...
+    @property
+    def handlers(self) -> Mapping[str, Any]: ...
+    @property
+    def schedules(self) -> list[Schedule]: ...
+
+
+def declare_sweep_actors(broker: dramatiq.Broker,
+                         components: SweepComponents) -> dict[str, dramatiq.Actor[[str], None]]:
     plan = {s.name: s for s in components.schedules}
-    actors = {}
+    actors: dict[str, dramatiq.Actor[[str], None]] = {}
     for name in SWEEPS:
         def run(tick_id: str) -> None:
             ctx = SweepContext(db=components.db, settings=components.settings, now=utcnow(),

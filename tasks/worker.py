@@ -20,6 +20,7 @@ import signal
 import tempfile
 import threading
 import time
+from multiprocessing.context import SpawnProcess
 
 from wharf.config import Settings
 
@@ -78,7 +79,7 @@ def run_workers(settings: Settings, processes: int | None = None,
             shutil.rmtree(metrics_dir, ignore_errors=True)
             raise
 
-    def spawn(i: int):
+    def spawn(i: int) -> SpawnProcess:
         p = ctx.Process(target=_child, args=(i, threads), name=f"wharf-worker-{i}")
         p.start()
         return p
@@ -94,7 +95,7 @@ def run_workers(settings: Settings, processes: int | None = None,
                 children[i] = spawn(i)
     for p in children:
         if p.is_alive():
-            os.kill(p.pid, signal.SIGTERM)
+            p.terminate()  # SIGTERM
     deadline = time.monotonic() + STOP_TIMEOUT_MS / 1000 + 5
     for p in children:
         p.join(max(0.1, deadline - time.monotonic()))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # C0 controls, DEL and C1 controls: a header may carry them (NUL included), but no
 # database column should (PostgreSQL refuses NUL in text outright).
@@ -53,7 +54,7 @@ class RequestContext:
     request_id: str | None = None
     client_ip: str | None = None
     user_agent: str | None = None
-    extra: dict = field(default_factory=dict, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         # Whoever builds a context (the API from headers, the CLI, a task), what lands in

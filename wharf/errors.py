@@ -121,7 +121,8 @@ class RateLimited(WharfError):
     title = "Too many requests"
     retryable = True
 
-    def __init__(self, message: str | None = None, *, retry_after: int = 1, **kwargs):
+    def __init__(self, message: str | None = None, *, retry_after: int = 1,
+                 **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.headers.setdefault("Retry-After", str(retry_after))
         self.details.setdefault("retry_after", retry_after)
@@ -135,7 +136,8 @@ class Unavailable(WharfError):
     title = "Service unavailable"
     retryable = True
 
-    def __init__(self, message: str | None = None, *, retry_after: int = 1, **kwargs):
+    def __init__(self, message: str | None = None, *, retry_after: int = 1,
+                 **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.headers.setdefault("Retry-After", str(retry_after))
 

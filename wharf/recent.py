@@ -2,23 +2,29 @@
 time (a join), so rename and move need no update; inaccessible or trashed ones are left out."""
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from typing import Any
+
+from sqlalchemy import Row, and_, or_, select
 from sqlalchemy.orm import Session
 
-from storage.models import Node, RecentOpen, Resource
-from wharf.access import node_access
+from storage.models import Node, RecentOpen, Resource, UnitResource
+from wharf.access import Access, node_access
 from wharf.clock import iso, utcnow
 from wharf.context import RequestContext
 from wharf.pagination import TIMESTAMP, decode_cursor, scan_page
 from wharf.resources import get_resource
 
 
-def open_resource(s: Session, ctx: RequestContext, resource_id: str):
+def open_resource(s: Session, ctx: RequestContext, resource_id: str
+                  ) -> tuple[Resource, Node, Access, UnitResource | None]:
     """Resolve access (viewer) and record the open; only on success, only for users."""
     res, node, access, unit = get_resource(s, ctx, resource_id)
-    row = s.get(RecentOpen, (ctx.principal.user_id, res.id))
+    user_id = ctx.principal.user_id
+    if user_id is None:
+        return res, node, access, unit
+    row = s.get(RecentOpen, (user_id, res.id))
     if row is None:
-        s.add(RecentOpen(user_id=ctx.principal.user_id, resource_id=res.id, opened_at=utcnow()))
+        s.add(RecentOpen(user_id=user_id, resource_id=res.id, opened_at=utcnow()))
     else:
         row.opened_at = utcnow()
     s.flush()
@@ -26,7 +32,7 @@ def open_resource(s: Session, ctx: RequestContext, resource_id: str):
 
 
 def list_recent(s: Session, ctx: RequestContext, limit: int,
-                cursor: str | None) -> tuple[list[dict], str | None]:
+                cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first; rows the user can no longer read are skipped (a bounded scan, see
     ``pagination.scan_page``)."""
     after = decode_cursor("recent", cursor, (TIMESTAMP, str))
@@ -36,13 +42,13 @@ def list_recent(s: Session, ctx: RequestContext, limit: int,
             .where(RecentOpen.user_id == ctx.principal.user_id)
             .order_by(RecentOpen.opened_at.desc(), RecentOpen.resource_id.desc()))
 
-    def fetch(key, n):
+    def fetch(key: list[Any] | None, n: int) -> list[Row[RecentOpen, Resource, Node]]:
         q = base
         if key:
             when, rid = key
             q = q.where(or_(RecentOpen.opened_at < when,
                             and_(RecentOpen.opened_at == when, RecentOpen.resource_id < rid)))
-        return s.execute(q.limit(n)).all()
+        return list(s.execute(q.limit(n)).all())
 
     rows, next_cursor = scan_page(
         fetch, after, limit, "recent", lambda row: [row[0].opened_at, row[1].id],

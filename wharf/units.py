@@ -11,7 +11,7 @@ from wharf.errors import NotFound, ValidationFailed
 from wharf.resources import find_unit
 
 
-def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> tuple[Unit, dict]:
+def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> tuple[Unit, dict[str, Any]]:
     with db.read() as s:
         unit_row, res, node, access = find_unit(s, ctx, unit_id, "viewer")
         info = {"resource_id": res.id, "node_id": node.id, "unit_type": unit_row.unit_type,
