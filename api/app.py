@@ -9,29 +9,37 @@ from api import errors
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.resources import identity as identity_res
 from api.resources import system, tree
+from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.unitstore import UnitStore
 from wharf.config import Settings
 from wharf.identity import Identity
 from wharf.metrics import DatabaseCollector, Dependencies
+from wharf.operations.notify import LocalNotifier
+from wharf.operations.service import Operations
+
+App = falcon.App[falcon.Request, falcon.Response]  # the WSGI app, with Falcon's own req/resp
 
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
                dependency_checks: dict[str, Callable[[], None]] | None = None,
                operation_kinds: tuple[str, ...] = (),
-               operations=None, unitstore=None, notifier=None, blob_store=None,
+               operations: Operations | None = None, unitstore: UnitStore | None = None,
+               notifier: LocalNotifier | None = None, blob_store: BlobStore | None = None,
                metrics: bool = False,
-               extra_routes: Callable[[falcon.App], None] | None = None) -> falcon.App:
+               extra_routes: Callable[[App], None] | None = None) -> App:
     """Build the WSGI app. ``operations`` (the engine's submit/read service), ``unitstore``
     and ``notifier`` (long-poll wake-ups) enable the operation endpoints.
     ``dependency_checks`` (broker, blob store, ...) are reported by ``/healthz/details`` and
     ``/metrics``; readiness is the database alone."""
     identity = identity or Identity(settings)
-    app = falcon.App(middleware=[
+    middleware: list[RequestIdMiddleware | AuthMiddleware | BodyLimitMiddleware] = [
         RequestIdMiddleware(),
         AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
                        own_bearer_paths=frozenset({"/metrics", "/healthz/details"})),
         BodyLimitMiddleware(settings.max_body_bytes),
-    ])
+    ]
+    app: App = falcon.App(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     app.resp_options.secure_cookies_by_default = settings.secure_cookies

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import falcon
 
@@ -27,8 +28,10 @@ _FALCON_CODES = {
 
 
 def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, title: str,
-           detail: str | None, extra: dict | None = None, headers: dict | None = None) -> None:
-    body = {"type": "about:blank", "title": title, "status": status, "code": code}
+           detail: str | None, extra: dict[str, Any] | None = None,
+           headers: dict[str, str] | None = None) -> None:
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status,
+                            "code": code}
     if detail:
         # bounded: a message must never echo a large client input back
         body["detail"] = detail if len(detail) <= 1000 else detail[:1000] + "…"
@@ -46,19 +49,22 @@ def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, t
         resp.set_header(k, v)
 
 
-def handle_wharf_error(req, resp, ex: WharfError, params) -> None:
+def handle_wharf_error(req: falcon.Request, resp: falcon.Response, ex: WharfError,
+                       params: dict[str, Any]) -> None:
     extra = {"details": ex.details} if ex.details else None
     _write(req, resp, ex.status, ex.code, ex.title, ex.message, extra, ex.headers)
 
 
-def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
+def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError,
+                      params: dict[str, Any]) -> None:
     status = int(str(ex.status).split()[0]) if not isinstance(ex.status, int) else ex.status
     code = getattr(ex, "code", None) or _FALCON_CODES.get(status, "http_error")
     headers = dict(ex.headers or {})
     _write(req, resp, status, str(code), ex.title or "Error", ex.description, None, headers)
 
 
-def handle_unexpected(req, resp, ex: Exception, params) -> None:
+def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
+                      params: dict[str, Any]) -> None:
     if isinstance(ex, falcon.HTTPStatus):
         raise ex
     log.exception("unhandled error on %s %s", req.method, req.path)
@@ -66,7 +72,7 @@ def handle_unexpected(req, resp, ex: Exception, params) -> None:
            "Something went wrong on our side; the request id identifies it in the logs.")
 
 
-def install(app: falcon.App) -> None:
+def install(app: falcon.App[falcon.Request, falcon.Response]) -> None:
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http_error)
     app.add_error_handler(WharfError, handle_wharf_error)

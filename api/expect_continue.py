@@ -22,13 +22,20 @@ refusal still comes after the upload.
 """
 from __future__ import annotations
 
+import socket
 import threading
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _deferred = threading.local()  # pre_request and the application share the request thread
 
 
-def defer_100_continue(worker, req) -> None:
+def defer_100_continue(worker: object, req: Any) -> None:
+    # ``req``: gunicorn's request; its private ``_expected_100_continue`` is not in the stubs.
     """gunicorn ``pre_request`` hook: do not answer ``Expect: 100-continue`` yet."""
     if getattr(req, "_expected_100_continue", False):
         req._expected_100_continue = False
@@ -40,7 +47,7 @@ def defer_100_continue(worker, req) -> None:
 class _ContinueOnRead:
     """``wsgi.input`` that sends ``100 Continue`` before its first read."""
 
-    def __init__(self, stream, sock):
+    def __init__(self, stream: IO[bytes], sock: socket.socket) -> None:
         self._stream, self._sock = stream, sock
         self.continued = False
 
@@ -49,19 +56,19 @@ class _ContinueOnRead:
             self.continued = True
             self._sock.sendall(CONTINUE)
 
-    def read(self, *args):
+    def read(self, *args: Any) -> bytes:
         self._continue()
         return self._stream.read(*args)
 
-    def readline(self, *args):
+    def readline(self, *args: Any) -> bytes:
         self._continue()
         return self._stream.readline(*args)
 
-    def readlines(self, *args):
+    def readlines(self, *args: Any) -> list[bytes]:
         self._continue()
         return self._stream.readlines(*args)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         self._continue()
         return iter(self._stream)
 
@@ -69,10 +76,11 @@ class _ContinueOnRead:
 class ExpectContinue:
     """WSGI wrapper: the deferred ``100 Continue`` goes out on the first body read."""
 
-    def __init__(self, app):
+    def __init__(self, app: WSGIApplication) -> None:
         self.app = app
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: WSGIEnvironment,
+                 start_response: StartResponse) -> Iterable[bytes]:
         req = getattr(_deferred, "req", None)
         _deferred.req = None
         sock = environ.get("gunicorn.socket")
@@ -81,7 +89,8 @@ class ExpectContinue:
         reader = _ContinueOnRead(environ["wsgi.input"], sock)
         environ["wsgi.input"] = reader
 
-        def start(status, headers, exc_info=None):
+        def start(status: str, headers: list[tuple[str, str]],
+                  exc_info: OptExcInfo | None = None) -> Callable[[bytes], object]:
             if not reader.continued:
                 req.must_close = True  # the body was never asked for: do not reuse the stream
             return start_response(status, headers, exc_info)

@@ -15,8 +15,16 @@ file (start from a copy of this one). ``wharf api`` also passes
   files in that directory so ``/metrics`` reports the whole process group; it is emptied at
   start and a dead worker's files are marked dead.
 """
+from __future__ import annotations
+
 import glob
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.http.message import Request
+    from gunicorn.workers.base import Worker
 
 
 def _bind() -> list[str]:
@@ -78,7 +86,7 @@ proc_name = "wharf-api"
 control_socket_disable = True
 
 
-def on_starting(server):
+def on_starting(server: Arbiter) -> None:
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -86,13 +94,13 @@ def on_starting(server):
             os.remove(path)
 
 
-def child_exit(server, worker):
+def child_exit(server: Arbiter, worker: Worker) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
         multiprocess.mark_process_dead(worker.pid)
 
 
-def pre_request(worker, req):
+def pre_request(worker: Worker, req: Request) -> None:
     # ``Expect: 100-continue`` is answered on the first body read (api/expect_continue.py);
     # ``wharf api`` installs the same hook without this file.
     from api.expect_continue import defer_100_continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -52,7 +53,14 @@ def alembic_config() -> Config:
 
 
 def head_revision() -> str:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    return _head(ScriptDirectory.from_config(alembic_config()))
+
+
+def _head(script: ScriptDirectory) -> str:
+    head = script.get_current_head()
+    if head is None:  # the package ships its migrations; without one there is no schema
+        raise MigrationRefused(f"no migrations found in {script.dir}")
+    return head
 
 
 def _sqlite_path(engine: Engine) -> Path | None:
@@ -126,13 +134,16 @@ def _check(script: ScriptDirectory, head: str, before: str | None, tables: set[s
 def _set_sqlite_foreign_keys(conn: Connection, on: bool) -> None:
     # PRAGMA foreign_keys is a no-op inside a transaction, so it is set on the DBAPI
     # connection (autocommit) before SQLAlchemy begins one.
-    conn.connection.dbapi_connection.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+    dbapi = conn.connection.dbapi_connection
+    if dbapi is None:  # only an invalidated connection has none
+        raise MigrationRefused("the database connection was lost")
+    dbapi.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
 
 
-def prepare(engine: Engine, *, report=print) -> PrepareResult:
+def prepare(engine: Engine, *, report: Callable[[str], None] = print) -> PrepareResult:
     """Upgrade ``engine``'s database to head, refusing unknown or partial states."""
     script = ScriptDirectory.from_config(alembic_config())
-    head = script.get_current_head()
+    head = _head(script)
     sqlite = engine.dialect.name == "sqlite"
     path = _sqlite_path(engine)
     with engine.connect() as conn:
