@@ -311,7 +311,7 @@ def put_content(db: Database, store: BlobStore, settings: Settings, ctx: Request
     with db.write() as s:
         current = s.get(BlobUploadSession, session_id, with_for_update=True)
         stored = current is not None and current.state in OPEN_STATES
-        if stored:
+        if current is not None and stored:
             previous = current.object_key
             current.object_key = key
             current.state = "uploaded"

@@ -108,6 +108,8 @@ def find_unit(session: Session, ctx: RequestContext, unit_id: str,
     if unit is None:
         raise NotFound("No such unit.")
     res = session.get(Resource, unit.resource_id)
+    if res is None:  # the foreign key forbids it
+        raise NotFound("No such unit.")
     try:
         node, access = require_node(session, ctx.principal, res.node_id, need)
     except NotFound:

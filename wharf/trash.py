@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session, aliased
 from storage.db import Database
 from storage.models import (BlobResource, LinkSharing, Node, NodeGrant, Operation, RecentOpen,
                             Resource, Space, TrashBatch, UnitResource)
+from storage.results import rowcount
 from storage.unitstore import UnitStore
 from wharf import audit, deletion
 from wharf.access import (ancestors, forget_tree, node_access, require_node, require_purge,
@@ -152,8 +153,8 @@ def restore_batch(s: Session, ctx: RequestContext, batch_id: str) -> tuple[Trash
     s.delete(batch)
     forget_tree(s)
     audit.record(s, ctx, "trash.restore", "trash_batch", batch.id, space_id=batch.space_id,
-                 details={"root_node_id": batch.root_node_id, "nodes": res.rowcount})
-    return batch, res.rowcount
+                 details={"root_node_id": batch.root_node_id, "nodes": rowcount(res)})
+    return batch, rowcount(res)
 
 
 def nesting(s: Session, batches: list[TrashBatch]) -> dict[str, dict[str, Any]]:
@@ -172,7 +173,8 @@ def nesting(s: Session, batches: list[TrashBatch]) -> dict[str, dict[str, Any]]:
             .join(root, root.id == TrashBatch.root_node_id)
             .join(parent, parent.id == root.parent_id)
             .where(parent.trash_batch_id.in_(ids)).group_by(parent.trash_batch_id)):
-        out[enclosing]["nested_batches"] = count
+        if enclosing is not None:  # always: it is one of ``ids``
+            out[enclosing]["nested_batches"] = count
     for batch in batches:
         out[batch.id]["enclosing_batch_id"] = enclosing_batch_id(s, batch)
     return out

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from datetime import timedelta
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterator, Mapping, Protocol
 
 from sqlalchemy import and_, or_, update
 from sqlalchemy.exc import DBAPIError
@@ -85,7 +85,7 @@ def actor_principal(op: Operation) -> Principal:
 
 
 class Executor:
-    def __init__(self, db: Database, settings: Settings, handlers: dict[str, Handler], *,
+    def __init__(self, db: Database, settings: Settings, handlers: Mapping[str, Handler], *,
                  notifier: LocalNotifier | None = None, hooks: Hooks | None = None) -> None:
         self.db = db
         self.settings = settings
