@@ -67,7 +67,8 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
                       params: dict[str, Any]) -> None:
     if isinstance(ex, falcon.HTTPStatus):
         raise ex
-    log.exception("unhandled error on %s %s", req.method, req.path)
+    # Falcon calls error handlers inside its except block: the traceback is there.
+    log.exception("unhandled error on %s %s", req.method, req.path)  # noqa: LOG004
     _write(req, resp, 500, "internal_error", "Internal server error",
            "Something went wrong on our side; the request id identifies it in the logs.")
 

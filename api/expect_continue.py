@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from _typeshed import OptExcInfo
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from _typeshed import OptExcInfo
 
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _deferred = threading.local()  # pre_request and the application share the request thread

@@ -17,10 +17,11 @@ import re
 import threading
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from wharf.errors import NotFound, TransientFailure
@@ -148,7 +149,7 @@ class FileBlobStore(BlobStore):
         return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
 
     def open(self, key: str, start: int = 0, end: int | None = None,
-             chunk_size: int = CHUNK) -> "FileRange":
+             chunk_size: int = CHUNK) -> FileRange:
         try:
             fh = open(self._path(key), "rb")
         except FileNotFoundError:
@@ -234,7 +235,8 @@ class S3BlobStore(BlobStore):
         self.max_parts_in_flight = max(1, max_parts_in_flight)
         self._spare: list[bytearray] = []  # idle part buffers, at most max_parts_in_flight
         self._spare_lock = threading.Lock()
-        self._pinger: S3Client | None = None  # the health check's own client (short timeouts, one attempt)
+        # The health check's own client (short timeouts, one attempt).
+        self._pinger: S3Client | None = None
         self.client = client or boto3.client(
             "s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
             config=Config(request_checksum_calculation="when_required",
@@ -252,8 +254,8 @@ class S3BlobStore(BlobStore):
                               f"(WHARF_BLOB_STORE_URL); create it or fix the URL")
 
     def _translate(self, exc: Exception, key: str) -> Exception:
-        from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BCE,
-                                         EndpointConnectionError)
+        from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+        from botocore.exceptions import ConnectionError as BCE
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)

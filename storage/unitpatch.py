@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate, count, repeat
-from typing import Any, Callable
+from typing import Any
 
 from jsonpointer import JsonPointer, JsonPointerException
 

@@ -8,9 +8,10 @@ Creating a unit is idempotent on its id. Transient database trouble surfaces as
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Optional, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -19,8 +20,16 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from storage.db import Database, is_transient_db_error
 from storage.results import rowcount
 from storage.types import UTCDateTime
-from storage.unitpatch import (ChangesetTooLarge, InvalidChangeset, UnitLimits, UnitTooDeep,
-                               UnitTooLarge, apply_changeset, json_size, parse_changeset)
+from storage.unitpatch import (
+    ChangesetTooLarge,
+    InvalidChangeset,
+    UnitLimits,
+    UnitTooDeep,
+    UnitTooLarge,
+    apply_changeset,
+    json_size,
+    parse_changeset,
+)
 from wharf.clock import utcnow
 from wharf.errors import Conflict, NotFound, TransientFailure, WharfError
 
@@ -55,7 +64,7 @@ class RevisionRow(UnitBase):
                                          primary_key=True)
     revision: Mapped[int] = mapped_column(Integer, primary_key=True)
     changeset: Mapped[list[Any]] = mapped_column(JSON)
-    author_id: Mapped[Optional[str]] = mapped_column(String(64))
+    author_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -5,14 +5,21 @@ database with backoff, and the recovery sweep re-delivers anything the broker lo
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import dramatiq
 import redis
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import (AgeLimit, Callbacks, Middleware, Pipelines, Retries,
-                                 ShutdownNotifications, TimeLimit)
+from dramatiq.middleware import (
+    AgeLimit,
+    Callbacks,
+    Middleware,
+    Pipelines,
+    Retries,
+    ShutdownNotifications,
+    TimeLimit,
+)
 
 from wharf import deletion
 from wharf.config import Settings

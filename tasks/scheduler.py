@@ -13,7 +13,6 @@ from wharf.config import Settings
 from wharf.retention.schedule import Scheduler
 
 
-
 def tick_period(settings: Settings) -> float:
     return max(0.2, min(1.0, settings.sweep_interval / 4, settings.recovery_interval / 4))
 

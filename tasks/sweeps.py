@@ -1,19 +1,19 @@
 """One thin actor per sweep: run the scheduled tick it was sent."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import dramatiq
 
 from storage.blobstore import BlobStore
 from storage.db import Database
 from tasks.dispatch import BrokerDispatcher
+from wharf.clock import utcnow
 from wharf.config import Settings
-
 from wharf.retention.runner import run_tick
 from wharf.retention.schedule import QUEUE, Schedule, actor_for
 from wharf.retention.sweeps import SWEEPS, SweepContext
-from wharf.clock import utcnow
 
 
 class SweepComponents(Protocol):

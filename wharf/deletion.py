@@ -128,7 +128,8 @@ def run_due(db: Database, store: BlobStore, limit: int = 1000) -> dict[str, int]
     return counts
 
 
-def failing_jobs(db: Database, older_than: timedelta = timedelta(days=1)) -> list[ObjectDeletionJob]:
+def failing_jobs(db: Database,
+                 older_than: timedelta = timedelta(days=1)) -> list[ObjectDeletionJob]:
     """Jobs that have been failing for longer than ``older_than`` (operators look here)."""
     cutoff = utcnow() - older_than
     with db.read() as s:

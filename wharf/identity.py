@@ -29,8 +29,7 @@ from wharf import audit, throttle
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
-from wharf.errors import (Conflict, Forbidden, NotFound, Unauthenticated,
-                          ValidationFailed)
+from wharf.errors import Conflict, Forbidden, NotFound, Unauthenticated, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.throttle import Limit
 from wharf.validation import clean_label
@@ -265,7 +264,8 @@ class Identity:
         token.revoked_at = utcnow()
         audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
 
-    def authenticate_token(self, session: Session, raw: str | None) -> tuple[Principal, bool] | None:
+    def authenticate_token(self, session: Session,
+                           raw: str | None) -> tuple[Principal, bool] | None:
         """Return the principal and whether ``last_used_at`` is due for an update."""
         if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
             return None
@@ -284,7 +284,8 @@ class Identity:
         if not hmac.compare_digest(token.secret_hash, _digest(secret)):
             return None
         now = utcnow()
-        if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
+        if token.revoked_at is not None or (token.expires_at is not None
+                                            and token.expires_at <= now):
             return None
         due = token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION
         return (Principal(kind="user", user_id=user.id, username=user.username,

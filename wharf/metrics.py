@@ -22,14 +22,20 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from socketserver import ThreadingMixIn
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram,
-                               generate_latest)
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
@@ -118,10 +124,10 @@ class Dependencies:
         self._down: dict[str, str] = {}
         self._down_lock = threading.Lock()
 
-    def results(self) -> dict[str, "Failure | None"]:
+    def results(self) -> dict[str, Failure | None]:
         return self._cache.get()
 
-    def run(self) -> dict[str, "Failure | None"]:
+    def run(self) -> dict[str, Failure | None]:
         results = check_all(self.checks)
         with self._down_lock:
             for name, failure in results.items():
@@ -315,7 +321,7 @@ class _QuietHandler(WSGIRequestHandler):
     timeout = HANDLER_TIMEOUT  # socket timeout for every read and write (set in setup())
 
     # Scrapes come every few seconds: no log line for each.
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
@@ -354,7 +360,7 @@ class MetricsServer:
                           CONTENT_TYPE_LATEST)
         return _reply(start_response, "404 Not Found", b"not found\n")
 
-    def start(self) -> "MetricsServer":
+    def start(self) -> MetricsServer:
         self._thread.start()
         return self
 

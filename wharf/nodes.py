@@ -12,9 +12,20 @@ from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf import audit
-from wharf.access import (MAX_TREE_DEPTH, Access, TreeTooDeep, ancestors, at_least, depth_of,
-                          forget_tree, node_access, require_node, require_space, space_of,
-                          space_role)
+from wharf.access import (
+    MAX_TREE_DEPTH,
+    Access,
+    TreeTooDeep,
+    ancestors,
+    at_least,
+    depth_of,
+    forget_tree,
+    node_access,
+    require_node,
+    require_space,
+    space_of,
+    space_role,
+)
 from wharf.clock import utcnow
 from wharf.context import RequestContext
 from wharf.errors import Conflict, Forbidden, ValidationFailed

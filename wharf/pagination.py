@@ -16,8 +16,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime, timezone
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from wharf.clock import iso
 from wharf.errors import InvalidCursor, ValidationFailed
@@ -61,7 +62,7 @@ def _timestamp(value: str) -> datetime:
     offset = when.utcoffset()
     if offset is None or offset.total_seconds() != 0:
         raise ValueError(value)
-    return when.astimezone(timezone.utc)
+    return when.astimezone(UTC)
 
 
 def decode_cursor(kind: str, cursor: str | None,

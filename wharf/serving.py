@@ -37,7 +37,8 @@ from __future__ import annotations
 import logging
 import resource
 import time
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from wharf.config import ConfigError, Settings
 
@@ -184,7 +185,7 @@ def _guard(srv: BaseWSGIServer, settings: Settings) -> None:
         channels: dict[int, Channel] = srv.active_channels  # type: ignore[assignment]
         for channel in list(channels.values()):
             if channel.total_outbufs_len and channel.last_activity < stalled_since:
-                channel.close_reason = "sent nothing for %ss" % settings.http_send_timeout
+                channel.close_reason = f"sent nothing for {settings.http_send_timeout}s"
                 continue
             started = getattr(channel, "receiving_since", None)
             if started is not None and not channel.requests:  # none being served

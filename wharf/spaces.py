@@ -58,7 +58,8 @@ def update_space(session: Session, ctx: RequestContext, space_id: str,
         done["name"] = space.name
     if "public_read" in changes:
         if not isinstance(changes["public_read"], bool):
-            raise ValidationFailed("public_read must be a boolean", details={"field": "public_read"})
+            raise ValidationFailed("public_read must be a boolean",
+                                   details={"field": "public_read"})
         space.public_read = changes["public_read"]
         done["public_read"] = space.public_read
     space.updated_at = utcnow()
@@ -67,7 +68,8 @@ def update_space(session: Session, ctx: RequestContext, space_id: str,
     return space, access
 
 
-def list_members(session: Session, ctx: RequestContext, space_id: str) -> list[tuple[SpaceMember, User]]:
+def list_members(session: Session, ctx: RequestContext,
+                 space_id: str) -> list[tuple[SpaceMember, User]]:
     space, _ = require_space(session, ctx.principal, space_id, "viewer")
     return list(session.execute(
         select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
@@ -99,8 +101,8 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
     if access.role != "owner":
         is_self = user.id == ctx.principal.user_id
         # An admin may step down themselves; the admin role is otherwise the owner's call.
-        if role == "admin" and current != "admin" or \
-                current == "admin" and not (is_self and role != "admin"):
+        if (role == "admin" and current != "admin") or \
+                (current == "admin" and not (is_self and role != "admin")):
             raise Forbidden("Only the space owner grants, changes or removes the admin role.",
                             code="owner_required")
     created = member is None

@@ -11,7 +11,8 @@ from wharf.errors import NotFound, ValidationFailed
 from wharf.resources import find_unit
 
 
-def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> tuple[Unit, dict[str, Any]]:
+def read_unit(db: Database, store: UnitStore, ctx: RequestContext,
+              unit_id: str) -> tuple[Unit, dict[str, Any]]:
     with db.read() as s:
         unit_row, res, node, access = find_unit(s, ctx, unit_id, "viewer")
         info = {"resource_id": res.id, "node_id": node.id, "unit_type": unit_row.unit_type,
@@ -31,7 +32,7 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id
         raise ValidationFailed("changes must be a non-empty RFC 6902 JSON Patch array",
                                details={"field": "changes"})
     with db.read() as s:
-        unit_row, res, node, _ = find_unit(s, ctx, unit_id, "editor")
+        _, _, node, _ = find_unit(s, ctx, unit_id, "editor")
         space_id = node.space_id
     unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id)
     # The UnitStore shares no transaction with the product DB: audit after the fact.

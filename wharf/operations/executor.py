@@ -19,8 +19,9 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import and_, or_, update
 from sqlalchemy.exc import DBAPIError

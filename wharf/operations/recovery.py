@@ -14,9 +14,10 @@ its way), so the two slow paths never both deliver it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from sqlalchemy import and_, or_, select, update
 

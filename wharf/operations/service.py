@@ -11,9 +11,10 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -28,9 +29,13 @@ from wharf.config import Settings
 from wharf.context import RequestContext
 from wharf.errors import NotFound, Unauthenticated, ValidationFailed
 from wharf.ids import is_id, new_id
-from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequired,
-                                     InvalidIdempotencyKey, OperationStateConflict,
-                                     RetryNotPossible)
+from wharf.operations.errors import (
+    IdempotencyKeyRequired,
+    IdempotencyKeyReused,
+    InvalidIdempotencyKey,
+    OperationStateConflict,
+    RetryNotPossible,
+)
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.pagination import decode_cursor, page
 

@@ -14,9 +14,10 @@ once. A tick whose previous run is still going is recorded as ``skipped`` and co
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from croniter import croniter
 from sqlalchemy import and_, or_, select
@@ -40,7 +41,7 @@ def actor_for(schedule: str) -> str:
     return f"sweep_{schedule}"
 
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,25 @@ Each returns counts of what it did."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from sqlalchemy import Select, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.models import (ApiToken, AuthThrottle, BlobUploadSession, LoginSession, Operation,
-                            OperationAttempt, ScheduleTick)
+from storage.models import (
+    ApiToken,
+    AuthThrottle,
+    BlobUploadSession,
+    LoginSession,
+    Operation,
+    OperationAttempt,
+    ScheduleTick,
+)
 from storage.results import rowcount
 from wharf import blobs, deletion, trash
 from wharf.config import Settings
