@@ -9,6 +9,8 @@
 #   make test                   the whole suite, on two xdist workers
 #   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default `-n 2`
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
+#   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy on wharf,
+#                               storage, api and tasks ([tool.mypy]); both must pass
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -18,11 +20,12 @@ BIN    := $(VENV)/bin
 PYTEST_ARGS ?= -n 2
 
 .DEFAULT_GOAL := help
-.PHONY: help run test install install-dev clean
+.PHONY: help run test lint install install-dev clean
 
 help:
 	@echo "make run    serve Wharf on 127.0.0.1:8080 (embedded: SQLite + files under ./var)"
 	@echo "make test   run the test suite"
+	@echo "make lint   ruff and mypy"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +48,13 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+# Both run even when the first fails, so one pass reports everything; either failing fails.
+lint: $(VENV)/.installed-dev
+	@status=0; \
+	$(BIN)/ruff check . || status=1; \
+	$(BIN)/mypy || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) build *.egg-info
