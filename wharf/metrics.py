@@ -318,7 +318,9 @@ class _Server(ThreadingMixIn, WSGIServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
-    timeout = HANDLER_TIMEOUT  # socket timeout for every read and write (set in setup())
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(HANDLER_TIMEOUT)  # for every read and write
 
     # Scrapes come every few seconds: no log line for each.
     def log_message(self, format: str, *args: Any) -> None:
