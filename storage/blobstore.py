@@ -182,7 +182,7 @@ class FileRange:
         self._stop = max(start, end + 1)  # absolute offset just past the range
         fh.seek(start)
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int | None = -1) -> bytes:
         left = self._stop - self._fh.tell()
         if left <= 0:
             return b""

@@ -101,7 +101,9 @@ def create_server(app: WSGIApplication,
     if isinstance(server, BaseWSGIServer):
         _guard(server, settings)
     else:
-        for srv in (server.map or {}).values():
+        # The map holds the dispatchers, one server per address (the stubs say sockets).
+        dispatchers: Iterable[object] = (server.map or {}).values()
+        for srv in dispatchers:
             if isinstance(srv, BaseWSGIServer):
                 _guard(srv, settings)
     return server
