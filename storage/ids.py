@@ -3,6 +3,9 @@
 Ids are UUIDv7-shaped (48-bit millisecond timestamp, then random bits), rendered as 32
 lower-case hex characters: generated in Python before the row exists, unguessable, and
 roughly time-ordered so keyset pagination by id follows creation order.
+
+It lives in the lowest layer because column defaults need it; the core uses it as
+:mod:`wharf.ids`, which re-exports it.
 """
 from __future__ import annotations
 

@@ -1,0 +1,7 @@
+"""Server-generated identifiers: :mod:`storage.ids` re-exported, so the core and the layers
+above it name them as ``wharf.ids``."""
+from __future__ import annotations
+
+from storage.ids import is_id, new_id
+
+__all__ = ["is_id", "new_id"]
