@@ -9,6 +9,8 @@
 #   make test                   the whole suite, on two xdist workers
 #   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default `-n 2`
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
+#   make lint-imports           check the layer contracts ([tool.importlinter] in
+#                               pyproject.toml; docs/architecture.md, "Layers")
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -45,6 +47,10 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+.PHONY: lint-imports
+lint-imports: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-logo
 
 clean:
 	rm -rf $(VENV) build *.egg-info
