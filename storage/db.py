@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
 from storage.errors import DatabaseBusy
 
-OutboxSink = Callable[[Sequence[Any]], None]
+OutboxSink = Callable[[list[Any]], None]
 """Receives the outbox rows of a committed write transaction (e.g. sends them to the broker).
 It must not raise for a broker that is down: unsent rows are the relay's to send."""
 
@@ -57,7 +57,7 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     )
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
@@ -66,7 +66,7 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn):
+    def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
@@ -82,7 +82,7 @@ def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]
 
 
 @event.listens_for(Session, "before_flush")
-def _no_writes(session: Session, flush_context, instances) -> None:
+def _no_writes(session: Session, flush_context: Any, instances: Any) -> None:
     """A read transaction must not write: fail loudly instead of committing by accident."""
     if session.info.get("readonly") and (session.new or session.dirty or session.deleted):
         raise RuntimeError("a read transaction tried to write; use Database.write()")

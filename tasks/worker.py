@@ -99,7 +99,7 @@ def run_workers(settings: Settings, processes: int | None = None,
             shutil.rmtree(metrics_dir, ignore_errors=True)
             raise
 
-    def spawn(i: int):
+    def spawn(i: int) -> mp.process.BaseProcess:
         p = ctx.Process(target=child, args=(i, threads), name=f"wharf-worker-{i}")
         p.start()
         return p
