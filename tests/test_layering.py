@@ -99,3 +99,16 @@ def test_a_forbidden_import_breaks_its_contract(tree, rule, module, imported, co
     assert verdicts == {CONTRACTS[contract]: "BROKEN"}, report
     importer = module.removesuffix(".py").replace("/", ".")
     assert f"{importer} -> {imported}" in report, report
+
+
+def test_the_command_line_imports_the_layers_inside_the_commands():
+    """``wharf --help`` and a configuration error answer without a second of imports:
+    wharfd.cli imports SQLAlchemy, Falcon, Dramatiq, Alembic, boto3 (and the packages built
+    on them) inside the command that needs them."""
+    heavy = ("sqlalchemy", "falcon", "dramatiq", "alembic", "boto3", "prometheus_client",
+             "api", "tasks", "migrations", "storage", "wharfd.runtime")
+    probe = (f"import sys, wharfd.cli; "
+             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.strip()
+    assert out == ""
