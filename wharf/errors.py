@@ -162,7 +162,7 @@ class TransientFailure(WharfError):
 
 # Storage error class -> (the core's class, problem code, title). The most specific class
 # of an error that has a rule decides; every class in storage.errors has one
-# (tests/test_layering.py checks).
+# (tests/test_storage_errors.py checks).
 _FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], str, str]] = {
     storage_errors.StorageError: (TransientFailure, "storage_failure", "Storage failure"),
     storage_errors.StorageNotFound: (NotFound, "not_found", "Not found"),
