@@ -11,6 +11,8 @@
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
 #   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy on wharf,
 #                               storage, api and tasks ([tool.mypy]); both must pass
+#   make lint-imports           check the layer contracts ([tool.importlinter] in
+#                               pyproject.toml; docs/architecture.md, "Layers")
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -55,6 +57,9 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check . || status=1; \
 	$(BIN)/mypy || status=1; \
 	exit $$status
+.PHONY: lint-imports
+lint-imports: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-logo
 
 clean:
 	rm -rf $(VENV) build *.egg-info

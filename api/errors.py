@@ -1,6 +1,8 @@
 """Every error leaves as RFC 9457 ``application/problem+json`` with a stable ``code``.
 
 Domain errors (:class:`wharf.errors.WharfError`) map by their ``status`` and ``code``;
+storage's errors (:class:`storage.errors.StorageError`) become domain errors first, through
+the core's one mapping (:func:`wharf.errors.from_storage`);
 Falcon's own errors (unknown route, wrong method, bad header) get a code derived from the
 status; anything else is logged and answered as a 500 ``internal_error`` problem.
 """
@@ -12,7 +14,8 @@ from typing import Any
 
 import falcon
 
-from wharf.errors import WharfError
+from storage.errors import StorageError
+from wharf.errors import WharfError, from_storage
 
 log = logging.getLogger("wharf.api")
 
@@ -55,6 +58,11 @@ def handle_wharf_error(req: falcon.Request, resp: falcon.Response, ex: WharfErro
     _write(req, resp, ex.status, ex.code, ex.title, ex.message, extra, ex.headers)
 
 
+def handle_storage_error(req: falcon.Request, resp: falcon.Response, ex: StorageError,
+                         params: dict[str, Any]) -> None:
+    handle_wharf_error(req, resp, from_storage(ex), params)
+
+
 def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError,
                       params: dict[str, Any]) -> None:
     status = int(str(ex.status).split()[0]) if not isinstance(ex.status, int) else ex.status
@@ -77,3 +85,4 @@ def install(app: falcon.App[falcon.Request, falcon.Response]) -> None:
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http_error)
     app.add_error_handler(WharfError, handle_wharf_error)
+    app.add_error_handler(StorageError, handle_storage_error)

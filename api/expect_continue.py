@@ -11,8 +11,8 @@ Under ``wharf api`` (gunicorn) two pieces move that moment to the first read:
 - :func:`defer_100_continue`, gunicorn's ``pre_request`` hook (installed by ``wharf api``
   and by api/gunicorn_conf.py), takes the request's "send 100 Continue" flag away from
   gunicorn;
-- :class:`ExpectContinue`, the WSGI wrapper in ``api.wsgi``, sends ``100 Continue`` on the
-  first read of ``wsgi.input``. If the application answers without reading the body, no
+- :class:`ExpectContinue`, the WSGI wrapper in ``wharfd.wsgi``, sends ``100 Continue`` on
+  the first read of ``wsgi.input``. If the application answers without reading the body, no
   ``100 Continue`` is sent and the connection is closed after the response (RFC 9110
   §10.1.1: the client may still be holding the body; it cannot be left in the stream).
 

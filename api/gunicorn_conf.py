@@ -35,7 +35,7 @@ def _bind() -> list[str]:
     return [f"{host}:{port}"]
 
 
-wsgi_app = "api.wsgi:application"
+wsgi_app = "wharfd.wsgi:application"
 bind = _bind()
 
 # Threads, not processes, carry the concurrency: requests are mostly waiting on the

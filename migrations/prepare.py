@@ -26,7 +26,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection, Engine
 
-from wharf.clock import utcnow
+from storage.clock import utcnow
 
 HERE = Path(__file__).resolve().parent
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from wharf.errors import NotFound, TransientFailure
+from storage.errors import BlobNotFound, BlobStoreUnavailable, BucketNotFound
 
 if TYPE_CHECKING:  # the stubs are a dev dependency
     from botocore.response import StreamingBody
@@ -37,32 +37,8 @@ CHUNK = 1024 * 1024
 PING_TIMEOUT = 2  # seconds to connect, and to read, for a health check of the store
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
 
-
-class BlobNotFound(NotFound):
-    """The object key does not exist in the blob store."""
-
-    code = "blob_not_found"
-    title = "Blob not found"
-
-
-class BlobStoreUnavailable(TransientFailure):
-    """The blob store could not be reached or answered with a server error."""
-
-    code = "blob_store_unavailable"
-    title = "Blob store unavailable"
-
-
-class BucketNotFound(BlobStoreUnavailable):
-    """The configured bucket does not exist: a deployment problem, never "no such object".
-
-    Retryable like any unavailable store (operations and deletion jobs wait for the
-    bucket instead of failing verification or counting a delete as done); the message
-    names the bucket, and ``/healthz/details`` (to holders of the metrics token) and the
-    CLI show it."""
-
-    code = "blob_store_bucket_missing"
-    title = "Blob store bucket missing"
-    operator_message = True  # useful to operators: /healthz/details (with the token), CLI
+__all__ = ["CHUNK", "BlobNotFound", "BlobStore", "BlobStoreUnavailable", "BucketNotFound",
+           "FileBlobStore", "FileRange", "ObjectInfo", "S3BlobStore", "blob_store_from_url"]
 
 
 @dataclass(frozen=True)

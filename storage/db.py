@@ -3,7 +3,11 @@
 ``Database.write()`` opens an explicit transaction (``BEGIN IMMEDIATE`` on SQLite so two
 writers queue on the busy timeout instead of failing on lock upgrade); ``Database.read()``
 opens a plain one. A lock that outlasts the busy timeout, or a PostgreSQL lock/serialization
-failure, surfaces as :class:`wharf.errors.Unavailable` (503 + ``Retry-After``), never a 500.
+failure, surfaces as :class:`storage.errors.DatabaseBusy` (which the core maps to a 503 with
+``Retry-After``), never a 500.
+
+The transactional outbox's fast path is a collaborator given to the constructor: rows added
+with :func:`send_after_commit` go to ``on_outbox_committed`` once their transaction commits.
 """
 from __future__ import annotations
 
@@ -12,11 +16,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
-from wharf.errors import Unavailable
+from storage.errors import DatabaseBusy
+
+OutboxSink = Callable[[list[Any]], None]
+"""Receives the outbox rows of a committed write transaction (e.g. sends them to the broker).
+It must not raise for a broker that is down: unsent rows are the relay's to send."""
 
 _PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P03", "08006", "08001", "08003"}
 
@@ -49,7 +57,7 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     )
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
@@ -58,7 +66,7 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn):
+    def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
@@ -74,14 +82,15 @@ def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]
 
 
 @event.listens_for(Session, "before_flush")
-def _no_writes(session: Session, flush_context, instances) -> None:
+def _no_writes(session: Session, flush_context: Any, instances: Any) -> None:
     """A read transaction must not write: fail loudly instead of committing by accident."""
     if session.info.get("readonly") and (session.new or session.dirty or session.deleted):
         raise RuntimeError("a read transaction tried to write; use Database.write()")
 
 
 def send_after_commit(session: Session, row: Any) -> None:
-    """Add an outbox row to the transaction; once it commits, it goes to ``outbox_sink``.
+    """Add an outbox row to the transaction; once it commits, it goes to the database's
+    ``on_outbox_committed`` collaborator, if it has one.
 
     This is the fast path of the transactional outbox: rows are written with the change
     they announce and handed to the broker right after commit. If that hand-off fails or
@@ -94,14 +103,28 @@ def send_after_commit(session: Session, row: Any) -> None:
 class Database:
     """The product database (or the UnitStore database): engines plus transaction helpers.
 
-    ``outbox_sink`` (set by the composition root) receives the outbox rows of each
-    committed transaction (see :func:`send_after_commit`).
+    ``on_outbox_committed`` (given by the composition root) receives the outbox rows of
+    each committed write transaction (see :func:`send_after_commit`); without it they wait
+    for the relay. :meth:`with_outbox_sink` gives the same database (same engines and
+    pools) with another one.
     """
 
-    def __init__(self, url: str, busy_timeout_ms: int = 5000):
+    def __init__(self, url: str, busy_timeout_ms: int = 5000, *,
+                 on_outbox_committed: OutboxSink | None = None,
+                 engines: tuple[Engine, Engine] | None = None) -> None:
         self.url = url
-        self.write_engine, self.read_engine = make_engines(url, busy_timeout_ms)
-        self.outbox_sink: Callable[[list], None] | None = None
+        self.write_engine, self.read_engine = engines or make_engines(url, busy_timeout_ms)
+        self._on_outbox_committed = on_outbox_committed
+
+    def with_outbox_sink(self, on_outbox_committed: OutboxSink) -> Database:
+        """This database (sharing its engines: disposing either disposes both) whose
+        committed outbox rows go to ``on_outbox_committed``."""
+        return Database(self.url, on_outbox_committed=on_outbox_committed,
+                        engines=(self.write_engine, self.read_engine))
+
+    @property
+    def on_outbox_committed(self) -> OutboxSink | None:
+        return self._on_outbox_committed
 
     @property
     def engine(self) -> Engine:
@@ -123,12 +146,11 @@ class Database:
             with session.begin():
                 yield session
             outbox = session.info.pop("outbox", None)
-            if outbox and self.outbox_sink is not None and not readonly:
-                self.outbox_sink(outbox)
+            if outbox and self._on_outbox_committed is not None and not readonly:
+                self._on_outbox_committed(outbox)
         except DBAPIError as exc:
             if is_transient_db_error(exc):
-                raise Unavailable("The database is busy; try again shortly.",
-                                  code="database_busy", retry_after=1) from exc
+                raise DatabaseBusy("The database is busy; try again shortly.") from exc
             raise
         finally:
             session.close()

@@ -9,8 +9,8 @@ from sqlalchemy import (JSON, BigInteger, Boolean, ForeignKey, Index, Integer, S
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.types import UTCDateTime
-from wharf.clock import utcnow
-from wharf.ids import new_id
+from storage.clock import utcnow
+from storage.ids import new_id
 
 ID = String(32)
 

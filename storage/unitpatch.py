@@ -37,39 +37,14 @@ from typing import Any
 
 from jsonpointer import JsonPointer, JsonPointerException
 
-from wharf.errors import PayloadTooLarge, ValidationFailed
+from storage.errors import ChangesetTooLarge, InvalidChangeset, UnitTooDeep, UnitTooLarge
 
 MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed back
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
-
-class InvalidChangeset(ValidationFailed):
-    """The changeset is not a valid RFC 6902 patch, or does not apply to the snapshot."""
-
-    code = "invalid_changeset"
-    title = "Invalid changeset"
-
-
-class ChangesetTooLarge(PayloadTooLarge):
-    """The changeset has more operations than ``WHARF_UNIT_MAX_CHANGESET_OPS``."""
-
-    code = "changeset_too_large"
-    title = "Changeset too large"
-
-
-class UnitTooLarge(PayloadTooLarge):
-    """Applying the changeset would grow the unit past ``WHARF_UNIT_MAX_SNAPSHOT_BYTES``."""
-
-    code = "unit_too_large"
-    title = "Unit too large"
-
-
-class UnitTooDeep(ValidationFailed):
-    """Applying the changeset would nest the unit deeper than ``WHARF_UNIT_MAX_DEPTH``."""
-
-    code = "unit_too_deep"
-    title = "Unit too deep"
+__all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep", "UnitTooLarge",
+           "apply_changeset", "json_size", "json_text_depth", "parse_changeset"]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ A unit has a JSON snapshot and an append-only list of revisions; each revision i
 RFC 6902 JSON Patch against a base revision, applied by :mod:`storage.unitpatch` within
 its size, depth and operation-count limits.
 Creating a unit is idempotent on its id. Transient database trouble surfaces as
-:class:`wharf.errors.TransientFailure` so workers back off and retry.
+:class:`storage.errors.UnitStoreUnavailable` (the core maps it to a retryable failure), so
+workers back off and retry.
 """
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
+from storage.errors import (
+    DatabaseBusy,
+    RevisionConflict,
+    UnitConflict,
+    UnitNotFound,
+    UnitStoreUnavailable,
+)
 from storage.results import rowcount
 from storage.types import UTCDateTime
 from storage.unitpatch import (
@@ -30,11 +39,9 @@ from storage.unitpatch import (
     json_size,
     parse_changeset,
 )
-from wharf.clock import utcnow
-from wharf.errors import Conflict, NotFound, TransientFailure, WharfError
 
-__all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep",
-           "UnitTooLarge"]
+__all__ = ["ChangesetTooLarge", "InvalidChangeset", "RevisionConflict", "UnitConflict",
+           "UnitLimits", "UnitNotFound", "UnitStoreUnavailable", "UnitTooDeep", "UnitTooLarge"]
 
 T = TypeVar("T")
 
@@ -75,21 +82,6 @@ class MetaRow(UnitBase):
     value: Mapped[str] = mapped_column(String(64))
 
 
-class RevisionConflict(Conflict):
-    """The changeset's base revision is not the unit's current revision."""
-
-    code = "revision_conflict"
-    title = "Revision conflict"
-
-
-class UnitConflict(WharfError):
-    """A unit with this id exists with a different type: a permanent, non-retryable clash."""
-
-    status = 409
-    code = "unit_conflict"
-    title = "Unit conflict"
-
-
 @dataclass(frozen=True)
 class Unit:
     id: str
@@ -113,14 +105,10 @@ class UnitStore:
             return fn()
         except DBAPIError as exc:
             if is_transient_db_error(exc):
-                raise TransientFailure("The unit store is unavailable.",
-                                       code="unitstore_unavailable") from exc
+                raise UnitStoreUnavailable("The unit store is unavailable.") from exc
             raise
-        except WharfError as exc:
-            if exc.retryable and exc.code == "database_busy":
-                raise TransientFailure("The unit store is busy.",
-                                       code="unitstore_unavailable") from exc
-            raise
+        except DatabaseBusy as exc:
+            raise UnitStoreUnavailable("The unit store is busy.") from exc
 
     def create_unit(self, unit_id: str, unit_type: str,
                     snapshot: dict[str, Any] | None = None) -> Unit:
@@ -163,7 +151,7 @@ class UnitStore:
             with self.db.write() as s:
                 row = s.get(UnitRow, unit_id)
                 if row is None:
-                    raise NotFound("No such unit.")
+                    raise UnitNotFound("No such unit.")
                 if row.revision != base_revision:
                     raise RevisionConflict(
                         f"base revision {base_revision} is stale; the unit is at "

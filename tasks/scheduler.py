@@ -6,11 +6,22 @@ import os
 import signal
 import socket
 import threading
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from tasks.loops import Periodic
 from wharf.clock import utcnow
 from wharf.config import Settings
-from wharf.retention.schedule import Scheduler
+
+if TYPE_CHECKING:  # imports prometheus_client, which must wait for run_scheduler's pop
+    from wharf.retention.schedule import Scheduler
+
+
+class SchedulerComponents(Protocol):
+    """What ``wharf scheduler`` runs with (built by the composition root)."""
+
+    def scheduler(self, scheduler_id: str) -> Scheduler: ...
+
+    def close(self) -> None: ...
 
 
 def tick_period(settings: Settings) -> float:
@@ -22,15 +33,18 @@ def scheduler_loop(scheduler: Scheduler, settings: Settings) -> Periodic:
     return Periodic("scheduler", tick_period(settings), lambda: scheduler.tick(utcnow()))
 
 
-def run_scheduler(settings: Settings) -> int:
-    """With a metrics port, serves ``/metrics`` (this process's counters: schedule ticks,
-    skipped sweeps) and ``/healthz`` (200 while the tick loop runs)."""
+def run_scheduler(settings: Settings,
+                  build: Callable[[Settings], SchedulerComponents]) -> int:
+    """Tick the schedules of the components ``build`` makes until SIGTERM/SIGINT.
+
+    With a metrics port, serves ``/metrics`` (this process's counters: schedule ticks,
+    skipped sweeps) and ``/healthz`` (200 while the tick loop runs). ``build`` runs after
+    the metrics environment is settled (prometheus_client reads it when first imported)."""
     if settings.metrics_port is not None:
         # One process: its own counters, never those of a directory shared with others.
         os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    from tasks.runtime import Components
     from wharf import metrics
-    components = Components(settings)
+    components = build(settings)
     scheduler = components.scheduler(f"{socket.gethostname()}:{os.getpid()}")
     loop = scheduler_loop(scheduler, settings)
     stop = threading.Event()

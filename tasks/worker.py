@@ -21,24 +21,43 @@ import tempfile
 import threading
 import time
 from multiprocessing.context import SpawnProcess
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from wharf.config import Settings
+
+if TYPE_CHECKING:
+    import dramatiq
+
+    from tasks.loops import Periodic
 
 log = logging.getLogger("wharf.worker")
 STOP_TIMEOUT_MS = 30_000
 
 
-def _child(index: int, threads: int) -> None:
+class WorkerComponents(Protocol):
+    """What one worker process consumes with (built by the composition root)."""
+
+    @property
+    def broker(self) -> dramatiq.Broker: ...
+
+    def relay_loop(self) -> Periodic: ...
+
+    def close(self) -> None: ...
+
+
+def run_child(index: int, threads: int, build: Callable[[Settings], WorkerComponents]) -> None:
+    """The body of one worker process: consume with the components ``build`` makes from the
+    environment's settings until SIGTERM/SIGINT, then stop gracefully. The composition
+    root's spawn target calls it (a spawned child starts from a module-level function)."""
     logging.basicConfig(level=os.environ.get("WHARF_LOG_LEVEL", "INFO").upper(),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     import dramatiq
 
-    from tasks.runtime import Components
     settings = Settings.from_env()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    components = Components(settings)
+    components = build(settings)
     worker = dramatiq.Worker(components.broker, worker_threads=threads, worker_timeout=100)
     worker.start()
     relay = components.relay_loop()
@@ -52,7 +71,9 @@ def _child(index: int, threads: int) -> None:
 
 
 def run_workers(settings: Settings, processes: int | None = None,
-                threads: int | None = None) -> int:
+                threads: int | None = None, *, child: Callable[[int, int], None]) -> int:
+    """Supervise ``processes`` spawned children, each running ``child(index, threads)``
+    (a module-level function that calls :func:`run_child`)."""
     if settings.embedded_broker:
         print("wharf: `wharf worker` needs WHARF_BROKER_URL=redis://...; the embedded broker "
               "lives inside `wharf serve`", flush=True)
@@ -80,7 +101,7 @@ def run_workers(settings: Settings, processes: int | None = None,
             raise
 
     def spawn(i: int) -> SpawnProcess:
-        p = ctx.Process(target=_child, args=(i, threads), name=f"wharf-worker-{i}")
+        p = ctx.Process(target=child, args=(i, threads), name=f"wharf-worker-{i}")
         p.start()
         return p
 

@@ -162,7 +162,7 @@ def db(settings):
 @pytest.fixture
 def components(settings, db):
     """The embedded wiring (StubBroker, LocalNotifier) around the test databases."""
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     comps = Components(settings, db=db)
     yield comps
     comps.close()

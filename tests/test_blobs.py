@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from storage.blobstore import BlobStoreUnavailable, FileBlobStore, ObjectInfo
 from storage.models import (BlobResource, BlobUploadSession, Node, ObjectDeletionJob,
                             Operation)
-from tasks.runtime import Components
+from wharfd.runtime import Components
 from tests.conftest import World
 from wharf import deletion
 

@@ -267,7 +267,7 @@ class Cluster:
                    GUNICORN_CMD_ARGS="--no-control-socket")  # none shared under $HOME
         log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "wharf.cli"] + args, cwd=REPO,
+            proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli"] + args, cwd=REPO,
                                     env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         finally:

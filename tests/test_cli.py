@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 _SCRIPT = shutil.which("wharf", path=str(Path(sys.executable).parent))
-WHARF = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "wharf.cli"]
+WHARF = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "wharfd.cli"]
 FAST_HASHING = {"WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
                 "WHARF_ARGON2_PARALLELISM": "1"}
 
@@ -447,11 +447,11 @@ def test_api_long_poll_default_holds_with_an_operators_own_gunicorn_conf(tmp_pat
                                                                           monkeypatch):
     """The default (half of gunicorn's threads) does not depend on hooks in the packaged
     file: an operator's own file, with ``preload_app`` even, gets it too."""
-    from wharf.cli import _api_application_class
+    from wharfd.cli import _api_application_class
     conf = _own_gunicorn_conf(tmp_path, threads=6, preload_app=True)
     monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "")  # restored after the test
     monkeypatch.delenv("WHARF_LONG_POLL_MAX_WAITERS")
-    monkeypatch.setattr(sys, "argv", ["gunicorn", "api.wsgi:application", "--config",
+    monkeypatch.setattr(sys, "argv", ["gunicorn", "wharfd.wsgi:application", "--config",
                                       str(conf)])
     _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
     assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "3"

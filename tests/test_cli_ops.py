@@ -20,7 +20,7 @@ from wharf.retention.sweeps import SweepContext
 def wharf(settings, *args):
     env = {**os.environ, "WHARF_DATA_DIR": str(settings.data_dir),
            "WHARF_DATABASE_URL": settings.database_url, "WHARF_LOG_LEVEL": "WARNING"}
-    return subprocess.run([sys.executable, "-m", "wharf.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "wharfd.cli", *args], env=env,
                           capture_output=True, text=True, timeout=60)
 
 

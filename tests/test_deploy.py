@@ -99,3 +99,15 @@ def test_env_example_sets_no_repository_relative_gunicorn_conf():
     assert not re.search(r"^WHARF_GUNICORN_CONF=", text, re.MULTILINE)
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert "WHARF_GUNICORN_CONF" not in dockerfile
+
+
+def test_the_image_copies_every_package_pyproject_installs():
+    """A package missing from the Dockerfile's COPY lines would install without it (the
+    composition package wharfd holds the ``wharf`` command)."""
+    import tomllib
+    pyproject = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())
+    packages = {name.split(".")[0].rstrip("*")
+                for name in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    copied = set(re.findall(r"^COPY (\w+)/ \1/$", (DEPLOY / "Dockerfile").read_text(), re.M))
+    assert packages == copied
+    assert pyproject["project"]["scripts"]["wharf"].split(":")[0].split(".")[0] in copied

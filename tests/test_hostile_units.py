@@ -300,7 +300,7 @@ def small_settings(tmp_path, database_url, unitstore_url):
 
 @pytest.fixture
 def small_world(small_settings, db):
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     import dramatiq
     from tests.conftest import World
     comps = Components(small_settings, db=db)

@@ -276,10 +276,11 @@ def test_purge_is_refused_while_a_worktree_references_a_resource(world, worker, 
     assert r.status_code == 409 and r.json["code"] == "worktree_reference"
 
 
-def test_trash_retention_purges_old_batches_once(world, worker, db, settings):
+def test_trash_retention_purges_old_batches_once(world, worker, components, settings):
     from datetime import timedelta
 
     from wharf.clock import utcnow
+    db = components.db  # the database whose committed outbox rows go to the broker
     alice = world.user("alice")
     top = node(alice, alice.personal_space_id, "Old")
     batch = alice.post(f"/api/nodes/{top}/trash").json

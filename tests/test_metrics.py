@@ -27,7 +27,7 @@ def sample(body: str, name: str, **labels: str) -> float | None:
 
 
 def api(tmp_path, database_url, unitstore_url, db, **overrides):
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     settings = make_settings(tmp_path, database_url, unitstore_url, **overrides)
     comps = Components(settings, db=db)
     return comps, ApiClient(comps.api_app())
@@ -189,7 +189,7 @@ def test_metrics_port_in_use_or_out_of_range_is_a_configuration_error(tmp_path):
 
 
 def test_database_down_is_not_ready_and_metrics_still_answer(tmp_path):
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     settings = make_settings(tmp_path, "postgresql://wharf:x@127.0.0.1:1/nowhere")
     comps = Components(settings)
     try:
@@ -277,7 +277,7 @@ def test_hung_blob_store_answers_fast_and_is_checked_once_per_window(
     import time
 
     from storage.blobstore import S3BlobStore
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")  # signed requests reach the endpoint
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     store = S3BlobStore("wharf-bucket", endpoint_url=silent_s3.url)
@@ -347,7 +347,7 @@ def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_pa
     check still hanging is not started again."""
     import time
 
-    from tasks.runtime import Components
+    from wharfd.runtime import Components
     from wharf import metrics
     monkeypatch.setattr(metrics, "CHECK_BUDGET", 1.0)
     silent = SilentServer()

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, update
 
 from storage.models import Node, Operation, OperationAttempt, OutboxMessage, Resource, UnitResource
 from storage.unitstore import UnitConflict
-from tasks.runtime import Components
+from wharfd.runtime import Components
 from tests.conftest import World
 from tests.support.client import ApiClient
 from wharf.clock import utcnow

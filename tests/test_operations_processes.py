@@ -95,7 +95,7 @@ class Cluster:
 
     def api(self, **env):
         """An ApiClient on a ``Components`` API app (Redis broker, Redis notices)."""
-        from tasks.runtime import Components
+        from wharfd.runtime import Components
         from tests.support.client import ApiClient
         comps = Components(self.settings(**env))
         self.components.append(comps)
@@ -113,7 +113,7 @@ class Cluster:
     # -- worker processes ------------------------------------------------------------------
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         script = Path(sys.executable).with_name("wharf")
-        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "wharf.cli"]
+        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "wharfd.cli"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
         env.update(self.env, PYTHONUNBUFFERED="1")
         log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")

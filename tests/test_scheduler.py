@@ -330,7 +330,7 @@ def test_serve_expires_uploads_and_deletes_their_objects(tmp_path):
     env.pop("WHARF_DATABASE_URL", None)
     env.pop("WHARF_BROKER_URL", None)
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "wharf.cli", "serve", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", "serve", "--port", str(port)],
                             env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.slow
 MiB = 1024 * 1024
 PASSWORD = "correct horse battery staple"
 _SCRIPT = shutil.which("wharf", path=str(Path(sys.executable).parent))
-WHARF = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "wharf.cli"]
+WHARF = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "wharfd.cli"]
 SEND_TIMEOUT = 3
 RECEIVE_TIMEOUT = 2
 MAX_WAITERS = 4

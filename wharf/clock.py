@@ -1,16 +1,7 @@
-"""The one place Wharf reads the time, so tests can move it."""
+"""The core's clock: :mod:`storage.clock` (the one place Wharf reads the time) re-exported,
+so the core and the layers above it name the time as ``wharf.clock``."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from storage.clock import iso, utcnow
 
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+__all__ = ["iso", "utcnow"]

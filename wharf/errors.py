@@ -2,10 +2,16 @@
 
 The API maps :class:`WharfError` to RFC 9457 problem+json in one place using ``status``
 and ``code``; workers use ``retryable`` to decide between backing off and failing.
+
+The storage layer has errors of its own (:mod:`storage.errors`); :func:`from_storage` is
+the one mapping from them to these, used where errors leave Wharf (the API's error
+handler, the operations executor).
 """
 from __future__ import annotations
 
 from typing import Any
+
+from storage import errors as storage_errors
 
 
 class WharfError(Exception):
@@ -17,7 +23,10 @@ class WharfError(Exception):
     retryable: bool = False
 
     def __init__(self, message: str | None = None, *, code: str | None = None,
-                 details: dict[str, Any] | None = None, headers: dict[str, str] | None = None):
+                 title: str | None = None, details: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None):
+        if title:
+            self.title = title
         super().__init__(message or self.title)
         self.message = message or self.title
         if code:
@@ -149,3 +158,49 @@ class TransientFailure(WharfError):
     code = "transient_failure"
     title = "Transient failure"
     retryable = True
+
+
+# --- storage's errors, mapped ----------------------------------------------------------
+
+# Storage error class -> (the core's class, problem code, title). The most specific class
+# of an error that has a rule decides; every class in storage.errors has one
+# (tests/test_storage_errors.py checks).
+_FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], str, str]] = {
+    storage_errors.StorageError: (TransientFailure, "storage_failure", "Storage failure"),
+    storage_errors.StorageNotFound: (NotFound, "not_found", "Not found"),
+    storage_errors.BlobNotFound: (NotFound, "blob_not_found", "Blob not found"),
+    storage_errors.UnitNotFound: (NotFound, "not_found", "Not found"),
+    storage_errors.StorageConflict: (Conflict, "conflict", "Conflict"),
+    storage_errors.RevisionConflict: (Conflict, "revision_conflict", "Revision conflict"),
+    storage_errors.UnitConflict: (Conflict, "unit_conflict", "Unit conflict"),
+    storage_errors.StorageUnavailable: (TransientFailure, "transient_failure",
+                                        "Transient failure"),
+    storage_errors.DatabaseBusy: (Unavailable, "database_busy", "Service unavailable"),
+    storage_errors.UnitStoreUnavailable: (TransientFailure, "unitstore_unavailable",
+                                          "Transient failure"),
+    storage_errors.BlobStoreUnavailable: (TransientFailure, "blob_store_unavailable",
+                                          "Blob store unavailable"),
+    storage_errors.BucketNotFound: (TransientFailure, "blob_store_bucket_missing",
+                                    "Blob store bucket missing"),
+    storage_errors.StorageTooLarge: (PayloadTooLarge, "payload_too_large", "Payload too large"),
+    storage_errors.ChangesetTooLarge: (PayloadTooLarge, "changeset_too_large",
+                                       "Changeset too large"),
+    storage_errors.UnitTooLarge: (PayloadTooLarge, "unit_too_large", "Unit too large"),
+    storage_errors.InvalidChangeset: (ValidationFailed, "invalid_changeset",
+                                      "Invalid changeset"),
+    storage_errors.UnitTooDeep: (ValidationFailed, "unit_too_deep", "Unit too deep"),
+}
+
+
+def from_storage(exc: storage_errors.StorageError) -> WharfError:
+    """The core's error for a storage error: status, problem ``code``, title and
+    ``retryable`` from the table above; message and ``details`` from ``exc``
+    (``Unavailable`` adds ``Retry-After: 1``). Raise it ``from exc``."""
+    for cls in type(exc).__mro__:
+        rule = _FROM_STORAGE.get(cls)
+        if rule is not None:
+            break
+    else:  # unreachable: StorageError itself has a rule
+        raise TypeError(f"not a storage error: {exc!r}")
+    kind, code, title = rule
+    return kind(exc.message, code=code, title=title, details=dict(exc.details) or None)

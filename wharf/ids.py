@@ -1,27 +1,7 @@
-"""Server-generated identifiers.
-
-Ids are UUIDv7-shaped (48-bit millisecond timestamp, then random bits), rendered as 32
-lower-case hex characters: generated in Python before the row exists, unguessable, and
-roughly time-ordered so keyset pagination by id follows creation order.
-"""
+"""Server-generated identifiers: :mod:`storage.ids` re-exported, so the core and the layers
+above it name them as ``wharf.ids``."""
 from __future__ import annotations
 
-import os
-import re
-import time
+from storage.ids import is_id, new_id
 
-_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-
-
-def new_id() -> str:
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80 | rand
-    # version 7 and RFC 4122 variant bits
-    value = (value & ~(0xF << 76)) | (0x7 << 76)
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)
-    return f"{value:032x}"
-
-
-def is_id(value: object) -> bool:
-    return isinstance(value, str) and bool(_ID_RE.match(value))
+__all__ = ["is_id", "new_id"]

@@ -225,13 +225,13 @@ class WharfApi:
         self.cookie = ""
 
     def start(self) -> "WharfApi":
-        subprocess.run([sys.executable, "-m", "wharf.cli", "migrate"], cwd=ROOT, env=self.env,
+        subprocess.run([sys.executable, "-m", "wharfd.cli", "migrate"], cwd=ROOT, env=self.env,
                        check=True, stdout=subprocess.DEVNULL)
         args = ["api", "--port", str(self.port), "--workers", "1"]
         if self.threads:
             args += ["--threads", str(self.threads)]
         with open(self.log_path, "wb") as logf:
-            self.proc = subprocess.Popen([sys.executable, "-m", "wharf.cli"] + args, cwd=ROOT,
+            self.proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli"] + args, cwd=ROOT,
                                          env=self.env, stdout=logf, stderr=subprocess.STDOUT,
                                          start_new_session=True)
         deadline = time.monotonic() + 60

@@ -597,7 +597,7 @@ class Environment:
                          "bench client (this process)": os.getpid()})
 
     def wharf(self, *argv: str) -> list[str]:
-        return [sys.executable, "-m", "wharf.cli", *argv]
+        return [sys.executable, "-m", "wharfd.cli", *argv]
 
     def migrate(self) -> None:
         out = subprocess.run(self.wharf("migrate"), cwd=ROOT, env=self.env(),

@@ -28,13 +28,14 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
+from storage.errors import StorageError
 from storage.models import Operation, OperationAttempt
 from storage.results import rowcount
 from wharf import metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext, system_principal
-from wharf.errors import Forbidden, NotFound, WharfError
+from wharf.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
 from wharf.operations.hooks import run_compensate, run_on_failed
@@ -116,10 +117,11 @@ class Executor:
                 handler.perform(op)
             self.hooks.before_commit(op)
             return self._complete(handler, op, worker_id)
-        except WharfError as exc:
-            if exc.retryable:
-                return self._retry_or_fail(handler, op, worker_id, exc.to_dict())
-            return self._fail(handler, op, worker_id, exc.to_dict())
+        except (WharfError, StorageError) as exc:
+            error = exc if isinstance(exc, WharfError) else from_storage(exc)
+            if error.retryable:
+                return self._retry_or_fail(handler, op, worker_id, error.to_dict())
+            return self._fail(handler, op, worker_id, error.to_dict())
         except DBAPIError as exc:
             if is_transient_db_error(exc):
                 return self._retry_or_fail(handler, op, worker_id, {

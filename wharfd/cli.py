@@ -1,7 +1,9 @@
 """The ``wharf`` command: serve, api, worker, scheduler, sweeps, deletion-jobs, migrate.
 
-This is the composition root: the one module that wires ``api`` and ``tasks`` to the core.
-It imports them lazily, inside each command, so the core stays free of Falcon and Dramatiq.
+Part of the composition root (:mod:`wharfd`): it runs the migrations, and each command
+builds its process from :mod:`wharfd.runtime`, ``tasks`` and ``api``. Those (SQLAlchemy,
+Alembic, Falcon, Dramatiq, boto3: about a second of imports) are imported inside the
+command that needs them, so ``wharf --help`` and a configuration error answer at once.
 """
 from __future__ import annotations
 
@@ -13,16 +15,23 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from wharf.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from gunicorn.app.wsgiapp import WSGIApplication
+    from migrations.prepare import PrepareResult
+    from wharfd.runtime import Components
 
 
 class StartupError(RuntimeError):
     """The process cannot start (e.g. the port is taken); the message says why."""
 
 
-def _settings(args) -> Settings:
-    overrides = {}
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
     if getattr(args, "host", None):
         overrides["host"] = args.host
     for flag, name in (("--port", "port"), ("--metrics-port", "metrics_port")):
@@ -34,7 +43,7 @@ def _settings(args) -> Settings:
     return Settings.from_env(**overrides)
 
 
-def _ensure_dir(path, variable: str) -> None:
+def _ensure_dir(path: Path, variable: str) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -44,7 +53,6 @@ def _ensure_dir(path, variable: str) -> None:
 
 def _ensure_sqlite_dirs(settings: Settings) -> None:
     """Create the parent directory of each SQLite database, naming the variable on failure."""
-    from pathlib import Path
     for name, url in (("WHARF_DATABASE_URL", settings.database_url),
                       ("WHARF_UNITSTORE_URL", settings.unitstore_url)):
         if url.startswith("sqlite") and "///" in url:
@@ -60,7 +68,7 @@ def _check_database(url: str, variable: str) -> None:
     from sqlalchemy.pool import NullPool
     safe = make_url(url).render_as_string(hide_password=True)
     name = make_url(url).database or ""
-    connect_args = {} if url.startswith("sqlite") else {"connect_timeout": 10}
+    connect_args: dict[str, Any] = {} if url.startswith("sqlite") else {"connect_timeout": 10}
     engine = create_engine(url, poolclass=NullPool, connect_args=connect_args)
     try:
         with engine.connect():
@@ -76,10 +84,11 @@ def _check_database(url: str, variable: str) -> None:
         engine.dispose()
 
 
-def _migrate_all(settings: Settings):
+def _migrate_all(settings: Settings) -> PrepareResult:
     """Prepare the product database and the unit store; return the product DB's result."""
     from migrations.prepare import prepare
     from storage.db import make_engines
+    from storage.unitstore import prepare_unitstore
     _ensure_sqlite_dirs(settings)
     _check_database(settings.database_url, "WHARF_DATABASE_URL")
     _check_database(settings.unitstore_url, "WHARF_UNITSTORE_URL")
@@ -90,10 +99,6 @@ def _migrate_all(settings: Settings):
         engine.dispose()
         if reader is not engine:
             reader.dispose()
-    try:
-        from storage.unitstore import prepare_unitstore
-    except ImportError:
-        return result
     prepare_unitstore(settings)
     return result
 
@@ -122,7 +127,7 @@ def _check_blob_store(settings: Settings) -> None:
         logging.getLogger("wharf.cli").warning("blob store not reachable at start: %s", exc)
 
 
-def cmd_migrate(args) -> int:
+def cmd_migrate(args: argparse.Namespace) -> int:
     settings = _settings(args)
     result = _migrate_all(settings)
     if not result.changed:
@@ -130,7 +135,7 @@ def cmd_migrate(args) -> int:
     return 0
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
     """Embedded mode: API + in-process broker + worker threads + scheduler, one process."""
     settings = _settings(args)
     from wharf import serving
@@ -138,7 +143,7 @@ def cmd_serve(args) -> int:
     _ensure_dir(settings.data_dir, "WHARF_DATA_DIR")
     _migrate_all(settings)
     _check_blob_store(settings)
-    from tasks.runtime import EmbeddedRuntime
+    from wharfd.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
     try:
         server = serving.create_server(runtime.api_app, settings)
@@ -164,7 +169,7 @@ def cmd_serve(args) -> int:
     return 0
 
 
-def _serve_until(server, stop: threading.Event, grace: float = 10.0) -> None:
+def _serve_until(server: Any, stop: threading.Event, grace: float = 10.0) -> None:
     """Run waitress's event loop until ``stop`` is set, then shut down gracefully.
 
     Shutdown: stop accepting, let requests already received finish and their responses
@@ -197,7 +202,7 @@ def _serve_until(server, stop: threading.Event, grace: float = 10.0) -> None:
     dispatcher.shutdown(cancel_pending=True, timeout=2)
 
 
-def cmd_api(args) -> int:
+def cmd_api(args: argparse.Namespace) -> int:
     """Production API: gunicorn with the packaged settings (api/gunicorn_conf.py) or the
     file named by WHARF_GUNICORN_CONF."""
     settings = _settings(args)
@@ -205,13 +210,15 @@ def cmd_api(args) -> int:
     _check_blob_store(settings)
     host = f"[{settings.host}]" if ":" in settings.host and not settings.host.startswith("[") \
         else settings.host
-    argv = ["gunicorn", "api.wsgi:application", "--bind", f"{host}:{settings.port}"]
+    argv = ["gunicorn", WSGI_APP, "--bind", f"{host}:{settings.port}"]
     conf = os.environ.get("WHARF_GUNICORN_CONF")
     if conf:
         if not os.path.isfile(conf):
             raise ConfigError(f"WHARF_GUNICORN_CONF={conf!r}: no such file")
     else:
-        conf = find_spec("api.gunicorn_conf").origin
+        spec = find_spec("api.gunicorn_conf")
+        assert spec is not None and spec.origin is not None  # packaged with Wharf
+        conf = spec.origin
     argv += ["--config", conf]
     # Explicit options win over the config file.
     if args.workers is not None:
@@ -223,7 +230,7 @@ def cmd_api(args) -> int:
     return 0
 
 
-def _api_application_class():
+def _api_application_class() -> type[WSGIApplication]:
     from gunicorn.app.wsgiapp import WSGIApplication
 
     class ApiApplication(WSGIApplication):
@@ -237,20 +244,21 @@ def _api_application_class():
         thread is a configuration error."""
 
         _derived_waiters = False  # WHARF_LONG_POLL_MAX_WAITERS is ours (re-derived on HUP)
+        _config_error: ConfigError | None = None
 
-        def do_load_config(self):
+        def do_load_config(self) -> None:
             # gunicorn turns any error here into "Error: ..." and exit 1; ours is exit 2.
             self._config_error = None
             super().do_load_config()
             if self._config_error is not None:
                 raise self._config_error
 
-        def load_config(self):
+        def load_config(self) -> None:
             super().load_config()
             from api.expect_continue import defer_100_continue
             configured = self.cfg.pre_request
 
-            def pre_request(worker, req):
+            def pre_request(worker: Any, req: Any) -> None:
                 defer_100_continue(worker, req)
                 configured(worker, req)
 
@@ -273,20 +281,34 @@ def _api_application_class():
     return ApiApplication
 
 
-def cmd_worker(args) -> int:
+def _components(settings: Settings) -> Components:
+    """The collaborators of a worker or scheduler process. Imported only when called:
+    ``run_workers``/``run_scheduler`` settle the metrics environment first."""
+    from wharfd.runtime import Components
+    return Components(settings)
+
+
+def worker_process(index: int, threads: int) -> None:
+    """One ``wharf worker`` child process (spawned, so a module-level function)."""
+    from tasks.worker import run_child
+    run_child(index, threads, _components)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
     settings = _settings(args)
     _check_blob_store(settings)
     from tasks.worker import run_workers
-    return run_workers(settings, processes=args.processes, threads=args.threads)
+    return run_workers(settings, processes=args.processes, threads=args.threads,
+                       child=worker_process)
 
 
-def cmd_scheduler(args) -> int:
+def cmd_scheduler(args: argparse.Namespace) -> int:
     settings = _settings(args)
     from tasks.scheduler import run_scheduler
-    return run_scheduler(settings)
+    return run_scheduler(settings, _components)
 
 
-def cmd_sweeps(args) -> int:
+def cmd_sweeps(args: argparse.Namespace) -> int:
     """Every schedule with its period or cron, last run (status, counts) and next run."""
     from storage.db import Database
     from wharf.clock import iso
@@ -307,7 +329,7 @@ def cmd_sweeps(args) -> int:
     return 0
 
 
-def cmd_deletion_jobs(args) -> int:
+def cmd_deletion_jobs(args: argparse.Namespace) -> int:
     """Object deletion jobs that have been failing for longer than --failing-for seconds."""
     from datetime import timedelta
 
@@ -331,6 +353,7 @@ def cmd_deletion_jobs(args) -> int:
     return 1 if jobs else 0
 
 
+WSGI_APP = "wharfd.wsgi:application"  # gunicorn's app (also in api/gunicorn_conf.py)
 METRICS_PORT_HELP = ("serve /metrics and /healthz on this port (overrides WHARF_METRICS_PORT; "
                      "0 picks a free port)")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL")
@@ -396,13 +419,8 @@ def main(argv: list[str] | None = None) -> int:
 def _refusals() -> tuple[type[BaseException], ...]:
     """Exceptions that mean "this database must not be touched" (exit 3, no trace)."""
     from migrations.prepare import MigrationRefused
-    found: list[type[BaseException]] = [MigrationRefused]
-    try:
-        from storage.unitstore import UnitStoreSchemaError
-        found.append(UnitStoreSchemaError)
-    except ImportError:
-        pass
-    return tuple(found)
+    from storage.unitstore import UnitStoreSchemaError
+    return (MigrationRefused, UnitStoreSchemaError)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,13 @@
 - ``Components``: database, UnitStore, broker, dispatcher, notifier, operations, executor.
 - ``EmbeddedRuntime`` (``wharf serve``): API + StubBroker + worker threads + relay + scheduler.
 - ``build_api_app``: the production API process (Redis broker for the fast path).
+
+This is the one module that puts ``api``, ``tasks``, the core and ``storage`` together
+(docs/architecture.md, "Layers").
 """
 from __future__ import annotations
+
+from typing import Any, Callable
 
 import dramatiq
 import falcon
@@ -18,25 +23,32 @@ from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
 from tasks.hooks import from_env as hooks_from_env
 from tasks.loops import Periodic
+from tasks.notify import RedisNotifier
+from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
+from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.config import Settings
 from wharf.operations import recovery
-from wharf.retention.schedule import Scheduler, schedules
-from wharf.operations.executor import Executor, Hooks
+from wharf.operations.executor import Executor, Handler, Hooks
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
-from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.resources import CreateResource
+from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
 
 
 class Components:
+    """The collaborators of one process, built from settings (each may be given instead,
+    for tests). ``db`` is the product database as given or built, with the outbox's fast
+    path to the broker (``dispatcher.dispatch``) as its ``on_outbox_committed``."""
+
     def __init__(self, settings: Settings, *, broker: dramatiq.Broker | None = None,
-                 notifier=None, hooks: Hooks | None = None, unitstore: UnitStore | None = None,
-                 db: Database | None = None, blob_store: BlobStore | None = None):
+                 notifier: Any = None, hooks: Hooks | None = None,
+                 unitstore: UnitStore | None = None, db: Database | None = None,
+                 blob_store: BlobStore | None = None) -> None:
         self.settings = settings
-        self.db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms)
-        self.unit_db = None
+        base_db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+        self.unit_db: Database | None = None
         if unitstore is None:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
             unitstore = UnitStore(self.unit_db, UnitLimits(
@@ -51,13 +63,14 @@ class Components:
             if settings.embedded_broker:
                 notifier = LocalNotifier(settings.long_poll_max_waiters)
             else:
-                from tasks.notify import RedisNotifier
                 notifier = RedisNotifier(settings.broker_url, settings.broker_namespace,
                                          max_waiters=settings.long_poll_max_waiters)
         self.notifier = notifier
-        self.dispatcher = BrokerDispatcher(self.broker, self.db)
-        self.db.outbox_sink = self.dispatcher.dispatch
-        self.handlers = {h.kind: h for h in (
+        # The dispatcher marks rows dispatched through the plain database; everything else
+        # writes through the one whose committed outbox rows go straight to the broker.
+        self.dispatcher = BrokerDispatcher(self.broker, base_db)
+        self.db = base_db.with_outbox_sink(self.dispatcher.dispatch)
+        self.handlers: dict[str, Handler] = {h.kind: h for h in (
             CreateResource(self.unitstore),
             CreateBlobResource(self.blob_store, settings),
             ReplaceBlobContent(self.blob_store, settings),
@@ -71,7 +84,7 @@ class Components:
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)
 
-    def dependency_checks(self) -> dict:
+    def dependency_checks(self) -> dict[str, Callable[[], None]]:
         """Everything but the product database (readiness): ``/healthz/details``, metrics.
         Each check has a short budget of its own (see ``pinger`` and ``BlobStore.ping``)."""
         checks = {"broker": broker_mod.pinger(self.broker, self.settings.broker_url),
@@ -101,7 +114,7 @@ class Components:
         self.notifier.close()
         try:
             self.broker.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - closing anyway
             pass
         self.db.dispose()
         if self.unit_db is not None:
@@ -111,8 +124,7 @@ class Components:
 class EmbeddedRuntime:
     """Everything in one process: API, in-process broker, worker threads, relay, scheduler."""
 
-    def __init__(self, settings: Settings, **kwargs):
-        from tasks.scheduler import scheduler_loop
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
         self.settings = settings
         self.components = Components(settings, **kwargs)
         self.db = self.components.db

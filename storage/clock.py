@@ -1,0 +1,19 @@
+"""The one place Wharf reads the time, so tests can move it.
+
+It lives in the lowest layer because column defaults need it; the core uses it as
+:mod:`wharf.clock`, which re-exports it."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
