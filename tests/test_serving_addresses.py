@@ -67,3 +67,31 @@ def test_a_single_address_server_is_guarded(tmp_path):
         assert server.maintenance.__qualname__.startswith("_guard.")
     finally:
         _close(server)
+
+
+def test_serve_until_serves_and_stops_on_every_address(monkeypatch, tmp_path):
+    """``wharf serve`` runs this loop: with a host of two addresses it must answer on both
+    and stop cleanly (it used to read attributes only a single-address server has)."""
+    import threading
+    import urllib.request
+
+    monkeypatch.setattr(socket, "getaddrinfo", _two_addresses(socket.getaddrinfo))
+    settings = serving.resolve(Settings.from_env(
+        {"WHARF_DATA_DIR": str(tmp_path)}, host="wharf-test-two-addresses", port=0))
+    server = serving.create_server(_app, settings)
+    addresses = serving.listening(server)
+    assert sorted(h for h, _ in addresses) == ["127.0.0.1", "127.0.0.2"]
+    stop = threading.Event()
+    loop = threading.Thread(target=serving.serve_until, args=(server, stop, 2.0))
+    loop.start()
+    try:
+        for host, port in addresses:
+            with urllib.request.urlopen(f"http://{host}:{port}/", timeout=5) as resp:
+                assert resp.status == 204
+    finally:
+        stop.set()
+        loop.join(timeout=10)
+    assert not loop.is_alive()
+    for host, port in addresses:
+        with socket.socket() as probe:
+            assert probe.connect_ex((host, port)) != 0  # no longer listening

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import resource
+import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,64 @@ def create_server(app: WSGIApplication,
             if isinstance(srv, BaseWSGIServer):
                 _guard(srv, settings)
     return server
+
+
+def _servers(server: MultiSocketServer | BaseWSGIServer) -> list[BaseWSGIServer]:
+    """The listening servers: one, or one per address when the host name has several."""
+    from waitress.server import BaseWSGIServer
+    if isinstance(server, BaseWSGIServer):
+        return [server]
+    dispatchers: Iterable[object] = (server.map or {}).values()
+    return [srv for srv in dispatchers if isinstance(srv, BaseWSGIServer)]
+
+
+def listening(server: MultiSocketServer | BaseWSGIServer) -> list[tuple[str, int]]:
+    """Every ``(host, port)`` the server listens on, IPv6 hosts in brackets."""
+    out = []
+    for srv in _servers(server):
+        if srv.socket is None:  # closed
+            continue
+        host, port = srv.socket.getsockname()[:2]
+        out.append((f"[{host}]" if ":" in host else str(host), int(port)))
+    return out
+
+
+def serve_until(server: MultiSocketServer | BaseWSGIServer, stop: threading.Event,
+                grace: float = 10.0) -> None:
+    """Run waitress's event loop until ``stop`` is set, then shut down gracefully.
+
+    Shutdown: stop accepting, let requests already received finish and their responses
+    flush (at most ``grace`` seconds), then close every connection (idle keep-alive ones
+    included — ``server.close()`` alone leaves them open and the loop running) and the
+    request threads. Works for one listening socket and for one per address.
+    """
+    from waitress import wasyncore
+    from waitress.server import BaseWSGIServer
+    # The channel map waitress adds connections to (the stubs omit the single server's).
+    amap: Any = server._map if isinstance(server, BaseWSGIServer) else server.map  # type: ignore[attr-defined]
+    poll = server.adj.asyncore_use_poll
+    while not stop.is_set():
+        wasyncore.loop(timeout=0.2, map=amap, use_poll=poll, count=1)
+    listeners = _servers(server)
+    for srv in listeners:  # the listening sockets; the trigger stays for now
+        wasyncore.dispatcher.close(srv)
+    dispatcher = server.task_dispatcher
+
+    def busy() -> bool:
+        if dispatcher.active_count > 0 or dispatcher.queue:
+            return True
+        return any(getattr(ch, "requests", None) or getattr(ch, "total_outbufs_len", 0)
+                   for ch in list(amap.values()))
+
+    deadline = time.monotonic() + grace
+    while busy() and time.monotonic() < deadline:
+        wasyncore.loop(timeout=0.05, map=amap, use_poll=poll, count=1)
+    for channel in list(amap.values()):
+        try:
+            channel.close()
+        except OSError:
+            pass
+    dispatcher.shutdown(cancel_pending=True, timeout=2)
 
 
 def max_request_body_size(settings: Settings) -> int:

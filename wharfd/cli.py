@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from wharf.config import ConfigError, Settings
 
 if TYPE_CHECKING:
     from gunicorn.app.wsgiapp import WSGIApplication
+
     from migrations.prepare import PrepareResult
     from wharfd.runtime import Components
 
@@ -114,7 +114,7 @@ def _check_blob_store(settings: Settings) -> None:
             blob_store_from_url(settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
                                 region=settings.s3_region).ping()
             outcome.append(None)
-        except Exception as exc:  # noqa: BLE001 - judged below
+        except Exception as exc:
             outcome.append(exc)
 
     probe = threading.Thread(target=check, name="blob-store-check", daemon=True)
@@ -150,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         try:
             runtime.stop()
-        except Exception:  # noqa: BLE001 - never started; report the real problem below
+        except Exception:
             pass
         raise StartupError(f"cannot listen on {settings.host}:{settings.port} "
                            f"(WHARF_HOST/WHARF_PORT): {exc.strerror or exc}") from None
@@ -159,47 +159,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         runtime.start()
-        host, port = server.effective_host, server.effective_port
-        print(f"wharf: serving on http://{host}:{port} (data in {settings.data_dir})",
-              flush=True)
-        _serve_until(server, stop)
+        urls = ", ".join(f"http://{host}:{port}"
+                         for host, port in serving.listening(server))
+        print(f"wharf: serving on {urls} (data in {settings.data_dir})", flush=True)
+        serving.serve_until(server, stop)
     finally:
         runtime.stop()
         print("wharf: stopped", flush=True)
     return 0
-
-
-def _serve_until(server: Any, stop: threading.Event, grace: float = 10.0) -> None:
-    """Run waitress's event loop until ``stop`` is set, then shut down gracefully.
-
-    Shutdown: stop accepting, let requests already received finish and their responses
-    flush (at most ``grace`` seconds), then close every connection (idle keep-alive ones
-    included — ``server.close()`` alone leaves them open and the loop running) and the
-    request threads.
-    """
-    from waitress import wasyncore
-    loop, amap = server.asyncore.loop, server._map
-    poll = server.adj.asyncore_use_poll
-    while not stop.is_set():
-        loop(timeout=0.2, map=amap, use_poll=poll, count=1)
-    wasyncore.dispatcher.close(server)  # the listening socket; the trigger stays for now
-    dispatcher = server.task_dispatcher
-
-    def busy() -> bool:
-        if dispatcher.active_count > 0 or dispatcher.queue:
-            return True
-        return any(getattr(ch, "requests", None) or getattr(ch, "total_outbufs_len", 0)
-                   for ch in list(amap.values()))
-
-    deadline = time.monotonic() + grace
-    while busy() and time.monotonic() < deadline:
-        loop(timeout=0.05, map=amap, use_poll=poll, count=1)
-    for channel in list(amap.values()):
-        try:
-            channel.close()
-        except OSError:
-            pass
-    dispatcher.shutdown(cancel_pending=True, timeout=2)
 
 
 def cmd_api(args: argparse.Namespace) -> int:

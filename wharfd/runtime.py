@@ -9,12 +9,12 @@ This is the one module that puts ``api``, ``tasks``, the core and ``storage`` to
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import dramatiq
-import falcon
 
-from api.app import create_app
+from api.app import App, create_app
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
 from storage.unitstore import UnitLimits, UnitStore
@@ -93,7 +93,7 @@ class Components:
             checks["unitstore"] = self.unit_db.ping
         return checks
 
-    def api_app(self) -> falcon.App:
+    def api_app(self) -> App:
         return create_app(self.settings, self.db, operations=self.operations,
                           metrics=True,
                           unitstore=self.unitstore, notifier=self.notifier,
@@ -114,7 +114,7 @@ class Components:
         self.notifier.close()
         try:
             self.broker.close()
-        except Exception:  # noqa: BLE001 - closing anyway
+        except Exception:
             pass
         self.db.dispose()
         if self.unit_db is not None:
@@ -149,7 +149,7 @@ class EmbeddedRuntime:
         self.components.close()
 
 
-def build_api_app(settings: Settings | None = None) -> falcon.App:
+def build_api_app(settings: Settings | None = None) -> App:
     """The production API process: Redis broker for the fast path, Redis notices."""
     settings = settings or Settings.from_env()
     return Components(settings).api_app()
