@@ -180,9 +180,9 @@ class ProcessCluster:
         except Exception as exc:  # noqa: BLE001 - diagnostics only
             out.append(f"--- state unavailable: {exc}")
         for p in self.processes:
+            path = p.log_path  # type: ignore[attr-defined]
             try:
-                out.append(f"--- {p.log_path} ---\n"  # type: ignore[attr-defined]
-                           + Path(p.log_path).read_text(errors="replace")[-6000:])
+                out.append(f"--- {path} ---\n" + Path(path).read_text(errors="replace")[-6000:])
             except OSError:
                 pass
         return "\n".join(out)
