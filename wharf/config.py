@@ -4,7 +4,11 @@ Each setting is declared once, as a field of :class:`Settings`: its type, its de
 and a :func:`setting` annotation (``msgspec.Meta``: bounds, the README description). Parsing,
 the bounds checked, the error messages and the README's settings table all derive from it
 (``python -m wharf.config`` prints the table; ``tests/test_settings.py`` checks the README
-against it).
+against it). ``msgspec.Meta`` rather than pydantic-settings: msgspec is the library of the
+wire contract (one vocabulary for bounds and descriptions), pydantic-settings is not a
+dependency, and its multi-line ``ValidationError`` would have to be mapped back to the one
+line per variable that the CLI prints (exit status 2) and the tests match. Reading a value
+from its string stays here, with the exact messages.
 
 Every value is validated at start; a bad value raises :class:`ConfigError` naming the
 variable and what was expected, so an operator sees one clear line instead of a trace.
