@@ -29,30 +29,26 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import os
 import random
-import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from tests.support import services
-from tests.support.processes import redis_namespace, throwaway_databases
+from tests.support.processes import (ProcessCluster, one_test, redis_namespace,
+                                     throwaway_databases, wait_until)
 from tests.support.faultproxy import FaultProxy
 from tests.support.s3 import MotoServer, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 MiB = 1024 * 1024
-LEASE_SECONDS = 3
 PASSWORD = "correct horse battery staple"
-REPO = Path(__file__).resolve().parents[1]
 PREFIX = "wharf"
 LIVE_SESSION_STATES = ("waiting_for_upload", "uploaded", "verifying")
 
@@ -220,71 +216,30 @@ class Api:
         return size, sha.hexdigest()
 
 
-class Cluster:
+class Cluster(ProcessCluster):
     """One test's bucket, databases, environment and processes."""
 
     def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns, s3: S3):
-        self.tmp = tmp_path
         self.s3 = s3
-        self.redis = redis_ns
         self.bucket = f"wharf-proc-{uuid.uuid4().hex[:12]}"
         s3.client.create_bucket(Bucket=self.bucket)
-        self.pause_file = tmp_path / "pause"
         self.api_port = free_port()
-        self.env = {
-            "WHARF_DATA_DIR": str(tmp_path / "data"),
-            "WHARF_DATABASE_URL": product_url,
-            "WHARF_UNITSTORE_URL": units_url,
-            "WHARF_BROKER_URL": redis_ns.url,
-            "WHARF_BROKER_NAMESPACE": redis_ns.name,
-            "WHARF_BLOB_STORE_URL": f"s3://{self.bucket}/{PREFIX}",
-            "WHARF_S3_ENDPOINT_URL": s3.proxy.endpoint,
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-            "AWS_DEFAULT_REGION": "us-east-1", "NO_PROXY": "127.0.0.1,localhost",
-            "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
-            "WHARF_ARGON2_PARALLELISM": "1",
-            "WHARF_OPERATION_LEASE_SECONDS": str(LEASE_SECONDS),
-            "WHARF_OPERATION_BACKOFF_BASE": "0.2", "WHARF_OPERATION_BACKOFF_MAX": "1",
+        super().__init__(
+            tmp_path, product_url, units_url, redis_ns,
+            WHARF_BLOB_STORE_URL=f"s3://{self.bucket}/{PREFIX}",
+            WHARF_S3_ENDPOINT_URL=s3.proxy.endpoint,
+            AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+            AWS_DEFAULT_REGION="us-east-1", NO_PROXY="127.0.0.1,localhost",
             # The outage test needs room for retries while S3 is down.
-            "WHARF_OPERATION_MAX_ATTEMPTS": "30",
-            "WHARF_RECOVERY_INTERVAL": "0.5", "WHARF_RELAY_INTERVAL": "0.5",
-            "WHARF_SWEEP_INTERVAL": "1",
-            "WHARF_TEST_HOOKS": "1", "WHARF_TEST_PAUSE_FILE": str(self.pause_file),
-            "WHARF_LOG_LEVEL": "INFO",
-        }
-        self.processes: list[subprocess.Popen] = []
-        self.engine = create_engine(product_url)
-        self.units_engine = create_engine(units_url)
+            WHARF_OPERATION_MAX_ATTEMPTS="30",
+            WHARF_SWEEP_INTERVAL="1",
+        )
         from storage.blobstore import S3BlobStore
         self.store = S3BlobStore(self.bucket, PREFIX, client=s3.client)  # reads bypass proxy
 
     # -- processes ---------------------------------------------------------------------------
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("WHARF_", "AWS_", "GUNICORN_"))
-               and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-        env.update(self.env, PYTHONUNBUFFERED="1",
-                   GUNICORN_CMD_ARGS="--no-control-socket")  # none shared under $HOME
-        log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli"] + args, cwd=REPO,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        finally:
-            log.close()
-        proc.log_path = log.name  # type: ignore[attr-defined]
-        proc.name = name  # type: ignore[attr-defined]
-        self.processes.append(proc)
-        return proc
-
     def start_api(self, name: str = "api") -> subprocess.Popen:
         return self._start(name, ["api", "--port", str(self.api_port), "--workers", "1"])
-
-    def start_worker(self, name: str = "worker") -> subprocess.Popen:
-        return self._start(name, ["worker", "--processes", "1", "--threads", "1"])
-
-    def start_scheduler(self) -> subprocess.Popen:
-        return self._start("scheduler", ["scheduler"])
 
     def wait_api(self, proc: subprocess.Popen, timeout: float = 30) -> Api:
         import requests
@@ -314,64 +269,24 @@ class Cluster:
         self.wait_worker(worker)
         return api
 
-    @staticmethod
-    def kill_group(proc: subprocess.Popen) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
-        except ProcessLookupError:
-            pass
-        proc.wait(10)
-
-    @staticmethod
-    def log_text(proc: subprocess.Popen) -> str:
-        return Path(proc.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
-
-    def logs(self) -> str:
-        out = []
-        try:
-            with self.engine.connect() as conn:
-                ops = conn.execute(text(
-                    "SELECT id, kind, status, attempts, error FROM operations "
-                    "ORDER BY created_at")).all()
-                jobs = conn.execute(text(
-                    "SELECT object_key, reason, attempts, next_attempt_at, last_error "
-                    "FROM object_deletion_jobs")).all()
-                sessions = conn.execute(text(
-                    "SELECT id, state, error_code, object_key FROM blob_upload_sessions")).all()
-            out.append(f"--- operations: {[tuple(map(str, r)) for r in ops]}")
-            out.append(f"--- deletion jobs: {[tuple(map(str, r)) for r in jobs]}")
-            out.append(f"--- upload sessions: {[tuple(map(str, r)) for r in sessions]}")
-            out.append(f"--- stored keys: {sorted(self.stored_keys())}")
-        except Exception as exc:  # noqa: BLE001 - diagnostics only
-            out.append(f"--- state unavailable: {exc}")
-        for p in self.processes:
-            try:
-                out.append(f"--- {p.log_path} ---\n"  # type: ignore[attr-defined]
-                           + Path(p.log_path).read_text(errors="replace")[-6000:])
-            except OSError:
-                pass
-        return "\n".join(out)
+    def state(self) -> list[str]:
+        with self.engine.connect() as conn:
+            ops = conn.execute(text(
+                "SELECT id, kind, status, attempts, error FROM operations "
+                "ORDER BY created_at")).all()
+            jobs = conn.execute(text(
+                "SELECT object_key, reason, attempts, next_attempt_at, last_error "
+                "FROM object_deletion_jobs")).all()
+            sessions = conn.execute(text(
+                "SELECT id, state, error_code, object_key FROM blob_upload_sessions")).all()
+        return [f"--- operations: {[tuple(map(str, r)) for r in ops]}",
+                f"--- deletion jobs: {[tuple(map(str, r)) for r in jobs]}",
+                f"--- upload sessions: {[tuple(map(str, r)) for r in sessions]}",
+                f"--- stored keys: {sorted(self.stored_keys())}"]
 
     def close(self) -> None:
         self.s3.proxy.allow()
-        for p in self.processes:
-            if p.poll() is None:
-                self.kill_group(p)
-            else:  # the parent exited; make sure no child of its group is left behind
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        self.engine.dispose()
-        self.units_engine.dispose()
-
-    def truncate(self) -> None:
-        from storage.models import Base
-        names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-        with self.engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {names} CASCADE"))
-        with self.units_engine.begin() as conn:
-            conn.execute(text("TRUNCATE unit_revisions, units"))
+        super().close()
 
     # -- observations ------------------------------------------------------------------------
     def scalar(self, sql: str, **params):
@@ -411,25 +326,8 @@ def cluster(tmp_path, pg_databases, redis_ns, s3):
     services.need(services.postgres_error())
     services.need(services.redis_error())
     product_url, units_url = pg_databases
-    c = Cluster(tmp_path, product_url, units_url, redis_ns, s3)
-    c.truncate()
-    try:
+    with one_test(Cluster(tmp_path, product_url, units_url, redis_ns, s3)) as c:
         yield c
-        # Every Redis connection of the test's processes uses the suite's DB, no other.
-        assert redis_ns.clients_elsewhere() == []
-    finally:
-        c.close()
-        print(c.logs())  # shown by pytest only when the test failed
-
-
-def wait_until(predicate, timeout: float, what: str, cluster: Cluster, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{cluster.logs()}")
 
 
 def upload_and_complete(api: Api, space: str, seed: int, size: int) -> dict:

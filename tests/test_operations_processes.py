@@ -21,26 +21,23 @@ runs a ``wharf scheduler`` process from the start, as a deployment does (with
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from tests.support import services
-from tests.support.processes import redis_namespace, throwaway_databases
+from tests.support.processes import (ProcessCluster, one_test, redis_namespace,
+                                     throwaway_databases, wait_until)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 DEAD_REDIS_URL = services.UNREACHABLE_REDIS_URL  # nothing listens on port 1
-LEASE_SECONDS = 3
 PASSWORD = "correct horse battery staple"
-REPO = Path(__file__).resolve().parents[1]
 # DESIGN: a killed worker's operation is finished by another one well under 90 s.
 RECOVERY_TARGET = 90.0
 
@@ -60,33 +57,12 @@ def redis_ns():
         yield ns
 
 
-class Cluster:
+class Cluster(ProcessCluster):
     """The databases, settings and environment of one test, plus the processes it starts."""
 
     def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns):
-        self.tmp = tmp_path
-        self.product_url = product_url
-        self.units_url = units_url
-        self.redis = redis_ns
-        self.pause_file = tmp_path / "pause"
-        self.env = {
-            "WHARF_DATA_DIR": str(tmp_path / "data"),
-            "WHARF_DATABASE_URL": product_url,
-            "WHARF_UNITSTORE_URL": units_url,
-            "WHARF_BROKER_URL": redis_ns.url,
-            "WHARF_BROKER_NAMESPACE": redis_ns.name,
-            "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
-            "WHARF_ARGON2_PARALLELISM": "1",
-            "WHARF_OPERATION_LEASE_SECONDS": str(LEASE_SECONDS),
-            "WHARF_OPERATION_BACKOFF_BASE": "0.2", "WHARF_OPERATION_BACKOFF_MAX": "1",
-            "WHARF_RECOVERY_INTERVAL": "0.5", "WHARF_RELAY_INTERVAL": "0.5",
-            "WHARF_TEST_HOOKS": "1", "WHARF_TEST_PAUSE_FILE": str(self.pause_file),
-            "WHARF_LOG_LEVEL": "INFO",
-        }
-        self.processes: list[subprocess.Popen] = []
+        super().__init__(tmp_path, product_url, units_url, redis_ns)
         self.components = []
-        self.engine = create_engine(product_url)
-        self.units_engine = create_engine(units_url)
 
     # -- in-process API --------------------------------------------------------------------
     def settings(self, **env):
@@ -110,80 +86,24 @@ class Cluster:
         assert r.status_code == 201, r.text
         return space_id
 
-    # -- worker processes ------------------------------------------------------------------
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
-        script = Path(sys.executable).with_name("wharf")
-        cmd = [str(script)] if script.exists() else [sys.executable, "-m", "wharfd.cli"]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
-        env.update(self.env, PYTHONUNBUFFERED="1")
-        log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
-        try:
-            proc = subprocess.Popen(cmd + args, cwd=REPO, env=env, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-        finally:
-            log.close()
-        proc.log_path = log.name  # type: ignore[attr-defined]
-        self.processes.append(proc)
-        return proc
-
-    def start_worker(self, name: str = "worker") -> subprocess.Popen:
-        """``wharf worker`` with one process of one thread (its own process group)."""
-        return self._start(name, ["worker", "--processes", "1", "--threads", "1"])
-
-    def start_scheduler(self) -> subprocess.Popen:
-        """``wharf scheduler``: enqueues the recovery sweep (every second here)."""
-        return self._start("scheduler", ["scheduler"])
-
-    @staticmethod
-    def kill_group(proc: subprocess.Popen) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
-        except ProcessLookupError:
-            pass
-        proc.wait(10)
-
     def recovery_ticks(self, status: str) -> int:
         with self.engine.connect() as conn:
             return conn.execute(text(
                 "SELECT count(*) FROM schedule_ticks WHERE schedule = 'recover_operations' "
                 "AND status = :status"), {"status": status}).scalar_one()
 
-    @staticmethod
-    def log_text(proc: subprocess.Popen) -> str:
-        return Path(proc.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
-
-    def logs(self) -> str:
-        out = []
-        try:
-            with self.engine.connect() as conn:
-                rows = conn.execute(text(
-                    "SELECT schedule, status, count(*), min(created_at), max(created_at) "
-                    "FROM schedule_ticks WHERE schedule = 'recover_operations' "
-                    "GROUP BY schedule, status")).all()
-            out.append(f"--- recovery ticks: {[tuple(map(str, r)) for r in rows]}")
-        except Exception as exc:  # noqa: BLE001 - diagnostics only
-            out.append(f"--- recovery ticks unavailable: {exc}")
-        for p in self.processes:
-            try:
-                out.append(f"--- {p.log_path} ---\n"  # type: ignore[attr-defined]
-                           + Path(p.log_path).read_text(errors="replace")[-6000:])
-            except OSError:
-                pass
-        return "\n".join(out)
+    def state(self) -> list[str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT schedule, status, count(*), min(created_at), max(created_at) "
+                "FROM schedule_ticks WHERE schedule = 'recover_operations' "
+                "GROUP BY schedule, status")).all()
+        return [f"--- recovery ticks: {[tuple(map(str, r)) for r in rows]}"]
 
     def close(self) -> None:
-        for p in self.processes:
-            if p.poll() is None:
-                self.kill_group(p)
-            else:  # the parent exited; make sure no child of its group is left behind
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        super().close()
         for comps in self.components:
             comps.close()
-        self.engine.dispose()
-        self.units_engine.dispose()
 
     # -- observations ----------------------------------------------------------------------
     def count(self, table: str) -> int:
@@ -191,29 +111,14 @@ class Cluster:
         with engine.connect() as conn:
             return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
 
-    def truncate(self) -> None:
-        from storage.models import Base
-        names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-        with self.engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {names} CASCADE"))
-        with self.units_engine.begin() as conn:
-            conn.execute(text("TRUNCATE unit_revisions, units"))
-
 
 @pytest.fixture
 def cluster(tmp_path, pg_databases, redis_ns):
     services.need(services.postgres_error())
     services.need(services.redis_error())
     product_url, units_url = pg_databases
-    c = Cluster(tmp_path, product_url, units_url, redis_ns)
-    c.truncate()
-    try:
+    with one_test(Cluster(tmp_path, product_url, units_url, redis_ns)) as c:
         yield c
-        # Every Redis connection of the test's processes uses the suite's DB, no other.
-        assert redis_ns.clients_elsewhere() == []
-    finally:
-        c.close()
-        print(c.logs())  # shown by pytest only when the test failed
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -240,16 +145,6 @@ def wait_done(client, op_id: str, timeout: float) -> dict:
     while not op["done"] and time.monotonic() < deadline:
         op = get_op(client, op_id, wait=max(0.5, min(30.0, deadline - time.monotonic())))
     return op
-
-
-def wait_until(predicate, timeout: float, what: str, cluster: Cluster, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{cluster.logs()}")
 
 
 def attempts(client, op_id: str) -> list[dict]:

@@ -1,17 +1,28 @@
 """One typed settings object, read from ``WHARF_*`` environment variables.
 
+Each setting is declared once, as a field of :class:`Settings`: its type, its default,
+and a :func:`setting` annotation (``msgspec.Meta``: bounds, the README description). Parsing,
+the bounds checked, the error messages and the README's settings table all derive from it
+(``python -m wharf.config`` prints the table; ``tests/test_settings.py`` checks the README
+against it). ``msgspec.Meta`` rather than pydantic-settings: msgspec is the library of the
+wire contract (one vocabulary for bounds and descriptions), pydantic-settings is not a
+dependency, and its multi-line ``ValidationError`` would have to be mapped back to the one
+line per variable that the CLI prints (exit status 2) and the tests match. Reading a value
+from its string stays here, with the exact messages.
+
 Every value is validated at start; a bad value raises :class:`ConfigError` naming the
 variable and what was expected, so an operator sees one clear line instead of a trace.
 """
-from __future__ import annotations
-
 import dataclasses
 import math
 import os
 import re
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Annotated, Any, Callable, Mapping
+
+from msgspec import Meta
 
 
 class ConfigError(ValueError):
@@ -85,7 +96,7 @@ def _namespace(env: Mapping[str, str], name: str, default: str) -> str:
     return raw
 
 
-def _http_url(env: Mapping[str, str], name: str) -> str | None:
+def _http_url(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
     raw = (env.get(name) or "").strip()
     if not raw:
         return None
@@ -94,13 +105,14 @@ def _http_url(env: Mapping[str, str], name: str) -> str | None:
     return raw
 
 
-def _origins(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+def _origins(env: Mapping[str, str], name: str,
+             default: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A comma-separated list of origins: ``scheme://host[:port]``, nothing else.
 
     Returned normalised (lower case, default port dropped) the way browsers send them.
     """
     from urllib.parse import urlsplit
-    out = []
+    out: list[str] = []
     for item in (env.get(name) or "").split(","):
         raw = item.strip()
         if not raw:
@@ -116,7 +128,7 @@ def _origins(env: Mapping[str, str], name: str) -> tuple[str, ...]:
             raise ConfigError(f"{name}: {raw!r} is not an origin; expected "
                               "http(s)://host[:port], comma-separated")
         out.append(origin(parts.scheme, parts.hostname, port))
-    return tuple(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out)) or default
 
 
 def origin(scheme: str, host: str, port: int | None) -> str:
@@ -126,14 +138,9 @@ def origin(scheme: str, host: str, port: int | None) -> str:
         host = f"[{host}]"
     default = {"http": 80, "https": 443}.get(scheme)
     return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
-def _optional_port(env: Mapping[str, str], name: str) -> int | None:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return None
-    return _int(env, name, 0, minimum=0, maximum=65535)
 
 
-def _token(env: Mapping[str, str], name: str) -> str | None:
+def _token(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
     raw = (env.get(name) or "").strip()
     if not raw:
         return None
@@ -142,156 +149,387 @@ def _token(env: Mapping[str, str], name: str) -> str | None:
                           "without spaces")
     return raw
 
+def _optional_int(env: Mapping[str, str], name: str, default: int | None, *,
+                  minimum: int = 0, maximum: int | None = None) -> int | None:
+    """Unset or blank: ``default``; otherwise an integer within the bounds."""
+    if (env.get(name) or "").strip() == "":
+        return default
+    return _int(env, name, 0, minimum=minimum, maximum=maximum)
 
-@dataclass(frozen=True)
+
+def _plain(env: Mapping[str, str], name: str, default: str | None) -> str | None:
+    return env.get(name) or default
+
+
+def _data_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
+    return Path(env.get(name) or default).expanduser().resolve()
+
+
+def _broker(env: Mapping[str, str], name: str, default: str) -> str:
+    broker = (env.get(name) or default).strip()
+    if broker != "embedded" and not broker.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"{name}={broker!r}: expected 'embedded' or a redis:// URL")
+    return broker
+
+
+def _blob_store(env: Mapping[str, str], name: str, default: str) -> str:
+    blob = (env.get(name) or "").strip() or default
+    if not blob.startswith(("s3://", "file://")):
+        raise ConfigError(f"{name}={blob!r}: expected s3://bucket[/prefix] or file:///path")
+    if blob.startswith("s3://") and not blob[5:].split("/", 1)[0]:
+        raise ConfigError(f"{name}={blob!r}: the s3:// URL needs a bucket name")
+    return blob
+
+
+Parser = Callable[[Mapping[str, str], str, Any], Any]
+
+
+def setting(description: str, *, ge: float | None = None, le: float | None = None,
+            note: str | None = None, shown: str | None = None, parse: Parser | None = None,
+            derived: Callable[[Path], Any] | None = None) -> Meta:
+    """The declaration of one ``WHARF_*`` setting, beside its field's type and default.
+
+    ``ge``/``le`` bound a number; ``description`` is the README's "meaning" column;
+    ``note`` follows the default there (``14 days``), ``shown`` replaces it where the
+    default is not a plain value; ``parse`` reads a value that is not a plain number, flag
+    or string; ``derived`` computes a default from the data directory."""
+    extra = {key: value for key, value in (("note", note), ("shown", shown), ("parse", parse),
+                                           ("derived", derived)) if value is not None}
+    return Meta(ge=ge, le=le, description=description, extra=extra or None)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    data_dir: Path
-    database_url: str
-    unitstore_url: str
-    broker_url: str
-    blob_store_url: str
+    """Every ``WHARF_*`` setting, declared once: the field's type, default and
+    :func:`setting` (bounds, README description) drive parsing (:meth:`from_env`), the
+    error messages, and the README's settings table (:func:`settings_table`, checked by
+    ``tests/test_settings.py``). The variable is ``WHARF_`` + the field name in capitals."""
+
+    data_dir: Annotated[Path, setting(
+        "where the embedded defaults keep their files",
+        parse=_data_dir, shown="`./var` (made absolute at start)")] = Path("./var")
+    database_url: Annotated[str, setting(
+        "product database: `sqlite:///path` or `postgresql://user:pass@host/db` "
+        "(`postgres://` and `postgresql+psycopg://` also accepted; psycopg 3 is always "
+        "used)",
+        parse=_db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'wharf.db'}",
+        shown="`sqlite:///$WHARF_DATA_DIR/wharf.db`")]
+    unitstore_url: Annotated[str, setting(
+        "unit store database, same forms; a separate database, never joined with the "
+        "product database",
+        parse=_db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'units.db'}",
+        shown="`sqlite:///$WHARF_DATA_DIR/units.db`")]
+    broker_url: Annotated[str, setting(
+        "`embedded` (in-process broker, only inside `wharf serve`) or a `redis://`, "
+        "`rediss://` or `unix://` URL for Dramatiq's RedisBroker",
+        parse=_broker)] = "embedded"
     # Prefix of every Redis key and channel Wharf uses (several deployments, or test runs,
     # can share one Redis DB).
-    broker_namespace: str = "wharf"
-    s3_endpoint_url: str | None = None
-    s3_region: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8080
-    session_ttl: int = 14 * 86400
-    max_body_bytes: int = 1024 * 1024
-    argon2_time_cost: int = 3
-    argon2_memory_cost: int = 65536
-    argon2_parallelism: int = 4
-    sqlite_busy_timeout_ms: int = 5000
-    trusted_proxy_count: int = 0
-    secure_cookies: bool = False
+    broker_namespace: Annotated[str, setting(
+        "prefix of every Redis key and pub/sub channel Wharf uses (Dramatiq's namespace),"
+        " so deployments — or test runs — can share one Redis DB; letters, digits, `_`, "
+        "`.`, `-`",
+        parse=_namespace)] = "wharf"
+    blob_store_url: Annotated[str, setting(
+        "blob storage: `s3://bucket[/prefix]` or `file:///path`; objects are stored as "
+        "`<prefix>/<id>` (`s3://wharf-blobs/objects` → `objects/<id>`; no prefix → `<id>`"
+        " at the bucket's root). A bucket that does not exist stops `serve`, `api` and "
+        "`worker` at start with its name",
+        parse=_blob_store, derived=lambda data_dir: (data_dir / "blobs").as_uri(),
+        shown="`file://$WHARF_DATA_DIR/blobs`")]
+    s3_endpoint_url: Annotated[str | None, setting(
+        "`http(s)://` endpoint of an S3-compatible service (MinIO, Ceph RGW, R2); "
+        "credentials come from the standard `AWS_*` variables",
+        parse=_http_url, shown="unset: AWS S3")] = None
+    s3_region: Annotated[str | None, setting(
+        "S3 region",
+        shown="unset: boto3's default")] = None
+    host: Annotated[str, setting(
+        "address `wharf serve` and `wharf api` listen on (`--host` overrides)")] = "127.0.0.1"
+    port: Annotated[int, setting(
+        "port they listen on (`--port` overrides); `0` picks a free port",
+        ge=0, le=65535)] = 8080
+    session_ttl: Annotated[int, setting(
+        "lifetime of a login session (at least 60)",
+        ge=60, note="14 days")] = 14 * 86400
+    max_body_bytes: Annotated[int, setting(
+        "largest JSON request body, bytes (at least 1024)",
+        ge=1024)] = 1024 * 1024
+    argon2_time_cost: Annotated[int, setting(
+        "argon2id password hashing: iterations",
+        ge=1)] = 3
+    argon2_memory_cost: Annotated[int, setting(
+        "argon2id password hashing: memory, KiB",
+        ge=8)] = 65536
+    argon2_parallelism: Annotated[int, setting(
+        "argon2id password hashing: lanes",
+        ge=1)] = 4
+    sqlite_busy_timeout_ms: Annotated[int, setting(
+        "how long a SQLite writer waits for the write lock before the request answers 503"
+        " `database_busy` with `Retry-After`",
+        ge=0)] = 5000
+    trusted_proxy_count: Annotated[int, setting(
+        "reverse proxies in front of the API that append to `X-Forwarded-For`; the client"
+        " IP recorded in audit rows is taken that many hops from the right (`0`: the peer"
+        " address), and so is the request's scheme from `X-Forwarded-Proto` for the "
+        "cookie-write origin check. `wharf serve` passes these two headers through only "
+        "when it is set (then it must be reachable only through the proxy)",
+        ge=0)] = 0
+    secure_cookies: Annotated[bool, setting(
+        "mark the session cookie `Secure` (set it behind HTTPS)")] = False
     # operations engine
-    idempotency_key_ttl: int = 86400
-    operation_max_attempts: int = 5
-    operation_lease_seconds: int = 30
-    operation_backoff_base: float = 0.5
-    operation_backoff_max: float = 300.0
-    recovery_interval: float = 5.0
-    relay_interval: float = 2.0
-    worker_threads: int = 4
-    worker_processes: int = 2
-    test_hooks: bool = False
+    idempotency_key_ttl: Annotated[int, setting(
+        "how long an `Idempotency-Key` stays bound to its operation after the operation "
+        "is done",
+        ge=0)] = 86400
+    operation_max_attempts: Annotated[int, setting(
+        "attempts before an operation that keeps failing with retryable errors is "
+        "`failed`",
+        ge=1)] = 5
+    operation_lease_seconds: Annotated[int, setting(
+        "a worker's lease on the operation it executes; a lease that runs out (worker "
+        "killed) makes the operation eligible again",
+        ge=1)] = 30
+    operation_backoff_base: Annotated[float, setting(
+        "retry delay after attempt n: `base · 2^(n−1)`, capped, times a random factor in "
+        "[0.5, 1]",
+        ge=0.0)] = 0.5
+    operation_backoff_max: Annotated[float, setting(
+        "cap of that delay",
+        ge=0.0)] = 300.0
+    recovery_interval: Annotated[float, setting(
+        "period of the recovery sweep that re-enqueues operations whose lease expired or "
+        "whose retry time came (whole seconds, at least 1)",
+        ge=0.05)] = 5.0
+    relay_interval: Annotated[float, setting(
+        "period of the outbox relay, which sends outbox rows not yet dispatched to the "
+        "broker",
+        ge=0.05)] = 2.0
+    worker_threads: Annotated[int, setting(
+        "threads per `wharf worker` process, and worker threads inside `wharf serve`",
+        ge=1)] = 4
+    worker_processes: Annotated[int, setting(
+        "processes started by `wharf worker`",
+        ge=1)] = 2
+    test_hooks: Annotated[bool, setting(
+        "enables the test suite's fault-injection hooks (with `WHARF_TEST_PAUSE_FILE`); "
+        "never set it in production")] = False
     # retention
-    upload_session_ttl: int = 86400
-    asset_upload_ttl: int = 3600
-    operation_retention: int = 2592000
-    trash_retention: int = 2592000
-    sweep_interval: int = 60
-    max_upload_size: int = 512 * 1024 * 1024
-    verify_rehash: bool = True
+    upload_session_ttl: Annotated[int, setting(
+        "blob upload sessions expire this long after creation",
+        ge=1)] = 86400
+    asset_upload_ttl: Annotated[int, setting(
+        "deadline of embedded-asset uploads; read and validated, but assets are not "
+        "implemented yet",
+        ge=1)] = 3600
+    operation_retention: Annotated[int, setting(
+        "finished operations are deleted this long after they finished",
+        ge=0, note="30 days")] = 2592000
+    trash_retention: Annotated[int, setting(
+        "trash older than this is purged permanently",
+        ge=0, note="30 days")] = 2592000
+    sweep_interval: Annotated[int, setting(
+        "period of the retention sweeps, seconds: they run at every multiple of it since "
+        "the Unix epoch (UTC), so `45` every 45 s and `172800` every two days at 00:00 "
+        "UTC",
+        ge=1)] = 60
+    max_upload_size: Annotated[int, setting(
+        "largest blob upload, bytes; `wharf serve` refuses (413) any request body above "
+        "this or `WHARF_MAX_BODY_BYTES`, plus 1 MiB, before reading it",
+        ge=0, note="512 MiB")] = 512 * 1024 * 1024
+    verify_rehash: Annotated[bool, setting(
+        "before publishing an upload, re-read the stored object and check its SHA-256 "
+        "(size and ETag are always checked)")] = True
     # login / registration rate limits (0 disables a limit)
-    login_max_failures: int = 10
-    login_max_failures_per_address: int = 100
-    login_max_failures_per_user: int = 100
-    login_window: int = 900
-    register_per_address: int = 20
-    register_window: int = 3600
+    login_max_failures: Annotated[int, setting(
+        "failed logins per username *and* client address within `WHARF_LOGIN_WINDOW`; "
+        "then that address gets 429 `rate_limited` with `Retry-After` for that username "
+        "until the window ends, even with the right password. The user logging in from "
+        "another address is not affected; a successful login clears its own count. Client"
+        " addresses are IPv4 addresses and IPv6 /64 networks; `0` disables",
+        ge=0)] = 10
+    login_max_failures_per_user: Annotated[int, setting(
+        "failed logins per username from all addresses together within "
+        "`WHARF_LOGIN_WINDOW` (distributed guessing); then 429 for that username from "
+        "every address until the window ends; `0` disables",
+        ge=0)] = 100
+    login_max_failures_per_address: Annotated[int, setting(
+        "failed logins per client address (IPv4 address or IPv6 /64; any username) within"
+        " `WHARF_LOGIN_WINDOW`; `0` disables",
+        ge=0)] = 100
+    login_window: Annotated[int, setting(
+        "length of the login throttle window, seconds (fixed window starting at the first"
+        " failure)",
+        ge=1)] = 900
+    register_per_address: Annotated[int, setting(
+        "registrations per client address (IPv4 address or IPv6 /64) within "
+        "`WHARF_REGISTER_WINDOW` (every well-formed attempt counts, a taken name too); "
+        "`0` disables",
+        ge=0)] = 20
+    register_window: Annotated[int, setting(
+        "length of the registration throttle window, seconds",
+        ge=1)] = 3600
     # CSRF: origins besides the API's own that may send cookie-authenticated writes
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: Annotated[tuple[str, ...], setting(
+        "comma-separated origins (`https://app.example.com`, `http://localhost:3000`: "
+        "scheme, host, optional port; nothing else) besides the API's own that may send "
+        "cookie-authenticated writes",
+        parse=_origins, shown="unset: only the API's own origin")] = ()
     # monitoring
-    metrics_port: int | None = None
-    metrics_token: str | None = field(default=None, repr=False)
-    metrics_cache_seconds: float = 5.0
+    metrics_port: Annotated[int | None, setting(
+        "`wharf worker` and `wharf scheduler` serve `/metrics` and `/healthz` on this "
+        "port (on `WHARF_HOST`; `--metrics-port` overrides; `0` picks a free port). The "
+        "API serves `/metrics` on its own port",
+        ge=0, le=65535, shown="unset: no metrics port")] = None
+    metrics_token: Annotated[str | None, setting(
+        "when set (at least 16 printable characters, no spaces), `/metrics` on every "
+        "process and the API's `/healthz/details` need `Authorization: Bearer <token>` "
+        "(and `/healthz/details` then also shows operator messages, such as a missing "
+        "bucket's name); unset, anyone who reaches them can read them (errors show their "
+        "type only)",
+        parse=_token, shown="unset")] = field(default=None, repr=False)
+    metrics_cache_seconds: Annotated[float, setting(
+        "how long an API process reuses the gauges it reads from the database and the "
+        "dependency checks (shared by `/metrics` and `/healthz/details`) between "
+        "requests; one request at a time recomputes them, the others get the previous "
+        "values; `0` recomputes at every request",
+        ge=0.0)] = 5.0
     # units (documents): bounds on what one changeset may build
-    unit_max_snapshot_bytes: int = 16 * 1024 * 1024
-    unit_max_changeset_ops: int = 1000
-    unit_max_depth: int = 400
-    # HTTP serving (wharf serve; the long-poll limit applies to every API process)
-    http_threads: int = 16
-    http_connection_limit: int = 1000
-    http_send_timeout: int = 30
-    http_receive_timeout: int = 30
-    http_min_receive_rate: int = 1024
-    long_poll_max_waiters: int | None = None  # None: half the request threads
+    unit_max_snapshot_bytes: Annotated[int, setting(
+        "largest unit document (compact UTF-8 JSON) a changeset may produce, and the most"
+        " a single changeset may copy; beyond it 413 `unit_too_large`, nothing stored (at"
+        " least 1024)",
+        ge=1024, note="16 MiB")] = 16 * 1024 * 1024
+    # the request schema caps a changeset at 10000 operations
+    unit_max_changeset_ops: Annotated[int, setting(
+        "most operations in one changeset; more is 413 `changeset_too_large` (1–10000)",
+        ge=1, le=10000)] = 1000
+    # above ~400 the JSON encoders and comparisons near Python's recursion limit
+    unit_max_depth: Annotated[int, setting(
+        "deepest nesting a changeset may give a unit document (the document is level 1); "
+        "deeper is 400 `unit_too_deep` (8–400)",
+        ge=8, le=400)] = 400
+    # HTTP serving (wharf serve; the long-poll limit applies to every API process);
+    # long_poll_max_waiters None: half the request threads
+    long_poll_max_waiters: Annotated[int | None, setting(
+        "long-polls (`GET /api/operations/{id}?wait=`) that may wait at once per API "
+        "process; beyond it a long-poll answers at once with the operation's current "
+        "state and `Retry-After` (`0`: never wait). Keep it below the request threads",
+        ge=0, shown="half the request threads: `wharf serve` 8, `wharf api` 4 per "
+                    "gunicorn worker")] = None
+    http_threads: Annotated[int, setting(
+        "request threads of `wharf serve` (more than `WHARF_LONG_POLL_MAX_WAITERS`)",
+        ge=2)] = 16
+    http_connection_limit: Annotated[int, setting(
+        "open connections `wharf serve` accepts; beyond it new ones wait in the listen "
+        "backlog",
+        ge=10)] = 1000
+    http_send_timeout: Annotated[int, setting(
+        "`wharf serve` closes a connection whose pending response made no progress (the "
+        "client reads nothing) for this long",
+        ge=1)] = 30
+    http_receive_timeout: Annotated[int, setting(
+        "`wharf serve` closes a connection whose request (headers and body) has not fully"
+        " arrived within this many seconds plus one second per "
+        "`WHARF_HTTP_MIN_RECEIVE_RATE` bytes received (trickled bytes do not reset it; a "
+        "new connection that sends nothing is closed after this long; idle keep-alive "
+        "connections close after waitress's 120 s)",
+        ge=1)] = 30
+    http_min_receive_rate: Annotated[int, setting(
+        "bytes per second a slow request must keep up past `WHARF_HTTP_RECEIVE_TIMEOUT` "
+        "(`0`: the timeout is absolute)",
+        ge=0)] = 1024
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
         env = dict(os.environ if env is None else env)
-        data_dir = Path(env.get("WHARF_DATA_DIR") or "./var").expanduser().resolve()
-        broker = (env.get("WHARF_BROKER_URL") or "embedded").strip()
-        if broker != "embedded" and not broker.startswith(("redis://", "rediss://", "unix://")):
-            raise ConfigError(f"WHARF_BROKER_URL={broker!r}: expected 'embedded' or a redis:// URL")
-        blob = (env.get("WHARF_BLOB_STORE_URL") or "").strip() or (data_dir / "blobs").as_uri()
-        if not blob.startswith(("s3://", "file://")):
-            raise ConfigError(f"WHARF_BLOB_STORE_URL={blob!r}: expected s3://bucket[/prefix] or file:///path")
-        if blob.startswith("s3://") and not blob[5:].split("/", 1)[0]:
-            raise ConfigError(f"WHARF_BLOB_STORE_URL={blob!r}: the s3:// URL needs a bucket name")
-        values = dict(
-            data_dir=data_dir,
-            database_url=_db_url(env, "WHARF_DATABASE_URL", f"sqlite:///{data_dir / 'wharf.db'}"),
-            unitstore_url=_db_url(env, "WHARF_UNITSTORE_URL", f"sqlite:///{data_dir / 'units.db'}"),
-            broker_url=broker,
-            broker_namespace=_namespace(env, "WHARF_BROKER_NAMESPACE", "wharf"),
-            blob_store_url=blob,
-            s3_endpoint_url=_http_url(env, "WHARF_S3_ENDPOINT_URL"),
-            s3_region=(env.get("WHARF_S3_REGION") or None),
-            host=(env.get("WHARF_HOST") or "127.0.0.1"),
-            port=_int(env, "WHARF_PORT", 8080, minimum=0, maximum=65535),
-            session_ttl=_int(env, "WHARF_SESSION_TTL", 14 * 86400, minimum=60),
-            max_body_bytes=_int(env, "WHARF_MAX_BODY_BYTES", 1024 * 1024, minimum=1024),
-            argon2_time_cost=_int(env, "WHARF_ARGON2_TIME_COST", 3, minimum=1),
-            argon2_memory_cost=_int(env, "WHARF_ARGON2_MEMORY_COST", 65536, minimum=8),
-            argon2_parallelism=_int(env, "WHARF_ARGON2_PARALLELISM", 4, minimum=1),
-            sqlite_busy_timeout_ms=_int(env, "WHARF_SQLITE_BUSY_TIMEOUT_MS", 5000, minimum=0),
-            trusted_proxy_count=_int(env, "WHARF_TRUSTED_PROXY_COUNT", 0, minimum=0),
-            secure_cookies=_bool(env, "WHARF_SECURE_COOKIES", False),
-            idempotency_key_ttl=_int(env, "WHARF_IDEMPOTENCY_KEY_TTL", 86400, minimum=0),
-            operation_max_attempts=_int(env, "WHARF_OPERATION_MAX_ATTEMPTS", 5, minimum=1),
-            operation_lease_seconds=_int(env, "WHARF_OPERATION_LEASE_SECONDS", 30, minimum=1),
-            operation_backoff_base=_float(env, "WHARF_OPERATION_BACKOFF_BASE", 0.5),
-            operation_backoff_max=_float(env, "WHARF_OPERATION_BACKOFF_MAX", 300.0),
-            recovery_interval=_float(env, "WHARF_RECOVERY_INTERVAL", 5.0, minimum=0.05),
-            relay_interval=_float(env, "WHARF_RELAY_INTERVAL", 2.0, minimum=0.05),
-            worker_threads=_int(env, "WHARF_WORKER_THREADS", 4, minimum=1),
-            worker_processes=_int(env, "WHARF_WORKER_PROCESSES", 2, minimum=1),
-            test_hooks=_bool(env, "WHARF_TEST_HOOKS", False),
-            upload_session_ttl=_int(env, "WHARF_UPLOAD_SESSION_TTL", 86400, minimum=1),
-            asset_upload_ttl=_int(env, "WHARF_ASSET_UPLOAD_TTL", 3600, minimum=1),
-            operation_retention=_int(env, "WHARF_OPERATION_RETENTION", 2592000, minimum=0),
-            trash_retention=_int(env, "WHARF_TRASH_RETENTION", 2592000, minimum=0),
-            sweep_interval=_int(env, "WHARF_SWEEP_INTERVAL", 60, minimum=1),
-            max_upload_size=_int(env, "WHARF_MAX_UPLOAD_SIZE", 512 * 1024 * 1024, minimum=0),
-            verify_rehash=_bool(env, "WHARF_VERIFY_REHASH", True),
-            login_max_failures=_int(env, "WHARF_LOGIN_MAX_FAILURES", 10, minimum=0),
-            login_max_failures_per_address=_int(env, "WHARF_LOGIN_MAX_FAILURES_PER_ADDRESS",
-                                                100, minimum=0),
-            login_max_failures_per_user=_int(env, "WHARF_LOGIN_MAX_FAILURES_PER_USER",
-                                             100, minimum=0),
-            login_window=_int(env, "WHARF_LOGIN_WINDOW", 900, minimum=1),
-            register_per_address=_int(env, "WHARF_REGISTER_PER_ADDRESS", 20, minimum=0),
-            register_window=_int(env, "WHARF_REGISTER_WINDOW", 3600, minimum=1),
-            allowed_origins=_origins(env, "WHARF_ALLOWED_ORIGINS"),
-            metrics_port=_optional_port(env, "WHARF_METRICS_PORT"),
-            metrics_token=_token(env, "WHARF_METRICS_TOKEN"),
-            metrics_cache_seconds=_float(env, "WHARF_METRICS_CACHE_SECONDS", 5.0),
-            unit_max_snapshot_bytes=_int(env, "WHARF_UNIT_MAX_SNAPSHOT_BYTES", 16 * 1024 * 1024,
-                                         minimum=1024),
-            # the request schema caps a changeset at 10000 operations
-            unit_max_changeset_ops=_int(env, "WHARF_UNIT_MAX_CHANGESET_OPS", 1000, minimum=1,
-                                        maximum=10000),
-            # above ~400 the JSON encoders and comparisons near Python's recursion limit
-            unit_max_depth=_int(env, "WHARF_UNIT_MAX_DEPTH", 400, minimum=8, maximum=400),
-            http_threads=_int(env, "WHARF_HTTP_THREADS", 16, minimum=2),
-            http_connection_limit=_int(env, "WHARF_HTTP_CONNECTION_LIMIT", 1000, minimum=10),
-            http_send_timeout=_int(env, "WHARF_HTTP_SEND_TIMEOUT", 30, minimum=1),
-            http_receive_timeout=_int(env, "WHARF_HTTP_RECEIVE_TIMEOUT", 30, minimum=1),
-            http_min_receive_rate=_int(env, "WHARF_HTTP_MIN_RECEIVE_RATE", 1024, minimum=0),
-            long_poll_max_waiters=(_int(env, "WHARF_LONG_POLL_MAX_WAITERS", 0, minimum=0)
-                                   if (env.get("WHARF_LONG_POLL_MAX_WAITERS") or "").strip()
-                                   else None),
-        )
+        values: dict[str, Any] = {}
+        for declared in DECLARED:
+            default = declared.default
+            if declared.derived is not None:
+                default = declared.derived(values["data_dir"])
+            values[declared.field] = declared.parse(env, declared.variable, default)
         values.update(overrides)
         return cls(**values)
 
-    def replace(self, **changes) -> "Settings":
+    def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
 
     @property
     def embedded_broker(self) -> bool:
         return self.broker_url == "embedded"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One setting as :class:`Settings` declares it."""
+
+    field: str
+    variable: str
+    type: Any
+    default: Any
+    meta: Meta
+
+    @property
+    def derived(self) -> Callable[[Path], Any] | None:
+        return (self.meta.extra or {}).get("derived")
+
+    def parse(self, env: Mapping[str, str], name: str, default: Any) -> Any:
+        custom = (self.meta.extra or {}).get("parse")
+        if custom is not None:
+            return custom(env, name, default)
+        ge, le = self.meta.ge, self.meta.le
+        if self.type is bool:
+            return _bool(env, name, default)
+        if self.type is int:
+            return _int(env, name, default, minimum=int(ge or 0),
+                        maximum=None if le is None else int(le))
+        if self.type is float:
+            return _float(env, name, default, minimum=float(ge or 0.0))
+        if self.type == int | None:
+            return _optional_int(env, name, default, minimum=int(ge or 0),
+                                 maximum=None if le is None else int(le))
+        if self.type in (str, str | None):
+            return _plain(env, name, default)
+        raise TypeError(f"{self.variable}: no parser for {self.type!r}")
+
+    @property
+    def shown_default(self) -> str:
+        """The README's "default" column."""
+        extra = self.meta.extra or {}
+        if "shown" in extra:
+            return str(extra["shown"])
+        value = self.default
+        text = ("true" if value else "false") if isinstance(value, bool) \
+            else f"{value:g}" if isinstance(value, float) else str(value)
+        return f"`{text}`" + (f" ({extra['note']})" if "note" in extra else "")
+
+
+def _declarations() -> tuple[Declared, ...]:
+    hints = typing.get_type_hints(Settings, include_extras=True)
+    out = []
+    for f in dataclasses.fields(Settings):
+        hint = hints[f.name]
+        if typing.get_origin(hint) is not Annotated:
+            continue  # not read from the environment (``extra``)
+        kind, *metadata = typing.get_args(hint)
+        meta = next(m for m in metadata if isinstance(m, Meta))
+        default = None if f.default is dataclasses.MISSING else f.default
+        out.append(Declared(f.name, "WHARF_" + f.name.upper(), kind, default, meta))
+    return tuple(out)
+
+
+DECLARED = _declarations()
+
+
+def settings_table() -> str:
+    """The README's settings table (markdown), from the declarations."""
+    lines = ["| variable | meaning | default |", "| --- | --- | --- |"]
+    lines += [f"| `{d.variable}` | {d.meta.description} | {d.shown_default} |"
+              for d in DECLARED]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m wharf.config: the README's settings table
+    print(settings_table(), end="")

@@ -1,10 +1,9 @@
 """Upload sessions, blob content (ranged reads, downloads) and content replacement."""
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import falcon
 
+from api import headers
 from api.body import read_json
 from api.resources.operations import answer_submission
 from storage.blobstore import BlobStore
@@ -117,30 +116,23 @@ class _BlobReader:
         resp.set_header("X-Content-Type-Options", "nosniff")
         resp.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
         if self.attachment:
-            fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_"
-                               for c in blob.filename)
-            resp.set_header("Content-Disposition",
-                            f"attachment; filename=\"{fallback}\"; "
-                            f"filename*=UTF-8''{quote(blob.filename, safe='')}")
-        if blobs.if_none_match(req.get_header("If-None-Match"), blob):
+            resp.set_header("Content-Disposition", headers.attachment(blob.filename))
+        if headers.not_modified(req, etag):
             resp.status = falcon.HTTP_304
             return
-        rng = None
-        if_range = req.get_header("If-Range")
-        if if_range is None or if_range.strip() == etag:
-            rng = blobs.parse_range(req.get_header("Range"), blob.size)
+        rng = headers.byte_range(req, etag, blob.size)
         resp.content_type = blob.mime_type
         if rng is None:
             resp.content_length = blob.size
             if req.method != "HEAD":
-                resp.stream = self.store.open(blob.object_key)
+                resp.set_stream(self.store.open(blob.object_key), blob.size)
             return
         start, end = rng
         resp.status = falcon.HTTP_206
         resp.set_header("Content-Range", f"bytes {start}-{end}/{blob.size}")
         resp.content_length = end - start + 1
         if req.method != "HEAD":
-            resp.stream = self.store.open(blob.object_key, start, end)
+            resp.set_stream(self.store.open(blob.object_key, start, end), end - start + 1)
 
     def on_head(self, req, resp, resource_id):
         self.on_get(req, resp, resource_id)

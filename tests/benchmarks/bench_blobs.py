@@ -38,13 +38,11 @@ import json
 import mmap
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -53,7 +51,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.s3 import MotoServer, free_port  # noqa: E402
+from tests.benchmarks.harness import (CpuMeter, RssSampler, WharfProcesses,  # noqa: E402
+                                      children, free_port, status_kib)
+from tests.benchmarks.harness import log as _log  # noqa: E402
+from tests.support.s3 import MotoServer  # noqa: E402
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -61,7 +62,6 @@ CHUNK = MiB
 BUCKET = "wharf-bench"
 PREFIX = "wharf"
 PASSWORD = "benchmark password 1234"
-TICK = os.sysconf("SC_CLK_TCK")
 
 TARGET_UPLOAD_RATIO = 0.8
 TARGET_RSS_MIB = 150
@@ -69,76 +69,7 @@ TARGET_VERIFY_RATIO = 0.8
 
 
 def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-# -- /proc --------------------------------------------------------------------------------
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    raw = open(f"/proc/{pid}/stat").read()
-    fields = raw[raw.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def self_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
-
-
-def machine_cpu() -> tuple[float, float]:
-    """(busy, steal) CPU seconds of the whole machine (all cores) since boot, /proc/stat.
-    Busy is user + nice + system + irq + softirq; steal is time the hypervisor gave to
-    someone else while this VM wanted to run."""
-    vals = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return (vals[0] + vals[1] + vals[2] + vals[5] + vals[6]) / TICK, vals[7] / TICK
-
-
-def status_kib(pid: int, field: str) -> int:
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise KeyError(field)
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                raw = open(f"/proc/{entry}/stat").read()
-            except OSError:
-                continue
-            if int(raw[raw.rindex(")") + 2:].split()[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-class RssSampler:
-    """Max VmRSS of ``pid`` sampled every ``interval`` seconds while running."""
-
-    def __init__(self, pid: int, interval: float = 0.05):
-        self.pid, self.interval = pid, interval
-        self.peak_kib = 0
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                self.peak_kib = max(self.peak_kib, status_kib(self.pid, "VmRSS"))
-                self.samples += 1
-            except (OSError, KeyError):
-                return
-            self._stop.wait(self.interval)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+    _log(msg, file=sys.stderr)
 
 
 # -- the bytes ----------------------------------------------------------------------------
@@ -203,10 +134,7 @@ class WharfApi:
                  extra_env: dict[str, str] | None = None):
         self.tmp = tmp
         self.port = free_port()
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("WHARF_", "AWS_", "GUNICORN_"))
-                    and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-        self.env.update({
+        self.processes = WharfProcesses(tmp, {
             "WHARF_DATA_DIR": str(tmp / "data"),
             "WHARF_BLOB_STORE_URL": f"s3://{BUCKET}/{PREFIX}",
             "WHARF_S3_ENDPOINT_URL": s3_endpoint,
@@ -215,36 +143,21 @@ class WharfApi:
             "AWS_DEFAULT_REGION": "us-east-1", "NO_PROXY": "127.0.0.1,localhost",
             "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
             "WHARF_ARGON2_PARALLELISM": "1", "WHARF_LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1", "GUNICORN_CMD_ARGS": "--no-control-socket",
+            **(extra_env or {}),
         })
-        self.env.update(extra_env or {})
         self.threads = threads
         self.proc: subprocess.Popen | None = None
-        self.log_path = tmp / "api.log"
+        self.log_path = self.processes.log_path("api")
         self.base = f"http://127.0.0.1:{self.port}"
         self.cookie = ""
 
     def start(self) -> "WharfApi":
-        subprocess.run([sys.executable, "-m", "wharfd.cli", "migrate"], cwd=ROOT, env=self.env,
-                       check=True, stdout=subprocess.DEVNULL)
+        self.processes.migrate()
         args = ["api", "--port", str(self.port), "--workers", "1"]
         if self.threads:
             args += ["--threads", str(self.threads)]
-        with open(self.log_path, "wb") as logf:
-            self.proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli"] + args, cwd=ROOT,
-                                         env=self.env, stdout=logf, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"wharf api exited:\n{self.log_path.read_text()[-3000:]}")
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("wharf api did not come up")
+        self.proc = self.processes.start("api", *args)
+        self.processes.wait_http(self.port, "/healthz")
         kids = children(self.proc.pid)
         if len(kids) != 1:
             raise RuntimeError(f"expected one gunicorn worker, found {kids}")
@@ -252,13 +165,7 @@ class WharfApi:
         return self
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait(5)
+        self.processes.stop_all(timeout=15)
 
     def request(self, method: str, path: str, body: dict | None = None,
                 headers: dict | None = None) -> tuple[int, dict, http.client.HTTPResponse]:
@@ -336,30 +243,6 @@ def empty_bucket(client) -> None:
 
 
 # -- measurements -------------------------------------------------------------------------
-class Meter:
-    """Wall time and CPU seconds of the API worker, moto and this process over a block."""
-
-    def __init__(self, pids: dict[str, int]):
-        self.pids = pids
-
-    def __enter__(self):
-        self.cpu0 = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
-        self.self0 = self_cpu()
-        self.busy0, self.steal0 = machine_cpu()
-        self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.t0
-        self.cpu = {name: cpu_seconds(pid) - self.cpu0[name] for name, pid in self.pids.items()}
-        self.cpu["client"] = self_cpu() - self.self0
-        # Everything else on the machine (other processes: a concurrent benchmark skews
-        # every figure on 2 cores), in cores busy on average.
-        busy, steal = machine_cpu()
-        self.other_cores = max(0.0, busy - self.busy0 - sum(self.cpu.values())) / self.wall
-        self.steal_cores = (steal - self.steal0) / self.wall
-
-
 def bench_uploads(args, api: WharfApi, space_id: str, client, data: Path, sha: str,
                   moto_pid: int) -> dict:
     from boto3.s3.transfer import TransferConfig
@@ -371,21 +254,21 @@ def bench_uploads(args, api: WharfApi, space_id: str, client, data: Path, sha: s
     results: dict[str, list[dict]] = {"wharf": [], "raw": [], "store": []}
 
     def run_wharf():
-        with Meter(pids) as m:
+        with CpuMeter(pids, this_process="client") as m:
             out = api.upload(space_id, size, stream_file(data, size))
         assert out["response"]["sha256"] == sha, out
         return m
 
     def run_raw():
         key = f"raw/{uuid.uuid4().hex}"
-        with Meter(pids) as m:
+        with CpuMeter(pids, this_process="client") as m:
             client.upload_fileobj(GeneratorReader(stream_file(data, size)), BUCKET, key,
                                   Config=transfer)
         assert client.head_object(Bucket=BUCKET, Key=key)["ContentLength"] == size
         return m
 
     def run_store():
-        with Meter(pids) as m:
+        with CpuMeter(pids, this_process="client") as m:
             info = store.put_stream(f"objects/{uuid.uuid4().hex}", stream_file(data, size))
         assert info.size == size
         return m
@@ -418,7 +301,7 @@ def bench_rss(args, api: WharfApi, space_id: str, client, data: Path) -> dict:
         hwm_reset = status_kib(pid, "VmHWM") <= hwm_before
     except OSError:
         hwm_reset = False
-    with Meter({"api": pid}) as m, RssSampler(pid) as sampler:
+    with CpuMeter({"api": pid}, this_process="client") as m, RssSampler(pid) as sampler:
         api.upload(space_id, size, stream_file(data, size))
     out = {"size": size, "wall": m.wall, "rss_before_kib": before,
            "sampled_peak_kib": sampler.peak_kib, "samples": sampler.samples,

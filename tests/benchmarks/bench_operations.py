@@ -35,12 +35,10 @@ import argparse
 import http.client
 import itertools
 import json
-import math
 import multiprocessing as mp
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -52,6 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests.benchmarks.harness import CpuMeter, WharfProcesses, free_port, log, pct  # noqa: E402
 
 RAW_NAMESPACE = "wharf-bench-raw"
 RAW_QUEUE = "noop"
@@ -67,25 +67,6 @@ TARGET_DONE_P99_MS = 250.0
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def pct(values: list[float], p: float) -> float:
-    """Nearest-rank percentile (p in 0..100); NaN for an empty list."""
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))
-    return s[k]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def plain_pg(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://").replace("postgres://",
                                                                          "postgresql://")
@@ -93,77 +74,6 @@ def plain_pg(url: str) -> str:
 
 def with_dbname(url: str, name: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + name
-
-
-# -- CPU accounting from /proc (Linux): who used the 2 cores during a phase --------------
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _proc_table() -> dict[int, tuple[int, str, float]]:
-    """pid -> (ppid, comm, cpu seconds) for every visible process."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = open(f"/proc/{entry}/stat").read()
-        except OSError:
-            continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2:].split()
-        table[int(entry)] = (int(fields[1]), comm,
-                             (int(fields[11]) + int(fields[12])) / _TICK)
-    return table
-
-
-def _machine_busy() -> float:
-    """Busy CPU seconds of the whole machine (all cores) since boot."""
-    vals = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    return (sum(vals[:8]) - idle) / _TICK
-
-
-class CpuMeter:
-    """CPU seconds per group (process trees / process names) between start() and stop()."""
-
-    def __init__(self, roots: dict[str, int]):
-        self.roots = roots
-
-    def _groups(self) -> dict[str, float]:
-        table = _proc_table()
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        out: dict[str, float] = {}
-        assigned: set[int] = set()
-        for name, root in self.roots.items():
-            todo, total = [root], 0.0
-            while todo:
-                pid = todo.pop()
-                if pid in table and pid not in assigned:
-                    assigned.add(pid)
-                    total += table[pid][2]
-                    todo.extend(children.get(pid, []))
-            out[name] = total
-        for name, comms in (("postgres (all databases)", ("postgres",)),
-                            ("redis-server", ("redis-server",))):
-            out[name] = sum(cpu for pid, (_, comm, cpu) in table.items()
-                            if comm in comms and pid not in assigned)
-        return out
-
-    def start(self) -> None:
-        self.t0 = time.perf_counter()
-        self.m0 = _machine_busy()
-        self.g0 = self._groups()
-
-    def stop(self) -> dict:
-        g1 = self._groups()
-        wall = time.perf_counter() - self.t0
-        busy = _machine_busy() - self.m0
-        used = {k: max(0.0, g1.get(k, 0.0) - self.g0.get(k, 0.0)) for k in g1}
-        used["other processes"] = max(0.0, busy - sum(used.values()))
-        return {"wall": wall, "capacity": wall * (os.cpu_count() or 1), "busy": busy,
-                "groups": used}
 
 
 # ---------------------------------------------------------------------------------------
@@ -528,9 +438,9 @@ class Environment:
         self.product_url = with_dbname(args.postgres_url, self.tag)
         self.unit_url = with_dbname(args.postgres_url, self.tag + "_units")
         self.created: list[str] = []
-        self.procs: list[tuple[str, subprocess.Popen]] = []
         self.logdir = Path(tempfile.mkdtemp(prefix="wharf-bench-"))
         self.port = free_port()
+        self.processes = WharfProcesses(self.logdir, self.env())
 
     # -- throw-away resources --
     def _admin(self):
@@ -557,10 +467,7 @@ class Environment:
 
     # -- Wharf --
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("WHARF_") or k in ("WHARF_LOG_LEVEL",)}
-        env.update({
-            "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        env = {
             "WHARF_DATA_DIR": str(self.logdir / "data"),
             "WHARF_DATABASE_URL": self.product_url,
             "WHARF_UNITSTORE_URL": self.unit_url,
@@ -569,7 +476,7 @@ class Environment:
             "WHARF_ARGON2_PARALLELISM": "1",
             "WHARF_LOG_LEVEL": os.environ.get("WHARF_BENCH_LOG_LEVEL", "WARNING"),
             "WHARF_HOST": "127.0.0.1", "WHARF_PORT": str(self.port),
-        })
+        }
         for item in self.args.env:
             key, _, value = item.partition("=")
             env[key] = value
@@ -593,53 +500,22 @@ class Environment:
         return time.perf_counter() - t0
 
     def meter(self) -> CpuMeter:
-        return CpuMeter({**{name: p.pid for name, p in self.procs},
-                         "bench client (this process)": os.getpid()})
-
-    def wharf(self, *argv: str) -> list[str]:
-        return [sys.executable, "-m", "wharfd.cli", *argv]
+        return CpuMeter({**{name: p.pid for name, p in self.processes.procs},
+                         "bench client (this process)": os.getpid()},
+                        names={"postgres (all databases)": ("postgres",),
+                               "redis-server": ("redis-server",)})
 
     def migrate(self) -> None:
-        out = subprocess.run(self.wharf("migrate"), cwd=ROOT, env=self.env(),
-                             capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise RuntimeError(f"wharf migrate failed:\n{out.stdout}\n{out.stderr}")
+        self.processes.migrate()
 
     def start(self, name: str, *argv: str) -> subprocess.Popen:
-        logf = open(self.logdir / f"{name.replace(' ', '-')}.log", "wb")
-        p = subprocess.Popen(self.wharf(*argv), cwd=ROOT, env=self.env(), stdout=logf,
-                             stderr=subprocess.STDOUT)
-        self.procs.append((name, p))
-        return p
+        return self.processes.start(name, *argv)
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for name, p in self.procs:
-                if p.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {p.returncode}; see "
-                                       f"{self.logdir / (name.replace(' ', '-') + '.log')}")
-            try:
-                st, _, _ = Http("127.0.0.1", self.port).request("GET", "/readyz", timeout=2)
-                if st == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("wharf api did not become ready")
+        self.processes.wait_http(self.port, "/readyz", timeout)
 
     def stop_all(self) -> None:
-        for _, p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for name, p in self.procs:
-            try:
-                p.wait(45)
-            except subprocess.TimeoutExpired:
-                log(f"{name} did not stop; killing pid {p.pid}")
-                p.kill()
-                p.wait(5)
-        self.procs = []
+        self.processes.stop_all(45)
 
 
 # ---------------------------------------------------------------------------------------

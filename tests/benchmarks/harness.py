@@ -1,0 +1,281 @@
+"""What the benchmark scripts share: logging, percentiles, CPU and memory meters read from
+/proc (Linux), and the ``wharf`` subprocesses of one run.
+
+Used by ``bench_operations.py`` and ``bench_blobs.py`` (scripts, not tests; pytest does not
+collect them).
+"""
+from __future__ import annotations
+
+import http.client
+import math
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import TextIO
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.support.s3 import free_port  # noqa: E402
+
+__all__ = ["ROOT", "TICK", "CpuMeter", "RssSampler", "WharfProcesses", "children",
+           "cpu_seconds", "free_port", "log", "machine_cpu", "pct", "proc_table", "self_cpu",
+           "status_kib"]
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def log(msg: str, file: TextIO | None = None) -> None:
+    """A timestamped progress line (stdout unless ``file`` is given)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=file or sys.stdout, flush=True)
+
+
+def pct(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100); NaN for an empty list."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))
+    return s[k]
+
+
+# -- /proc -----------------------------------------------------------------------------------
+def proc_table() -> dict[int, tuple[int, str, float]]:
+    """pid -> (ppid, comm, cpu seconds) for every visible process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        comm = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2:].split()
+        table[int(entry)] = (int(fields[1]), comm,
+                             (int(fields[11]) + int(fields[12])) / TICK)
+    return table
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    raw = open(f"/proc/{pid}/stat").read()
+    fields = raw[raw.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def self_cpu() -> float:
+    """CPU seconds of this process (all its threads, not its children)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, steal) CPU seconds of the whole machine (all cores) since boot, /proc/stat.
+    Busy is user + nice + system + irq + softirq; steal is time the hypervisor gave to
+    someone else while this VM wanted to run."""
+    vals = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (vals[0] + vals[1] + vals[2] + vals[5] + vals[6]) / TICK, vals[7] / TICK
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A ``kB`` field of /proc/<pid>/status (VmRSS, VmHWM)."""
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise KeyError(field)
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid``."""
+    return [child for child, (ppid, _, _) in proc_table().items() if ppid == pid]
+
+
+class CpuMeter:
+    """CPU seconds per group between start and stop (or over a ``with`` block).
+
+    ``roots`` are process trees (a pid and its descendants, each counted once, in the order
+    given); ``names`` groups the remaining processes by command name (``postgres``); and
+    ``this_process``, when given, names this process's own CPU time (its threads, not its
+    children). What the rest of the machine used is reported as ``other``: busy CPU
+    (user, nice, system, irq, softirq) outside the groups, and ``steal`` separately."""
+
+    def __init__(self, roots: dict[str, int], *,
+                 names: dict[str, tuple[str, ...]] | None = None,
+                 this_process: str | None = None):
+        self.roots = roots
+        self.names = names or {}
+        self.this_process = this_process
+
+    def _groups(self) -> dict[str, float]:
+        table = proc_table()
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+        out: dict[str, float] = {}
+        assigned: set[int] = set()
+        for name, root in self.roots.items():
+            todo, total = [root], 0.0
+            while todo:
+                pid = todo.pop()
+                if pid in table and pid not in assigned:
+                    assigned.add(pid)
+                    total += table[pid][2]
+                    todo.extend(kids.get(pid, []))
+            out[name] = total
+        for name, comms in self.names.items():
+            out[name] = sum(cpu for pid, (_, comm, cpu) in table.items()
+                            if comm in comms and pid not in assigned)
+        if self.this_process is not None:
+            out[self.this_process] = self_cpu()
+        return out
+
+    def start(self) -> None:
+        self.t0 = time.perf_counter()
+        self.busy0, self.steal0 = machine_cpu()
+        self.g0 = self._groups()
+
+    def stop(self) -> dict:
+        """{wall, capacity (wall x cores), busy (including steal), steal, groups}; the
+        groups include "other processes" (busy, steal included, outside the groups)."""
+        g1 = self._groups()
+        self.wall = time.perf_counter() - self.t0
+        busy, steal = machine_cpu()
+        self.busy, self.steal = busy - self.busy0, steal - self.steal0
+        self.cpu = {k: max(0.0, g1.get(k, 0.0) - self.g0.get(k, 0.0)) for k in g1}
+        # Everything else on the machine (other processes: a concurrent benchmark skews
+        # every figure on 2 cores), in cores busy on average.
+        self.other_cores = max(0.0, self.busy - sum(self.cpu.values())) / self.wall
+        self.steal_cores = self.steal / self.wall
+        total = self.busy + self.steal
+        groups = {**self.cpu, "other processes": max(0.0, total - sum(self.cpu.values()))}
+        return {"wall": self.wall, "capacity": self.wall * (os.cpu_count() or 1),
+                "busy": total, "steal": self.steal, "groups": groups}
+
+    def __enter__(self) -> "CpuMeter":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class RssSampler:
+    """Max VmRSS of ``pid`` sampled every ``interval`` seconds while running."""
+
+    def __init__(self, pid: int, interval: float = 0.05):
+        self.pid, self.interval = pid, interval
+        self.peak_kib = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak_kib = max(self.peak_kib, status_kib(self.pid, "VmRSS"))
+                self.samples += 1
+            except (OSError, KeyError):
+                return
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "RssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# -- wharf processes -------------------------------------------------------------------------
+def child_env(settings: dict[str, str]) -> dict[str, str]:
+    """This process's environment without ``WHARF_*``, ``AWS_*``, ``GUNICORN_*`` and proxy
+    variables, plus ``settings``: a ``wharf`` process sees only what the benchmark sets."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("WHARF_", "AWS_", "GUNICORN_"))
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env.update({
+        "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        "PYTHONUNBUFFERED": "1",
+        "GUNICORN_CMD_ARGS": "--no-control-socket",  # none shared under $HOME
+    })
+    env.update(settings)
+    return env
+
+
+class WharfProcesses:
+    """The ``wharf`` subprocesses of one run: each in its own session with its output in
+    ``<logdir>/<name>.log``; stopped with SIGTERM, then SIGKILL of the group."""
+
+    def __init__(self, logdir: Path, settings: dict[str, str]):
+        self.logdir = logdir
+        self.env = child_env(settings)
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    @staticmethod
+    def command(*argv: str) -> list[str]:
+        return [sys.executable, "-m", "wharfd.cli", *argv]
+
+    def log_path(self, name: str) -> Path:
+        return self.logdir / f"{name.replace(' ', '-')}.log"
+
+    def migrate(self) -> None:
+        out = subprocess.run(self.command("migrate"), cwd=ROOT, env=self.env,
+                             capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError(f"wharf migrate failed:\n{out.stdout}\n{out.stderr}")
+
+    def start(self, name: str, *argv: str) -> subprocess.Popen[bytes]:
+        with open(self.log_path(name), "wb") as logf:
+            p = subprocess.Popen(self.command(*argv), cwd=ROOT, env=self.env, stdout=logf,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append((name, p))
+        return p
+
+    def wait_http(self, port: int, path: str, timeout: float = 60.0) -> None:
+        """Until ``GET path`` on ``port`` answers 200; RuntimeError when a process exits
+        first or ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, p in self.procs:
+                if p.poll() is not None:
+                    tail = self.log_path(name).read_text(errors="replace")[-3000:]
+                    raise RuntimeError(f"{name} exited with {p.returncode} "
+                                       f"({self.log_path(name)}):\n{tail}")
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            try:
+                conn.request("GET", path)
+                if conn.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            finally:
+                conn.close()
+            time.sleep(0.1)
+        raise RuntimeError(f"{path} on port {port} did not answer 200 in {timeout:.0f}s")
+
+    def stop_all(self, timeout: float = 45.0) -> None:
+        for _, p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for name, p in self.procs:
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log(f"{name} did not stop; killing its process group {p.pid}")
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)  # start_new_session: pgid == pid
+                except ProcessLookupError:
+                    pass
+                p.wait(5)
+        self.procs = []

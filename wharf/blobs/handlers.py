@@ -1,0 +1,134 @@
+"""The two operation handlers: ``create_blob_resource`` (publish a completed upload) and
+``replace_blob_content`` (switch a blob to new content)."""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.models import BlobResource, BlobUploadSession, Node, Operation
+from wharf import audit, deletion
+from wharf.access import require_node
+from wharf.blobs.errors import UploadSessionState
+from wharf.blobs.reading import etag_header
+from wharf.blobs.verify import verify_object
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.errors import NotFound, PreconditionFailed
+from wharf.nodes import resolve_parent
+from wharf.resources import publish_node
+
+CREATE_KIND = "create_blob_resource"
+REPLACE_KIND = "replace_blob_content"
+
+
+class CreateBlobResource:
+    """``create_blob_resource``: verify the uploaded object, then publish it in the tree."""
+
+    kind = CREATE_KIND
+    # A failure quarantines the session's object (queued for deletion) or sends the
+    # session back to waiting_for_upload: nothing is left to publish.
+    input_consumed_on_failure = True
+
+    def __init__(self, store: BlobStore, settings: Settings):
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = op.payload
+        resolve_parent(session, RequestContext(principal=actor), p["space_id"], p["parent_id"])
+
+    def perform(self, op: Operation) -> None:
+        p = op.payload
+        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+                      self.settings.verify_rehash)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        p = op.payload
+        upload = session.get(BlobUploadSession, p["session_id"], with_for_update=True)
+        if upload is None or upload.state != "verifying" or upload.operation_id != op.id:
+            raise UploadSessionState("the upload session is no longer verifying")
+        publish_node(session, op, name=p["filename"], kind="blob")
+        session.add(BlobResource(resource_id=p["resource_id"], object_key=p["object_key"],
+                                 filename=p["filename"], mime_type=p["mime_type"],
+                                 size=p["size"], sha256=p["sha256"],
+                                 object_etag=p["object_etag"], etag=secrets.token_hex(16),
+                                 state="ready"))
+        upload.state = "completed"
+        upload.updated_at = utcnow()
+        session.flush()
+        audit.record(session, ctx, "blob.publish", "resource", p["resource_id"],
+                     space_id=p["space_id"], details={"node_id": p["node_id"],
+                                                      "size": p["size"],
+                                                      "on_behalf_of": op.actor_id})
+        return {"node_id": p["node_id"], "resource_id": p["resource_id"]}
+
+    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
+        upload = session.get(BlobUploadSession, op.payload["session_id"], with_for_update=True)
+        if upload is None or upload.state != "verifying":
+            return
+        upload.updated_at = utcnow()
+        if error.get("code") in ("verification_failed", "permission_revoked"):
+            # Quarantined: never published; the object is queued for deletion.
+            upload.state = "failed"
+            upload.error_code = error["code"]
+            deletion.schedule(session, upload.object_key, error["code"])
+        else:
+            # Interrupted (retries exhausted, storage down): the client uploads again.
+            upload.state = "waiting_for_upload"
+            upload.error_code = "upload_interrupted"
+
+    def compensate(self, op: Operation) -> None:
+        pass
+
+
+class ReplaceBlobContent:
+    """``replace_blob_content``: verify the new object, switch it in, retire the old one."""
+
+    kind = REPLACE_KIND
+    # A failure queues the staged object for deletion (on_failed).
+    input_consumed_on_failure = True
+
+    def __init__(self, store: BlobStore, settings: Settings):
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        require_node(session, actor, op.payload["node_id"], "editor")
+
+    def perform(self, op: Operation) -> None:
+        p = op.payload
+        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+                      self.settings.verify_rehash)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
+        p = op.payload
+        blob = session.get(BlobResource, p["resource_id"], with_for_update=True)
+        if blob is None:
+            raise NotFound("The blob resource is gone.")
+        if etag_header(blob) != p["if_match"]:
+            raise PreconditionFailed("Another change replaced the content first.")
+        old_key = blob.object_key
+        blob.object_key = p["object_key"]
+        blob.size = p["size"]
+        blob.sha256 = p["sha256"]
+        blob.mime_type = p["mime_type"]
+        blob.object_etag = p["object_etag"]
+        blob.etag = secrets.token_hex(16)
+        blob.updated_at = utcnow()
+        session.flush()
+        deletion.schedule(session, old_key, "replaced")
+        node = session.get(Node, p["node_id"])
+        audit.record(session, ctx, "blob.replace", "resource", p["resource_id"],
+                     space_id=node.space_id if node else None,
+                     details={"size": p["size"], "on_behalf_of": op.actor_id})
+        return {"resource_id": p["resource_id"], "etag": etag_header(blob)}
+
+    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
+        deletion.schedule(session, op.payload["object_key"], "replace_failed")
+
+    def compensate(self, op: Operation) -> None:
+        pass

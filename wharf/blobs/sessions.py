@@ -1,0 +1,218 @@
+"""The upload-session lifecycle: create, stream content in, complete (submits
+``create_blob_resource``), abort, and recovery of sessions an operation left behind."""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Callable
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.db import Database
+from storage.models import BlobUploadSession, Operation
+from wharf import audit, deletion
+from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState
+from wharf.blobs.handlers import CREATE_KIND
+from wharf.blobs.ingest import Ingested, _drop, ingest, object_key_for
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import RequestContext
+from wharf.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed
+from wharf.ids import is_id, new_id
+from wharf.nodes import resolve_parent
+from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.service import Operations, Submission, check_key, fingerprint
+from wharf.validation import clean_name
+
+OPEN_STATES = ("waiting_for_upload", "uploaded")
+
+
+def _check_size(size: Any, settings: Settings) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValidationFailed("size must be a non-negative integer", details={"field": "size"})
+    if size > settings.max_upload_size:
+        raise PayloadTooLarge(f"size exceeds the limit of {settings.max_upload_size} bytes",
+                              details={"limit": settings.max_upload_size})
+    return size
+
+
+def create_session(db: Database, settings: Settings, ctx: RequestContext, key: str | None,
+                   body: dict[str, Any]) -> tuple[BlobUploadSession, bool]:
+    key = check_key(key)
+    request = {k: body.get(k) for k in ("space_id", "parent_id", "filename", "size")}
+    fp = fingerprint("blob_upload_session", request)
+    for _ in range(3):
+        try:
+            with db.write() as s:
+                existing = s.scalar(select(BlobUploadSession).where(
+                    BlobUploadSession.actor_id == ctx.principal.user_id,
+                    BlobUploadSession.idempotency_key == key))
+                if existing is not None:
+                    if existing.request_fingerprint != fp:
+                        raise IdempotencyKeyReused("This Idempotency-Key was used for a "
+                                                   "different request.")
+                    return existing, False
+                filename = clean_name(request["filename"], "filename")
+                size = _check_size(request["size"], settings)
+                space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+                now = utcnow()
+                upload = BlobUploadSession(
+                    id=new_id(), actor_id=ctx.principal.user_id, idempotency_key=key,
+                    request_fingerprint=fp, space_id=space.id,
+                    parent_id=parent.id if parent else None, filename=filename,
+                    declared_size=size, state="waiting_for_upload", node_id=new_id(),
+                    resource_id=new_id(), object_key=object_key_for(new_id()),
+                    created_at=now, updated_at=now,
+                    expires_at=now + timedelta(seconds=settings.upload_session_ttl))
+                s.add(upload)
+                s.flush()
+                audit.record(s, ctx, "upload_session.create", "upload_session", upload.id,
+                             space_id=space.id, details={"size": size})
+                return upload, True
+        except IntegrityError:
+            continue
+    raise Conflict("Could not record the upload session; retry.")
+
+
+def _own_session(s: Session, ctx: RequestContext, session_id: str,
+                 lock: bool = False) -> BlobUploadSession:
+    upload = s.get(BlobUploadSession, session_id, with_for_update=lock) \
+        if is_id(session_id) else None
+    if upload is None or upload.actor_id != ctx.principal.user_id:
+        raise NotFound("No such upload session.")
+    return upload
+
+
+def get_session(s: Session, ctx: RequestContext, session_id: str) -> BlobUploadSession:
+    return _own_session(s, ctx, session_id)
+
+
+def visible_state(upload: BlobUploadSession) -> str:
+    """The state a client sees: an open session past its deadline is already ``expired``
+    (the sweep records it and queues the object for deletion shortly after)."""
+    if upload.state in OPEN_STATES and upload.expires_at <= utcnow():
+        return "expired"
+    return upload.state
+
+
+def put_content(db: Database, store: BlobStore, settings: Settings, ctx: RequestContext,
+                session_id: str, content_length: int | None,
+                read: Callable[[int], bytes]) -> Ingested:
+    """Stream the body into a fresh object; on success the session points at it and the
+    object of any earlier PUT is queued for deletion.
+
+    Every PUT writes its own key, reserved first (a deletion job due when the session
+    expires), so a PUT that loses a race with complete, abort or another PUT never
+    overwrites bytes someone else relies on, and an upload killed midway is cleaned up.
+    """
+    with db.read() as s:
+        upload = _own_session(s, ctx, session_id)
+        if upload.state not in OPEN_STATES:
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        if upload.expires_at <= utcnow():
+            raise UploadSessionState("the upload session has expired",
+                                     code="upload_session_expired")
+        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        filename, declared, expires_at = upload.filename, upload.declared_size, upload.expires_at
+    if content_length is None:
+        raise LengthRequired("Send the Content-Length header.")
+    if content_length != declared:
+        raise SizeMismatch(f"Content-Length {content_length} differs from the declared "
+                           f"size {declared}", details={"declared": declared})
+    key = object_key_for(new_id())
+    with db.write() as s:
+        deletion.schedule(s, key, "upload_reservation", not_before=expires_at)
+    try:
+        result = ingest(store, key, read, declared, filename)
+    except BaseException:
+        _drop(db, key)
+        raise
+    with db.write() as s:
+        current = s.get(BlobUploadSession, session_id, with_for_update=True)
+        stored = current is not None and current.state in OPEN_STATES
+        if current is not None and stored:
+            previous = current.object_key
+            current.object_key = key
+            current.state = "uploaded"
+            current.received_size = result.size
+            current.sha256 = result.sha256
+            current.mime_type = result.mime_type
+            current.object_etag = result.object_etag
+            current.error_code = None
+            current.updated_at = utcnow()
+            deletion.release(s, key)
+            deletion.schedule(s, previous, "upload_replaced")
+            audit.record(s, ctx, "upload_session.content", "upload_session", session_id,
+                         details={"size": result.size, "sha256": result.sha256})
+        else:
+            # Completed, aborted or expired while the bytes streamed in: nobody will
+            # reference this object.
+            deletion.schedule(s, key, "upload_abandoned")
+    if not stored:
+        raise UploadSessionState("the upload session changed while uploading")
+    return result
+
+
+def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
+                     session_id: str) -> Submission:
+    request = {"session_id": session_id}
+
+    def prepare(s: Session, op_id: str):
+        upload = _own_session(s, ctx, session_id, lock=True)
+        if upload.state == "waiting_for_upload":
+            raise UploadSessionState("upload the content before completing",
+                                     code="upload_not_received")
+        if upload.state != "uploaded":
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        if upload.expires_at <= utcnow():
+            raise UploadSessionState("the upload session has expired",
+                                     code="upload_session_expired")
+        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        upload.state = "verifying"
+        upload.operation_id = op_id
+        upload.updated_at = utcnow()
+        return upload.space_id, {
+            "session_id": upload.id, "space_id": upload.space_id, "parent_id": upload.parent_id,
+            "filename": upload.filename, "node_id": upload.node_id,
+            "resource_id": upload.resource_id, "object_key": upload.object_key,
+            "size": upload.received_size, "sha256": upload.sha256,
+            "mime_type": upload.mime_type, "object_etag": upload.object_etag}
+
+    return ops.submit(ctx, CREATE_KIND, key, request, prepare)
+
+
+def abort_session(db: Database, ctx: RequestContext, session_id: str) -> None:
+    with db.write() as s:
+        upload = _own_session(s, ctx, session_id, lock=True)
+        if upload.state == "aborted":
+            return
+        if upload.state in ("verifying", "completed"):
+            raise UploadSessionState(f"the upload session is {upload.state}",
+                                     details={"state": upload.state})
+        previous = upload.state
+        upload.state = "aborted"
+        upload.updated_at = utcnow()
+        if previous != "failed":  # a failed session's object is already queued
+            deletion.schedule(s, upload.object_key, "upload_aborted")
+        audit.record(s, ctx, "upload_session.abort", "upload_session", upload.id,
+                     space_id=upload.space_id)
+
+
+def recover_interrupted_sessions(db: Database, limit: int = 1000) -> int:
+    """Sessions left ``verifying`` by an operation that ended without publishing (cancelled,
+    lost) go back to ``waiting_for_upload`` with ``upload_interrupted``."""
+    with db.write() as s:
+        rows = list(s.execute(
+            select(BlobUploadSession).join(Operation,
+                                           Operation.id == BlobUploadSession.operation_id)
+            .where(BlobUploadSession.state == "verifying", Operation.status == "failed")
+            .limit(limit)).scalars())
+        for upload in rows:
+            upload.state = "waiting_for_upload"
+            upload.error_code = "upload_interrupted"
+            upload.updated_at = utcnow()
+        return len(rows)
