@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
 
+import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -31,6 +32,7 @@ from wharf.operations.errors import (IdempotencyKeyReused, IdempotencyKeyRequire
                                      InvalidIdempotencyKey, OperationStateConflict,
                                      RetryNotPossible)
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.kinds import to_json
 from wharf.pagination import decode_cursor, page
 
 KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
@@ -71,8 +73,9 @@ class Submission:
     created: bool
 
 
-# ``prepare(session, operation_id)`` validates and authorizes, returning (scope_id, payload).
-Prepare = Callable[[Session, str], tuple[str | None, dict[str, Any]]]
+# ``prepare(session, operation_id)`` validates and authorizes, returning (scope_id, payload):
+# the kind's payload Struct (``wharf.operations.kinds``) or its stored dict form.
+Prepare = Callable[[Session, str], tuple[str | None, msgspec.Struct | dict[str, Any]]]
 
 
 class Operations:
@@ -114,12 +117,13 @@ class Operations:
         raise OperationStateConflict("Could not record the operation; retry the request.")
 
     def record(self, s: Session, op_id: str, kind: str, actor_id: str, key: str | None,
-               fp: str, scope_id: str | None, payload: dict[str, Any]) -> Operation:
+               fp: str, scope_id: str | None,
+               payload: msgspec.Struct | dict[str, Any]) -> Operation:
         """Insert a pending operation and its outbox row (sent after commit)."""
         now = utcnow()
         op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor_id,
                        scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
-                       payload=payload, attempts=0,
+                       payload=to_json(payload), attempts=0,
                        max_attempts=self.settings.operation_max_attempts,
                        created_at=now, updated_at=now)
         s.add(op)
