@@ -31,7 +31,7 @@ class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
 
 # --- create_resource (wharf/resources.py) ----------------------------------------------
 
-class CreateResourcePayload(_Shape):
+class CreateResourcePayload(_Shape, frozen=True):
     """The new unit resource, its ids fixed at submission."""
 
     space_id: str
@@ -43,7 +43,7 @@ class CreateResourcePayload(_Shape):
     unit_id: str
 
 
-class CreateResourceResult(_Shape):
+class CreateResourceResult(_Shape, frozen=True):
     node_id: str
     resource_id: str
     unit_id: str
@@ -51,7 +51,7 @@ class CreateResourceResult(_Shape):
 
 # --- purge_trash (wharf/trash.py) ------------------------------------------------------
 
-class PurgeTrashPayload(_Shape):
+class PurgeTrashPayload(_Shape, frozen=True):
     """The batch to delete permanently; ``by_retention`` when the retention sweep
     submitted it (the worker then skips the submitter's permission re-check)."""
 
@@ -61,7 +61,7 @@ class PurgeTrashPayload(_Shape):
     by_retention: bool = False
 
 
-class PurgeTrashResult(_Shape):
+class PurgeTrashResult(_Shape, frozen=True):
     batch_id: str
     nodes_deleted: int
     resources_deleted: int
@@ -72,7 +72,7 @@ class PurgeTrashResult(_Shape):
 
 # --- create_blob_resource (wharf/blobs.py) ---------------------------------------------
 
-class CreateBlobResourcePayload(_Shape):
+class CreateBlobResourcePayload(_Shape, frozen=True):
     """The verified upload to publish: the session's reserved ids and its object."""
 
     session_id: str
@@ -88,14 +88,14 @@ class CreateBlobResourcePayload(_Shape):
     object_etag: str
 
 
-class CreateBlobResourceResult(_Shape):
+class CreateBlobResourceResult(_Shape, frozen=True):
     node_id: str
     resource_id: str
 
 
 # --- replace_blob_content (wharf/blobs.py) ---------------------------------------------
 
-class ReplaceBlobContentPayload(_Shape):
+class ReplaceBlobContentPayload(_Shape, frozen=True):
     """The staged object that replaces a blob's content if ``if_match`` still holds."""
 
     resource_id: str
@@ -108,14 +108,14 @@ class ReplaceBlobContentPayload(_Shape):
     object_etag: str
 
 
-class ReplaceBlobContentResult(_Shape):
+class ReplaceBlobContentResult(_Shape, frozen=True):
     resource_id: str
     etag: str
 
 
 # --- errors ------------------------------------------------------------------------------
 
-class OperationError(_Shape):
+class OperationError(_Shape, frozen=True):
     """Why an attempt or the operation failed (``operations.error``,
     ``operation_attempts.error``): a problem ``code``, a message, whether the executor
     would retry it, and the problem's ``details`` when it had any."""
