@@ -13,16 +13,27 @@ it (``omit_defaults``), and unknown keys in an old row are ignored on decoding.
 """
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import msgspec
 
 from storage.models import Operation
 
-CREATE_RESOURCE = "create_resource"
-PURGE_TRASH = "purge_trash"
-CREATE_BLOB_RESOURCE = "create_blob_resource"
-REPLACE_BLOB_CONTENT = "replace_blob_content"
+
+class OperationKind(StrEnum):
+    """What an operation does (``operations.kind``)."""
+
+    CREATE_RESOURCE = "create_resource"
+    PURGE_TRASH = "purge_trash"
+    CREATE_BLOB_RESOURCE = "create_blob_resource"
+    REPLACE_BLOB_CONTENT = "replace_blob_content"
+
+
+CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
+PURGE_TRASH = OperationKind.PURGE_TRASH.value
+CREATE_BLOB_RESOURCE = OperationKind.CREATE_BLOB_RESOURCE.value
+REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
