@@ -46,6 +46,13 @@ def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, t
         resp.set_header(k, v)
 
 
+def write_problem(req: falcon.Request, resp: falcon.Response, status: int, *, code: str,
+                  title: str, detail: str | None = None, extra: dict | None = None,
+                  headers: dict | None = None) -> None:
+    """Answer with a problem document (for the few answers that are not raised errors)."""
+    _write(req, resp, status, code, title, detail, extra, headers)
+
+
 def handle_wharf_error(req, resp, ex: WharfError, params) -> None:
     extra = {"details": ex.details} if ex.details else None
     _write(req, resp, ex.status, ex.code, ex.title, ex.message, extra, ex.headers)

@@ -17,6 +17,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.db import Database, is_transient_db_error
+from storage.enums import UnitType, values
 from storage.types import UTCDateTime
 from storage.unitpatch import (ChangesetTooLarge, InvalidChangeset, UnitLimits, UnitTooDeep,
                                UnitTooLarge, apply_changeset, json_size, parse_changeset)
@@ -27,7 +28,7 @@ __all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep",
            "UnitTooLarge"]
 
 SCHEMA_VERSION = 1
-UNIT_TYPES = ("sheet", "doc", "slide", "board", "base")
+UNIT_TYPES = values(UnitType)
 
 
 class UnitBase(DeclarativeBase):

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, send_after_commit
+from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from wharf import audit, metrics
 from wharf.clock import utcnow
@@ -35,10 +36,12 @@ from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.kinds import to_json
 from wharf.pagination import decode_cursor, page
 
-KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
-STATUSES = ("pending", "running", "completed", "failed")
+#: The ``Idempotency-Key`` header (the API documents this very pattern).
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
+KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
+STATUSES = values(OperationStatus)
 QUEUE = "operations"
-DONE = ("completed", "failed")
+DONE = tuple(s.value for s in DONE_STATUSES)
 log = logging.getLogger("wharf.operations")
 
 
