@@ -28,9 +28,6 @@ Usage (a responder)::
 - ``document(app)``: walks the Falcon router of ``app`` and builds the OpenAPI document
   (``/api/openapi.json`` serves the document of the app it is mounted in). A responder
   without metadata makes building fail (:class:`Undocumented`).
-
-Temporary: responders not yet migrated are documented from the hand-built entries in
-``api.openapi`` (``_legacy_operation``); the helper migrating them removes that hook.
 """
 from __future__ import annotations
 
@@ -71,7 +68,7 @@ class Answer:
     headers: tuple[str, ...] = ()
     content_type: str = JSON
     schema: dict[str, Any] | None = None
-    legacy_ref: str | None = None  # temporary: a component still declared in api.openapi
+    also: tuple[str, ...] = ()  # more media types of the same schema (e.g. "*/*")
 
 
 @dataclass(frozen=True)
@@ -86,18 +83,22 @@ class Operation:
     problems: tuple[int, ...] = ()
     auth: Auth = "required"
     headers: tuple[str, ...] = ()  # request header parameters (names in components)
+    raw_body: tuple[str, dict[str, Any]] | None = None  # (media type, schema): not JSON
 
 
 def op(*, operation_id: str, summary: str, tags: list[str] | tuple[str, ...],
        responses: dict[int, Any], description: str = "", body: Any = None, query: Any = None,
        problems: tuple[int, ...] = (), auth: Auth = "required",
-       headers: tuple[str, ...] = ()) -> Callable[[F], F]:
-    """Attach the contract of one responder (see the module docstring)."""
+       headers: tuple[str, ...] = (),
+       raw_body: tuple[str, dict[str, Any]] | None = None) -> Callable[[F], F]:
+    """Attach the contract of one responder (see the module docstring). ``raw_body`` is a
+    request body that is not JSON (e.g. streamed bytes): its media type and schema."""
     answers = {status: a if isinstance(a, Answer) else Answer(a)
                for status, a in responses.items()}
     meta = Operation(operation_id=operation_id, summary=summary, tags=tuple(tags),
                      responses=answers, description=description, body=body, query=query,
-                     problems=tuple(problems), auth=auth, headers=tuple(headers))
+                     problems=tuple(problems), auth=auth, headers=tuple(headers),
+                     raw_body=raw_body)
 
     def decorate(fn: F) -> F:
         fn.__contract__ = meta  # type: ignore[attr-defined]
@@ -240,6 +241,15 @@ HEADERS: dict[str, dict[str, Any]] = {
                    "schema": {"type": "string"}},
     "Retry-After": {"description": "Seconds to wait before trying again.",
                     "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+    "Accept-Ranges": {"description": "`bytes`: single byte ranges are served (`Range`).",
+                      "schema": {"type": "string", "enum": ["bytes"]}},
+    "Content-Range": {"description": "`bytes <first>-<last>/<size>` of a 206, or "
+                                     "`bytes */<size>` of a 416.",
+                      "schema": {"type": "string"}},
+    "Content-Disposition": {"description": "`attachment; filename=\"<ASCII fallback>\"; "
+                                           "filename*=UTF-8''<percent-encoded name>` "
+                                           "(RFC 6266).",
+                            "schema": {"type": "string"}},
 }
 
 #: Request header parameters, declared once (components/parameters).
@@ -250,6 +260,25 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
                        "same operation instead of starting another one.",
         "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN},
         "example": "create-q3-plans-2026-01-31"},
+    "If-Match": {
+        "name": "If-Match", "in": "header", "required": True,
+        "description": "The current strong ETag (as sent in `ETag`); 412 if it changed.",
+        "schema": {"type": "string"}, "example": '"5d41402abc4b2a76b9719d911017c592"'},
+    "If-None-Match": {
+        "name": "If-None-Match", "in": "header", "required": False,
+        "description": "ETags of the copy the client has (or `*`): 304 if one is current.",
+        "schema": {"type": "string"}},
+    "Range": {
+        "name": "Range", "in": "header", "required": False,
+        "description": "One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-100`): 206 with "
+                       "that part; a range beyond the end is 416. Several ranges or a "
+                       "malformed value: the whole content (200).",
+        "schema": {"type": "string"}, "example": "bytes=0-1023"},
+    "If-Range": {
+        "name": "If-Range", "in": "header", "required": False,
+        "description": "Serve `Range` only if the ETag still matches (else the whole "
+                       "content).",
+        "schema": {"type": "string"}},
 }
 
 #: Problem responses (components/responses), by status.
@@ -365,45 +394,37 @@ class _Builder:
         self.server_url = server_url
         self.types: list[Any] = [Problem]
         self.paths: dict[str, dict[str, Any]] = {}
-        self.used_tags: set[str] = set()  # legacy operations add theirs in build()
+        self.used_tags: set[str] = set()
         self.parameters: dict[str, Any] = {}
-        self.legacy = False
+        self.inline: dict[int, dict[str, Any]] = {}  # id(type) -> its schema (unions)
         self.query_types: set[str] = set()
 
     def build(self) -> dict[str, Any]:
-        ops: list[tuple[str, str, object, Operation | None]] = []
+        ops: list[tuple[str, str, object, Operation]] = []
         missing = []
         for template, resource, methods in sorted(_routes(self.app), key=lambda r: r[0]):
             for method in methods:
                 meta = operation_of(resource, method)
-                if meta is None and _legacy_operation(template, method) is None:
+                if meta is None:
                     missing.append(f"{method} {template} ({type(resource).__name__})")
-                ops.append((template, method, resource, meta))
+                else:
+                    ops.append((template, method, resource, meta))
         if missing:
             raise Undocumented("responders without contract metadata: " + ", ".join(missing))
         for *_, meta in ops:
-            if meta is not None:
-                self.types.extend(_struct_types(meta))
-                if meta.query is not None:
-                    self.types.append(meta.query)
-        _, schemas = msgspec.json.schema_components(self.types, ref_template=REF)
+            self.types.extend(_struct_types(meta))
+            if meta.query is not None:
+                self.types.append(meta.query)
+        inline, schemas = msgspec.json.schema_components(self.types, ref_template=REF)
+        self.inline = {id(t): schema for t, schema in zip(self.types, inline)}
         for template, method, resource, meta in ops:
             item = self.paths.setdefault(template, {})
             params = re.findall(r"\{([^}]+)\}", template)
             if params and "parameters" not in item:
                 item["parameters"] = [self._path_param(p) for p in params]
-            if meta is None:
-                legacy = _legacy_operation(template, method)
-                assert legacy is not None
-                item[method.lower()] = legacy
-                self.used_tags.update(legacy["tags"])
-                self.legacy = True
-            else:
-                item[method.lower()] = self._operation(meta, params, schemas)
+            item[method.lower()] = self._operation(meta, params, schemas)
         schemas = {name: self._polish(name, schema) for name, schema in schemas.items()
                    if name not in self.query_types}  # query Structs became parameters
-        for name, schema in _legacy_schemas().items():  # temporary bridge
-            schemas.setdefault(name, schema)
         schemas["ProblemCode"] = {"type": "string", "enum": list(problem_codes()),
                                   "description": "Every `code` a problem may carry."}
         schemas["Problem"]["properties"]["code"] = {
@@ -427,7 +448,7 @@ class _Builder:
                 "headers": HEADERS,
                 "securitySchemes": SECURITY_SCHEMES,
             },
-            # Legacy entries (no `security` of their own) need a user.
+            # Every operation declares its own; this default is for tools that ignore it.
             "security": [{"bearer": []}, {"session": []}],
         }
         return document
@@ -497,11 +518,15 @@ class _Builder:
             if example is not None:
                 media["example"] = example
             out["requestBody"] = {"required": True, "content": {JSON: media}}
+        elif meta.raw_body is not None:
+            media_type, raw_schema = meta.raw_body
+            out["requestBody"] = {"required": True,
+                                  "content": {media_type: {"schema": raw_schema}}}
         responses: dict[str, Any] = {}
         for status, answer in sorted(meta.responses.items()):
             responses[str(status)] = self._answer(status, answer)
         problems = set(meta.problems) | {400, 413}
-        if meta.body is not None:
+        if meta.body is not None or meta.raw_body is not None:
             problems |= {415}
         if params:
             problems |= {404}
@@ -531,14 +556,15 @@ class _Builder:
         out: dict[str, Any] = {"description": answer.description
                                or http.HTTPStatus(status).phrase}
         schema: dict[str, Any] | None = None
-        if answer.type is not None:
+        if answer.type is not None and not isinstance(answer.type, type):
+            schema = self.inline[id(answer.type)]  # a union: anyOf its members
+        elif answer.type is not None:
             schema = _ref(answer.type.__name__)
-        elif answer.legacy_ref is not None:
-            schema = _ref(answer.legacy_ref)
         elif answer.schema is not None:
             schema = answer.schema
         if schema is not None:
-            out["content"] = {answer.content_type: {"schema": schema}}
+            out["content"] = {media_type: {"schema": schema}
+                              for media_type in (answer.content_type, *answer.also)}
         if answer.headers:
             out["headers"] = {h: {"$ref": f"#/components/headers/{h}"} for h in answer.headers}
         return out
@@ -560,31 +586,6 @@ def _component_parameters() -> dict[str, Any]:
 def document(app: falcon.App, server_url: str | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``app``: every mounted route and responder."""
     return _Builder(app, server_url).build()
-
-
-# --- temporary bridge to the hand-built entries (removed once every module is migrated)
-_LEGACY_TAGS = {"/api/operations": "operations", "/api/resources": "resources",
-                "/api/units": "units", "/api/blob-": "blobs"}
-
-
-def _legacy_operation(template: str, method: str) -> dict[str, Any] | None:
-    from api import openapi
-    item = openapi.PATHS.get(template, {})
-    found = item.get(method.lower())
-    if method == "HEAD" and found is None and "get" in item:  # GET without the body
-        get = item["get"]
-        found = {**get, "operationId": get["operationId"] + "Head", "responses": {
-            status: {k: v for k, v in answer.items() if k != "content"}
-            for status, answer in get["responses"].items()}}
-    if found is not None and "tags" not in found:
-        found = {**found, "tags": [tag for prefix, tag in _LEGACY_TAGS.items()
-                                   if template.startswith(prefix)][:1]}
-    return found
-
-
-def _legacy_schemas() -> dict[str, Any]:
-    from api import openapi
-    return openapi.SCHEMAS
 
 
 __all__ = ["Answer", "Auth", "MsgspecJSON", "Operation", "Undocumented", "auth_of",

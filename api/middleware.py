@@ -71,15 +71,10 @@ def _anonymous_allowed(resource: object, method: str) -> bool:
     declared = auth_of(resource, method)
     if declared is not None:
         return declared != "required"
-    if hasattr(resource, f"on_{method.lower()}"):  # not yet on the contract
-        return bool(getattr(resource, "anonymous_ok", False)
-                    or getattr(resource, f"anonymous_{method.lower()}", False))
     # A method the resource does not implement (405): visitors learn that only where
     # every method is open to them.
     modes = [auth_of(resource, name[3:]) for name in dir(resource) if name.startswith("on_")]
-    if modes and all(m is not None for m in modes):
-        return all(m != "required" for m in modes)
-    return bool(getattr(resource, "anonymous_ok", False))
+    return bool(modes) and all(m is not None and m != "required" for m in modes)
 
 
 class AuthMiddleware:
@@ -90,9 +85,7 @@ class AuthMiddleware:
     read no credentials at all (``credential_free_paths``, set by ``create_app`` from the
     contracts: the probes, the document, registration and login; on the monitoring
     endpoints the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource).
-    Resources not yet on the contract declare ``anonymous_ok = True`` or
-    ``anonymous_<method> = True``. Token scopes are enforced here: safe methods need
-    ``read``, the rest ``write``.
+    Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,

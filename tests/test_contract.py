@@ -142,8 +142,9 @@ def test_request_bodies_have_examples_that_validate(make_app):
     """Each example decodes into its request type (the example is the documentation)."""
     import msgspec
 
-    from api.schemas import identity, lifecycle, tree
-    doc = contract.document(make_app(operations=object()))
+    from api.schemas import blobs, identity, lifecycle, operations, tree
+    doc = contract.document(make_app(operations=object(), unitstore=object(),
+                                     blob_store=object()))
     seen = 0
     for item in doc["paths"].values():
         for method, operation in item.items():
@@ -152,8 +153,8 @@ def test_request_bodies_have_examples_that_validate(make_app):
                 continue
             media = body["content"]["application/json"]
             name = media["schema"]["$ref"].rsplit("/", 1)[1]
-            type_ = next(getattr(m, name) for m in (identity, tree, lifecycle)
-                         if hasattr(m, name))
+            type_ = next(getattr(m, name) for m in (identity, tree, lifecycle, operations,
+                                                    blobs) if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1
     assert seen >= 10

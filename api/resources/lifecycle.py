@@ -8,11 +8,13 @@ import falcon
 import msgspec
 
 from api import contract
+from api.resources.operations import resource_body
 from api.schemas.common import PageQuery
 from api.schemas.lifecycle import (Grant as GrantBody, GrantList, GrantListItem,
                                    LinkSharingRequest, LinkSharingState, PutGrantRequest,
                                    RecentItem, RecentList, RestoreResult, TrashBatch,
                                    TrashBatchList, TrashBatchListItem)
+from api.schemas.operations import Resource
 from storage.db import Database
 from storage.enums import ShareRole
 from storage.models import TrashBatch as TrashBatchRow
@@ -157,12 +159,11 @@ class ResourceOpen:
 
     @contract.op(operation_id="openResource", summary="Open a resource",
                  tags=["recent"], description="Records it in my recent files.",
-                 responses={200: contract.Answer(None, "the resource", legacy_ref="Resource")})
+                 responses={200: contract.Answer(Resource, "The resource.")})
     def on_post(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
-        from api.resources.operations import resource_json
         with self.db.write() as s:
             res, node, access, unit = recent.open_resource(s, req.context.ctx, resource_id)
-            resp.media = resource_json(s, res, node, access, unit)
+            resp.media = resource_body(s, res, node, access, unit)
 
 
 class MyRecent:

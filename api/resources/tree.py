@@ -5,6 +5,7 @@ import falcon
 from sqlalchemy.orm import Session
 
 from api import contract, serialize
+from api.resources.operations import answer_submission, submission_answers
 from api.schemas.common import PageQuery
 from api.schemas.tree import (CreateNodeRequest, CreateSpaceRequest, Member as MemberBody,
                               MemberList, Node as NodeBody, NodeList, PutMemberRequest,
@@ -189,15 +190,9 @@ class NodeWithPurge(Node):
                              "(operation `purge_trash`); space owner or team admin only. 409 "
                              "`not_trashed`, `worktree_reference`.",
                  headers=("Idempotency-Key",),
-                 responses={202: contract.Answer(None, "accepted (or replayed while not done)",
-                                                 headers=("Location", "Retry-After"),
-                                                 legacy_ref="Operation"),
-                            200: contract.Answer(None, "replay of a finished operation",
-                                                 headers=("Location",),
-                                                 legacy_ref="Operation")},
+                 responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409,))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        from api.resources.operations import answer_submission
         from wharf import trash
         answer_submission(resp, trash.submit_purge(self.ops, req.context.ctx,
                                                    req.get_header("Idempotency-Key"), node_id))

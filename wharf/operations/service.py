@@ -39,6 +39,8 @@ from wharf.pagination import decode_cursor, page
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
 KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
+#: What may name an operation kind (a filter naming an unknown kind matches nothing).
+KIND_PATTERN = r"^[a-z_]{1,40}$"
 STATUSES = values(OperationStatus)
 QUEUE = "operations"
 DONE = tuple(s.value for s in DONE_STATUSES)
@@ -172,7 +174,7 @@ class Operations:
                                        details={"field": "status"})
             q = q.where(Operation.status == status)
         if kind is not None:
-            if not re.match(r"^[a-z_]{1,40}$", kind):
+            if not re.match(KIND_PATTERN, kind):
                 raise ValidationFailed("kind is not a known operation kind",
                                        details={"field": "kind"})
             q = q.where(Operation.kind == kind)
