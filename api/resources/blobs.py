@@ -62,7 +62,7 @@ class UploadSessions:
                                                  headers=("Location",)),
                             200: contract.Answer(UploadSessionBody, "A replay.",
                                                  headers=("Location",))},
-                 problems=(409,))
+                 problems=(404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateUploadSessionRequest)
         request = {"space_id": body.space_id, "parent_id": body.parent_id,

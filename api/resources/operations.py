@@ -205,7 +205,7 @@ class Resources:
                              "when the key was used for a different request.",
                  body=CreateResourceRequest, headers=("Idempotency-Key",),
                  responses=submission_answers("Accepted (or a replay while not done)."),
-                 problems=(409,))
+                 problems=(404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateResourceRequest)
         # The request as the idempotency fingerprint has always seen it (field order and
