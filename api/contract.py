@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import http
+import json
 import pathlib
 import re
 from dataclasses import dataclass
@@ -190,14 +191,16 @@ def read_query(req: falcon.Request, type_: type[T]) -> T:
 
 # --- responses --------------------------------------------------------------------------
 class MsgspecJSON(falcon.media.BaseHandler):
-    """``resp.media`` (Structs, dicts, lists) encoded by msgspec."""
+    """``resp.media`` (Structs, dicts, lists): msgspec turns Structs and enums into plain
+    JSON values (``to_builtins``), written with the same separators Falcon's own handler
+    used, so the bytes on the wire stay exactly what clients (and the README's curl
+    examples) always saw."""
 
     def __init__(self) -> None:
-        self._encode = msgspec.json.Encoder().encode
         self._decode = msgspec.json.decode
 
     def serialize(self, media: object, content_type: str | None = None) -> bytes:
-        return self._encode(media)
+        return json.dumps(msgspec.to_builtins(media), ensure_ascii=False).encode()
 
     def deserialize(self, stream: Any, content_type: str | None, content_length: int | None,
                     ) -> object:
