@@ -29,8 +29,11 @@ Usage (a responder)::
   (``/api/openapi.json`` serves the document of the app it is mounted in). A responder
   without metadata makes building fail (:class:`Undocumented`).
 
-Temporary: responders not yet migrated are documented from the hand-built entries in
-``api.openapi`` (``_legacy_operation``); the helper migrating them removes that hook.
+Temporary: responders not yet migrated (operations, units, blobs) are documented from the
+hand-built entries in ``api.openapi`` (``_legacy_operation``/``_legacy_schemas``; legacy
+``Answer(legacy_ref="Operation")`` points a migrated responder at such a component). Once
+they are migrated, delete that hook, ``api/openapi*.py``, ``api.body.read_json`` and
+jsonschema from the runtime dependencies (the test client still uses it).
 """
 from __future__ import annotations
 
@@ -370,7 +373,6 @@ class _Builder:
         self.paths: dict[str, dict[str, Any]] = {}
         self.used_tags: set[str] = set()  # legacy operations add theirs in build()
         self.parameters: dict[str, Any] = {}
-        self.legacy = False
         self.query_types: set[str] = set()
 
     def build(self) -> dict[str, Any]:
@@ -400,7 +402,6 @@ class _Builder:
                 assert legacy is not None
                 item[method.lower()] = legacy
                 self.used_tags.update(legacy["tags"])
-                self.legacy = True
             else:
                 item[method.lower()] = self._operation(meta, params, schemas)
         schemas = {name: self._polish(name, schema) for name, schema in schemas.items()
@@ -440,14 +441,9 @@ class _Builder:
         schema.pop("title", None)
         if "enum" in schema and "type" not in schema:
             schema = {"type": "string", **schema}
-        # msgspec documents a Struct's docstring; a base class's is not this schema's.
-        for type_ in self.types:
+        for type_ in self.types:  # class-level rules (e.g. minProperties of PATCH bodies)
             if _schema_name(type_) == name:
-                extra = getattr(type_, "__contract_schema__", None)
-                if extra:
-                    schema.update(extra)
-                if "__doc__" in vars(type_) and not type_.__doc__:
-                    schema.pop("description", None)
+                schema.update(getattr(type_, "__contract_schema__", None) or {})
         return schema
 
     def _path_param(self, name: str) -> dict[str, str]:
