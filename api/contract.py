@@ -246,7 +246,12 @@ HEADERS: dict[str, dict[str, Any]] = {
                    "schema": {"type": "string"}},
     "Retry-After": {"description": "Seconds to wait before trying again.",
                     "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+    "X-Request-Id": {"description": "The request's id (the client's `X-Request-Id` when "
+                                    "it is 1-128 of `[A-Za-z0-9._:-]`); logs carry it.",
+                     "schema": {"type": "string"}},
 }
+#: Sent with every answer.
+ALWAYS = ("X-Request-Id",)
 
 #: Request header parameters, declared once (components/parameters).
 HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -472,11 +477,10 @@ class _Builder:
         return out
 
     def _problem_response(self, description: str, headers: tuple[str, ...]) -> dict[str, Any]:
-        out: dict[str, Any] = {"description": description,
-                               "content": {PROBLEM: {"schema": _ref("Problem")}}}
-        if headers:
-            out["headers"] = {h: {"$ref": f"#/components/headers/{h}"} for h in headers}
-        return out
+        return {"description": description,
+                "headers": {h: {"$ref": f"#/components/headers/{h}"}
+                            for h in (*headers, *ALWAYS)},
+                "content": {PROBLEM: {"schema": _ref("Problem")}}}
 
     def _operation(self, meta: Operation, params: list[str], schemas: dict[str, Any],
                    ) -> dict[str, Any]:
@@ -538,8 +542,8 @@ class _Builder:
             schema = answer.schema
         if schema is not None:
             out["content"] = {answer.content_type: {"schema": schema}}
-        if answer.headers:
-            out["headers"] = {h: {"$ref": f"#/components/headers/{h}"} for h in answer.headers}
+        out["headers"] = {h: {"$ref": f"#/components/headers/{h}"}
+                          for h in (*answer.headers, *ALWAYS)}
         return out
 
 
