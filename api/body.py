@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import falcon
 
@@ -59,6 +60,20 @@ def _check_tree(data: object) -> None:
                 stack.extend((v, depth + 1) for v in value)
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _may_need_tree_check(raw: bytes) -> bool:
+    """Whether ``_check_tree`` can find anything: only a body with more than ``MAX_DEPTH``
+    opening brackets can nest that deep, and a lone surrogate can only come from a
+    ``\\uD800``-``\\uDFFF`` escape (the raw bytes are valid UTF-8, or parsing failed).
+    Both tests are conservative (brackets and escapes inside strings count too); a
+    typical body skips the walk."""
+    return (json.detect_encoding(raw) != "utf-8"  # json.loads also takes UTF-16/32
+            or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+            or _SURROGATE_ESCAPE.search(raw) is not None)
+
+
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     """An object with a key twice is refused: JSON parsers disagree on which one wins, so a
     proxy or a client library could read a different request from the one we act on."""
@@ -91,7 +106,8 @@ def parse_object(req: falcon.Request) -> dict:
         except (ValueError, UnicodeDecodeError) as exc:
             raise MalformedRequest(f"The body is not valid JSON: {str(exc)[:200]}",
                                    code="malformed_json") from None
-        _check_tree(data)
+        if _may_need_tree_check(raw):
+            _check_tree(data)
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.")
     return data

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import http
+import json
 import pathlib
 import re
 from dataclasses import dataclass
@@ -191,14 +192,16 @@ def read_query(req: falcon.Request, type_: type[T]) -> T:
 
 # --- responses --------------------------------------------------------------------------
 class MsgspecJSON(falcon.media.BaseHandler):
-    """``resp.media`` (Structs, dicts, lists) encoded by msgspec."""
+    """``resp.media`` (Structs, dicts, lists): msgspec turns Structs and enums into plain
+    JSON values (``to_builtins``), written with the same separators Falcon's own handler
+    used, so the bytes on the wire stay exactly what clients (and the README's curl
+    examples) always saw."""
 
     def __init__(self) -> None:
-        self._encode = msgspec.json.Encoder().encode
         self._decode = msgspec.json.decode
 
     def serialize(self, media: object, content_type: str | None = None) -> bytes:
-        return self._encode(media)
+        return json.dumps(msgspec.to_builtins(media), ensure_ascii=False).encode()
 
     def deserialize(self, stream: Any, content_type: str | None, content_length: int | None,
                     ) -> object:
@@ -250,7 +253,12 @@ HEADERS: dict[str, dict[str, Any]] = {
                                            "filename*=UTF-8''<percent-encoded name>` "
                                            "(RFC 6266).",
                             "schema": {"type": "string"}},
+    "X-Request-Id": {"description": "The request's id (the client's `X-Request-Id` when "
+                                    "it is 1-128 of `[A-Za-z0-9._:-]`); logs carry it.",
+                     "schema": {"type": "string"}},
 }
+#: Sent with every answer.
+ALWAYS = ("X-Request-Id",)
 
 #: Request header parameters, declared once (components/parameters).
 HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -458,14 +466,9 @@ class _Builder:
         schema.pop("title", None)
         if "enum" in schema and "type" not in schema:
             schema = {"type": "string", **schema}
-        # msgspec documents a Struct's docstring; a base class's is not this schema's.
-        for type_ in self.types:
+        for type_ in self.types:  # class-level rules (e.g. minProperties of PATCH bodies)
             if _schema_name(type_) == name:
-                extra = getattr(type_, "__contract_schema__", None)
-                if extra:
-                    schema.update(extra)
-                if "__doc__" in vars(type_) and not type_.__doc__:
-                    schema.pop("description", None)
+                schema.update(getattr(type_, "__contract_schema__", None) or {})
         return schema
 
     def _path_param(self, name: str) -> dict[str, str]:
@@ -494,11 +497,10 @@ class _Builder:
         return out
 
     def _problem_response(self, description: str, headers: tuple[str, ...]) -> dict[str, Any]:
-        out: dict[str, Any] = {"description": description,
-                               "content": {PROBLEM: {"schema": _ref("Problem")}}}
-        if headers:
-            out["headers"] = {h: {"$ref": f"#/components/headers/{h}"} for h in headers}
-        return out
+        return {"description": description,
+                "headers": {h: {"$ref": f"#/components/headers/{h}"}
+                            for h in (*headers, *ALWAYS)},
+                "content": {PROBLEM: {"schema": _ref("Problem")}}}
 
     def _operation(self, meta: Operation, params: list[str], schemas: dict[str, Any],
                    ) -> dict[str, Any]:
@@ -565,8 +567,8 @@ class _Builder:
         if schema is not None:
             out["content"] = {media_type: {"schema": schema}
                               for media_type in (answer.content_type, *answer.also)}
-        if answer.headers:
-            out["headers"] = {h: {"$ref": f"#/components/headers/{h}"} for h in answer.headers}
+        out["headers"] = {h: {"$ref": f"#/components/headers/{h}"}
+                          for h in (*answer.headers, *ALWAYS)}
         return out
 
 

@@ -9,9 +9,9 @@ from api.schemas.common import Response
 
 
 class Problem(Response):
-    """An error (``application/problem+json``). ``code`` is stable and machine-readable;
-    ``details`` carries code-specific facts (``field`` and ``errors`` for validation
-    failures, ``retry_after``, ``operation_id``, ...)."""
+    """An error (`application/problem+json`, RFC 9457). `code` is stable and
+    machine-readable; `details` carries code-specific facts (`field` and `errors` for
+    validation failures, `retry_after`, `operation_id`, `enclosing_batch_id`, ...)."""
 
     title: str
     status: int
