@@ -50,6 +50,7 @@ def _generate(document: dict[str, Any], tmp: Path) -> tuple[Path, str]:
     spec.write_text(json.dumps(document))
     config = root / "config.yaml"
     config.write_text("post_hooks: []\n")
+    assert GENERATOR is not None, "openapi-python-client is not installed (dev extra)"
     done = subprocess.run(
         [GENERATOR, "generate", "--path", str(spec), "--output-path", str(root / PACKAGE),
          "--meta", "none", "--config", str(config)],
@@ -97,7 +98,7 @@ class Generated:
 @pytest.fixture
 def http_server(components, worker) -> Iterator[str]:
     """The app over real HTTP on a free port (waitress in a thread); its base URL."""
-    from waitress import create_server
+    from waitress import create_server  # type: ignore[import-untyped]
     server = create_server(components.api_app(), host="127.0.0.1", port=0, threads=4,
                            ident="wharf-test")
     thread = threading.Thread(target=server.run, daemon=True)
@@ -202,7 +203,7 @@ def test_a_submitter_flow_through_the_generated_client(http_server, generated):
     assert r.parsed.payload.read() == data[10:20]
     assert r.headers["content-range"] == f"bytes 10-19/{len(data)}"
     r = gen.endpoint("downloadBlob").sync_detailed(resource_id, client=alice,
-                                                   range_=f"bytes=-5")
+                                                   range_="bytes=-5")
     assert r.status_code == 206 and r.parsed.payload.read() == data[-5:], r.content
     assert r.headers["content-disposition"].startswith("attachment;")
     r = gen.endpoint("getBlobResource").sync_detailed(resource_id, client=alice)
