@@ -9,10 +9,20 @@ import msgspec
 
 from api import contract
 from api.schemas.common import PageQuery
-from api.schemas.lifecycle import (Grant as GrantBody, GrantList, GrantListItem,
-                                   LinkSharingRequest, LinkSharingState, PutGrantRequest,
-                                   RecentItem, RecentList, RestoreResult, TrashBatch,
-                                   TrashBatchList, TrashBatchListItem)
+from api.schemas.lifecycle import Grant as GrantBody
+from api.schemas.lifecycle import (
+    GrantList,
+    GrantListItem,
+    LinkSharingRequest,
+    LinkSharingState,
+    PutGrantRequest,
+    RecentItem,
+    RecentList,
+    RestoreResult,
+    TrashBatch,
+    TrashBatchList,
+    TrashBatchListItem,
+)
 from storage.db import Database
 from storage.enums import ShareRole
 from storage.models import TrashBatch as TrashBatchRow
