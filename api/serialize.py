@@ -5,9 +5,11 @@ from typing import Any
 
 import msgspec
 
-from api.schemas.identity import ApiToken as ApiTokenBody, User as UserBody
-from api.schemas.tree import Capabilities, Member, Node as NodeBody, ResourceRef, \
-    Space as SpaceBody
+from api.schemas.identity import ApiToken as ApiTokenBody
+from api.schemas.identity import User as UserBody
+from api.schemas.tree import Capabilities, Member, ResourceRef
+from api.schemas.tree import Node as NodeBody
+from api.schemas.tree import Space as SpaceBody
 from storage.enums import MemberRole, Role, SpaceType, TokenScope
 from storage.models import ApiToken, Node, Space, SpaceMember, User
 from wharf.access import Access

@@ -7,9 +7,16 @@ from sqlalchemy import select
 
 from api import contract, serialize
 from api.middleware import SESSION_COOKIE
-from api.schemas.identity import (ApiTokenCreated, ApiTokenList, CreateTokenRequest,
-                                  LoginRequest, LoginResult, Me as MeBody, RegisterRequest,
-                                  RegisterResult)
+from api.schemas.identity import (
+    ApiTokenCreated,
+    ApiTokenList,
+    CreateTokenRequest,
+    LoginRequest,
+    LoginResult,
+    RegisterRequest,
+    RegisterResult,
+)
+from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, SpaceType, TokenScope
 from storage.models import Space, User

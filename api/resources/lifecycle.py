@@ -10,10 +10,20 @@ import msgspec
 from api import contract
 from api.resources.operations import resource_body
 from api.schemas.common import PageQuery
-from api.schemas.lifecycle import (Grant as GrantBody, GrantList, GrantListItem,
-                                   LinkSharingRequest, LinkSharingState, PutGrantRequest,
-                                   RecentItem, RecentList, RestoreResult, TrashBatch,
-                                   TrashBatchList, TrashBatchListItem)
+from api.schemas.lifecycle import Grant as GrantBody
+from api.schemas.lifecycle import (
+    GrantList,
+    GrantListItem,
+    LinkSharingRequest,
+    LinkSharingState,
+    PutGrantRequest,
+    RecentItem,
+    RecentList,
+    RestoreResult,
+    TrashBatch,
+    TrashBatchList,
+    TrashBatchListItem,
+)
 from api.schemas.operations import Resource
 from storage.db import Database
 from storage.enums import ShareRole

@@ -7,8 +7,9 @@ import falcon
 import msgspec
 
 from api import contract
-from api.schemas.system import Check, CheckState, Health as HealthBody, HealthDetails as \
-    HealthDetailsBody, HealthStatus, Readiness
+from api.schemas.system import Check, CheckState, HealthStatus, Readiness
+from api.schemas.system import Health as HealthBody
+from api.schemas.system import HealthDetails as HealthDetailsBody
 from wharf import metrics
 from wharf.errors import Unauthenticated
 from wharf.metrics import Dependencies, token_ok

@@ -7,13 +7,24 @@ from sqlalchemy.orm import Session
 from api import contract, serialize
 from api.resources.operations import answer_submission, submission_answers
 from api.schemas.common import PageQuery
-from api.schemas.tree import (CreateNodeRequest, CreateSpaceRequest, Member as MemberBody,
-                              MemberList, Node as NodeBody, NodeList, PutMemberRequest,
-                              Space as SpaceBody, SpaceList, UpdateNodeRequest,
-                              UpdateSpaceRequest, changes)
+from api.schemas.tree import (
+    CreateNodeRequest,
+    CreateSpaceRequest,
+    MemberList,
+    NodeList,
+    PutMemberRequest,
+    SpaceList,
+    UpdateNodeRequest,
+    UpdateSpaceRequest,
+    changes,
+)
+from api.schemas.tree import Member as MemberBody
+from api.schemas.tree import Node as NodeBody
+from api.schemas.tree import Space as SpaceBody
 from storage.db import Database
 from storage.enums import Role
-from storage.models import Node as NodeRow, User
+from storage.models import Node as NodeRow
+from storage.models import User
 from wharf import nodes, spaces
 from wharf.context import RequestContext
 from wharf.operations.service import Operations

@@ -53,13 +53,15 @@ class ApiTokenList(Response):
 
 
 class RegisterRequest(Request):
-    __example__: ClassVar[dict[str, object]] = {"username": "alice", "password": "correct horse battery"}
+    __example__: ClassVar[dict[str, object]] = {"username": "alice",
+                                                "password": "correct horse battery"}
     username: Annotated[str, msgspec.Meta(min_length=3, max_length=64, examples=["alice"])]
     password: Annotated[str, msgspec.Meta(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
 
 
 class LoginRequest(Request):
-    __example__: ClassVar[dict[str, object]] = {"username": "alice", "password": "correct horse battery"}
+    __example__: ClassVar[dict[str, object]] = {"username": "alice",
+                                                "password": "correct horse battery"}
     username: Username
     password: Password
 
@@ -70,7 +72,8 @@ def _unique(values: list[TokenScope]) -> None:
 
 
 class CreateTokenRequest(Request):
-    __example__: ClassVar[dict[str, object]] = {"name": "ci", "scopes": ["read"], "expires_in_days": 30}
+    __example__: ClassVar[dict[str, object]] = {"name": "ci", "scopes": ["read"],
+                                                "expires_in_days": 30}
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100, examples=["ci"])]
     scopes: Annotated[list[TokenScope], msgspec.Meta(min_length=1,
                                                      extra_json_schema={"uniqueItems": True})]

@@ -16,7 +16,8 @@ import falcon.testing
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from api.contract import document as build_document, routes
+from api.contract import document as build_document
+from api.contract import routes
 
 
 def _template_regex(template: str) -> re.Pattern:
