@@ -8,8 +8,7 @@ import falcon
 
 from api import contract
 from api.resources.operations import answer_submission, submission_answers
-from api.schemas.blobs import (BINARY, BlobResource, CreateUploadSessionRequest,
-                               UploadResult)
+from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
 from api.schemas.blobs import UploadSession as UploadSessionBody
 from storage.blobstore import BlobStore
 from storage.db import Database

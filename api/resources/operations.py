@@ -10,11 +10,23 @@ import msgspec
 from sqlalchemy.orm import Session
 
 from api import contract, serialize
-from api.schemas.operations import (MAX_WAIT, OPERATION_TYPES, WAIT_ACCEPTED,
-                                    ChangesetRequest, ChangesetResult, CreateResourceRequest,
-                                    Operation, OperationAttempt, OperationAttemptList,
-                                    OperationList, OperationListQuery, OperationQuery,
-                                    Resource, ResourceUnit, Unit)
+from api.schemas.operations import (
+    MAX_WAIT,
+    OPERATION_TYPES,
+    WAIT_ACCEPTED,
+    ChangesetRequest,
+    ChangesetResult,
+    CreateResourceRequest,
+    Operation,
+    OperationAttempt,
+    OperationAttemptList,
+    OperationList,
+    OperationListQuery,
+    OperationQuery,
+    Resource,
+    ResourceUnit,
+    Unit,
+)
 from storage.db import Database
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from storage.models import Node as NodeRow

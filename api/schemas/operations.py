@@ -13,9 +13,14 @@ import msgspec
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
 from api.schemas.tree import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
-from wharf.operations.kinds import (CreateBlobResourceResult, CreateResourceResult,
-                                    OperationError, OperationKind, PurgeTrashResult,
-                                    ReplaceBlobContentResult)
+from wharf.operations.kinds import (
+    CreateBlobResourceResult,
+    CreateResourceResult,
+    OperationError,
+    OperationKind,
+    PurgeTrashResult,
+    ReplaceBlobContentResult,
+)
 from wharf.operations.service import KIND_PATTERN
 from wharf.pagination import DEFAULT_LIMIT
 
