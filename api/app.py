@@ -1,11 +1,12 @@
 """``create_app(settings, ...)``: the Falcon WSGI application with its collaborators."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import falcon
 
-from api import errors
+from api import contract, errors
+from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.resources import identity as identity_res
 from api.resources import system, tree
@@ -17,8 +18,6 @@ from wharf.identity import Identity
 from wharf.metrics import DatabaseCollector, Dependencies
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
-
-App = falcon.App[falcon.Request, falcon.Response]  # the WSGI app, with Falcon's own req/resp
 
 
 def create_app(settings: Settings, db: Database, *, identity: Identity | None = None,
@@ -33,10 +32,10 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     ``dependency_checks`` (broker, blob store, ...) are reported by ``/healthz/details`` and
     ``/metrics``; readiness is the database alone."""
     identity = identity or Identity(settings)
+    auth = AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins)
     middleware: list[RequestIdMiddleware | AuthMiddleware | BodyLimitMiddleware] = [
         RequestIdMiddleware(),
-        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
-                       own_bearer_paths=frozenset({"/metrics", "/healthz/details"})),
+        auth,
         BodyLimitMiddleware(settings.max_body_bytes),
     ]
     app: App = falcon.App(middleware=middleware)
@@ -44,13 +43,14 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.req_options.auto_parse_qs_csv = False
     app.resp_options.secure_cookies_by_default = settings.secure_cookies
     errors.install(app)
+    contract.install(app)
 
     dependencies = Dependencies({"database": db.ping, **(dependency_checks or {})},
                                 ttl=settings.metrics_cache_seconds)
     app.add_route("/healthz", system.Health())
     app.add_route("/healthz/details", system.HealthDetails(dependencies, settings.metrics_token))
     app.add_route("/readyz", system.Ready({"database": db.ping}))
-    app.add_route("/api/openapi.json", system.OpenApi())
+    app.add_route("/api/openapi.json", system.OpenApi(app))
     if metrics:
         collector = DatabaseCollector(db, dependencies, kinds=operation_kinds,
                                       ttl=settings.metrics_cache_seconds)
@@ -70,12 +70,13 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/spaces/{space_id}/members", tree.Members(db))
     app.add_route("/api/spaces/{space_id}/members/{user_id}", tree.Member(db))
     app.add_route("/api/nodes", tree.Nodes(db))
-    app.add_route("/api/nodes/{node_id}", tree.Node(db, operations))
+    app.add_route("/api/nodes/{node_id}", tree.Node(db) if operations is None
+                  else tree.NodeWithPurge(db, operations))
     app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
 
     if operations is not None:
         from api.resources import operations as ops_res
-        app.add_route("/api/operations", ops_res.OperationList(db, operations))
+        app.add_route("/api/operations", ops_res.OperationListing(db, operations))
         app.add_route("/api/operations/{operation_id}",
                       ops_res.OperationItem(db, operations, notifier))
         app.add_route("/api/operations/{operation_id}/attempts",
@@ -115,4 +116,14 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
 
     if extra_routes is not None:
         extra_routes(app)
+    auth.credential_free_paths = credential_free_paths(app)
     return app
+
+
+def credential_free_paths(app: App) -> frozenset[str]:
+    """Paths whose every responder reads no credentials (contract ``auth`` ``none`` or
+    ``metrics``): the middleware does not look at ``Authorization`` or the cookie there."""
+    return frozenset(
+        template for template, (resource, methods) in contract.routes(app).items()
+        if "{" not in template and methods
+        and all(contract.auth_of(resource, m) in ("none", "metrics") for m in methods))

@@ -1,54 +1,15 @@
-"""Reading JSON request bodies, validated against the OpenAPI document's schemas."""
+"""Reading JSON request bodies: the hardened parse (size, content type, depth, duplicate
+keys, NaN/Infinity and overflowing numbers, lone surrogates) that every body goes through
+before ``api.contract.read_body`` validates it into its Struct."""
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from functools import lru_cache
+import re
 
 import falcon
-from jsonschema import Draft202012Validator, ValidationError, validators
 
-from api.openapi import SPEC
 from wharf.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
-
-
-def _canonical(value: object) -> object:
-    """A hashable form of a JSON value under JSON Schema equality (1 == 1.0, True != 1)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, (int, float)):
-        return ("number", int(value) if isinstance(value, float) and value.is_integer()
-                else value)
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(v) for v in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
-    return ("other", repr(value))
-
-
-def _unique_items(validator, unique, instance, schema):
-    """``uniqueItems`` in linear time. jsonschema's own falls back to comparing every pair
-    when the items do not sort (objects): a 1 MiB array of distinct objects would keep a
-    worker busy for hours."""
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    seen = set()
-    for item in instance:
-        key = _canonical(item)
-        if key in seen:
-            yield ValidationError("array items must be unique")
-            return
-        seen.add(key)
-
-
-_BodyValidator = validators.extend(Draft202012Validator, {"uniqueItems": _unique_items})
-MAX_ERRORS = 10
-
-
-@lru_cache(maxsize=None)
-def _validator(name: str) -> Draft202012Validator:
-    return _BodyValidator(SPEC["components"]["schemas"][name])
 
 
 MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
@@ -99,6 +60,20 @@ def _check_tree(data: object) -> None:
                 stack.extend((v, depth + 1) for v in value)
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _may_need_tree_check(raw: bytes) -> bool:
+    """Whether ``_check_tree`` can find anything: only a body with more than ``MAX_DEPTH``
+    opening brackets can nest that deep, and a lone surrogate can only come from a
+    ``\\uD800``-``\\uDFFF`` escape (the raw bytes are valid UTF-8, or parsing failed).
+    Both tests are conservative (brackets and escapes inside strings count too); a
+    typical body skips the walk."""
+    return (json.detect_encoding(raw) != "utf-8"  # json.loads also takes UTF-16/32
+            or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+            or _SURROGATE_ESCAPE.search(raw) is not None)
+
+
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     """An object with a key twice is refused: JSON parsers disagree on which one wins, so a
     proxy or a client library could read a different request from the one we act on."""
@@ -110,12 +85,8 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return data
 
 
-def _pointer(path) -> str:
-    return "/" + "/".join(str(p) for p in path) if path else ""
-
-
-def read_json(req: falcon.Request, schema: str | None = None) -> dict:
-    """Parse the body as a JSON object and validate it against ``schema``."""
+def parse_object(req: falcon.Request) -> dict:
+    """Parse the body as a JSON object (an empty body is ``{}``), hardened as above."""
     ctype = (req.content_type or "application/json").split(";")[0].strip().lower()
     if ctype != "application/json" and not ctype.endswith("+json"):
         raise falcon.HTTPUnsupportedMediaType(description="Send application/json.")
@@ -135,19 +106,8 @@ def read_json(req: falcon.Request, schema: str | None = None) -> dict:
         except (ValueError, UnicodeDecodeError) as exc:
             raise MalformedRequest(f"The body is not valid JSON: {str(exc)[:200]}",
                                    code="malformed_json") from None
-        _check_tree(data)
+        if _may_need_tree_check(raw):
+            _check_tree(data)
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.")
-    if schema:
-        # Only the first few: a body of many bad items must not build one error per item.
-        errors = sorted(itertools.islice(_validator(schema).iter_errors(data), MAX_ERRORS),
-                        key=lambda e: [str(p) for p in e.path])
-        if errors:
-            first = errors[0]
-            field = _pointer(first.path) or None
-            raise ValidationFailed(
-                f"{field + ': ' if field else ''}{first.message}"[:500],
-                details={"field": field.lstrip("/") if field else None,
-                         "errors": [{"pointer": _pointer(e.path), "message": e.message[:200]}
-                                    for e in errors[:10]]})
     return data

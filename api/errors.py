@@ -52,6 +52,13 @@ def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, t
         resp.set_header(k, v)
 
 
+def write_problem(req: falcon.Request, resp: falcon.Response, status: int, *, code: str,
+                  title: str, detail: str | None = None, extra: dict[str, Any] | None = None,
+                  headers: dict[str, str] | None = None) -> None:
+    """Answer with a problem document (for the few answers that are not raised errors)."""
+    _write(req, resp, status, code, title, detail, extra, headers)
+
+
 def handle_wharf_error(req: falcon.Request, resp: falcon.Response, ex: WharfError,
                        params: dict[str, Any]) -> None:
     extra = {"details": ex.details} if ex.details else None

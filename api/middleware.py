@@ -68,23 +68,36 @@ class BodyLimitMiddleware:
         req.context.max_body_bytes = limit
 
 
+def _anonymous_allowed(resource: object, method: str) -> bool:
+    from api.contract import auth_of
+    declared = auth_of(resource, method)
+    if declared is not None:
+        return declared != "required"
+    # A method the resource does not implement (405): visitors learn that only where
+    # every method is open to them.
+    modes = [auth_of(resource, name[3:]) for name in dir(resource) if name.startswith("on_")]
+    return bool(modes) and all(m is not None and m != "required" for m in modes)
+
+
 class AuthMiddleware:
     """Resolve the principal from ``Authorization: Bearer`` or the session cookie.
 
-    Resources declare ``anonymous_ok = True`` to serve visitors; every other route needs
-    a user. Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
-    On ``own_bearer_paths`` (the monitoring endpoints) the bearer token is not an API token:
-    the resource checks it itself (``WHARF_METRICS_TOKEN``).
+    Each responder's contract (``api.contract.op(auth=...)``) says who may call it:
+    ``required`` needs a user, ``optional`` serves visitors too, ``none`` and ``metrics``
+    read no credentials at all (``credential_free_paths``, set by ``create_app`` from the
+    contracts: the probes, the document, registration and login; on the monitoring
+    endpoints the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource).
+    Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
                  allowed_origins: tuple[str, ...] = (),
-                 own_bearer_paths: frozenset[str] = frozenset()):
+                 credential_free_paths: frozenset[str] = frozenset()):
         self.db = db
         self.identity = identity
         self.trusted_proxy_count = trusted_proxy_count
         self.allowed_origins = frozenset(allowed_origins)
-        self.own_bearer_paths = own_bearer_paths
+        self.credential_free_paths = credential_free_paths
 
     def _own_origin(self, req: falcon.Request) -> str | None:
         """The origin this request was addressed to: scheme, host and port.
@@ -138,7 +151,7 @@ class AuthMiddleware:
         req.context.principal = ANONYMOUS
         req.context.auth_via = None
         auth = req.get_header("Authorization")
-        if auth and req.path in self.own_bearer_paths:
+        if req.path in self.credential_free_paths:
             pass
         elif auth:
             scheme, _, value = auth.partition(" ")
@@ -173,8 +186,7 @@ class AuthMiddleware:
             return
         principal = req.context.principal
         if not principal.is_user:
-            if getattr(resource, "anonymous_ok", False) or getattr(
-                    resource, f"anonymous_{req.method.lower()}", False):
+            if _anonymous_allowed(resource, req.method):
                 return
             raise Unauthenticated("Log in or send an API token.")
         if principal.token_id is not None:

@@ -1,34 +1,58 @@
-"""JSON representations of domain rows."""
+"""Domain rows as response Structs (``api.schemas``)."""
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
+from api.schemas.identity import ApiToken as ApiTokenBody
+from api.schemas.identity import User as UserBody
+from api.schemas.tree import Capabilities, Member, ResourceRef
+from api.schemas.tree import Node as NodeBody
+from api.schemas.tree import Space as SpaceBody
+from storage.enums import MemberRole, Role, SpaceType, TokenScope
 from storage.models import ApiToken, Node, Space, SpaceMember, User
 from wharf.access import Access
 from wharf.clock import iso
 
 
-def user(u: User) -> dict:
-    return {"id": u.id, "username": u.username, "created_at": iso(u.created_at)}
+def _ts(value: Any) -> str:
+    out = iso(value)
+    assert out is not None
+    return out
 
 
-def space(s: Space, role: str | None) -> dict:
-    return {"id": s.id, "type": s.type, "name": s.name, "owner_id": s.owner_id,
-            "public_read": bool(s.public_read), "role": role,
-            "created_at": iso(s.created_at), "updated_at": iso(s.updated_at)}
+def user(u: User) -> UserBody:
+    return UserBody(id=u.id, username=u.username, created_at=_ts(u.created_at))
 
 
-def member(m: SpaceMember, u: User) -> dict:
-    return {"space_id": m.space_id, "user_id": m.user_id, "username": u.username,
-            "role": m.role, "created_at": iso(m.created_at), "updated_at": iso(m.updated_at)}
+def space(s: Space, role: str | None) -> SpaceBody:
+    return SpaceBody(id=s.id, type=SpaceType(s.type), name=s.name, owner_id=s.owner_id,
+                     public_read=bool(s.public_read), role=Role(role) if role else None,
+                     created_at=_ts(s.created_at), updated_at=_ts(s.updated_at))
 
 
-def node(n: Node, access: Access, resource: dict | None) -> dict:
-    return {"id": n.id, "space_id": n.space_id, "parent_id": n.parent_id, "name": n.name,
-            "created_by": n.created_by, "created_at": iso(n.created_at),
-            "updated_at": iso(n.updated_at), "resource": resource, "role": access.role,
-            "capabilities": access.capabilities()}
+def member(m: SpaceMember, u: User) -> Member:
+    return Member(space_id=m.space_id, user_id=m.user_id, username=u.username,
+                  role=MemberRole(m.role), created_at=_ts(m.created_at),
+                  updated_at=_ts(m.updated_at))
 
 
-def token(t: ApiToken) -> dict:
-    return {"id": t.id, "name": t.name, "prefix": t.prefix, "scopes": t.scopes.split(),
-            "created_at": iso(t.created_at), "expires_at": iso(t.expires_at),
-            "last_used_at": iso(t.last_used_at)}
+def resource_ref(data: dict[str, Any] | None) -> ResourceRef | None:
+    """``wharf.nodes.resources_for``'s entry of a node as its typed reference."""
+    return None if data is None else msgspec.convert(data, ResourceRef)
+
+
+def node(n: Node, access: Access, resource: dict[str, Any] | None) -> NodeBody:
+    return NodeBody(id=n.id, space_id=n.space_id, parent_id=n.parent_id, name=n.name,
+                    created_by=n.created_by, created_at=_ts(n.created_at),
+                    updated_at=_ts(n.updated_at), resource=resource_ref(resource),
+                    role=Role(access.role) if access.role else None,
+                    capabilities=Capabilities(**access.capabilities()))
+
+
+def token(t: ApiToken) -> ApiTokenBody:
+    return ApiTokenBody(id=t.id, name=t.name, prefix=t.prefix,
+                        scopes=[TokenScope(s) for s in t.scopes.split()],
+                        created_at=_ts(t.created_at), expires_at=iso(t.expires_at),
+                        last_used_at=iso(t.last_used_at))

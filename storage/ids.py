@@ -13,7 +13,9 @@ import os
 import re
 import time
 
-_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+#: Every id (32 lowercase hex digits); the API documents this very pattern.
+ID_PATTERN = r"^[0-9a-f]{32}$"
+_ID_RE = re.compile(ID_PATTERN)
 
 
 def new_id() -> str:

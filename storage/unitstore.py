@@ -20,6 +20,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
+from storage.enums import UnitType, values
 from storage.errors import (
     DatabaseBusy,
     RevisionConflict,
@@ -46,7 +47,7 @@ __all__ = ["ChangesetTooLarge", "InvalidChangeset", "RevisionConflict", "UnitCon
 T = TypeVar("T")
 
 SCHEMA_VERSION = 1
-UNIT_TYPES = ("sheet", "doc", "slide", "board", "base")
+UNIT_TYPES = values(UnitType)
 
 
 class UnitBase(DeclarativeBase):

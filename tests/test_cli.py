@@ -32,7 +32,7 @@ from migrations.prepare import head_revision
 from storage.db import Database
 from tests.conftest import PASSWORD, World, make_settings
 from tests.support import services
-from tests.support.client import check_response
+from tests.support.client import Contract, check_response
 
 pytestmark = pytest.mark.slow
 
@@ -335,11 +335,15 @@ class Http:
     def __init__(self, base: str):
         self.base = base
         self.session = requests.Session()
+        self.contract: Contract | None = None
 
     def call(self, method: str, path: str, json=None, expect: int | None = None):
+        if self.contract is None:  # the document the server generates for itself
+            self.contract = Contract.of(
+                requests.get(self.base + "/api/openapi.json", timeout=30).json())
         r = self.session.request(method, self.base + path, json=json, timeout=30)
         check_response(method, path.split("?")[0], r.status_code,
-                       r.headers.get("content-type"), r.content)
+                       r.headers.get("content-type"), r.content, self.contract)
         if expect is not None:
             assert r.status_code == expect, (method, path, r.status_code, r.text)
         return r

@@ -539,8 +539,8 @@ def test_lease_is_renewed_while_a_long_side_effect_runs(settings, db, world):
         def perform(self, op):
             time.sleep(2.5)
 
-        def commit(self, s, op, ctx):
-            return {"slow": True}
+        def commit(self, s, op, ctx):  # a create_resource result (the kind's shape)
+            return {k: op.payload[k] for k in ("node_id", "resource_id", "unit_id")}
 
         def compensate(self, op):
             pass

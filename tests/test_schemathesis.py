@@ -7,7 +7,7 @@ small (a couple of dozen examples per operation and mode), so it runs in seconds
 backend; the deeper per-endpoint cases live in test_bad_input.py.
 
 Scope: the foundation's operations (identity, spaces, members, nodes, system). Capabilities that
-other modules add to the document through ``api.openapi.register`` are fuzzed by their own
+other modules add to the document are fuzzed by their own
 suites, so a change there does not make this test slower or flakier.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from schemathesis.checks import (content_type_conformance, negative_data_rejecti
                                  not_a_server_error, response_schema_conformance,
                                  status_code_conformance)
 
-from api.openapi import SPEC
+from api.contract import document
 from tests.support.foundation import add_member, bearer, make_node, make_token, team_space
 
 FOUNDATION = {
@@ -81,7 +81,7 @@ def test_schemathesis_foundation(world, app, backend):
     real_ids = {"space_id": space["id"], "node_id": node["id"], "user_id": bob.user_id,
                 "token_id": decoy["id"]}
 
-    schema = schemathesis.openapi.from_dict(copy.deepcopy(SPEC))
+    schema = schemathesis.openapi.from_dict(copy.deepcopy(document(app)))
     ran = set()
     for result in schema.get_all_operations():
         operation = result.ok()

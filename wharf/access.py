@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from sqlalchemy import Row, literal, select
 from sqlalchemy.orm import Session
 
+from storage.enums import Role, values
 from storage.models import LinkSharing, Node, NodeGrant, Space, SpaceMember
 from wharf.context import Principal
 from wharf.errors import Conflict, Forbidden, NotFound
 from wharf.ids import is_id
 
-RANK = {None: 0, "viewer": 1, "editor": 2, "admin": 3, "owner": 4}
-ROLES = ("viewer", "editor", "admin", "owner")
+ROLES = values(Role)  # weakest first
+RANK: dict[str | None, int] = {None: 0, **{role: rank for rank, role in enumerate(ROLES, 1)}}
 # The deepest a node may sit (a root is at depth 1). Declared once: creates and moves check
 # it (wharf.nodes) and the ancestor walk below is bounded by it.
 MAX_TREE_DEPTH = 256

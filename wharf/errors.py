@@ -191,6 +191,9 @@ _FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], s
     storage_errors.UnitTooDeep: (ValidationFailed, "unit_too_deep", "Unit too deep"),
 }
 
+#: The problem codes storage errors are answered with (the table above).
+STORAGE_PROBLEM_CODES = frozenset(code for _, code, _ in _FROM_STORAGE.values())
+
 
 def from_storage(exc: storage_errors.StorageError) -> WharfError:
     """The core's error for a storage error: status, problem ``code``, title and

@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from storage.db import Database
+from storage.enums import TokenScope, values
 from storage.models import ApiToken, LoginSession, PasswordCredential, Space, User
 from wharf import audit, throttle
 from wharf.clock import utcnow
@@ -36,7 +37,7 @@ from wharf.validation import clean_label
 
 USERNAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}")  # used with fullmatch
 PASSWORD_MIN, PASSWORD_MAX = 12, 1024
-TOKEN_SCOPES = ("read", "write")
+TOKEN_SCOPES = values(TokenScope)
 TOKEN_PREFIX = "wharf_"
 TOKEN_PREFIX_RE = re.compile(r"[0-9a-f]{12}")  # secrets.token_hex(6)
 LAST_USED_RESOLUTION = timedelta(seconds=60)

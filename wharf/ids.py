@@ -2,6 +2,6 @@
 above it name them as ``wharf.ids``."""
 from __future__ import annotations
 
-from storage.ids import is_id, new_id
+from storage.ids import ID_PATTERN, is_id, new_id
 
-__all__ = ["is_id", "new_id"]
+__all__ = ["ID_PATTERN", "is_id", "new_id"]

@@ -39,6 +39,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
+from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
 from wharf.clock import utcnow
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 V = TypeVar("V")
 
 log = logging.getLogger("wharf.metrics")
-OPEN_STATUSES = ("pending", "running")
+OPEN_STATUSES = tuple(s.value for s in OPEN_OPERATION_STATUSES)
 DELETION_JOB_STATES = ("due", "waiting", "failing", "failing_over_a_day")
 
 REGISTRY = CollectorRegistry(auto_describe=True)

@@ -20,10 +20,12 @@ from wharf.context import Principal, RequestContext
 from wharf.errors import NotFound
 from wharf.ids import is_id, new_id
 from wharf.nodes import resolve_parent
+from wharf.operations.kinds import (CREATE_RESOURCE, CreateResourcePayload,
+                                   CreateResourceResult, payload)
 from wharf.operations.service import Operations, Submission
 from wharf.validation import clean_name, one_of
 
-KIND = "create_resource"
+KIND = CREATE_RESOURCE
 
 
 def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None,
@@ -31,27 +33,32 @@ def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None
     request = {"space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
                "name": body.get("name"), "unit_type": body.get("unit_type")}
 
-    def prepare(s: Session, op_id: str):
+    def prepare(s: Session, op_id: str) -> tuple[str, CreateResourcePayload]:
         name = clean_name(request["name"], "name")
         unit_type = one_of(request["unit_type"], "unit_type", UNIT_TYPES)
         space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
-        return space.id, {"space_id": space.id, "parent_id": parent.id if parent else None,
-                          "name": name, "unit_type": unit_type, "node_id": new_id(),
-                          "resource_id": new_id(), "unit_id": new_id()}
+        return space.id, CreateResourcePayload(
+            space_id=space.id, parent_id=parent.id if parent else None, name=name,
+            unit_type=unit_type, node_id=new_id(), resource_id=new_id(), unit_id=new_id())
 
     return ops.submit(ctx, KIND, key, request, prepare)
 
 
-def publish_node(session: Session, op: Operation, *, name: str, kind: str) -> None:
-    """Insert the node and its resource with the ids fixed in the operation's payload
-    (``node_id``, ``resource_id``, ``space_id``, ``parent_id``); the caller adds the
-    kind's extension row in the same transaction."""
-    p = op.payload
-    session.add(Node(id=p["node_id"], space_id=p["space_id"], parent_id=p["parent_id"],
-                     name=name, created_by=op.actor_id))
+def publish_node(session: Session, op: Operation, *, name: str, kind: str,
+                 node_id: str | None = None, resource_id: str | None = None,
+                 space_id: str | None = None, parent_id: str | None = None) -> None:
+    """Insert the node and its resource with the ids fixed in the operation's payload;
+    the caller adds the kind's extension row in the same transaction."""
+    if node_id is None:
+        # LEGACY BRIDGE (until wharf/blobs.py passes the typed fields): read them from
+        # the raw payload. Remove this block and make the four fields required then.
+        p = op.payload
+        node_id, resource_id = p["node_id"], p["resource_id"]
+        space_id, parent_id = p["space_id"], p["parent_id"]
+    session.add(Node(id=node_id, space_id=space_id, parent_id=parent_id, name=name,
+                     created_by=op.actor_id))
     session.flush()
-    session.add(Resource(id=p["resource_id"], node_id=p["node_id"], kind=kind,
-                         created_by=op.actor_id))
+    session.add(Resource(id=resource_id, node_id=node_id, kind=kind, created_by=op.actor_id))
     session.flush()
 
 
@@ -64,28 +71,30 @@ class CreateResource:
         self.unitstore = unitstore
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
-        p = op.payload
-        resolve_parent(session, RequestContext(principal=actor), p["space_id"], p["parent_id"])
+        p = payload(op, CreateResourcePayload)
+        resolve_parent(session, RequestContext(principal=actor), p.space_id, p.parent_id)
 
     def perform(self, op: Operation) -> None:
-        p = op.payload
-        self.unitstore.create_unit(p["unit_id"], p["unit_type"], initial_snapshot(p["unit_type"]))
+        p = payload(op, CreateResourcePayload)
+        self.unitstore.create_unit(p.unit_id, p.unit_type, initial_snapshot(p.unit_type))
 
-    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        p = op.payload
-        publish_node(session, op, name=p["name"], kind="unit")
-        session.add(UnitResource(resource_id=p["resource_id"], unit_id=p["unit_id"],
-                                 unit_type=p["unit_type"]))
+    def commit(self, session: Session, op: Operation,
+               ctx: RequestContext) -> CreateResourceResult:
+        p = payload(op, CreateResourcePayload)
+        publish_node(session, op, node_id=p.node_id, resource_id=p.resource_id,
+                     space_id=p.space_id, parent_id=p.parent_id, name=p.name, kind="unit")
+        session.add(UnitResource(resource_id=p.resource_id, unit_id=p.unit_id,
+                                 unit_type=p.unit_type))
         session.flush()
-        audit.record(session, ctx, "resource.create", "resource", p["resource_id"],
-                     space_id=p["space_id"],
-                     details={"node_id": p["node_id"], "unit_id": p["unit_id"],
+        audit.record(session, ctx, "resource.create", "resource", p.resource_id,
+                     space_id=p.space_id,
+                     details={"node_id": p.node_id, "unit_id": p.unit_id,
                               "on_behalf_of": op.actor_id})
-        return {"node_id": p["node_id"], "resource_id": p["resource_id"],
-                "unit_id": p["unit_id"]}
+        return CreateResourceResult(node_id=p.node_id, resource_id=p.resource_id,
+                                    unit_id=p.unit_id)
 
     def compensate(self, op: Operation) -> None:
-        self.unitstore.delete_unit(op.payload["unit_id"])
+        self.unitstore.delete_unit(payload(op, CreateResourcePayload).unit_id)
 
 
 def get_resource(session: Session, ctx: RequestContext,

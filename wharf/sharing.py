@@ -4,7 +4,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from storage.models import LinkSharing, NodeGrant, User
+from storage.enums import ShareRole, values
+from storage.models import LinkSharing, NodeGrant, Space, User
 from wharf import audit
 from wharf.access import require_share, space_of
 from wharf.clock import utcnow
@@ -13,7 +14,7 @@ from wharf.errors import Conflict, NotFound
 from wharf.ids import is_id
 from wharf.validation import one_of
 
-SHARE_ROLES = ("editor", "viewer")
+SHARE_ROLES = values(ShareRole)
 
 
 def list_grants(s: Session, ctx: RequestContext, node_id: str) -> list[tuple[NodeGrant, User]]:

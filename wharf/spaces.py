@@ -4,6 +4,7 @@ from __future__ import annotations
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from storage.enums import MemberRole, values
 from storage.models import Space, SpaceMember, User
 from wharf import audit
 from wharf.access import Access, require_space, space_role
@@ -14,7 +15,7 @@ from wharf.ids import is_id, new_id
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name, one_of
 
-MEMBER_ROLES = ("admin", "editor", "viewer")
+MEMBER_ROLES = values(MemberRole)
 
 
 def create_team_space(session: Session, ctx: RequestContext, name: object,

@@ -43,12 +43,14 @@ from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, NotFound
 from wharf.ids import is_id, new_id
+from wharf.operations.kinds import (PURGE_TRASH, PurgeTrashPayload, PurgeTrashResult, payload,
+                                   to_json)
 from wharf.operations.service import Operations, Submission, fingerprint
 from wharf.pagination import decode_cursor, scan_page
 
 log = logging.getLogger("wharf.trash")
 
-KIND = "purge_trash"
+KIND = PURGE_TRASH
 
 # Each blocker returns a reason when a purge of these resources must wait (worktrees add
 # one: an active worktree that references a resource below blocks its permanent delete).
@@ -128,10 +130,10 @@ def enclosing_batch_id(s: Session, batch: TrashBatch) -> str | None:
 
 
 def _purge_pending(s: Session, batch: TrashBatch) -> str | None:
-    for op_id, payload in s.execute(select(Operation.id, Operation.payload).where(
+    for op_id, stored in s.execute(select(Operation.id, Operation.payload).where(
             Operation.kind == KIND, Operation.scope_id == batch.space_id,
             Operation.status.in_(("pending", "running")))):
-        if isinstance(payload, dict) and payload.get("batch_id") == batch.id:
+        if isinstance(stored, dict) and stored.get("batch_id") == batch.id:
             return op_id
     return None
 
@@ -223,7 +225,7 @@ def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
                  node_id: str) -> Submission:
     request = {"node_id": node_id}
 
-    def prepare(s: Session, op_id: str):
+    def prepare(s: Session, op_id: str) -> tuple[str, PurgeTrashPayload]:
         node, _ = require_purge(s, ctx.principal, node_id)
         batch = s.scalar(select(TrashBatch).where(TrashBatch.root_node_id == node.id))
         if batch is None or node.trash_batch_id != batch.id:
@@ -233,8 +235,8 @@ def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
                                                                  subtree(s, node.id)])])
         if reason:
             raise Conflict(reason, code="worktree_reference")
-        return node.space_id, {"batch_id": batch.id, "root_node_id": node.id,
-                               "space_id": node.space_id}
+        return node.space_id, PurgeTrashPayload(batch_id=batch.id, root_node_id=node.id,
+                                                space_id=node.space_id)
 
     return ops.submit(ctx, KIND, key, request, prepare)
 
@@ -255,10 +257,11 @@ def submit_due_purges(db: Database, settings: Settings, now: datetime,
                                                          Operation.idempotency_key == key))
             if exists:
                 continue
-            payload = {"batch_id": batch.id, "root_node_id": batch.root_node_id,
-                       "space_id": batch.space_id, "by_retention": True}
+            purge = PurgeTrashPayload(batch_id=batch.id, root_node_id=batch.root_node_id,
+                                      space_id=batch.space_id, by_retention=True)
             op = ops.record(s, new_id(), KIND, batch.created_by, key,
-                            fingerprint(KIND, payload), batch.space_id, payload)
+                            fingerprint(KIND, to_json(purge)), batch.space_id,
+                            purge)
             audit.record(s, RequestContext(principal=Principal(kind="system",
                                                                username=op.id)),
                          "trash.retention_purge", "trash_batch", batch.id,
@@ -276,10 +279,10 @@ class PurgeTrash:
         self._db = db
         self.unitstore = unitstore
 
-    def _batch(self, s: Session, op: Operation) -> TrashBatch:
+    def _batch(self, s: Session, p: PurgeTrashPayload) -> TrashBatch:
         # Locked: a restore of this batch waits for us, or we find it gone.
-        batch = s.get(TrashBatch, op.payload["batch_id"], with_for_update=True)
-        root = s.get(Node, op.payload["root_node_id"])
+        batch = s.get(TrashBatch, p.batch_id, with_for_update=True)
+        root = s.get(Node, p.root_node_id)
         if batch is None or root is None or root.trash_batch_id != batch.id:
             raise Conflict("The batch was restored or is already gone.", code="batch_restored")
         return batch
@@ -287,12 +290,13 @@ class PurgeTrash:
     def authorize(self, s: Session, op: Operation, actor: Principal) -> None:
         # Runs first in the claim and in the completion transaction (a fresh session each
         # time, nothing read yet): lock the space, then the batch, like restore does.
-        _lock_space(s, op.payload["space_id"], forget=False)
-        self._batch(s, op)
-        if not op.payload.get("by_retention"):
-            require_purge(s, actor, op.payload["root_node_id"])
+        p = payload(op, PurgeTrashPayload)
+        _lock_space(s, p.space_id, forget=False)
+        self._batch(s, p)
+        if not p.by_retention:
+            require_purge(s, actor, p.root_node_id)
         reason = _blocked(s, [r.id for r in _resources_below(
-            s, [n.id for n in subtree(s, op.payload["root_node_id"])])])
+            s, [n.id for n in subtree(s, p.root_node_id)])])
         if reason:
             raise Conflict(reason, code="worktree_reference")
 
@@ -300,17 +304,19 @@ class PurgeTrash:
         # Units live in another database: delete them first (idempotent). Until the rows go,
         # the nodes are trashed, so nobody can open the now-missing units.
         db = self._db
+        root_node_id = payload(op, PurgeTrashPayload).root_node_id
         with db.read() as s:
-            nodes = [n.id for n in subtree(s, op.payload["root_node_id"])]
+            nodes = [n.id for n in subtree(s, root_node_id)]
             units = [u for (u,) in s.execute(
                 select(UnitResource.unit_id).join(Resource, Resource.id == UnitResource.resource_id)
                 .where(Resource.node_id.in_(nodes)))] if nodes else []
         for unit_id in units:
             self.unitstore.delete_unit(unit_id)
 
-    def commit(self, s: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        self._batch(s, op)  # authorize() locked space and batch in this transaction
-        nodes = subtree(s, op.payload["root_node_id"])
+    def commit(self, s: Session, op: Operation, ctx: RequestContext) -> PurgeTrashResult:
+        p = payload(op, PurgeTrashPayload)
+        self._batch(s, p)  # authorize() locked space and batch in this transaction
+        nodes = subtree(s, p.root_node_id)
         node_ids = [n.id for n in nodes]
         resources = _resources_below(s, node_ids)
         resource_ids = [r.id for r in resources]
@@ -333,17 +339,16 @@ class PurgeTrash:
             batch_ids.extend(s.scalars(select(TrashBatch.id)
                                        .where(TrashBatch.root_node_id.in_(chunk))))
             s.execute(delete(TrashBatch).where(TrashBatch.root_node_id.in_(chunk)))
-        nested = sorted(b for b in batch_ids if b != op.payload["batch_id"])
+        nested = sorted(b for b in batch_ids if b != p.batch_id)
         for node in reversed(nodes):  # children before parents
             s.execute(delete(Node).where(Node.id == node.id))
-        audit.record(s, ctx, "trash.purge", "trash_batch", op.payload["batch_id"],
-                     space_id=op.payload["space_id"],
+        audit.record(s, ctx, "trash.purge", "trash_batch", p.batch_id, space_id=p.space_id,
                      details={"nodes": len(nodes), "resources": len(resources),
                               "objects": objects, "nested_batch_ids": nested,
                               "on_behalf_of": op.actor_id})
-        return {"batch_id": op.payload["batch_id"], "nodes_deleted": len(nodes),
-                "resources_deleted": len(resources), "objects_queued": objects,
-                "batches_deleted": len(batch_ids), "nested_batch_ids": nested}
+        return PurgeTrashResult(batch_id=p.batch_id, nodes_deleted=len(nodes),
+                                resources_deleted=len(resources), objects_queued=objects,
+                                batches_deleted=len(batch_ids), nested_batch_ids=nested)
 
     def compensate(self, op: Operation) -> None:
         pass

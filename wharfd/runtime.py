@@ -14,7 +14,8 @@ from typing import Any
 
 import dramatiq
 
-from api.app import App, create_app
+from api.app import create_app
+from api.contract import App
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
 from storage.unitstore import UnitLimits, UnitStore

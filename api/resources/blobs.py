@@ -1,42 +1,73 @@
 """Upload sessions, blob content (ranged reads, downloads) and content replacement."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import falcon
 
-from api import headers
-from api.body import read_json
-from api.resources.operations import answer_submission
+from api import contract, headers
+from api.resources.operations import answer_submission, submission_answers
+from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
+from api.schemas.blobs import UploadSession as UploadSessionBody
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.enums import BlobState, UploadState
 from storage.models import BlobUploadSession
 from wharf import blobs
 from wharf.clock import iso
 from wharf.config import Settings
 from wharf.operations.service import Operations
 
-
-def session_json(u: BlobUploadSession) -> dict:
-    return {"id": u.id, "state": blobs.visible_state(u), "space_id": u.space_id, "parent_id": u.parent_id,
-            "filename": u.filename, "size": u.declared_size, "received_size": u.received_size,
-            "sha256": u.sha256, "mime_type": u.mime_type, "operation_id": u.operation_id,
-            "error_code": u.error_code, "node_id": u.node_id, "resource_id": u.resource_id,
-            "created_at": iso(u.created_at), "updated_at": iso(u.updated_at),
-            "expires_at": iso(u.expires_at)}
+OCTETS = "application/octet-stream"
+PROBLEM = "application/problem+json"
+#: Headers of a content answer (200/206); 206 adds Content-Range.
+CONTENT_HEADERS = ("ETag", "Accept-Ranges")
 
 
-def _reader(req: falcon.Request):
-    return req.bounded_stream.read
+def _ts(value: Any) -> str:
+    out = iso(value)
+    assert out is not None
+    return out
+
+
+def session_body(u: BlobUploadSession) -> UploadSessionBody:
+    return UploadSessionBody(
+        id=u.id, state=UploadState(blobs.visible_state(u)), space_id=u.space_id,
+        parent_id=u.parent_id, filename=u.filename, size=u.declared_size,
+        received_size=u.received_size, sha256=u.sha256, mime_type=u.mime_type,
+        operation_id=u.operation_id, error_code=u.error_code, node_id=u.node_id,
+        resource_id=u.resource_id, created_at=_ts(u.created_at),
+        updated_at=_ts(u.updated_at), expires_at=_ts(u.expires_at))
+
+
+def _reader(req: falcon.Request) -> Callable[[int], bytes]:
+    read: Callable[[int], bytes] = req.bounded_stream.read
+    return read
 
 
 class UploadSessions:
     def __init__(self, db: Database, settings: Settings):
         self.db, self.settings = db, settings
 
-    def on_post(self, req, resp):
-        body = read_json(req, "CreateUploadSessionRequest")
+    @contract.op(operation_id="createUploadSession",
+                 summary="Start an upload: reserves node, resource and object ids",
+                 tags=["blobs"],
+                 description="Then PUT the bytes to `/content` and POST `/complete`. 201 "
+                             "when created, 200 for a replay (same Idempotency-Key and "
+                             "body); 409 `idempotency_key_reused` for a different body.",
+                 body=CreateUploadSessionRequest, headers=("Idempotency-Key",),
+                 responses={201: contract.Answer(UploadSessionBody, "Created.",
+                                                 headers=("Location",)),
+                            200: contract.Answer(UploadSessionBody, "A replay.",
+                                                 headers=("Location",))},
+                 problems=(404, 409))
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, CreateUploadSessionRequest)
+        request = {"space_id": body.space_id, "parent_id": body.parent_id,
+                   "filename": body.filename, "size": body.size}
         upload, created = blobs.create_session(self.db, self.settings, req.context.ctx,
-                                               req.get_header("Idempotency-Key"), body)
-        resp.media = session_json(upload)
+                                               req.get_header("Idempotency-Key"), request)
+        resp.media = session_body(upload)
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
         resp.location = f"/api/blob-upload-sessions/{upload.id}"
 
@@ -45,11 +76,18 @@ class UploadSession:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, session_id):
+    @contract.op(operation_id="getUploadSession", summary="An upload session",
+                 tags=["blobs"], responses={200: UploadSessionBody})
+    def on_get(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         with self.db.read() as s:
-            resp.media = session_json(blobs.get_session(s, req.context.ctx, session_id))
+            resp.media = session_body(blobs.get_session(s, req.context.ctx, session_id))
 
-    def on_delete(self, req, resp, session_id):
+    @contract.op(operation_id="abortUploadSession",
+                 summary="Abort; the object is queued for deletion", tags=["blobs"],
+                 description="Idempotent. 409 `upload_session_state` while verifying or "
+                             "once completed.",
+                 responses={204: contract.Answer(None, "Aborted.")}, problems=(409,))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         blobs.abort_session(self.db, req.context.ctx, session_id)
         resp.status = falcon.HTTP_204
 
@@ -59,51 +97,97 @@ class UploadSessionContent:
         self.db, self.store, self.settings = db, store, settings
         self.max_body_bytes = settings.max_upload_size
 
-    def on_put(self, req, resp, session_id):
+    @contract.op(operation_id="uploadContent",
+                 summary="Stream the bytes (Content-Length required)", tags=["blobs"],
+                 description="Exactly the declared size (400 `size_mismatch`, 411 "
+                             "`length_required`). A second PUT replaces the first. 409 "
+                             "`upload_session_state` / `upload_session_expired`.",
+                 raw_body=(OCTETS, BINARY), responses={200: UploadResult},
+                 problems=(409, 411, 413))
+    def on_put(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         result = blobs.put_content(self.db, self.store, self.settings, req.context.ctx,
                                    session_id, req.content_length, _reader(req))
-        resp.media = {"size": result.size, "sha256": result.sha256,
-                      "mime_type": result.mime_type}
+        resp.media = UploadResult(size=result.size, sha256=result.sha256,
+                                  mime_type=result.mime_type)
 
 
 class UploadSessionComplete:
     def __init__(self, ops: Operations):
         self.ops = ops
 
-    def on_post(self, req, resp, session_id):
+    @contract.op(operation_id="completeUpload",
+                 summary="Verify and publish (operation create_blob_resource)",
+                 tags=["blobs"],
+                 description="409 `upload_not_received` before the content PUT; 409 "
+                             "`upload_session_state` / `upload_session_expired`.",
+                 headers=("Idempotency-Key",),
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(409,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         answer_submission(resp, blobs.complete_session(
             self.ops, req.context.ctx, req.get_header("Idempotency-Key"), session_id))
 
 
 class BlobMeta:
-    anonymous_get = True
-
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, resource_id):
+    @contract.op(operation_id="getBlobResource", summary="Blob metadata", tags=["blobs"],
+                 responses={200: contract.Answer(BlobResource, "The metadata.",
+                                                 headers=("ETag",))},
+                 auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         with self.db.read() as s:
             blob, node, access = blobs.blob_for_read(s, req.context.ctx, resource_id)
-            resp.media = {"resource_id": blob.resource_id, "node_id": node.id,
-                          "filename": blob.filename, "mime_type": blob.mime_type,
-                          "size": blob.size, "sha256": blob.sha256,
-                          "etag": blobs.etag_header(blob), "state": blob.state,
-                          "created_at": iso(blob.created_at), "updated_at": iso(blob.updated_at)}
+            resp.media = BlobResource(
+                resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
+                mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
+                etag=blobs.etag_header(blob), state=BlobState(blob.state),
+                created_at=_ts(blob.created_at), updated_at=_ts(blob.updated_at))
         resp.set_header("ETag", blobs.etag_header(blob))
+
+
+def _content_answers(whole: str, *, attachment: bool) -> dict[int, contract.Answer]:
+    """The bytes: 200 whole, 206 one range, 304 not modified, 416 a range beyond the end.
+
+    The server sends the blob's detected ``mime_type`` as Content-Type (any type, ``*/*``;
+    ``application/octet-stream`` when nothing was detected). ``application/octet-stream``
+    is declared first so generated clients keep the body as bytes."""
+    bytes_headers = (*CONTENT_HEADERS, "Content-Disposition") if attachment \
+        else CONTENT_HEADERS
+    return {200: contract.Answer(None, whole, headers=bytes_headers, content_type=OCTETS,
+                                 schema=BINARY, also=("*/*",)),
+            206: contract.Answer(None, "One byte range (`Range`).",
+                                 headers=(*bytes_headers, "Content-Range"),
+                                 content_type=OCTETS, schema=BINARY, also=("*/*",)),
+            304: contract.Answer(None, "Not modified (`If-None-Match`).",
+                                 headers=CONTENT_HEADERS),
+            416: contract.Answer(None, "The range starts beyond the content.",
+                                 headers=("Content-Range",), content_type=PROBLEM,
+                                 schema={"$ref": contract.REF.format(name="Problem")})}
+
+
+def _head_answers(answers: dict[int, contract.Answer]) -> dict[int, contract.Answer]:
+    """HEAD: the headers of GET, no body."""
+    return {status: contract.Answer(None, a.description, headers=a.headers)
+            for status, a in answers.items()}
+
+
+CONTENT = _content_answers("The bytes.", attachment=False)
+DOWNLOAD = _content_answers("The bytes as an attachment.", attachment=True)
+READ_HEADERS = ("Range", "If-Range", "If-None-Match")
 
 
 class _BlobReader:
     """Strong ETag, If-None-Match → 304, one byte range → 206, streamed from storage."""
 
     attachment = False
-    anonymous_get = True
-    anonymous_head = True
 
     def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
         self.max_body_bytes = settings.max_upload_size
 
-    def on_get(self, req, resp, resource_id):
+    def _read(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         with self.db.read() as s:
             blob, node, access = blobs.blob_for_read(s, req.context.ctx, resource_id)
             # Cacheable by shared caches only when everyone may read it anyway.
@@ -134,22 +218,51 @@ class _BlobReader:
         if req.method != "HEAD":
             resp.set_stream(self.store.open(blob.object_key, start, end), end - start + 1)
 
-    def on_head(self, req, resp, resource_id):
-        self.on_get(req, resp, resource_id)
-
-
 
 class BlobDownload(_BlobReader):
     """The same bytes as ``/content``, as an attachment with an RFC 6266 ``filename*``."""
 
     attachment = True
 
+    @contract.op(operation_id="downloadBlob",
+                 summary="The bytes as an attachment (RFC 6266 filename*)", tags=["blobs"],
+                 headers=READ_HEADERS, responses=DOWNLOAD, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
+        self._read(req, resp, resource_id)
+
+    @contract.op(operation_id="downloadBlobHead", summary="downloadBlob without the body",
+                 tags=["blobs"], headers=READ_HEADERS, responses=_head_answers(DOWNLOAD),
+                 auth="optional")
+    def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
+        self._read(req, resp, resource_id)
+
 
 class BlobContent(_BlobReader):
-    def on_put(self, req, resp, resource_id):
+    @contract.op(operation_id="getBlobContent", summary="The bytes: strong ETag, single Range",
+                 tags=["blobs"], headers=READ_HEADERS, responses=CONTENT, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
+        self._read(req, resp, resource_id)
+
+    @contract.op(operation_id="getBlobContentHead", summary="getBlobContent without the body",
+                 tags=["blobs"], headers=READ_HEADERS, responses=_head_answers(CONTENT),
+                 auth="optional")
+    def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
+        self._read(req, resp, resource_id)
+
+    @contract.op(operation_id="replaceBlobContent",
+                 summary="Replace the bytes (operation replace_blob_content)", tags=["blobs"],
+                 description="Send `If-Match` with the current ETag (428 without it, 412 when "
+                             "it changed) and exactly Content-Length bytes. A replay with "
+                             "the same key and headers is answered once its bytes hash the "
+                             "same (else 409 `idempotency_key_reused`).",
+                 headers=("Idempotency-Key", "If-Match"), raw_body=(OCTETS, BINARY),
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(409, 411, 412, 413, 428))
+    def on_put(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         sub = blobs.replace_content(self.ops, self.db, self.store, self.settings,
                                     req.context.ctx, resource_id,
                                     req.get_header("Idempotency-Key"),
                                     req.get_header("If-Match"), req.content_length,
                                     _reader(req))
         answer_submission(resp, sub)
+

@@ -2,45 +2,72 @@
 from __future__ import annotations
 
 import falcon
+import msgspec
 from sqlalchemy import select
 
-from api import serialize
-from api.body import read_json
+from api import contract, serialize
 from api.middleware import SESSION_COOKIE
+from api.schemas.identity import (
+    ApiTokenCreated,
+    ApiTokenList,
+    CreateTokenRequest,
+    LoginRequest,
+    LoginResult,
+    RegisterRequest,
+    RegisterResult,
+)
+from api.schemas.identity import Me as MeBody
 from storage.db import Database
+from storage.enums import AuthMethod, SpaceType, TokenScope
 from storage.models import Space, User
 from wharf.clock import iso
 from wharf.config import Settings
 from wharf.identity import Identity
 
+THROTTLED = ("429 `rate_limited` (with `Retry-After` and `details.retry_after`) when a "
+             "client or a name makes too many attempts.")
+
 
 class Users:
-    anonymous_ok = True
-
     def __init__(self, db: Database, identity: Identity):
         self.db, self.identity = db, identity
 
-    def on_post(self, req, resp):
-        body = read_json(req, "RegisterRequest")
-        user, space = self.identity.register(self.db, req.context.ctx, body.get("username"),
-                                             body.get("password"))
-        resp.media = {**serialize.user(user), "personal_space_id": space.id}
+    @contract.op(operation_id="registerUser", summary="Register a user", tags=["identity"],
+                 description="Creates the user and their personal space. 409 "
+                             "`username_taken`; " + THROTTLED,
+                 body=RegisterRequest,
+                 responses={201: contract.Answer(RegisterResult, "registered",
+                                                 headers=("Location",))},
+                 problems=(409, 429, 503), auth="none")
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, RegisterRequest)
+        user, space = self.identity.register(self.db, req.context.ctx, body.username,
+                                             body.password)
+        resp.media = RegisterResult(**msgspec.structs.asdict(serialize.user(user)),
+                                    personal_space_id=space.id)
         resp.status = falcon.HTTP_201
         resp.location = "/api/me"
 
 
 class LoginSessions:
-    anonymous_ok = True
-
     def __init__(self, db: Database, identity: Identity, settings: Settings):
         self.db, self.identity, self.settings = db, identity, settings
 
-    def on_post(self, req, resp):
-        body = read_json(req, "LoginRequest")
-        login, cookie, user = self.identity.login(self.db, req.context.ctx,
-                                                  body.get("username"), body.get("password"))
-        resp.media = {"session_id": login.id, "expires_at": iso(login.expires_at),
-                      "user": serialize.user(user)}
+    @contract.op(operation_id="login", summary="Log in", tags=["identity"],
+                 description="Sets the `wharf_session` cookie (HttpOnly, SameSite=Lax). 401 "
+                             "`invalid_credentials`; " + THROTTLED,
+                 body=LoginRequest,
+                 responses={201: contract.Answer(LoginResult, "logged in",
+                                                 headers=("Set-Cookie",))},
+                 problems=(401, 429, 503), auth="none")
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, LoginRequest)
+        login, cookie, user = self.identity.login(self.db, req.context.ctx, body.username,
+                                                  body.password)
+        expires_at = iso(login.expires_at)
+        assert expires_at is not None
+        resp.media = LoginResult(session_id=login.id, expires_at=expires_at,
+                                 user=serialize.user(user))
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=self.settings.session_ttl, path="/",
                         secure=self.settings.secure_cookies, http_only=True, same_site="Lax")
         resp.status = falcon.HTTP_201
@@ -50,7 +77,11 @@ class CurrentLoginSession:
     def __init__(self, db: Database, identity: Identity, settings: Settings):
         self.db, self.identity, self.settings = db, identity, settings
 
-    def on_delete(self, req, resp):
+    @contract.op(operation_id="logout", summary="Log out", tags=["identity"],
+                 description="Ends the current login session and clears its cookie (401 "
+                             "`no_session` when authenticated by a token).",
+                 responses={204: contract.Answer(None, "logged out", headers=("Set-Cookie",))})
+    def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         with self.db.write() as s:
             self.identity.logout(s, req.context.ctx)
         resp.unset_cookie(SESSION_COOKIE, path="/")
@@ -61,42 +92,59 @@ class Me:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp):
+    @contract.op(operation_id="me", summary="The current principal", tags=["identity"],
+                 description="The user, their personal space, how they authenticated and "
+                             "their scopes (a session has every scope).",
+                 responses={200: MeBody})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         p = req.context.principal
         with self.db.read() as s:
             user = s.get(User, p.user_id)
+            assert user is not None
             personal = s.scalar(select(Space.id).where(Space.owner_id == user.id,
-                                                       Space.type == "personal"))
-            resp.media = {**serialize.user(user), "personal_space_id": personal,
-                          "auth": "token" if p.token_id else "session",
-                          "scopes": sorted(p.scopes) if p.scopes is not None
-                          else ["read", "write"]}
+                                                       Space.type == SpaceType.PERSONAL))
+            assert personal is not None  # every user has one
+            scopes = sorted(p.scopes) if p.scopes is not None else list(TokenScope)
+            resp.media = MeBody(**msgspec.structs.asdict(serialize.user(user)),
+                                personal_space_id=personal,
+                                auth=AuthMethod.TOKEN if p.token_id else AuthMethod.SESSION,
+                                scopes=[TokenScope(x) for x in scopes])
 
 
 class ApiTokens:
     def __init__(self, db: Database, identity: Identity):
         self.db, self.identity = db, identity
 
-    def on_post(self, req, resp):
-        body = read_json(req, "CreateTokenRequest")
+    @contract.op(operation_id="createApiToken", summary="Create an API token",
+                 tags=["identity"],
+                 description="The secret is in this answer only. A token cannot mint "
+                             "tokens (403 `token_cannot_mint`).",
+                 body=CreateTokenRequest, responses={201: ApiTokenCreated})
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, CreateTokenRequest)
         with self.db.write() as s:
-            token, raw = self.identity.create_token(s, req.context.ctx, body.get("name"),
-                                                    body.get("scopes"),
-                                                    body.get("expires_in_days"))
-            resp.media = {**serialize.token(token), "token": raw}
+            token, raw = self.identity.create_token(s, req.context.ctx, body.name,
+                                                    [str(x) for x in body.scopes],
+                                                    body.expires_in_days)
+            resp.media = ApiTokenCreated(**msgspec.structs.asdict(serialize.token(token)),
+                                         token=raw)
         resp.status = falcon.HTTP_201
 
-    def on_get(self, req, resp):
+    @contract.op(operation_id="listApiTokens", summary="My active API tokens",
+                 tags=["identity"], responses={200: ApiTokenList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         with self.db.read() as s:
-            resp.media = {"items": [serialize.token(t)
-                                    for t in self.identity.list_tokens(s, req.context.ctx)]}
+            resp.media = ApiTokenList(items=[
+                serialize.token(t) for t in self.identity.list_tokens(s, req.context.ctx)])
 
 
 class ApiToken:
     def __init__(self, db: Database, identity: Identity):
         self.db, self.identity = db, identity
 
-    def on_delete(self, req, resp, token_id):
+    @contract.op(operation_id="revokeApiToken", summary="Revoke an API token",
+                 tags=["identity"], responses={204: contract.Answer(None, "revoked")})
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, token_id: str) -> None:
         with self.db.write() as s:
             self.identity.revoke_token(s, req.context.ctx, token_id)
         resp.status = falcon.HTTP_204

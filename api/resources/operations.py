@@ -2,33 +2,75 @@
 for unit resources; units (snapshot, changesets)."""
 from __future__ import annotations
 
-import falcon
+import re
+from typing import Any
 
-from api import serialize
-from api.body import read_json
+import falcon
+import msgspec
+from sqlalchemy.orm import Session
+
+from api import contract, serialize
+from api.schemas.operations import (
+    MAX_WAIT,
+    OPERATION_TYPES,
+    WAIT_ACCEPTED,
+    ChangesetRequest,
+    ChangesetResult,
+    CreateResourceRequest,
+    Operation,
+    OperationAttempt,
+    OperationAttemptList,
+    OperationList,
+    OperationListQuery,
+    OperationQuery,
+    Resource,
+    ResourceUnit,
+    Unit,
+)
 from storage.db import Database
-from storage.models import Operation
+from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
+from storage.models import Node as NodeRow
+from storage.models import Operation as OperationRow
+from storage.models import Resource as ResourceRow
+from storage.models import UnitResource
+from storage.unitpatch import InvalidChangeset
 from storage.unitstore import UnitStore
 from wharf import nodes, resources, units
+from wharf.access import Access
 from wharf.clock import iso
 from wharf.errors import ValidationFailed
+from wharf.operations.kinds import RESULTS, OperationError
 from wharf.operations.service import DONE, Operations, Submission
-from wharf.pagination import parse_limit
 
-MAX_WAIT = 60.0
 RETRY_AFTER = "1"
+#: Sent with every operation: where to poll it, and (while not done) how soon.
+OPERATION_HEADERS = ("Location", "Retry-After")
 
 
-def operation_json(op: Operation) -> dict:
-    return {"id": op.id, "kind": op.kind, "status": op.status, "done": op.status in DONE,
-            "attempts": op.attempts, "max_attempts": op.max_attempts,
-            "created_at": iso(op.created_at), "updated_at": iso(op.updated_at),
-            "completed_at": iso(op.completed_at), "next_attempt_at": iso(op.next_attempt_at),
-            "result": op.result, "error": op.error}
+def _ts(value: Any) -> str:
+    out = iso(value)
+    assert out is not None
+    return out
 
 
-def write_operation(resp: falcon.Response, op: Operation, status: int = 200) -> None:
-    resp.media = operation_json(op)
+def _error(stored: dict[str, Any] | None) -> OperationError | None:
+    return None if stored is None else msgspec.convert(stored, OperationError)
+
+
+def operation_body(op: OperationRow) -> Operation:
+    """The operation as its kind's Struct, the stored result typed by the kind."""
+    result = None if op.result is None else msgspec.convert(op.result, RESULTS[op.kind])
+    shape: Any = OPERATION_TYPES[op.kind]
+    body: Operation = shape(
+        id=op.id, status=OperationStatus(op.status), done=op.status in DONE,
+        attempts=op.attempts, max_attempts=op.max_attempts, created_at=_ts(op.created_at),
+        updated_at=_ts(op.updated_at), completed_at=iso(op.completed_at),
+        next_attempt_at=iso(op.next_attempt_at), error=_error(op.error), result=result)
+    return body
+
+
+def write_operation(resp: falcon.Response, op: OperationRow, status: int = 200) -> None:
+    resp.media = operation_body(op)
     resp.status = status
     resp.location = f"/api/operations/{op.id}"
     if op.status not in DONE:
@@ -41,27 +83,48 @@ def answer_submission(resp: falcon.Response, sub: Submission) -> None:
     write_operation(resp, op, 200 if (not sub.created and op.status in DONE) else 202)
 
 
+def submission_answers(accepted: str) -> dict[int, contract.Answer]:
+    """An operation-creating request's answers (``answer_submission``)."""
+    return {202: contract.Answer(Operation, accepted, headers=OPERATION_HEADERS),
+            200: contract.Answer(Operation, "A replay (same Idempotency-Key and request) of "
+                                            "an operation that is done.",
+                                 headers=OPERATION_HEADERS)}
+
+
 def parse_wait(raw: str | None) -> float:
+    """``?wait=`` (``OperationQuery``): seconds, 0 to WAIT_ACCEPTED, waited at most
+    MAX_WAIT."""
     if raw is None or raw == "":
         return 0.0
     try:
         value = float(raw)
     except ValueError:
-        raise ValidationFailed("wait must be a number of seconds", details={"field": "wait"}) from None
-    if not 0 <= value <= 3600 or value != value:
-        raise ValidationFailed("wait must be between 0 and 60 seconds", details={"field": "wait"})
+        raise ValidationFailed("wait must be a number of seconds",
+                               details={"field": "wait"}) from None
+    if not 0 <= value <= WAIT_ACCEPTED or value != value:
+        raise ValidationFailed(f"wait must be between 0 and {WAIT_ACCEPTED:g} seconds",
+                               details={"field": "wait"})
     return min(value, MAX_WAIT)
 
 
 class OperationItem:
-    def __init__(self, db: Database, ops: Operations, notifier):
+    def __init__(self, db: Database, ops: Operations, notifier: Any):
         self.db, self.ops, self.notifier = db, ops, notifier
 
-    def _load(self, req, operation_id) -> Operation:
+    def _load(self, req: falcon.Request, operation_id: str) -> OperationRow:
         with self.db.read() as s:
             return self.ops.get(s, req.context.ctx, operation_id)
 
-    def on_get(self, req, resp, operation_id):
+    @contract.op(operation_id="getOperation", summary="An operation", tags=["operations"],
+                 description="The caller's operation. `?wait=N` long-polls: the answer comes "
+                             "as soon as the operation is done, or after N seconds "
+                             f"(values up to {WAIT_ACCEPTED:g} are accepted; the server "
+                             f"waits at most {MAX_WAIT:g}). `Retry-After` is sent while it "
+                             "is not done.",
+                 query=OperationQuery,
+                 responses={200: contract.Answer(Operation, "The operation.",
+                                                 headers=OPERATION_HEADERS)})
+    def on_get(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         wait = parse_wait(req.get_param("wait"))
         op = self._load(req, operation_id)
         if wait > 0 and op.status not in DONE and self.notifier is not None:
@@ -80,33 +143,50 @@ class OperationAttempts:
     def __init__(self, db: Database, ops: Operations):
         self.db, self.ops = db, ops
 
-    def on_get(self, req, resp, operation_id):
+    @contract.op(operation_id="listOperationAttempts",
+                 summary="Execution attempts of an operation", tags=["operations"],
+                 responses={200: OperationAttemptList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         with self.db.read() as s:
             rows = self.ops.attempts(s, req.context.ctx, operation_id)
-            resp.media = {"items": [{"number": a.number, "worker_id": a.worker_id,
-                                     "started_at": iso(a.started_at),
-                                     "finished_at": iso(a.finished_at),
-                                     "outcome": a.outcome, "error": a.error} for a in rows]}
+            resp.media = OperationAttemptList(items=[OperationAttempt(
+                number=a.number, worker_id=a.worker_id, started_at=_ts(a.started_at),
+                finished_at=iso(a.finished_at),
+                outcome=AttemptOutcome(a.outcome) if a.outcome else None,
+                error=_error(a.error)) for a in rows])
 
 
-class OperationList:
+class OperationListing:
     def __init__(self, db: Database, ops: Operations):
         self.db, self.ops = db, ops
 
-    def on_get(self, req, resp):
-        limit = parse_limit(req.get_param("limit"))
+    @contract.op(operation_id="listOperations", summary="My operations, newest first",
+                 tags=["operations"], query=OperationListQuery,
+                 responses={200: OperationList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        q = contract.read_query(req, OperationListQuery)
         with self.db.read() as s:
-            items, nxt = self.ops.list(s, req.context.ctx, status=req.get_param("status"),
-                                       kind=req.get_param("kind"), limit=limit,
-                                       cursor=req.get_param("cursor"))
-            resp.media = {"items": [operation_json(o) for o in items], "next_cursor": nxt}
+            items, nxt = self.ops.list(s, req.context.ctx,
+                                       status=str(q.status) if q.status else None,
+                                       kind=q.kind, limit=q.limit, cursor=q.cursor)
+            resp.media = OperationList(items=[operation_body(o) for o in items],
+                                       next_cursor=nxt)
 
 
 class OperationRetry:
     def __init__(self, ops: Operations):
         self.ops = ops
 
-    def on_post(self, req, resp, operation_id):
+    @contract.op(operation_id="retryOperation", summary="Retry a failed operation",
+                 tags=["operations"],
+                 description="The operation becomes pending again, with as many attempts "
+                             "as a new one. 409 `operation_state_conflict` unless it "
+                             "failed; 409 `retry_not_possible` for a kind whose input was "
+                             "discarded when it failed (submit again instead).",
+                 responses={200: contract.Answer(Operation, "Pending again.",
+                                                 headers=OPERATION_HEADERS)},
+                 problems=(409,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         write_operation(resp, self.ops.retry(req.context.ctx, operation_id))
 
 
@@ -114,7 +194,14 @@ class OperationCancel:
     def __init__(self, ops: Operations):
         self.ops = ops
 
-    def on_post(self, req, resp, operation_id):
+    @contract.op(operation_id="cancelOperation", summary="Cancel a pending operation",
+                 tags=["operations"],
+                 description="It fails with `error.code` `cancelled`. 409 "
+                             "`operation_state_conflict` unless it is pending.",
+                 responses={200: contract.Answer(Operation, "Cancelled (failed).",
+                                                 headers=OPERATION_HEADERS)},
+                 problems=(409,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         write_operation(resp, self.ops.cancel(req.context.ctx, operation_id))
 
 
@@ -122,52 +209,103 @@ class Resources:
     def __init__(self, ops: Operations):
         self.ops = ops
 
-    def on_post(self, req, resp):
-        body = read_json(req, "CreateResourceRequest")
+    @contract.op(operation_id="createResource",
+                 summary="Create a unit resource (operation create_resource)",
+                 tags=["resources"],
+                 description="Starts a `create_resource` operation; its result names the "
+                             "new node, resource and unit. 409 `idempotency_key_reused` "
+                             "when the key was used for a different request.",
+                 body=CreateResourceRequest, headers=("Idempotency-Key",),
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(404, 409))
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, CreateResourceRequest)
+        # The request as the idempotency fingerprint has always seen it (field order and
+        # an absent parent_id as null included).
+        request = {"space_id": body.space_id, "parent_id": body.parent_id,
+                   "name": body.name, "unit_type": str(body.unit_type)}
         sub = resources.submit_create_resource(self.ops, req.context.ctx,
-                                               req.get_header("Idempotency-Key"), body)
+                                               req.get_header("Idempotency-Key"), request)
         answer_submission(resp, sub)
 
 
-def resource_json(s, res, node, access, unit) -> dict:
+def resource_body(s: Session, res: ResourceRow, node: NodeRow, access: Access,
+                  unit: UnitResource | None) -> Resource:
     node_ref = nodes.resources_for(s, [node.id]).get(node.id)
-    return {"id": res.id, "kind": res.kind, "node_id": node.id,
-            "created_by": res.created_by, "created_at": iso(res.created_at),
-            "unit": ({"unit_id": unit.unit_id, "unit_type": unit.unit_type} if unit else None),
-            "node": serialize.node(node, access, node_ref)}
+    return Resource(
+        id=res.id, kind=ResourceKind(res.kind), node_id=node.id, created_by=res.created_by,
+        created_at=_ts(res.created_at),
+        unit=(ResourceUnit(unit_id=unit.unit_id, unit_type=UnitType(unit.unit_type))
+              if unit else None),
+        node=serialize.node(node, access, node_ref))
 
 
 class ResourceItem:
-    anonymous_get = True
-
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, resource_id):
+    @contract.op(operation_id="getResource", summary="A resource", tags=["resources"],
+                 description="Visitors may read resources of public or link-shared nodes.",
+                 responses={200: Resource}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         with self.db.read() as s:
             res, node, access, unit = resources.get_resource(s, req.context.ctx, resource_id)
-            resp.media = resource_json(s, res, node, access, unit)
+            resp.media = resource_body(s, res, node, access, unit)
 
 
 class UnitItem:
-    anonymous_get = True
-
     def __init__(self, db: Database, store: UnitStore):
         self.db, self.store = db, store
 
-    def on_get(self, req, resp, unit_id):
+    @contract.op(operation_id="getUnit", summary="A unit's snapshot and revision",
+                 tags=["units"], responses={200: Unit}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
         unit, info = units.read_unit(self.db, self.store, req.context.ctx, unit_id)
-        resp.media = {"unit_id": unit.id, "unit_type": unit.unit_type, "revision": unit.revision,
-                      "snapshot": unit.snapshot, "resource_id": info["resource_id"],
-                      "node_id": info["node_id"], "updated_at": iso(unit.updated_at)}
+        resp.media = Unit(unit_id=unit.id, unit_type=UnitType(unit.unit_type),
+                          revision=unit.revision, snapshot=unit.snapshot,
+                          resource_id=info["resource_id"], node_id=info["node_id"],
+                          updated_at=_ts(unit.updated_at))
+
+
+CHANGESET_PROBLEMS = (
+    "Problems (besides the common ones): 400 `invalid_changeset` (malformed operation or "
+    "JSON Pointer, a pointer that does not resolve, a failed `test`; `details.op_index`), "
+    "400 `unit_too_deep` (an inserted value would nest below WHARF_UNIT_MAX_DEPTH levels), "
+    "400 `malformed_json` (also for NaN, Infinity and numbers that overflow a double), "
+    "409 `revision_conflict`, 413 `changeset_too_large` (more operations than "
+    "WHARF_UNIT_MAX_CHANGESET_OPS), 413 `unit_too_large` (the changeset copies, or the "
+    "document would grow to, more than WHARF_UNIT_MAX_SNAPSHOT_BYTES). Nothing is stored "
+    "on any of them.")
+_IN_OPERATION = re.compile(r"^/changes/(\d+)/")
+
+
+def read_changeset(req: falcon.Request) -> ChangesetRequest:
+    """The body as a ChangesetRequest; a malformed patch operation is 400
+    ``invalid_changeset`` with its ``details.op_index`` (as the patch engine reports
+    the operations it cannot apply)."""
+    try:
+        return contract.read_body(req, ChangesetRequest)
+    except ValidationFailed as exc:
+        pointer = (exc.details.get("errors") or [{}])[0].get("pointer", "")
+        inside = _IN_OPERATION.match(pointer)
+        if inside is None:
+            raise
+        index = int(inside.group(1))
+        raise InvalidChangeset(f"operation {index}: {exc.message}"[:500],
+                               details={"op_index": index}) from None
 
 
 class UnitChangesets:
     def __init__(self, db: Database, store: UnitStore):
         self.db, self.store = db, store
 
-    def on_post(self, req, resp, unit_id):
-        body = read_json(req, "ChangesetRequest")
+    @contract.op(operation_id="applyChangeset",
+                 summary="Apply an RFC 6902 JSON Patch against a base revision",
+                 tags=["units"], description=CHANGESET_PROBLEMS, body=ChangesetRequest,
+                 responses={200: ChangesetResult}, problems=(409,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        body = read_changeset(req)
         unit = units.apply_changeset(self.db, self.store, req.context.ctx, unit_id,
-                                     body.get("base_revision"), body.get("changes"))
-        resp.media = {"unit_id": unit.id, "revision": unit.revision, "snapshot": unit.snapshot}
+                                     body.base_revision, msgspec.to_builtins(body.changes))
+        resp.media = ChangesetResult(unit_id=unit.id, revision=unit.revision,
+                                     snapshot=unit.snapshot)

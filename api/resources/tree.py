@@ -2,71 +2,98 @@
 from __future__ import annotations
 
 import falcon
+from sqlalchemy.orm import Session
 
-from api import serialize
-from api.body import read_json
+from api import contract, serialize
+from api.resources.operations import answer_submission, submission_answers
+from api.schemas.common import PageQuery
+from api.schemas.tree import (
+    CreateNodeRequest,
+    CreateSpaceRequest,
+    MemberList,
+    NodeList,
+    PutMemberRequest,
+    SpaceList,
+    UpdateNodeRequest,
+    UpdateSpaceRequest,
+    changes,
+)
+from api.schemas.tree import Member as MemberBody
+from api.schemas.tree import Node as NodeBody
+from api.schemas.tree import Space as SpaceBody
 from storage.db import Database
+from storage.enums import Role
+from storage.models import Node as NodeRow
 from storage.models import User
 from wharf import nodes, spaces
-from wharf.pagination import parse_limit
+from wharf.context import RequestContext
+from wharf.operations.service import Operations
 
 
-def _node_page(s, ctx, items, nxt):
+def _node_page(s: Session, ctx: RequestContext, items: list[NodeRow], nxt: str | None,
+               ) -> NodeList:
     res = nodes.resources_for(s, [n.id for n in items])
-    return {"items": [serialize.node(n, nodes.role_for(s, ctx, n), res.get(n.id))
-                      for n in items], "next_cursor": nxt}
+    return NodeList(items=[serialize.node(n, nodes.role_for(s, ctx, n), res.get(n.id))
+                           for n in items], next_cursor=nxt)
 
 
 class Spaces:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp):
-        limit = parse_limit(req.get_param("limit"))
+    @contract.op(operation_id="listSpaces", summary="Spaces I own or belong to",
+                 tags=["spaces"], query=PageQuery, responses={200: SpaceList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        q = contract.read_query(req, PageQuery)
         with self.db.read() as s:
-            items, nxt = spaces.list_spaces(s, req.context.ctx, limit, req.get_param("cursor"))
-            resp.media = {"items": [serialize.space(sp, role) for sp, role in items],
-                          "next_cursor": nxt}
+            items, nxt = spaces.list_spaces(s, req.context.ctx, q.limit, q.cursor)
+            resp.media = SpaceList(items=[serialize.space(sp, role) for sp, role in items],
+                                   next_cursor=nxt)
 
-    def on_post(self, req, resp):
-        body = read_json(req, "CreateSpaceRequest")
+    @contract.op(operation_id="createSpace", summary="Create a team space", tags=["spaces"],
+                 body=CreateSpaceRequest,
+                 responses={201: contract.Answer(SpaceBody, "created", headers=("Location",))})
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, CreateSpaceRequest)
         with self.db.write() as s:
-            space = spaces.create_team_space(s, req.context.ctx, body.get("name"),
-                                             body.get("type", "team"))
-            resp.media = serialize.space(space, "owner")
+            space = spaces.create_team_space(s, req.context.ctx, body.name, str(body.type))
+            resp.media = serialize.space(space, Role.OWNER)
         resp.status = falcon.HTTP_201
         resp.location = f"/api/spaces/{space.id}"
 
 
 class Space:
-    anonymous_get = True
-
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, space_id):
+    @contract.op(operation_id="getSpace", summary="A space", tags=["spaces"],
+                 description="Visitors may read a space with `public_read`.",
+                 responses={200: SpaceBody}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         with self.db.read() as s:
             space, access = spaces.get_space(s, req.context.ctx, space_id)
             resp.media = serialize.space(space, access.role)
 
-    def on_patch(self, req, resp, space_id):
-        body = read_json(req, "UpdateSpaceRequest")
+    @contract.op(operation_id="updateSpace", summary="Rename a space or set public_read",
+                 tags=["spaces"], body=UpdateSpaceRequest, responses={200: SpaceBody})
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
+        body = contract.read_body(req, UpdateSpaceRequest)
         with self.db.write() as s:
-            space, access = spaces.update_space(s, req.context.ctx, space_id, body)
+            space, access = spaces.update_space(s, req.context.ctx, space_id, changes(body))
             resp.media = serialize.space(space, access.role)
 
 
 class SpaceRootNodes:
-    anonymous_get = True
-
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, space_id):
-        limit = parse_limit(req.get_param("limit"))
+    @contract.op(operation_id="listRootNodes", summary="Root nodes of a space",
+                 tags=["nodes"], query=PageQuery, responses={200: NodeList}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
+        q = contract.read_query(req, PageQuery)
         with self.db.read() as s:
             ctx = req.context.ctx
-            _, _, items, nxt = nodes.list_roots(s, ctx, space_id, limit, req.get_param("cursor"))
+            _, _, items, nxt = nodes.list_roots(s, ctx, space_id, q.limit, q.cursor)
             resp.media = _node_page(s, ctx, items, nxt)
 
 
@@ -74,25 +101,42 @@ class Members:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, space_id):
+    @contract.op(operation_id="listMembers", summary="Team members", tags=["spaces"],
+                 responses={200: MemberList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         with self.db.read() as s:
-            resp.media = {"items": [serialize.member(m, u) for m, u in
-                                    spaces.list_members(s, req.context.ctx, space_id)]}
+            resp.media = MemberList(items=[serialize.member(m, u) for m, u in
+                                           spaces.list_members(s, req.context.ctx, space_id)])
 
 
 class Member:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_put(self, req, resp, space_id, user_id):
-        body = read_json(req, "PutMemberRequest")
+    @contract.op(operation_id="putMember", summary="Add a member or change their role",
+                 tags=["spaces"],
+                 description="201 when the user joins, 200 when their role changes. 409 "
+                             "`not_a_team_space`, `owner_not_member`; 403 `owner_required`.",
+                 body=PutMemberRequest,
+                 responses={200: contract.Answer(MemberBody, "role changed"),
+                            201: contract.Answer(MemberBody, "added")},
+                 problems=(409,))
+    def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str,
+               user_id: str) -> None:
+        body = contract.read_body(req, PutMemberRequest)
         with self.db.write() as s:
             member, created = spaces.put_member(s, req.context.ctx, space_id, user_id,
-                                                body.get("role"))
-            resp.media = serialize.member(member, s.get(User, member.user_id))
+                                                str(body.role))
+            user = s.get(User, member.user_id)
+            assert user is not None
+            resp.media = serialize.member(member, user)
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
-    def on_delete(self, req, resp, space_id, user_id):
+    @contract.op(operation_id="deleteMember", summary="Remove a member, or leave (your own id)",
+                 tags=["spaces"], responses={204: contract.Answer(None, "removed")},
+                 problems=(409,))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
+                  user_id: str) -> None:
         with self.db.write() as s:
             spaces.delete_member(s, req.context.ctx, space_id, user_id)
         resp.status = falcon.HTTP_204
@@ -102,55 +146,78 @@ class Nodes:
     def __init__(self, db: Database):
         self.db = db
 
-    def on_post(self, req, resp):
-        body = read_json(req, "CreateNodeRequest")
+    @contract.op(operation_id="createNode", summary="Create an organisational node",
+                 tags=["nodes"],
+                 description="409 on a duplicate name among siblings; 400 "
+                             "`parent_in_other_space`.",
+                 body=CreateNodeRequest,
+                 responses={201: contract.Answer(NodeBody, "created", headers=("Location",))},
+                 problems=(404, 409))
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = contract.read_body(req, CreateNodeRequest)
         with self.db.write() as s:
             ctx = req.context.ctx
-            node = nodes.create_node(s, ctx, body.get("space_id"), body.get("parent_id"),
-                                     body.get("name"))
+            node = nodes.create_node(s, ctx, body.space_id, body.parent_id, body.name)
             resp.media = serialize.node(node, nodes.role_for(s, ctx, node), None)
         resp.status = falcon.HTTP_201
         resp.location = f"/api/nodes/{node.id}"
 
 
 class Node:
-    anonymous_get = True
-
-    def __init__(self, db: Database, ops=None):
-        self.db = db
-        self.ops = ops
-
-    def on_delete(self, req, resp, node_id):
-        """Permanent delete of a trashed batch root: an operation (``purge_trash``)."""
-        from api.resources.operations import answer_submission
-        from wharf import trash
-        if self.ops is None:
-            raise falcon.HTTPMethodNotAllowed(["GET", "PATCH"])
-        answer_submission(resp, trash.submit_purge(self.ops, req.context.ctx,
-                                                   req.get_header("Idempotency-Key"), node_id))
-
-    def on_get(self, req, resp, node_id):
-        with self.db.read() as s:
-            node, access = nodes.get_node(s, req.context.ctx, node_id)
-            resp.media = serialize.node(node, access, nodes.resources_for(s, [node.id]).get(node.id))
-
-    def on_patch(self, req, resp, node_id):
-        body = read_json(req, "UpdateNodeRequest")
-        with self.db.write() as s:
-            node, access = nodes.update_node(s, req.context.ctx, node_id, body)
-            resp.media = serialize.node(node, access, nodes.resources_for(s, [node.id]).get(node.id))
-
-
-class NodeChildren:
-    anonymous_get = True
-
     def __init__(self, db: Database):
         self.db = db
 
-    def on_get(self, req, resp, node_id):
-        limit = parse_limit(req.get_param("limit"))
+    @contract.op(operation_id="getNode", summary="A node", tags=["nodes"],
+                 responses={200: NodeBody}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
+        with self.db.read() as s:
+            node, access = nodes.get_node(s, req.context.ctx, node_id)
+            resp.media = serialize.node(node, access,
+                                        nodes.resources_for(s, [node.id]).get(node.id))
+
+    @contract.op(operation_id="updateNode", summary="Rename and/or move a node",
+                 tags=["nodes"],
+                 description="`parent_id: null` moves the node to the root. 409 on a "
+                             "duplicate name, `move_cycle`, `cross_space_move`.",
+                 body=UpdateNodeRequest, responses={200: NodeBody}, problems=(409,))
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
+        body = contract.read_body(req, UpdateNodeRequest)
+        with self.db.write() as s:
+            node, access = nodes.update_node(s, req.context.ctx, node_id, changes(body))
+            resp.media = serialize.node(node, access,
+                                        nodes.resources_for(s, [node.id]).get(node.id))
+
+
+class NodeWithPurge(Node):
+    """A node where operations run: DELETE permanently deletes a trashed batch root."""
+
+    def __init__(self, db: Database, ops: Operations):
+        super().__init__(db)
+        self.ops = ops
+
+    @contract.op(operation_id="purgeNode", summary="Permanently delete a trashed batch root",
+                 tags=["trash"],
+                 description="Deletes the batch rooted here and every batch nested below it "
+                             "(operation `purge_trash`); space owner or team admin only. 409 "
+                             "`not_trashed`, `worktree_reference`.",
+                 headers=("Idempotency-Key",),
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(409,))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
+        from wharf import trash
+        answer_submission(resp, trash.submit_purge(self.ops, req.context.ctx,
+                                                   req.get_header("Idempotency-Key"), node_id))
+
+
+class NodeChildren:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="listChildren", summary="Children of a node", tags=["nodes"],
+                 query=PageQuery, responses={200: NodeList}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
+        q = contract.read_query(req, PageQuery)
         with self.db.read() as s:
             ctx = req.context.ctx
-            _, _, items, nxt = nodes.list_children(s, ctx, node_id, limit,
-                                                   req.get_param("cursor"))
+            _, _, items, nxt = nodes.list_children(s, ctx, node_id, q.limit, q.cursor)
             resp.media = _node_page(s, ctx, items, nxt)

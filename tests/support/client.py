@@ -1,39 +1,74 @@
 """A test client that checks every response against the OpenAPI document.
 
-Each response's status must be documented for its path and method, its content type must
-match, and its JSON body must validate against the documented schema. So every API test
-is also a contract test.
+The document is the one the app under test generates (``api.contract.document``, what it
+serves at ``/api/openapi.json``). Each response's status must be documented for its path
+and method, its content type must match, and its JSON body must validate against the
+documented schema. So every API test is also a contract test.
 """
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import falcon.testing
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from api.openapi import SPEC
-
-_REGISTRY = Registry().with_resource("urn:wharf", Resource.from_contents(
-    {**SPEC, "$schema": "https://json-schema.org/draft/2020-12/schema"}))
+from api.contract import document as build_document
+from api.contract import routes
 
 
 def _template_regex(template: str) -> re.Pattern:
     return re.compile("^" + re.sub(r"\{[^}]+\}", r"[^/]+", template) + "$")
 
 
-_ROUTES = [(_template_regex(t), t) for t in SPEC["paths"]]
+@dataclass
+class Contract:
+    """A document with what checking against it needs."""
+
+    spec: dict
+    registry: Registry
+    routes: list[tuple[re.Pattern, str]]
+
+    @classmethod
+    def of(cls, spec: dict) -> "Contract":
+        registry = Registry().with_resource("urn:wharf", Resource.from_contents(
+            {**spec, "$schema": "https://json-schema.org/draft/2020-12/schema"}))
+        return cls(spec, registry, [(_template_regex(t), t) for t in spec["paths"]])
+
+
+def contract_of(app) -> Contract:
+    """The contract of a Falcon app: the document it generates for itself (and serves at
+    ``/api/openapi.json``), kept on that resource."""
+    resource = routes(app).get("/api/openapi.json", (None, []))[0]
+    if resource is None:
+        return Contract.of(build_document(app))
+    found = getattr(resource, "_test_contract", None)
+    if found is None:
+        found = resource._test_contract = Contract.of(resource.document())
+    return found
 
 
 class ContractError(AssertionError):
     pass
 
 
+def _resolve(spec: dict, item: dict) -> dict:
+    """A ``$ref`` to ``components`` (responses, parameters) followed."""
+    while "$ref" in item:
+        node: Any = spec
+        for part in item["$ref"].removeprefix("#/").split("/"):
+            node = node[part]
+        item = node
+    return item
+
+
 def check_response(method: str, path: str, status: int, content_type: str | None,
-                   body: bytes) -> None:
-    matches = [t for rx, t in _ROUTES if rx.match(path)]
+                   body: bytes, contract: Contract) -> None:
+    SPEC = contract.spec
+    matches = [t for rx, t in contract.routes if rx.match(path)]
     if not matches:
         if status in (404, 405):
             return
@@ -48,6 +83,8 @@ def check_response(method: str, path: str, status: int, content_type: str | None
         raise ContractError(f"{method} {template}: method not in the OpenAPI document")
     responses = op["responses"]
     spec = responses.get(str(status))
+    if spec is not None:
+        spec = _resolve(SPEC, spec)
     if spec is None:
         raise ContractError(f"{method} {template}: status {status} not documented "
                             f"(documented: {sorted(responses)}) body={body[:300]!r}")
@@ -64,8 +101,9 @@ def check_response(method: str, path: str, status: int, content_type: str | None
     if schema is None or ctype not in ("application/json", "application/problem+json"):
         return
     data = json.loads(body)
-    validator = Draft202012Validator({"$ref": "urn:wharf" + schema["$ref"]}
-                                     if "$ref" in schema else schema, registry=_REGISTRY)
+    # An inline schema (a union's anyOf) refers to components of the document.
+    inline = json.loads(json.dumps(schema).replace('"#/components/', '"urn:wharf#/components/'))
+    validator = Draft202012Validator(inline, registry=contract.registry)
     errors = list(validator.iter_errors(data))
     if errors:
         raise ContractError(f"{method} {template} {status}: body does not match the schema: "
@@ -77,6 +115,7 @@ class ApiClient:
 
     def __init__(self, app, headers: dict[str, str] | None = None):
         self.client = falcon.testing.TestClient(app)
+        self.contract = contract_of(app)
         self.headers = dict(headers or {})
         self.cookies: dict[str, str] = {}
 
@@ -98,7 +137,7 @@ class ApiClient:
                 self.cookies.pop(name, None)
         if check:
             check_response(method, path, result.status_code, result.headers.get("content-type"),
-                           result.content)
+                           result.content, self.contract)
         return result
 
     def get(self, path, **kw):

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any, Protocol
 
+import msgspec
 from sqlalchemy import and_, or_, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -39,6 +40,7 @@ from wharf.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.kinds import to_json
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import outbox_for
 
@@ -58,8 +60,10 @@ class Handler(Protocol):
     def perform(self, op: Operation) -> None:
         """Idempotent side effects outside the product database."""
 
-    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        """Write the product rows; return the operation's result."""
+    def commit(self, session: Session, op: Operation,
+               ctx: RequestContext) -> msgspec.Struct | dict[str, Any]:
+        """Write the product rows; return the operation's result (the kind's result
+        Struct from ``wharf.operations.kinds``)."""
 
     def compensate(self, op: Operation) -> None:
         """Undo side effects after the operation failed for good (idempotent)."""
@@ -256,7 +260,7 @@ class Executor:
                 return "lost"
             self._authorize(handler, s, current)
             ctx = RequestContext(principal=system_principal(current.id))
-            current.result = handler.commit(s, current, ctx)
+            current.result = to_json(handler.commit(s, current, ctx))
             self._settle(current, "completed", None)
             self._finish_attempt(s, current, "completed", None)
         metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, send_after_commit
+from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
 from wharf import audit, metrics
@@ -37,12 +39,17 @@ from wharf.operations.errors import (
     RetryNotPossible,
 )
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.kinds import to_json
 from wharf.pagination import decode_cursor, page
 
-KEY_RE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
-STATUSES = ("pending", "running", "completed", "failed")
+#: The ``Idempotency-Key`` header (the API documents this very pattern).
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
+KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
+#: What may name an operation kind (a filter naming an unknown kind matches nothing).
+KIND_PATTERN = r"^[a-z_]{1,40}$"
+STATUSES = values(OperationStatus)
 QUEUE = "operations"
-DONE = ("completed", "failed")
+DONE = tuple(s.value for s in DONE_STATUSES)
 log = logging.getLogger("wharf.operations")
 
 
@@ -77,8 +84,9 @@ class Submission:
     created: bool
 
 
-# ``prepare(session, operation_id)`` validates and authorizes, returning (scope_id, payload).
-Prepare = Callable[[Session, str], tuple[str | None, dict[str, Any]]]
+# ``prepare(session, operation_id)`` validates and authorizes, returning (scope_id, payload):
+# the kind's payload Struct (``wharf.operations.kinds``) or its stored dict form.
+Prepare = Callable[[Session, str], tuple[str | None, msgspec.Struct | dict[str, Any]]]
 
 
 class Operations:
@@ -122,12 +130,13 @@ class Operations:
         raise OperationStateConflict("Could not record the operation; retry the request.")
 
     def record(self, s: Session, op_id: str, kind: str, actor_id: str, key: str | None,
-               fp: str, scope_id: str | None, payload: dict[str, Any]) -> Operation:
+               fp: str, scope_id: str | None,
+               payload: msgspec.Struct | dict[str, Any]) -> Operation:
         """Insert a pending operation and its outbox row (sent after commit)."""
         now = utcnow()
         op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor_id,
                        scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
-                       payload=payload, attempts=0,
+                       payload=to_json(payload), attempts=0,
                        max_attempts=self.settings.operation_max_attempts,
                        created_at=now, updated_at=now)
         s.add(op)
@@ -174,7 +183,7 @@ class Operations:
                                        details={"field": "status"})
             q = q.where(Operation.status == status)
         if kind is not None:
-            if not re.match(r"^[a-z_]{1,40}$", kind):
+            if not re.match(KIND_PATTERN, kind):
                 raise ValidationFailed("kind is not a known operation kind",
                                        details={"field": "kind"})
             q = q.where(Operation.kind == kind)

@@ -1,0 +1,602 @@
+"""The typed HTTP contract: route metadata, request decoding, response encoding and the
+OpenAPI 3.1 document generated from the mounted app.
+
+Usage (a responder)::
+
+    from api import contract
+    from api.schemas.tree import CreateSpaceRequest, Space
+
+    class Spaces:
+        @contract.op(operation_id="createSpace", summary="Create a team space", tags=["spaces"],
+                     body=CreateSpaceRequest, responses={201: contract.Answer(Space,
+                     headers=("Location",))}, problems=(409,))
+        def on_post(self, req, resp):
+            body = contract.read_body(req, CreateSpaceRequest)   # typed, validated
+            ...
+            resp.media = Space(...)                              # encoded by msgspec
+            resp.status = falcon.HTTP_201
+
+- ``read_body(req, T)``: the hardened JSON parse of ``api.body`` (size, depth, duplicate
+  keys, NaN/Infinity, lone surrogates) then ``msgspec.convert``; a mismatch is the 400
+  ``validation_failed`` problem (``details.field``, ``details.errors[].pointer``).
+- ``read_query(req, T)``: the query string into a Struct (integers as plain ASCII digits).
+- ``resp.media = <Struct>``: ``install(app)`` makes msgspec the JSON encoder.
+- ``@op(...)``: every responder of a mounted resource needs it; ``auth`` is the single
+  source for the middleware (``"required"``: a user; ``"optional"``: visitors too, given
+  credentials are checked; ``"none"``: credentials are not read; ``"metrics"``: the
+  monitoring bearer token). 401/403 are documented from it.
+- ``document(app)``: walks the Falcon router of ``app`` and builds the OpenAPI document
+  (``/api/openapi.json`` serves the document of the app it is mounted in). A responder
+  without metadata makes building fail (:class:`Undocumented`).
+"""
+from __future__ import annotations
+
+import ast
+import http
+import json
+import pathlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any, Literal, TypeVar
+
+import falcon
+import falcon.media
+import msgspec
+
+from api import body as _body
+from api.schemas.problem import Problem
+from wharf.errors import STORAGE_PROBLEM_CODES, ValidationFailed, WharfError
+from wharf.operations.service import IDEMPOTENCY_KEY_PATTERN
+
+Auth = Literal["required", "optional", "none", "metrics"]
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+#: The WSGI app, with Falcon's own request and response types.
+App = falcon.App[falcon.Request, falcon.Response]
+
+JSON = "application/json"
+PROBLEM = "application/problem+json"
+REF = "#/components/schemas/{name}"
+
+
+# --- route metadata ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """One documented response: a Struct (or None for no body), or a raw ``schema`` for
+    other media types; ``headers`` are names of ``HEADERS`` the server sends with it."""
+
+    type: Any = None
+    description: str = ""
+    headers: tuple[str, ...] = ()
+    content_type: str = JSON
+    schema: dict[str, Any] | None = None
+    also: tuple[str, ...] = ()  # more media types of the same schema (e.g. "*/*")
+
+
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    summary: str
+    tags: tuple[str, ...]
+    responses: dict[int, Answer]
+    description: str = ""
+    body: Any = None
+    query: Any = None
+    problems: tuple[int, ...] = ()
+    auth: Auth = "required"
+    headers: tuple[str, ...] = ()  # request header parameters (names in components)
+    raw_body: tuple[str, dict[str, Any]] | None = None  # (media type, schema): not JSON
+
+
+def op(*, operation_id: str, summary: str, tags: list[str] | tuple[str, ...],
+       responses: dict[int, Any], description: str = "", body: Any = None, query: Any = None,
+       problems: tuple[int, ...] = (), auth: Auth = "required",
+       headers: tuple[str, ...] = (),
+       raw_body: tuple[str, dict[str, Any]] | None = None) -> Callable[[F], F]:
+    """Attach the contract of one responder (see the module docstring). ``raw_body`` is a
+    request body that is not JSON (e.g. streamed bytes): its media type and schema."""
+    answers = {status: a if isinstance(a, Answer) else Answer(a)
+               for status, a in responses.items()}
+    meta = Operation(operation_id=operation_id, summary=summary, tags=tuple(tags),
+                     responses=answers, description=description, body=body, query=query,
+                     problems=tuple(problems), auth=auth, headers=tuple(headers),
+                     raw_body=raw_body)
+
+    def decorate(fn: F) -> F:
+        fn.__contract__ = meta  # type: ignore[attr-defined]
+        return fn
+    return decorate
+
+
+def operation_of(resource: object, method: str) -> Operation | None:
+    responder = getattr(resource, f"on_{method.lower()}", None)
+    return getattr(responder, "__contract__", None)
+
+
+def auth_of(resource: object, method: str) -> Auth | None:
+    """The declared auth mode of ``resource``'s responder for ``method`` (None: undeclared)."""
+    meta = operation_of(resource, method)
+    return meta.auth if meta is not None else None
+
+
+# --- requests ---------------------------------------------------------------------------
+def _pointer(path: str) -> str:
+    """msgspec's ``$.a.b[0]`` as a JSON pointer ``/a/b/0``."""
+    parts = re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:])
+    return "".join("/" + (name or index) for name, index in parts)
+
+
+_FIELD_IN_MESSAGE = re.compile(r"^Object (?:missing required|contains unknown) field `(.+)`$")
+
+
+def validation_failed(exc: msgspec.ValidationError) -> ValidationFailed:
+    """A msgspec error as the 400 ``validation_failed`` problem the API always answered."""
+    text = str(exc)
+    message, _, where = text.rpartition(" - at `")
+    if not where:
+        message, where = text, "$`"
+    pointer = _pointer(where.rstrip("`"))
+    named = _FIELD_IN_MESSAGE.match(message)
+    if named:  # missing or unknown: name the field itself
+        pointer = f"{pointer}/{named.group(1)}"
+    field_name = pointer.lstrip("/") or None
+    return ValidationFailed(f"{field_name + ': ' if field_name else ''}{message}"[:500],
+                            details={"field": field_name,
+                                     "errors": [{"pointer": pointer, "message": message[:200]}]})
+
+
+def read_body(req: falcon.Request, type_: type[T]) -> T:
+    """The JSON body as a ``type_`` (hardened parse, then validation)."""
+    data = _body.parse_object(req)
+    try:
+        return msgspec.convert(data, type_)
+    except msgspec.ValidationError as exc:
+        raise validation_failed(exc) from None
+
+
+@cache
+def _int_fields(type_: type) -> frozenset[str]:
+    info = msgspec.inspect.type_info(type_)
+    out = set()
+    for f in getattr(info, "fields", ()):
+        types = [f.type, *getattr(f.type, "types", ())]
+        types = [getattr(t, "type", t) if isinstance(t, msgspec.inspect.Metadata) else t
+                 for t in types]
+        if any(isinstance(t, msgspec.inspect.IntType) for t in types):
+            out.add(f.encode_name)
+    return frozenset(out)
+
+
+def read_query(req: falcon.Request, type_: type[T]) -> T:
+    """The query string as a ``type_``. Integers must be plain ASCII digits (``int()``
+    would also take `` 3``, ``+3``, ``1_0``, ``3.0`` or other scripts' digits)."""
+    ints = _int_fields(type_)  # type: ignore[arg-type]
+    params: dict[str, Any] = {}
+    for name in type_.__struct_fields__:  # type: ignore[attr-defined]
+        raw = req.get_param(name)
+        if raw is None or raw == "":
+            continue
+        if name in ints:
+            if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
+                raise ValidationFailed(f"{name}: must be an integer",
+                                       details={"field": name, "errors": [
+                                           {"pointer": f"/{name}",
+                                            "message": "must be an integer"}]})
+            params[name] = int(raw)
+        else:
+            params[name] = raw
+    try:
+        return msgspec.convert(params, type_, strict=False)
+    except msgspec.ValidationError as exc:
+        raise validation_failed(exc) from None
+
+
+# --- responses --------------------------------------------------------------------------
+class MsgspecJSON(falcon.media.BaseHandler):
+    """``resp.media`` (Structs, dicts, lists): msgspec turns Structs and enums into plain
+    JSON values (``to_builtins``), written with the same separators Falcon's own handler
+    used, so the bytes on the wire stay exactly what clients (and the README's curl
+    examples) always saw."""
+
+    def __init__(self) -> None:
+        self._decode = msgspec.json.decode
+
+    def serialize(self, media: object, content_type: str | None = None) -> bytes:
+        return json.dumps(msgspec.to_builtins(media), ensure_ascii=False).encode()
+
+    def deserialize(self, stream: Any, content_type: str | None, content_length: int | None,
+                    ) -> object:
+        return self._decode(stream.read())
+
+    _serialize_sync = serialize
+
+
+def install(app: App) -> None:
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = MsgspecJSON()
+
+
+# --- the document -----------------------------------------------------------------------
+class Undocumented(RuntimeError):
+    """A mounted responder has no contract metadata."""
+
+
+TAGS = {
+    "system": "Liveness, readiness, dependency status, metrics and this document.",
+    "identity": "Registration, login sessions, the current principal and API tokens.",
+    "spaces": "Personal and team spaces and team membership.",
+    "nodes": "The node tree: folders and the nodes that hold resources.",
+    "sharing": "Direct grants and link sharing on nodes of personal spaces.",
+    "trash": "Trash batches, restore and permanent deletion.",
+    "recent": "Recently opened resources.",
+    "resources": "Unit resources, created by operations.",
+    "units": "Unit snapshots and JSON Patch changesets.",
+    "operations": "Durable, idempotent operations: read, long-poll, retry, cancel.",
+    "blobs": "Upload sessions, blob content, ranged reads and downloads.",
+}
+
+#: Response headers the server sends, declared once and referenced by name.
+HEADERS: dict[str, dict[str, Any]] = {
+    "Location": {"description": "The URL of the created or tracked resource.",
+                 "schema": {"type": "string"}},
+    "ETag": {"description": "Strong entity tag of the representation.",
+             "schema": {"type": "string"}},
+    "Set-Cookie": {"description": "`wharf_session=<secret>; HttpOnly; SameSite=Lax; Path=/` "
+                                  "(login) or its removal (logout).",
+                   "schema": {"type": "string"}},
+    "Retry-After": {"description": "Seconds to wait before trying again.",
+                    "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+    "Accept-Ranges": {"description": "`bytes`: single byte ranges are served (`Range`).",
+                      "schema": {"type": "string", "enum": ["bytes"]}},
+    "Content-Range": {"description": "`bytes <first>-<last>/<size>` of a 206, or "
+                                     "`bytes */<size>` of a 416.",
+                      "schema": {"type": "string"}},
+    "Content-Disposition": {"description": "`attachment; filename=\"<ASCII fallback>\"; "
+                                           "filename*=UTF-8''<percent-encoded name>` "
+                                           "(RFC 6266).",
+                            "schema": {"type": "string"}},
+    "X-Request-Id": {"description": "The request's id (the client's `X-Request-Id` when "
+                                    "it is 1-128 of `[A-Za-z0-9._:-]`); logs carry it.",
+                     "schema": {"type": "string"}},
+}
+#: Sent with every answer.
+ALWAYS = ("X-Request-Id",)
+
+#: Request header parameters, declared once (components/parameters).
+HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
+    "Idempotency-Key": {
+        "name": "Idempotency-Key", "in": "header", "required": True,
+        "description": "Repeating a request with the same key (and body) answers with the "
+                       "same operation instead of starting another one.",
+        "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN},
+        "example": "create-q3-plans-2026-01-31"},
+    "If-Match": {
+        "name": "If-Match", "in": "header", "required": True,
+        "description": "The current strong ETag (as sent in `ETag`); 412 if it changed.",
+        "schema": {"type": "string"}, "example": '"5d41402abc4b2a76b9719d911017c592"'},
+    "If-None-Match": {
+        "name": "If-None-Match", "in": "header", "required": False,
+        "description": "ETags of the copy the client has (or `*`): 304 if one is current.",
+        "schema": {"type": "string"}},
+    "Range": {
+        "name": "Range", "in": "header", "required": False,
+        "description": "One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-100`): 206 with "
+                       "that part; a range beyond the end is 416. Several ranges or a "
+                       "malformed value: the whole content (200).",
+        "schema": {"type": "string"}, "example": "bytes=0-1023"},
+    "If-Range": {
+        "name": "If-Range", "in": "header", "required": False,
+        "description": "Serve `Range` only if the ETag still matches (else the whole "
+                       "content).",
+        "schema": {"type": "string"}},
+}
+
+#: Problem responses (components/responses), by status.
+PROBLEM_RESPONSES: dict[int, tuple[str, str, tuple[str, ...]]] = {
+    400: ("BadRequest", "The request is malformed or fails validation "
+                        "(`malformed_json`, `validation_failed`, `invalid_cursor`, ...).", ()),
+    401: ("Unauthenticated", "No valid credentials (`unauthenticated`, `invalid_token`, ...).",
+          ()),
+    403: ("Forbidden", "Not allowed (`forbidden`, `insufficient_scope`, `cross_origin`, ...).",
+          ()),
+    404: ("NotFound", "No such target, or the caller may not see it.", ()),
+    409: ("Conflict", "The request conflicts with the current state.", ()),
+    411: ("LengthRequired", "Send `Content-Length`.", ()),
+    412: ("PreconditionFailed", "A precondition (`If-Match`) did not hold.", ()),
+    413: ("PayloadTooLarge", "The body is larger than the configured limit.", ()),
+    415: ("UnsupportedMediaType", "Send `application/json`.", ()),
+    416: ("RangeNotSatisfiable", "The range is outside the content.", ()),
+    428: ("PreconditionRequired", "Send `If-Match`.", ()),
+    429: ("TooManyRequests", "Too many attempts; retry after `Retry-After` seconds.",
+          ("Retry-After",)),
+    503: ("ServiceUnavailable", "A dependency is busy or down; retry after `Retry-After`.",
+          ("Retry-After",)),
+}
+
+SECURITY_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer",
+               "description": "An API token (`wharf_...`); scopes `read` (safe methods) "
+                              "and `write` (the rest)."},
+    "session": {"type": "apiKey", "in": "cookie", "name": "wharf_session",
+                "description": "The login session cookie. Cookie-authenticated writes must "
+                               "come from the server's own origin."},
+    "metricsToken": {"type": "http", "scheme": "bearer",
+                     "description": "`WHARF_METRICS_TOKEN`, when one is configured."},
+}
+
+PATH_PARAMETER_DESCRIPTION = "An id (32 lowercase hex digits); unknown ids are 404."
+
+
+def _routes(app: App) -> Iterator[tuple[str, object, list[str]]]:
+    """``(uri_template, resource, methods)`` of every route mounted on ``app``: walks the
+    roots of Falcon's compiled router; a method counts when the resource implements it."""
+    stack = list(app._router._roots)
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.resource is None:
+            continue
+        methods = sorted(m for m in (node.method_map or {})
+                         if hasattr(node.resource, f"on_{m.lower()}"))
+        yield str(node.uri_template), node.resource, methods
+
+
+def routes(app: App) -> dict[str, tuple[object, list[str]]]:
+    return {template: (resource, methods) for template, resource, methods in _routes(app)}
+
+
+@lru_cache(maxsize=1)
+def problem_codes() -> tuple[str, ...]:
+    """Every problem ``code`` the server can answer with, declared once where it is raised:
+    the ``code`` of each :class:`WharfError` class, the codes passed as ``code="..."``
+    in the server's packages, the codes storage errors map to
+    (:data:`wharf.errors.STORAGE_PROBLEM_CODES`), and the codes ``api.errors`` gives
+    Falcon's own errors."""
+    from api import errors as api_errors
+    codes: set[str] = {"internal_error", "http_error", *api_errors._FALCON_CODES.values(),
+                       *STORAGE_PROBLEM_CODES}
+    pending: list[type] = [WharfError]
+    while pending:
+        cls = pending.pop()
+        codes.add(cls.code)  # type: ignore[attr-defined]
+        pending.extend(cls.__subclasses__())
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for package in ("api", "wharf", "storage", "tasks"):
+        for path in sorted((root / package).rglob("*.py")):
+            codes.update(_code_literals(path))
+    return tuple(sorted(codes))
+
+
+def _code_literals(path: pathlib.Path) -> Iterator[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "code" and isinstance(kw.value, ast.Constant) and isinstance(
+                        kw.value.value, str):
+                    yield kw.value.value
+        elif isinstance(node, ast.ClassDef):  # `code = "..."` on error classes
+            for stmt in node.body:
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name)
+                        and stmt.targets[0].id == "code"
+                        and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str)):
+                    yield stmt.value.value
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": REF.format(name=name)}
+
+
+def _struct_types(meta: Operation) -> Iterator[Any]:
+    if meta.body is not None:
+        yield meta.body
+    for answer in meta.responses.values():
+        if answer.type is not None:
+            yield answer.type
+
+
+def _schema_name(type_: Any) -> str | None:
+    return getattr(type_, "__name__", None)
+
+
+class _Builder:
+    def __init__(self, app: App, server_url: str | None) -> None:
+        self.app = app
+        self.server_url = server_url
+        self.types: list[Any] = [Problem]
+        self.paths: dict[str, dict[str, Any]] = {}
+        self.used_tags: set[str] = set()
+        self.parameters: dict[str, Any] = {}
+        self.inline: dict[int, dict[str, Any]] = {}  # id(type) -> its schema (unions)
+        self.query_types: set[str] = set()
+
+    def build(self) -> dict[str, Any]:
+        ops: list[tuple[str, str, object, Operation]] = []
+        missing = []
+        for template, resource, methods in sorted(_routes(self.app), key=lambda r: r[0]):
+            for method in methods:
+                meta = operation_of(resource, method)
+                if meta is None:
+                    missing.append(f"{method} {template} ({type(resource).__name__})")
+                else:
+                    ops.append((template, method, resource, meta))
+        if missing:
+            raise Undocumented("responders without contract metadata: " + ", ".join(missing))
+        for *_, meta in ops:
+            self.types.extend(_struct_types(meta))
+            if meta.query is not None:
+                self.types.append(meta.query)
+        inline, schemas = msgspec.json.schema_components(self.types, ref_template=REF)
+        self.inline = {id(t): schema for t, schema in zip(self.types, inline)}
+        for template, method, _resource, meta in ops:
+            item = self.paths.setdefault(template, {})
+            params = re.findall(r"\{([^}]+)\}", template)
+            if params and "parameters" not in item:
+                item["parameters"] = [self._path_param(p) for p in params]
+            item[method.lower()] = self._operation(meta, params, schemas)
+        schemas = {name: self._polish(name, schema) for name, schema in schemas.items()
+                   if name not in self.query_types}  # query Structs became parameters
+        schemas["ProblemCode"] = {"type": "string", "enum": list(problem_codes()),
+                                  "description": "Every `code` a problem may carry."}
+        schemas["Problem"]["properties"]["code"] = {
+            **_ref("ProblemCode"), "description": "Stable machine-readable error code."}
+        document: dict[str, Any] = {
+            "openapi": "3.1.0",
+            "info": {"title": "Wharf", "version": "0.1.0",
+                     "description": "Document workspace backend. Errors are RFC 9457 "
+                                    "`application/problem+json` with a stable `code`."},
+            "servers": [{"url": self.server_url or "/",
+                         "description": "This server"}],
+            "tags": [{"name": t, "description": d} for t, d in TAGS.items()
+                     if t in self.used_tags],
+            "paths": dict(sorted(self.paths.items())),
+            "components": {
+                "schemas": dict(sorted(schemas.items())),
+                "responses": {name: self._problem_response(desc, hdrs)
+                              for name, desc, hdrs in PROBLEM_RESPONSES.values()},
+                "parameters": {**{n: p for n, p in sorted(self.parameters.items())},
+                               **_component_parameters()},
+                "headers": HEADERS,
+                "securitySchemes": SECURITY_SCHEMES,
+            },
+            # Every operation declares its own; this default is for tools that ignore it.
+            "security": [{"bearer": []}, {"session": []}],
+        }
+        return document
+
+    def _polish(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        schema = dict(schema)
+        schema.pop("title", None)
+        if "enum" in schema and "type" not in schema:
+            schema = {"type": "string", **schema}
+        for type_ in self.types:  # class-level rules (e.g. minProperties of PATCH bodies)
+            if _schema_name(type_) == name:
+                schema.update(getattr(type_, "__contract_schema__", None) or {})
+        return schema
+
+    def _path_param(self, name: str) -> dict[str, str]:
+        self.parameters.setdefault(name, {
+            "name": name, "in": "path", "required": True,
+            "description": PATH_PARAMETER_DESCRIPTION, "schema": {"type": "string"}})
+        return {"$ref": f"#/components/parameters/{name}"}
+
+    def _query_params(self, type_: Any, schemas: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        schema = schemas[type_.__name__]
+        self.query_types.add(type_.__name__)
+        required = set(schema.get("required", ()))
+        for name, prop in schema["properties"].items():
+            prop = _not_null(prop)
+            key = f"{name}Query" if name not in ("limit", "cursor") else name
+            existing = self.parameters.get(key)
+            param = {"name": name, "in": "query", "required": name in required,
+                     "schema": {k: v for k, v in prop.items() if k != "description"}}
+            if prop.get("description"):
+                param["description"] = prop["description"]
+            if existing is not None and existing != param:
+                key = f"{type_.__name__}_{name}"
+            self.parameters[key] = param
+            out.append({"$ref": f"#/components/parameters/{key}"})
+        return out
+
+    def _problem_response(self, description: str, headers: tuple[str, ...]) -> dict[str, Any]:
+        return {"description": description,
+                "headers": {h: {"$ref": f"#/components/headers/{h}"}
+                            for h in (*headers, *ALWAYS)},
+                "content": {PROBLEM: {"schema": _ref("Problem")}}}
+
+    def _operation(self, meta: Operation, params: list[str], schemas: dict[str, Any],
+                   ) -> dict[str, Any]:
+        self.used_tags.update(meta.tags)
+        out: dict[str, Any] = {"operationId": meta.operation_id, "summary": meta.summary,
+                               "description": meta.description or meta.summary + ".",
+                               "tags": list(meta.tags)}
+        parameters: list[dict[str, Any]] = []
+        if meta.query is not None:
+            parameters.extend(self._query_params(meta.query, schemas))
+        parameters.extend({"$ref": f"#/components/parameters/{h}"} for h in meta.headers)
+        if parameters:
+            out["parameters"] = parameters
+        if meta.body is not None:
+            media: dict[str, Any] = {"schema": _ref(meta.body.__name__)}
+            example = getattr(meta.body, "__example__", None)
+            if example is not None:
+                media["example"] = example
+            out["requestBody"] = {"required": True, "content": {JSON: media}}
+        elif meta.raw_body is not None:
+            media_type, raw_schema = meta.raw_body
+            out["requestBody"] = {"required": True,
+                                  "content": {media_type: {"schema": raw_schema}}}
+        responses: dict[str, Any] = {}
+        for status, answer in sorted(meta.responses.items()):
+            responses[str(status)] = self._answer(status, answer)
+        problems = set(meta.problems) | {400, 413}
+        if meta.body is not None or meta.raw_body is not None:
+            problems |= {415}
+        if params:
+            problems |= {404}
+        if meta.auth in ("required", "optional"):
+            # a user (or checked credentials), a token's scope, cookie writes' origin;
+            # the database answers who the caller is
+            problems |= {401, 403, 503}
+        if meta.auth == "metrics":
+            problems |= {401}
+        for status in sorted(problems):
+            if str(status) in responses:
+                continue
+            name = PROBLEM_RESPONSES[status][0]
+            responses[str(status)] = {"$ref": f"#/components/responses/{name}"}
+        out["responses"] = dict(sorted(responses.items()))
+        if meta.auth == "none":
+            out["security"] = []
+        elif meta.auth == "metrics":
+            out["security"] = [{}, {"metricsToken": []}]
+        elif meta.auth == "optional":
+            out["security"] = [{}, {"bearer": []}, {"session": []}]
+        else:
+            out["security"] = [{"bearer": []}, {"session": []}]
+        return out
+
+    def _answer(self, status: int, answer: Answer) -> dict[str, Any]:
+        out: dict[str, Any] = {"description": answer.description
+                               or http.HTTPStatus(status).phrase}
+        schema: dict[str, Any] | None = None
+        if answer.type is not None and not isinstance(answer.type, type):
+            schema = self.inline[id(answer.type)]  # a union: anyOf its members
+        elif answer.type is not None:
+            schema = _ref(answer.type.__name__)
+        elif answer.schema is not None:
+            schema = answer.schema
+        if schema is not None:
+            out["content"] = {media_type: {"schema": schema}
+                              for media_type in (answer.content_type, *answer.also)}
+        out["headers"] = {h: {"$ref": f"#/components/headers/{h}"}
+                          for h in (*answer.headers, *ALWAYS)}
+        return out
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A query value is never JSON null: ``anyOf: [X, null]`` is ``X``."""
+    variants = [v for v in schema.get("anyOf", ()) if v != {"type": "null"}]
+    if len(variants) == 1 and len(schema["anyOf"]) == 2:
+        rest = {k: v for k, v in schema.items() if k != "anyOf" and v is not None}
+        return {**variants[0], **rest}
+    return schema
+
+
+def _component_parameters() -> dict[str, Any]:
+    return dict(HEADER_PARAMETERS)
+
+
+def document(app: App, server_url: str | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``app``: every mounted route and responder."""
+    return _Builder(app, server_url).build()
+
+
+__all__ = ["Answer", "Auth", "MsgspecJSON", "Operation", "Undocumented", "auth_of",
+           "document", "install", "op", "operation_of", "problem_codes", "read_body",
+           "read_query", "routes", "validation_failed"]

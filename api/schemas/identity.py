@@ -1,0 +1,83 @@
+"""Users, login sessions, the current principal and API tokens."""
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+import msgspec
+
+from api.schemas.common import Id, Request, Response, Timestamp
+from storage.enums import AuthMethod, TokenScope
+from wharf.identity import PASSWORD_MAX, PASSWORD_MIN
+
+Username = Annotated[str, msgspec.Meta(max_length=64, examples=["alice"])]
+Password = Annotated[str, msgspec.Meta(max_length=PASSWORD_MAX)]
+
+
+class User(Response):
+    id: Id
+    username: str
+    created_at: Timestamp
+
+
+class RegisterResult(User):
+    personal_space_id: Id
+
+
+class Me(RegisterResult):
+    auth: AuthMethod
+    scopes: list[TokenScope]
+
+
+class LoginResult(Response):
+    session_id: Id
+    expires_at: Timestamp
+    user: User
+
+
+class ApiToken(Response):
+    id: Id
+    name: str
+    prefix: str
+    scopes: list[TokenScope]
+    created_at: Timestamp
+    expires_at: Timestamp | None
+    last_used_at: Timestamp | None
+
+
+class ApiTokenCreated(ApiToken):
+    token: Annotated[str, msgspec.Meta(description="The secret; shown only in this answer.")]
+
+
+class ApiTokenList(Response):
+    items: list[ApiToken]
+
+
+class RegisterRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"username": "alice",
+                                                "password": "correct horse battery"}
+    username: Annotated[str, msgspec.Meta(min_length=3, max_length=64, examples=["alice"])]
+    password: Annotated[str, msgspec.Meta(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
+
+
+class LoginRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"username": "alice",
+                                                "password": "correct horse battery"}
+    username: Username
+    password: Password
+
+
+def _unique(values: list[TokenScope]) -> None:
+    if len(set(values)) != len(values):
+        raise ValueError("array items must be unique")
+
+
+class CreateTokenRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"name": "ci", "scopes": ["read"],
+                                                "expires_in_days": 30}
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100, examples=["ci"])]
+    scopes: Annotated[list[TokenScope], msgspec.Meta(min_length=1,
+                                                     extra_json_schema={"uniqueItems": True})]
+    expires_in_days: Annotated[int, msgspec.Meta(ge=1, le=3650)] | None = None
+
+    def __post_init__(self) -> None:
+        _unique(self.scopes)

@@ -1,0 +1,118 @@
+"""The closed vocabularies of the model, declared once.
+
+Storage is the lowest layer, so the enums live here: the models and the unit store use
+them, the core (``wharf``) checks input against them and the API derives its schemas (and
+the OpenAPI ``enum`` components) from them. Each is a :class:`enum.StrEnum`, so a member is
+the very string stored in the database (no migration) and compares equal to it.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class OperationStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+#: Statuses an operation never leaves (except through an explicit retry).
+DONE_STATUSES: tuple[OperationStatus, ...] = (OperationStatus.COMPLETED, OperationStatus.FAILED)
+#: Statuses of operations still to be executed.
+OPEN_STATUSES: tuple[OperationStatus, ...] = (OperationStatus.PENDING, OperationStatus.RUNNING)
+
+
+class AttemptOutcome(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    RETRY = "retry"
+    LOST = "lost"
+
+
+class SpaceType(StrEnum):
+    PERSONAL = "personal"
+    TEAM = "team"
+
+
+class Role(StrEnum):
+    """The effective role of a principal on a space or node, weakest first."""
+
+    VIEWER = "viewer"
+    EDITOR = "editor"
+    ADMIN = "admin"
+    OWNER = "owner"
+
+
+class MemberRole(StrEnum):
+    """A team space member's stored role (the owner is not a member)."""
+
+    ADMIN = "admin"
+    EDITOR = "editor"
+    VIEWER = "viewer"
+
+
+class ShareRole(StrEnum):
+    """The role a direct grant or link sharing gives on a node."""
+
+    EDITOR = "editor"
+    VIEWER = "viewer"
+
+
+class TokenScope(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+class AuthMethod(StrEnum):
+    SESSION = "session"
+    TOKEN = "token"
+
+
+class ResourceKind(StrEnum):
+    UNIT = "unit"
+    BLOB = "blob"
+
+
+class UnitType(StrEnum):
+    SHEET = "sheet"
+    DOC = "doc"
+    SLIDE = "slide"
+    BOARD = "board"
+    BASE = "base"
+
+
+class ActorType(StrEnum):
+    USER = "user"
+    SYSTEM = "system"
+    ANONYMOUS = "anonymous"
+
+
+class BlobState(StrEnum):
+    READY = "ready"
+    QUARANTINED = "quarantined"
+
+
+class UploadState(StrEnum):
+    WAITING_FOR_UPLOAD = "waiting_for_upload"
+    UPLOADED = "uploaded"
+    VERIFYING = "verifying"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    EXPIRED = "expired"
+    ABORTED = "aborted"
+
+
+class TickStatus(StrEnum):
+    """A scheduled job run (``schedule_ticks.status``)."""
+
+    ENQUEUED = "enqueued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+def values(enum: type[StrEnum]) -> tuple[str, ...]:
+    """The stored strings of ``enum``, in declaration order."""
+    return tuple(member.value for member in enum)

@@ -1,0 +1,61 @@
+"""The kinds' payload and result Structs store exactly the JSON stored before they existed,
+and rows stored then decode into them."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from wharf.operations import kinds
+
+ID = "0" * 31
+# What each kind stored before the Structs (dicts written field by field, in this order).
+STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
+    (kinds.CreateResourcePayload,
+     {"space_id": ID + "1", "parent_id": None, "name": "Plan", "unit_type": "doc",
+      "node_id": ID + "2", "resource_id": ID + "3", "unit_id": ID + "4"}),
+    (kinds.CreateResourceResult,
+     {"node_id": ID + "2", "resource_id": ID + "3", "unit_id": ID + "4"}),
+    (kinds.PurgeTrashPayload,
+     {"batch_id": ID + "5", "root_node_id": ID + "2", "space_id": ID + "1"}),
+    (kinds.PurgeTrashPayload,
+     {"batch_id": ID + "5", "root_node_id": ID + "2", "space_id": ID + "1",
+      "by_retention": True}),
+    (kinds.PurgeTrashResult,
+     {"batch_id": ID + "5", "nodes_deleted": 3, "resources_deleted": 1, "objects_queued": 1,
+      "batches_deleted": 2, "nested_batch_ids": [ID + "6"]}),
+    (kinds.CreateBlobResourcePayload,
+     {"session_id": ID + "7", "space_id": ID + "1", "parent_id": ID + "8",
+      "filename": "a.csv", "node_id": ID + "2", "resource_id": ID + "3",
+      "object_key": ID + "9", "size": 12, "sha256": "ab" * 32, "mime_type": "text/csv",
+      "object_etag": "\"e\""}),
+    (kinds.CreateBlobResourceResult, {"node_id": ID + "2", "resource_id": ID + "3"}),
+    (kinds.ReplaceBlobContentPayload,
+     {"resource_id": ID + "3", "node_id": ID + "2", "if_match": "\"abc\"",
+      "object_key": ID + "9", "size": 0, "sha256": "cd" * 32,
+      "mime_type": "application/octet-stream", "object_etag": "\"e\""}),
+    (kinds.ReplaceBlobContentResult, {"resource_id": ID + "3", "etag": "\"abc\""}),
+    (kinds.OperationError, {"code": "cancelled", "message": "Cancelled by the submitter.",
+                            "retryable": False}),
+    (kinds.OperationError, {"code": "permission_revoked", "message": "gone",
+                            "retryable": False, "details": {"field": "x"}}),
+]
+
+
+@pytest.mark.parametrize("shape,stored", STORED)
+def test_stored_rows_decode_and_encode_to_the_same_json(shape, stored):
+    value = msgspec.convert(stored, shape)
+    assert json.dumps(kinds.to_json(value)) == json.dumps(stored)
+
+
+def test_unknown_keys_in_an_old_row_are_ignored():
+    stored = {"batch_id": ID + "5", "root_node_id": ID + "2", "space_id": ID + "1",
+              "later": 1}
+    assert msgspec.convert(stored, kinds.PurgeTrashPayload).batch_id == ID + "5"
+
+
+def test_every_kind_has_a_payload_and_a_result():
+    assert set(kinds.PAYLOADS) == set(kinds.RESULTS) == {
+        "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content"}

@@ -1,0 +1,173 @@
+"""The operation kinds' typed payloads and results: one ``msgspec.Struct`` per shape.
+
+A payload is fixed when the operation is submitted and stored in ``operations.payload``
+(a JSON column); a result is what the kind's ``commit`` returns, stored in
+``operations.result`` and served as ``Operation.result``. The Structs are the one
+declaration of those shapes: submission builds the payload Struct and stores
+``to_json(payload)``, handlers read ``payload(op, CreateResourcePayload).unit_id``, and
+the API's ``Operation`` schema is a union of the result Structs keyed by ``kind``.
+
+The stored JSON stays what it was before these types existed: fields are declared in the
+order the dicts were written, optional fields with a default are omitted when they hold
+it (``omit_defaults``), and unknown keys in an old row are ignored on decoding.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import msgspec
+
+from storage.models import Operation
+
+
+class OperationKind(StrEnum):
+    """What an operation does (``operations.kind``)."""
+
+    CREATE_RESOURCE = "create_resource"
+    PURGE_TRASH = "purge_trash"
+    CREATE_BLOB_RESOURCE = "create_blob_resource"
+    REPLACE_BLOB_CONTENT = "replace_blob_content"
+
+
+CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
+PURGE_TRASH = OperationKind.PURGE_TRASH.value
+CREATE_BLOB_RESOURCE = OperationKind.CREATE_BLOB_RESOURCE.value
+REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
+
+
+class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Base of the stored shapes (immutable; defaults are not written)."""
+
+
+# --- create_resource (wharf/resources.py) ----------------------------------------------
+
+class CreateResourcePayload(_Shape, frozen=True):
+    """The new unit resource, its ids fixed at submission."""
+
+    space_id: str
+    parent_id: str | None
+    name: str
+    unit_type: str
+    node_id: str
+    resource_id: str
+    unit_id: str
+
+
+class CreateResourceResult(_Shape, frozen=True):
+    node_id: str
+    resource_id: str
+    unit_id: str
+
+
+# --- purge_trash (wharf/trash.py) ------------------------------------------------------
+
+class PurgeTrashPayload(_Shape, frozen=True):
+    """The batch to delete permanently; ``by_retention`` when the retention sweep
+    submitted it (the worker then skips the submitter's permission re-check)."""
+
+    batch_id: str
+    root_node_id: str
+    space_id: str
+    by_retention: bool = False
+
+
+class PurgeTrashResult(_Shape, frozen=True):
+    batch_id: str
+    nodes_deleted: int
+    resources_deleted: int
+    objects_queued: int
+    batches_deleted: int
+    nested_batch_ids: list[str]
+
+
+# --- create_blob_resource (wharf/blobs.py) ---------------------------------------------
+
+class CreateBlobResourcePayload(_Shape, frozen=True):
+    """The verified upload to publish: the session's reserved ids and its object."""
+
+    session_id: str
+    space_id: str
+    parent_id: str | None
+    filename: str
+    node_id: str
+    resource_id: str
+    object_key: str
+    size: int
+    sha256: str
+    mime_type: str
+    object_etag: str
+
+
+class CreateBlobResourceResult(_Shape, frozen=True):
+    node_id: str
+    resource_id: str
+
+
+# --- replace_blob_content (wharf/blobs.py) ---------------------------------------------
+
+class ReplaceBlobContentPayload(_Shape, frozen=True):
+    """The staged object that replaces a blob's content if ``if_match`` still holds."""
+
+    resource_id: str
+    node_id: str
+    if_match: str
+    object_key: str
+    size: int
+    sha256: str
+    mime_type: str
+    object_etag: str
+
+
+class ReplaceBlobContentResult(_Shape, frozen=True):
+    resource_id: str
+    etag: str
+
+
+# --- errors ------------------------------------------------------------------------------
+
+class OperationError(_Shape, frozen=True):
+    """Why an attempt or the operation failed (``operations.error``,
+    ``operation_attempts.error``): a problem ``code``, a message, whether the executor
+    would retry it, and the problem's ``details`` when it had any."""
+
+    code: str
+    message: str
+    retryable: bool
+    details: dict[str, Any] | None = None
+
+
+PAYLOADS: dict[str, type[msgspec.Struct]] = {
+    CREATE_RESOURCE: CreateResourcePayload,
+    PURGE_TRASH: PurgeTrashPayload,
+    CREATE_BLOB_RESOURCE: CreateBlobResourcePayload,
+    REPLACE_BLOB_CONTENT: ReplaceBlobContentPayload,
+}
+RESULTS: dict[str, type[msgspec.Struct]] = {
+    CREATE_RESOURCE: CreateResourceResult,
+    PURGE_TRASH: PurgeTrashResult,
+    CREATE_BLOB_RESOURCE: CreateBlobResourceResult,
+    REPLACE_BLOB_CONTENT: ReplaceBlobContentResult,
+}
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def payload(op: Operation, shape: type[S]) -> S:
+    """The operation's stored payload as ``shape`` (a ``msgspec.ValidationError`` if the
+    row does not hold one)."""
+    return msgspec.convert(op.payload, shape)
+
+
+def result(op: Operation, shape: type[S]) -> S | None:
+    """The operation's stored result as ``shape``; None while it has none."""
+    return None if op.result is None else msgspec.convert(op.result, shape)
+
+
+def to_json(value: msgspec.Struct | dict[str, Any]) -> dict[str, Any]:
+    """What is stored in a JSON column for a payload, result or error Struct (a plain
+    dict passes through unchanged)."""
+    if isinstance(value, dict):
+        return value
+    out: dict[str, Any] = msgspec.to_builtins(value)
+    return out
