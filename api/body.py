@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any, NoReturn
 
 import falcon
 
@@ -15,7 +16,7 @@ from wharf.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
 MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -74,7 +75,7 @@ def _may_need_tree_check(raw: bytes) -> bool:
             or _SURROGATE_ESCAPE.search(raw) is not None)
 
 
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """An object with a key twice is refused: JSON parsers disagree on which one wins, so a
     proxy or a client library could read a different request from the one we act on."""
     data = dict(pairs)
@@ -85,7 +86,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return data
 
 
-def parse_object(req: falcon.Request) -> dict:
+def parse_object(req: falcon.Request) -> dict[str, Any]:
     """Parse the body as a JSON object (an empty body is ``{}``), hardened as above."""
     ctype = (req.content_type or "application/json").split(";")[0].strip().lower()
     if ctype != "application/json" and not ctype.endswith("+json"):

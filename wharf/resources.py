@@ -20,8 +20,12 @@ from wharf.context import Principal, RequestContext
 from wharf.errors import NotFound
 from wharf.ids import is_id, new_id
 from wharf.nodes import resolve_parent
-from wharf.operations.kinds import (CREATE_RESOURCE, CreateResourcePayload,
-                                   CreateResourceResult, payload)
+from wharf.operations.kinds import (
+    CREATE_RESOURCE,
+    CreateResourcePayload,
+    CreateResourceResult,
+    payload,
+)
 from wharf.operations.service import Operations, Submission
 from wharf.validation import clean_name, one_of
 
@@ -44,17 +48,10 @@ def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None
     return ops.submit(ctx, KIND, key, request, prepare)
 
 
-def publish_node(session: Session, op: Operation, *, name: str, kind: str,
-                 node_id: str | None = None, resource_id: str | None = None,
-                 space_id: str | None = None, parent_id: str | None = None) -> None:
+def publish_node(session: Session, op: Operation, *, node_id: str, resource_id: str,
+                 space_id: str, parent_id: str | None, name: str, kind: str) -> None:
     """Insert the node and its resource with the ids fixed in the operation's payload;
     the caller adds the kind's extension row in the same transaction."""
-    if node_id is None:
-        # LEGACY BRIDGE (until wharf/blobs.py passes the typed fields): read them from
-        # the raw payload. Remove this block and make the four fields required then.
-        p = op.payload
-        node_id, resource_id = p["node_id"], p["resource_id"]
-        space_id, parent_id = p["space_id"], p["parent_id"]
     session.add(Node(id=node_id, space_id=space_id, parent_id=parent_id, name=name,
                      created_by=op.actor_id))
     session.flush()

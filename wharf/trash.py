@@ -134,7 +134,7 @@ def _purge_pending(s: Session, batch: TrashBatch) -> str | None:
             Operation.kind == KIND, Operation.scope_id == batch.space_id,
             Operation.status.in_(("pending", "running")))):
         if isinstance(stored, dict) and stored.get("batch_id") == batch.id:
-            return op_id
+            return str(op_id)
     return None
 
 
@@ -192,7 +192,7 @@ def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
     space, _ = require_space(s, ctx.principal, space_id, "viewer")
     after = decode_cursor("trash", cursor, 1)
 
-    def fetch(key, n):
+    def fetch(key: list[Any] | None, n: int) -> list[TrashBatch]:
         q = select(TrashBatch).where(TrashBatch.space_id == space.id)
         if key:
             q = q.where(TrashBatch.id < key[0])

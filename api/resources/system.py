@@ -7,6 +7,7 @@ import falcon
 import msgspec
 
 from api import contract
+from api.contract import App
 from api.schemas.system import Check, CheckState, HealthStatus, Readiness
 from api.schemas.system import Health as HealthBody
 from api.schemas.system import HealthDetails as HealthDetailsBody
@@ -109,7 +110,7 @@ class HealthDetails:
 class OpenApi:
     """The OpenAPI document of the app this resource is mounted in (built on first use)."""
 
-    def __init__(self, app: falcon.App):
+    def __init__(self, app: App) -> None:
         self.app = app
         self._document: dict[str, Any] | None = None
         self._body: bytes | None = None

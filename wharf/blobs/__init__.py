@@ -21,17 +21,30 @@ handing freed memory back to the OS in ``storage/memory.py``.
 """
 from __future__ import annotations
 
-from wharf.blobs.errors import (LengthRequired, SizeMismatch, UploadSessionState,
-                                VerificationFailed)
-from wharf.blobs.handlers import (CREATE_KIND, REPLACE_KIND, CreateBlobResource,
-                                  ReplaceBlobContent)
-from wharf.blobs.ingest import (CHUNK, SNIFF_BYTES, TRIM_AFTER, Ingested, body_chunks, ingest,
-                                object_key_for, sniff)
+from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState, VerificationFailed
+from wharf.blobs.handlers import CREATE_KIND, REPLACE_KIND, CreateBlobResource, ReplaceBlobContent
+from wharf.blobs.ingest import (
+                                CHUNK,
+                                SNIFF_BYTES,
+                                TRIM_AFTER,
+                                Ingested,
+                                body_chunks,
+                                ingest,
+                                object_key_for,
+                                sniff,
+)
 from wharf.blobs.reading import blob_for_read, etag_header, publicly_readable
 from wharf.blobs.replace import replace_content
-from wharf.blobs.sessions import (OPEN_STATES, abort_session, complete_session,
-                                  create_session, get_session, put_content,
-                                  recover_interrupted_sessions, visible_state)
+from wharf.blobs.sessions import (
+                                OPEN_STATES,
+                                abort_session,
+                                complete_session,
+                                create_session,
+                                get_session,
+                                put_content,
+                                recover_interrupted_sessions,
+                                visible_state,
+)
 from wharf.blobs.verify import verify_object
 
 __all__ = [

@@ -19,10 +19,19 @@ from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import NotFound, PreconditionFailed
 from wharf.nodes import resolve_parent
+from wharf.operations.kinds import (
+    CREATE_BLOB_RESOURCE,
+    REPLACE_BLOB_CONTENT,
+    CreateBlobResourcePayload,
+    CreateBlobResourceResult,
+    ReplaceBlobContentPayload,
+    ReplaceBlobContentResult,
+    payload,
+)
 from wharf.resources import publish_node
 
-CREATE_KIND = "create_blob_resource"
-REPLACE_KIND = "replace_blob_content"
+CREATE_KIND = CREATE_BLOB_RESOURCE
+REPLACE_KIND = REPLACE_BLOB_CONTENT
 
 
 class CreateBlobResource:
@@ -38,36 +47,38 @@ class CreateBlobResource:
         self.settings = settings
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
-        p = op.payload
-        resolve_parent(session, RequestContext(principal=actor), p["space_id"], p["parent_id"])
+        p = payload(op, CreateBlobResourcePayload)
+        resolve_parent(session, RequestContext(principal=actor), p.space_id, p.parent_id)
 
     def perform(self, op: Operation) -> None:
-        p = op.payload
-        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+        p = payload(op, CreateBlobResourcePayload)
+        verify_object(self.store, p.object_key, p.size, p.object_etag, p.sha256,
                       self.settings.verify_rehash)
 
-    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        p = op.payload
-        upload = session.get(BlobUploadSession, p["session_id"], with_for_update=True)
+    def commit(self, session: Session, op: Operation,
+               ctx: RequestContext) -> CreateBlobResourceResult:
+        p = payload(op, CreateBlobResourcePayload)
+        upload = session.get(BlobUploadSession, p.session_id, with_for_update=True)
         if upload is None or upload.state != "verifying" or upload.operation_id != op.id:
             raise UploadSessionState("the upload session is no longer verifying")
-        publish_node(session, op, name=p["filename"], kind="blob")
-        session.add(BlobResource(resource_id=p["resource_id"], object_key=p["object_key"],
-                                 filename=p["filename"], mime_type=p["mime_type"],
-                                 size=p["size"], sha256=p["sha256"],
-                                 object_etag=p["object_etag"], etag=secrets.token_hex(16),
+        publish_node(session, op, node_id=p.node_id, resource_id=p.resource_id,
+                     space_id=p.space_id, parent_id=p.parent_id, name=p.filename, kind="blob")
+        session.add(BlobResource(resource_id=p.resource_id, object_key=p.object_key,
+                                 filename=p.filename, mime_type=p.mime_type,
+                                 size=p.size, sha256=p.sha256,
+                                 object_etag=p.object_etag, etag=secrets.token_hex(16),
                                  state="ready"))
         upload.state = "completed"
         upload.updated_at = utcnow()
         session.flush()
-        audit.record(session, ctx, "blob.publish", "resource", p["resource_id"],
-                     space_id=p["space_id"], details={"node_id": p["node_id"],
-                                                      "size": p["size"],
-                                                      "on_behalf_of": op.actor_id})
-        return {"node_id": p["node_id"], "resource_id": p["resource_id"]}
+        audit.record(session, ctx, "blob.publish", "resource", p.resource_id,
+                     space_id=p.space_id, details={"node_id": p.node_id, "size": p.size,
+                                                   "on_behalf_of": op.actor_id})
+        return CreateBlobResourceResult(node_id=p.node_id, resource_id=p.resource_id)
 
-    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
-        upload = session.get(BlobUploadSession, op.payload["session_id"], with_for_update=True)
+    def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
+        upload = session.get(BlobUploadSession, payload(op, CreateBlobResourcePayload).session_id,
+                             with_for_update=True)
         if upload is None or upload.state != "verifying":
             return
         upload.updated_at = utcnow()
@@ -97,38 +108,40 @@ class ReplaceBlobContent:
         self.settings = settings
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
-        require_node(session, actor, op.payload["node_id"], "editor")
+        require_node(session, actor, payload(op, ReplaceBlobContentPayload).node_id, "editor")
 
     def perform(self, op: Operation) -> None:
-        p = op.payload
-        verify_object(self.store, p["object_key"], p["size"], p["object_etag"], p["sha256"],
+        p = payload(op, ReplaceBlobContentPayload)
+        verify_object(self.store, p.object_key, p.size, p.object_etag, p.sha256,
                       self.settings.verify_rehash)
 
-    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> dict[str, Any]:
-        p = op.payload
-        blob = session.get(BlobResource, p["resource_id"], with_for_update=True)
+    def commit(self, session: Session, op: Operation,
+               ctx: RequestContext) -> ReplaceBlobContentResult:
+        p = payload(op, ReplaceBlobContentPayload)
+        blob = session.get(BlobResource, p.resource_id, with_for_update=True)
         if blob is None:
             raise NotFound("The blob resource is gone.")
-        if etag_header(blob) != p["if_match"]:
+        if etag_header(blob) != p.if_match:
             raise PreconditionFailed("Another change replaced the content first.")
         old_key = blob.object_key
-        blob.object_key = p["object_key"]
-        blob.size = p["size"]
-        blob.sha256 = p["sha256"]
-        blob.mime_type = p["mime_type"]
-        blob.object_etag = p["object_etag"]
+        blob.object_key = p.object_key
+        blob.size = p.size
+        blob.sha256 = p.sha256
+        blob.mime_type = p.mime_type
+        blob.object_etag = p.object_etag
         blob.etag = secrets.token_hex(16)
         blob.updated_at = utcnow()
         session.flush()
         deletion.schedule(session, old_key, "replaced")
-        node = session.get(Node, p["node_id"])
-        audit.record(session, ctx, "blob.replace", "resource", p["resource_id"],
+        node = session.get(Node, p.node_id)
+        audit.record(session, ctx, "blob.replace", "resource", p.resource_id,
                      space_id=node.space_id if node else None,
-                     details={"size": p["size"], "on_behalf_of": op.actor_id})
-        return {"resource_id": p["resource_id"], "etag": etag_header(blob)}
+                     details={"size": p.size, "on_behalf_of": op.actor_id})
+        return ReplaceBlobContentResult(resource_id=p.resource_id, etag=etag_header(blob))
 
-    def on_failed(self, session: Session, op: Operation, error: dict) -> None:
-        deletion.schedule(session, op.payload["object_key"], "replace_failed")
+    def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
+        deletion.schedule(session, payload(op, ReplaceBlobContentPayload).object_key,
+                          "replace_failed")
 
     def compensate(self, op: Operation) -> None:
         pass

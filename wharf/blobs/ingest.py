@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from storage.blobstore import BlobStore
 from storage.db import Database

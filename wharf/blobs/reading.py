@@ -25,8 +25,8 @@ def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
 
 def publicly_readable(s: Session, node: Node) -> bool:
     """Whether an anonymous visitor may read this node (public read or link sharing)."""
-    from wharf.context import ANONYMOUS
     from wharf.access import node_access
+    from wharf.context import ANONYMOUS
     return node_access(s, ANONYMOUS, node).role is not None
 
 def etag_header(blob: BlobResource) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -24,6 +25,7 @@ from wharf.context import RequestContext
 from wharf.errors import PreconditionFailed, PreconditionRequired
 from wharf.ids import new_id
 from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.kinds import ReplaceBlobContentPayload, payload
 from wharf.operations.service import Operations, Submission, check_key
 
 
@@ -67,15 +69,15 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
     try:
         result = ingest(store, new_key, read, content_length, filename)
 
-        def prepare(s: Session, op_id: str):
+        def prepare(s: Session, op_id: str) -> tuple[str, ReplaceBlobContentPayload]:
             current, node, _ = blob_for_read(s, ctx, resource_id, "editor")
             if if_match != etag_header(current):
                 raise PreconditionFailed("The content changed; If-Match does not match.")
             deletion.release(s, new_key)
-            return node.space_id, {
-                "resource_id": resource_id, "node_id": node.id, "if_match": if_match,
-                "object_key": new_key, "size": result.size, "sha256": result.sha256,
-                "mime_type": result.mime_type, "object_etag": result.object_etag}
+            return node.space_id, ReplaceBlobContentPayload(
+                resource_id=resource_id, node_id=node.id, if_match=if_match,
+                object_key=new_key, size=result.size, sha256=result.sha256,
+                mime_type=result.mime_type, object_etag=result.object_etag)
 
         # A concurrent first request with the same key that recorded first is found here:
         # the same bytes answer its operation, different bytes are 409 (both drop new_key).
@@ -95,8 +97,9 @@ def _replayed(ops: Operations, s: Session, ctx: RequestContext, key: str,
     existing = ops.by_key(s, ctx, key)
     if existing is None:
         return None
-    p = existing.payload or {}
-    if existing.kind != REPLACE_KIND or any(p.get(k) != v for k, v in head.items()):
+    if existing.kind != REPLACE_KIND or any(
+            getattr(payload(existing, ReplaceBlobContentPayload), k) != v
+            for k, v in head.items()):
         raise IdempotencyKeyReused("This Idempotency-Key was used for a different request.",
                                    details={"operation_id": existing.id})
     return existing
@@ -108,7 +111,8 @@ def _answer_replay(ops: Operations, db: Database, ctx: RequestContext,
     sha = hashlib.sha256()
     for data in body_chunks(read, head["size"]):
         sha.update(data)
-    if not hmac.compare_digest(sha.hexdigest(), replay.payload.get("sha256", "")):
+    if not hmac.compare_digest(sha.hexdigest(),
+                               payload(replay, ReplaceBlobContentPayload).sha256):
         raise IdempotencyKeyReused("This Idempotency-Key was used for a different request "
                                    "(the same headers, different content).",
                                    details={"operation_id": replay.id})

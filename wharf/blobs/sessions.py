@@ -2,8 +2,9 @@
 ``create_blob_resource``), abort, and recovery of sessions an operation left behind."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -23,6 +24,7 @@ from wharf.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.nodes import resolve_parent
 from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.kinds import CreateBlobResourcePayload
 from wharf.operations.service import Operations, Submission, check_key, fingerprint
 from wharf.validation import clean_name
 
@@ -160,7 +162,7 @@ def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
                      session_id: str) -> Submission:
     request = {"session_id": session_id}
 
-    def prepare(s: Session, op_id: str):
+    def prepare(s: Session, op_id: str) -> tuple[str, CreateBlobResourcePayload]:
         upload = _own_session(s, ctx, session_id, lock=True)
         if upload.state == "waiting_for_upload":
             raise UploadSessionState("upload the content before completing",
@@ -175,12 +177,14 @@ def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
         upload.state = "verifying"
         upload.operation_id = op_id
         upload.updated_at = utcnow()
-        return upload.space_id, {
-            "session_id": upload.id, "space_id": upload.space_id, "parent_id": upload.parent_id,
-            "filename": upload.filename, "node_id": upload.node_id,
-            "resource_id": upload.resource_id, "object_key": upload.object_key,
-            "size": upload.received_size, "sha256": upload.sha256,
-            "mime_type": upload.mime_type, "object_etag": upload.object_etag}
+        assert upload.received_size is not None and upload.sha256 is not None \
+            and upload.mime_type is not None and upload.object_etag is not None  # uploaded
+        return upload.space_id, CreateBlobResourcePayload(
+            session_id=upload.id, space_id=upload.space_id, parent_id=upload.parent_id,
+            filename=upload.filename, node_id=upload.node_id,
+            resource_id=upload.resource_id, object_key=upload.object_key,
+            size=upload.received_size, sha256=upload.sha256,
+            mime_type=upload.mime_type, object_etag=upload.object_etag)
 
     return ops.submit(ctx, CREATE_KIND, key, request, prepare)
 
