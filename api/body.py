@@ -99,7 +99,10 @@ def parse_object(req: falcon.Request) -> dict[str, Any]:
         data: object = {}
     else:
         try:
-            data = json.loads(raw, parse_constant=_refuse_constant,
+            # Decoded strictly first: json.loads(bytes) decodes with "surrogatepass", so
+            # UTF-8-encoded surrogates (b"\xed\xa0\x80") would become lone surrogates.
+            text = raw.decode(json.detect_encoding(raw))
+            data = json.loads(text, parse_constant=_refuse_constant,
                               parse_float=_finite_float, object_pairs_hook=_unique_keys)
         except RecursionError:
             raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",

@@ -9,7 +9,7 @@ refused only after the whole body had crossed the network.
 Under ``wharf api`` (gunicorn) two pieces move that moment to the first read:
 
 - :func:`defer_100_continue`, gunicorn's ``pre_request`` hook (installed by ``wharf api``
-  and by api/gunicorn_conf.py), takes the request's "send 100 Continue" flag away from
+  and by wharfd/gunicorn_conf.py), takes the request's "send 100 Continue" flag away from
   gunicorn;
 - :class:`ExpectContinue`, the WSGI wrapper in ``wharfd.wsgi``, sends ``100 Continue`` on
   the first read of ``wsgi.input``. If the application answers without reading the body, no

@@ -124,6 +124,12 @@ def _bad_bodies(ep: Endpoint):
     yield "deep nesting", b'{"name": ' + b"[" * 50000 + b"]" * 50000 + b"}"
     yield "deep object", b'{"a":' * 50000 + b"1" + b"}" * 50000
     yield "lone surrogate key", raw[:-1] + b', "\\ud800": 1}'
+    # The same surrogate as raw UTF-8 bytes (not an escape): json.loads(bytes) would let it
+    # through as a lone surrogate, and msgspec failed on it with a 500.
+    yield "utf-8 encoded surrogate key", raw[:-1] + b', "\xed\xa0\x80": 1}'
+    for field in [k for k, v in valid.items() if isinstance(v, str)][:1]:
+        yield f"utf-8 encoded surrogate in {field}", json.dumps(
+            {**valid, field: "SURROGATE"}).encode().replace(b"SURROGATE", b"a\xed\xb0\x80")
 
 
 def _send(client, ep: Endpoint, payload, headers=None):

@@ -404,7 +404,7 @@ def test_serve_end_to_end_then_sigterm(tmp_path, spawn):
     assert (tmp_path / "data" / "wharf.db").is_file()
 
 
-# --- wharf api (gunicorn with the packaged api/gunicorn_conf.py) ------------------------------
+# --- wharf api (gunicorn with the packaged wharfd/gunicorn_conf.py) ------------------------------
 
 def test_api_under_gunicorn_serves_and_stops_on_sigterm(tmp_path, spawn):
     """Run outside the repository (cwd is a temp dir, no WHARF_GUNICORN_CONF): the packaged

@@ -496,6 +496,56 @@ def test_recovery_requeues_expired_leases_and_fails_exhausted_ones(world, compon
     assert count(db, Node) == 1
 
 
+def test_operations_and_attempts_written_by_older_versions_still_read(world, components, db):
+    """Rows written before the operation kinds were typed: a lost attempt's error without a
+    message (what recovery wrote) and a purge result from before nested batches. Reading
+    them answered 500 once responses were typed."""
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id, name="Old").json
+    with db.write() as s:
+        s.execute(update(Operation).where(Operation.id == op["id"]).values(
+            status="failed", error={"code": "lease_expired", "retryable": False}))
+        s.add(OperationAttempt(operation_id=op["id"], number=9, worker_id="dead",
+                               finished_at=utcnow(), outcome="lost",
+                               error={"code": "lease_expired", "retryable": True}))
+        purge = Operation(kind="purge_trash", actor_id=alice.user_id, max_attempts=5,
+                          scope_id=alice.personal_space_id, status="completed",
+                          payload={"batch_id": "b" * 32}, request_fingerprint="x",
+                          result={"batch_id": "b" * 32, "nodes_deleted": 2,
+                                  "resources_deleted": 1, "objects_queued": 0})
+        s.add(purge)
+        s.flush()
+        purge_id = purge.id
+    r = alice.get(f"/api/operations/{op['id']}")
+    assert r.status_code == 200 and r.json["error"]["code"] == "lease_expired"
+    r = alice.get(f"/api/operations/{op['id']}/attempts")
+    assert r.status_code == 200
+    assert [a["error"]["code"] for a in r.json["items"] if a["outcome"] == "lost"] \
+        == ["lease_expired"]
+    r = alice.get(f"/api/operations/{purge_id}")
+    assert r.status_code == 200, r.text
+    assert r.json["result"]["nodes_deleted"] == 2
+    assert r.json["result"]["batches_deleted"] == 1
+    assert r.json["result"]["nested_batch_ids"] == []
+    assert alice.get("/api/operations").status_code == 200
+
+
+def test_a_lost_attempt_says_why(world, components, db):
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id, name="L").json
+    components.dispatcher.flush()
+    components.broker.flush_all()
+    with db.write() as s:
+        s.execute(update(Operation).where(Operation.id == op["id"]).values(
+            status="running", attempts=5, max_attempts=5, lease_owner="dead",
+            lease_expires_at=utcnow().replace(year=2000)))
+        s.add(OperationAttempt(operation_id=op["id"], number=5, worker_id="dead"))
+    recovery.recover(db, components.dispatcher.send, grace_seconds=0)
+    items = alice.get(f"/api/operations/{op['id']}/attempts").json["items"]
+    assert items[-1]["outcome"] == "lost"
+    assert items[-1]["error"]["message"] == recovery.LOST_ATTEMPT
+
+
 # --- units ---------------------------------------------------------------------------
 
 def test_unit_changesets_follow_resource_access(world, worker):

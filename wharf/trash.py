@@ -31,6 +31,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
+from storage.enums import OperationStatus
 from storage.models import (BlobResource, LinkSharing, Node, NodeGrant, Operation, RecentOpen,
                             Resource, Space, TrashBatch, UnitResource)
 from storage.results import rowcount
@@ -132,7 +133,7 @@ def enclosing_batch_id(s: Session, batch: TrashBatch) -> str | None:
 def _purge_pending(s: Session, batch: TrashBatch) -> str | None:
     for op_id, stored in s.execute(select(Operation.id, Operation.payload).where(
             Operation.kind == KIND, Operation.scope_id == batch.space_id,
-            Operation.status.in_(("pending", "running")))):
+            Operation.status.in_((OperationStatus.PENDING, OperationStatus.RUNNING)))):
         if isinstance(stored, dict) and stored.get("batch_id") == batch.id:
             return str(op_id)
     return None

@@ -170,7 +170,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_api(args: argparse.Namespace) -> int:
-    """Production API: gunicorn with the packaged settings (api/gunicorn_conf.py) or the
+    """Production API: gunicorn with the packaged settings (wharfd/gunicorn_conf.py) or the
     file named by WHARF_GUNICORN_CONF."""
     settings = _settings(args)
     from importlib.util import find_spec
@@ -183,7 +183,7 @@ def cmd_api(args: argparse.Namespace) -> int:
         if not os.path.isfile(conf):
             raise ConfigError(f"WHARF_GUNICORN_CONF={conf!r}: no such file")
     else:
-        spec = find_spec("api.gunicorn_conf")
+        spec = find_spec("wharfd.gunicorn_conf")
         assert spec is not None and spec.origin is not None  # packaged with Wharf
         conf = spec.origin
     argv += ["--config", conf]
@@ -320,7 +320,7 @@ def cmd_deletion_jobs(args: argparse.Namespace) -> int:
     return 1 if jobs else 0
 
 
-WSGI_APP = "wharfd.wsgi:application"  # gunicorn's app (also in api/gunicorn_conf.py)
+WSGI_APP = "wharfd.wsgi:application"  # gunicorn's app (also in wharfd/gunicorn_conf.py)
 METRICS_PORT_HELP = ("serve /metrics and /healthz on this port (overrides WHARF_METRICS_PORT; "
                      "0 picks a free port)")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL")

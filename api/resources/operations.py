@@ -39,7 +39,7 @@ from wharf import nodes, resources, units
 from wharf.access import Access
 from wharf.clock import iso
 from wharf.errors import ValidationFailed
-from wharf.operations.kinds import RESULTS, OperationError
+from wharf.operations.kinds import read_error, read_result
 from wharf.operations.service import DONE, Operations, Submission
 
 RETRY_AFTER = "1"
@@ -53,19 +53,15 @@ def _ts(value: Any) -> str:
     return out
 
 
-def _error(stored: dict[str, Any] | None) -> OperationError | None:
-    return None if stored is None else msgspec.convert(stored, OperationError)
-
-
 def operation_body(op: OperationRow) -> Operation:
     """The operation as its kind's Struct, the stored result typed by the kind."""
-    result = None if op.result is None else msgspec.convert(op.result, RESULTS[op.kind])
+    result = read_result(op.kind, op.result)
     shape: Any = OPERATION_TYPES[op.kind]
     body: Operation = shape(
         id=op.id, status=OperationStatus(op.status), done=op.status in DONE,
         attempts=op.attempts, max_attempts=op.max_attempts, created_at=_ts(op.created_at),
         updated_at=_ts(op.updated_at), completed_at=iso(op.completed_at),
-        next_attempt_at=iso(op.next_attempt_at), error=_error(op.error), result=result)
+        next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error), result=result)
     return body
 
 
@@ -153,7 +149,7 @@ class OperationAttempts:
                 number=a.number, worker_id=a.worker_id, started_at=_ts(a.started_at),
                 finished_at=iso(a.finished_at),
                 outcome=AttemptOutcome(a.outcome) if a.outcome else None,
-                error=_error(a.error)) for a in rows])
+                error=read_error(a.error)) for a in rows])
 
 
 class OperationListing:

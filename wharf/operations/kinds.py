@@ -81,7 +81,7 @@ class PurgeTrashResult(_Shape, frozen=True):
     nested_batch_ids: list[str]
 
 
-# --- create_blob_resource (wharf/blobs.py) ---------------------------------------------
+# --- create_blob_resource (wharf/blobs/) ---------------------------------------------
 
 class CreateBlobResourcePayload(_Shape, frozen=True):
     """The verified upload to publish: the session's reserved ids and its object."""
@@ -104,7 +104,7 @@ class CreateBlobResourceResult(_Shape, frozen=True):
     resource_id: str
 
 
-# --- replace_blob_content (wharf/blobs.py) ---------------------------------------------
+# --- replace_blob_content (wharf/blobs/) ---------------------------------------------
 
 class ReplaceBlobContentPayload(_Shape, frozen=True):
     """The staged object that replaces a blob's content if ``if_match`` still holds."""
@@ -162,6 +162,30 @@ def payload(op: Operation, shape: type[S]) -> S:
 def result(op: Operation, shape: type[S]) -> S | None:
     """The operation's stored result as ``shape``; None while it has none."""
     return None if op.result is None else msgspec.convert(op.result, shape)
+
+
+#: Fields a kind's result gained after rows were written: read older rows with these.
+_RESULT_BACKFILL: dict[str, dict[str, Any]] = {
+    # before nested trash batches, a purge deleted exactly its own batch
+    PURGE_TRASH: {"batches_deleted": 1, "nested_batch_ids": []},
+}
+#: What an error stored without a field reads as (the recovery sweep once wrote a lost
+#: attempt's error as only ``{"code": "lease_expired", "retryable": true}``).
+_ERROR_BACKFILL: dict[str, Any] = {"code": "internal_error", "message": "", "retryable": False}
+
+
+def read_result(kind: str, stored: dict[str, Any] | None) -> msgspec.Struct | None:
+    """A stored result as its kind's Struct, older rows included."""
+    if stored is None:
+        return None
+    return msgspec.convert({**_RESULT_BACKFILL.get(kind, {}), **stored}, RESULTS[kind])
+
+
+def read_error(stored: dict[str, Any] | None) -> OperationError | None:
+    """A stored operation or attempt error, older rows included."""
+    if stored is None:
+        return None
+    return msgspec.convert({**_ERROR_BACKFILL, **stored}, OperationError)
 
 
 def to_json(value: msgspec.Struct | dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.operations")
+#: The error of an attempt whose worker stopped answering (its lease expired).
+LOST_ATTEMPT = "the worker stopped responding; its lease expired"
 
 Send = Callable[[OutboxMessage], None]
 
@@ -93,7 +95,8 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     OperationAttempt.operation_id == op_id,
                     OperationAttempt.finished_at.is_(None)).values(
                     finished_at=now, outcome="lost",
-                    error={"code": "lease_expired", "retryable": True}))
+                    error={"code": "lease_expired", "retryable": True,
+                           "message": LOST_ATTEMPT}))
                 report.expired += 1
                 op = s.get(Operation, op_id, populate_existing=True)
                 if op is None:  # updated just above, in this transaction
