@@ -4,11 +4,12 @@ Each setting is declared once, as a field of :class:`Settings`: its type, its de
 and a :func:`setting` annotation (``msgspec.Meta``: bounds, the README description). Parsing,
 the bounds checked, the error messages and the README's settings table all derive from it
 (``python -m wharf.config`` prints the table; ``tests/test_settings.py`` checks the README
-against it). ``msgspec.Meta`` rather than pydantic-settings: msgspec is the library of the
-wire contract (one vocabulary for bounds and descriptions), pydantic-settings is not a
-dependency, and its multi-line ``ValidationError`` would have to be mapped back to the one
-line per variable that the CLI prints (exit status 2) and the tests match. Reading a value
-from its string stays here, with the exact messages.
+against it). ``msgspec.Meta`` is used as the declaration only (bounds and description in
+the vocabulary of the wire contract); it does not parse. The parsing is this module's own
+small readers (``_int``, ``_float``, ...), because each must answer one exact line per
+variable (the CLI prints it and exits with status 2; the tests match it), which neither
+msgspec's nor pydantic-settings' multi-line validation errors give without being mapped
+back; pydantic-settings would also be one more dependency for the same declarations.
 
 Every value is validated at start; a bad value raises :class:`ConfigError` naming the
 variable and what was expected, so an operator sees one clear line instead of a trace.
