@@ -12,7 +12,6 @@ import falcon
 
 from wharf.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
 
-
 MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
 
 

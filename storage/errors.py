@@ -18,7 +18,8 @@ error, that you can do something about:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class StorageError(Exception):

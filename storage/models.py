@@ -2,15 +2,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
-from sqlalchemy import (JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Table,
-                        Text, UniqueConstraint, text)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from storage.types import UTCDateTime
 from storage.clock import utcnow
 from storage.ids import new_id
+from storage.types import UTCDateTime
 
 ID = String(32)
 
@@ -62,9 +73,9 @@ class ApiToken(Base):
     secret_hash: Mapped[str] = mapped_column(String(64))
     scopes: Mapped[str] = mapped_column(String(64))  # space-separated: "read write"
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime, index=True)
-    revoked_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    last_used_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class AuthThrottle(Base):
@@ -120,10 +131,10 @@ class Node(Base):
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id"))
-    parent_id: Mapped[Optional[str]] = mapped_column(ID, ForeignKey("nodes.id"))
+    parent_id: Mapped[str | None] = mapped_column(ID, ForeignKey("nodes.id"))
     name: Mapped[str] = mapped_column(String(255))
     created_by: Mapped[str] = mapped_column(ID, ForeignKey("users.id"))
-    trash_batch_id: Mapped[Optional[str]] = mapped_column(ID)
+    trash_batch_id: Mapped[str | None] = mapped_column(ID)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -156,15 +167,15 @@ class AuditLog(Base):
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     actor_type: Mapped[str] = mapped_column(String(16))  # user | system | anonymous
-    actor_id: Mapped[Optional[str]] = mapped_column(String(64))
+    actor_id: Mapped[str | None] = mapped_column(String(64))
     action: Mapped[str] = mapped_column(String(64))
     target_type: Mapped[str] = mapped_column(String(32))
-    target_id: Mapped[Optional[str]] = mapped_column(String(64))
-    space_id: Mapped[Optional[str]] = mapped_column(ID)
-    request_id: Mapped[Optional[str]] = mapped_column(String(128))
-    client_ip: Mapped[Optional[str]] = mapped_column(String(64))
-    user_agent: Mapped[Optional[str]] = mapped_column(String(512))
-    details: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    target_id: Mapped[str | None] = mapped_column(String(64))
+    space_id: Mapped[str | None] = mapped_column(ID)
+    request_id: Mapped[str | None] = mapped_column(String(128))
+    client_ip: Mapped[str | None] = mapped_column(String(64))
+    user_agent: Mapped[str | None] = mapped_column(String(512))
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 # --- the operations engine ------------------------------------------------------------
@@ -186,21 +197,21 @@ class Operation(Base):
     kind: Mapped[str] = mapped_column(String(40))
     status: Mapped[str] = mapped_column(String(16))  # pending | running | completed | failed
     actor_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
-    scope_id: Mapped[Optional[str]] = mapped_column(ID)
-    idempotency_key: Mapped[Optional[str]] = mapped_column(String(200))
+    scope_id: Mapped[str | None] = mapped_column(ID)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
     request_fingerprint: Mapped[str] = mapped_column(String(64))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
-    result: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
-    error: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     max_attempts: Mapped[int] = mapped_column(Integer)
-    lease_owner: Mapped[Optional[str]] = mapped_column(String(128))
-    lease_expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    next_attempt_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    completed_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    key_expires_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    key_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class OperationAttempt(Base):
@@ -214,9 +225,9 @@ class OperationAttempt(Base):
     number: Mapped[int] = mapped_column(Integer)
     worker_id: Mapped[str] = mapped_column(String(128))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    finished_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    outcome: Mapped[Optional[str]] = mapped_column(String(16))  # completed|failed|retry|lost
-    error: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str | None] = mapped_column(String(16))  # completed|failed|retry|lost
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class OutboxMessage(Base):
@@ -229,10 +240,10 @@ class OutboxMessage(Base):
     actor_name: Mapped[str] = mapped_column(String(64))
     queue_name: Mapped[str] = mapped_column(String(64))
     # The id handed to the actor: an operation id, or an object deletion job id.
-    subject_id: Mapped[Optional[str]] = mapped_column(ID)
+    subject_id: Mapped[str | None] = mapped_column(ID)
     delay_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    dispatched_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     send_attempts: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -268,10 +279,10 @@ class BlobUploadSession(Base):
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     actor_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
-    idempotency_key: Mapped[Optional[str]] = mapped_column(String(200))
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
     request_fingerprint: Mapped[str] = mapped_column(String(64))
     space_id: Mapped[str] = mapped_column(ID)
-    parent_id: Mapped[Optional[str]] = mapped_column(ID)
+    parent_id: Mapped[str | None] = mapped_column(ID)
     filename: Mapped[str] = mapped_column(String(255))
     declared_size: Mapped[int] = mapped_column(BigInteger)
     # waiting_for_upload | uploaded | verifying | completed | failed | expired | aborted
@@ -279,12 +290,12 @@ class BlobUploadSession(Base):
     node_id: Mapped[str] = mapped_column(ID)
     resource_id: Mapped[str] = mapped_column(ID)
     object_key: Mapped[str] = mapped_column(String(255), unique=True)
-    received_size: Mapped[Optional[int]] = mapped_column(BigInteger)
-    sha256: Mapped[Optional[str]] = mapped_column(String(64))
-    mime_type: Mapped[Optional[str]] = mapped_column(String(255))
-    object_etag: Mapped[Optional[str]] = mapped_column(String(128))
-    operation_id: Mapped[Optional[str]] = mapped_column(ID)
-    error_code: Mapped[Optional[str]] = mapped_column(String(64))
+    received_size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    mime_type: Mapped[str | None] = mapped_column(String(255))
+    object_etag: Mapped[str | None] = mapped_column(String(128))
+    operation_id: Mapped[str | None] = mapped_column(ID)
+    error_code: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -305,8 +316,8 @@ class ObjectDeletionJob(Base):
     reason: Mapped[str] = mapped_column(String(64))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    last_error: Mapped[Optional[str]] = mapped_column(Text)
-    last_attempt_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -328,10 +339,10 @@ class ScheduleTick(Base):
     status: Mapped[str] = mapped_column(String(16))  # enqueued|running|done|failed|skipped
     scheduler_id: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    started_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    finished_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    counts: Mapped[Optional[dict[str, Any]]] = mapped_column(JSON)
-    error: Mapped[Optional[str]] = mapped_column(Text)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    counts: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
 
 
 # --- sharing, trash, recent -----------------------------------------------------------

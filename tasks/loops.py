@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger("wharf.loops")
 
@@ -28,7 +28,7 @@ class Periodic:
             except Exception:
                 log.warning("%s failed; will run again", self.name, exc_info=True)
 
-    def start(self) -> "Periodic":
+    def start(self) -> Periodic:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         self._thread.start()
         return self

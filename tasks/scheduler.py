@@ -6,7 +6,8 @@ import os
 import signal
 import socket
 import threading
-from typing import TYPE_CHECKING, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from tasks.loops import Periodic
 from wharf.clock import utcnow

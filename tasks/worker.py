@@ -20,8 +20,9 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.context import SpawnProcess
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from wharf.config import Settings
 

@@ -7,8 +7,17 @@ import pytest
 
 import wharf.audit
 from storage.models import AuditLog
-from tests.support.foundation import (PASSWORD, add_member, audit_rows, bearer, is_problem,
-                                      make_node, make_token, row_counts, team_space)
+from tests.support.foundation import (
+    PASSWORD,
+    add_member,
+    audit_rows,
+    bearer,
+    is_problem,
+    make_node,
+    make_token,
+    row_counts,
+    team_space,
+)
 
 UA = "wharf-tests/1.0 (audit)"
 _seq = itertools.count()

@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 
-from tests.support.foundation import (PASSWORD, add_member, is_problem, make_node,
-                                      make_token, row_counts, team_space)
+from tests.support.foundation import (
+    PASSWORD,
+    add_member,
+    is_problem,
+    make_node,
+    make_token,
+    row_counts,
+    team_space,
+)
 
 
 @dataclass
@@ -212,7 +219,7 @@ GARBAGE_IDS = ["nope", "0" * 31, "0" * 33, "F" * 32, "g" * 32, "%00", "%2e%2e", 
 
 
 def test_unknown_foreign_and_garbage_ids(world, db):
-    alice, bob, carol, space, node, target, bobs = _setup(world)
+    alice, bob, carol, space, _node, _target, bobs = _setup(world)
     bob_space = team_space(bob, "Bob's team")
     bob_token = make_token(bob)
     unknown = "0" * 32
@@ -258,7 +265,7 @@ def test_unknown_foreign_and_garbage_ids(world, db):
 
 
 def test_foreign_ids_inside_bodies(world, db):
-    alice, bob, carol, space, node, target, bobs = _setup(world)
+    alice, bob, _carol, space, node, _target, bobs = _setup(world)
     bob_space = team_space(bob, "Bob's team")
     before = row_counts(db)
     cases = [
@@ -335,7 +342,7 @@ def test_duplicate_keys_are_refused_and_change_nothing(world, db):
     assert r.status_code == 400 and is_problem(r), r.text
     assert r.json["code"] == "malformed_json" and "duplicate key 'role'" in r.json["detail"]
     r = alice.request("POST", "/api/nodes", headers={"Content-Type": "application/json"},
-                      body='{"space_id": "%s", "name": "a", "x": {"k": 1, "k": 2}}' % team["id"])
+                      body='{{"space_id": "{}", "name": "a", "x": {{"k": 1, "k": 2}}}}'.format(team["id"]))
     assert r.status_code == 400 and r.json["code"] == "malformed_json"
     members = alice.get(f"/api/spaces/{team['id']}/members").json["items"]
     assert [m["role"] for m in members if m["user_id"] == bob.user_id] == ["viewer"]

@@ -7,7 +7,6 @@ import hashlib
 import io
 import os
 import struct
-import threading
 import uuid
 import zipfile
 import zlib
@@ -16,12 +15,11 @@ import dramatiq
 import pytest
 from sqlalchemy import func, select
 
-from storage.blobstore import BlobStoreUnavailable, FileBlobStore, ObjectInfo
-from storage.models import (BlobResource, BlobUploadSession, Node, ObjectDeletionJob,
-                            Operation)
-from wharfd.runtime import Components
+from storage.blobstore import BlobStoreUnavailable, FileBlobStore
+from storage.models import BlobResource, BlobUploadSession, Node, ObjectDeletionJob, Operation
 from tests.conftest import World
 from wharf import deletion
+from wharfd.runtime import Components
 
 MiB = 1024 * 1024
 
@@ -109,7 +107,7 @@ def upload(client, space_id, data: bytes, filename="file.bin"):
 def test_byte_exact_round_trip(env, size):
     alice = env.world.user("alice")
     data = os.urandom(size)
-    sess, op = upload(alice, alice.personal_space_id, data, "data.bin")
+    _sess, op = upload(alice, alice.personal_space_id, data, "data.bin")
     assert op["status"] == "completed", op
     rid = op["result"]["resource_id"]
     r = alice.get(f"/api/blob-resources/{rid}/content")
@@ -456,7 +454,7 @@ def test_reservation_deletes_an_upload_that_was_never_claimed(env):
 
     from wharf.clock import utcnow
     alice = env.world.user("alice")
-    _, op = upload(alice, alice.personal_space_id, b"old")
+    _, _op = upload(alice, alice.personal_space_id, b"old")
     key_ = "objects/" + uuid.uuid4().hex
     with env.db.write() as s:
         deletion.schedule(s, key_, "upload_reservation",

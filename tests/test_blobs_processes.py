@@ -30,6 +30,7 @@ import hashlib
 import http.client
 import json
 import random
+import socket
 import subprocess
 import threading
 import time
@@ -40,9 +41,14 @@ import pytest
 from sqlalchemy import text
 
 from tests.support import services
-from tests.support.processes import (ProcessCluster, one_test, redis_namespace,
-                                     throwaway_databases, wait_until)
 from tests.support.faultproxy import FaultProxy
+from tests.support.processes import (
+    ProcessCluster,
+    one_test,
+    redis_namespace,
+    throwaway_databases,
+    wait_until,
+)
 from tests.support.s3 import MotoServer, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
@@ -608,7 +614,7 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
 
 
 def _expect_continue(api: Api, method: str, path: str, size: int,
-                     headers: dict[str, str]) -> tuple[str, "socket.socket"]:
+                     headers: dict[str, str]) -> tuple[str, socket.socket]:
     """Send only the headers (``Expect: 100-continue``) and return the first status line the
     server answers with, before any body byte is sent."""
     import socket

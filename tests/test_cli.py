@@ -429,7 +429,7 @@ def test_api_under_gunicorn_serves_and_stops_on_sigterm(tmp_path, spawn):
     assert r.json()["status"] == "ok" and r.headers["x-request-id"] == "probe-1"
     assert requests.get(base + "/healthz", timeout=10).json() == {"status": "ok"}
     api.wait_for(r'"GET /healthz HTTP/1.1" 200 .* rid=', timeout=10)  # access log
-    code, took = api.terminate(timeout=40)
+    code, _took = api.terminate(timeout=40)
     assert code == 0, api.output
     assert api.group_empty(), api.output
 
@@ -459,7 +459,7 @@ def test_api_long_poll_default_holds_with_an_operators_own_gunicorn_conf(tmp_pat
                                       str(conf)])
     _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
     assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "3"
-    monkeypatch.setattr(sys, "argv", sys.argv + ["--threads", "10"])
+    monkeypatch.setattr(sys, "argv", [*sys.argv, "--threads", "10"])
     monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "2")  # the operator's own value stays
     _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
     assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "2"

@@ -13,7 +13,6 @@ from storage.models import ObjectDeletionJob
 from wharf import deletion
 from wharf.clock import utcnow
 from wharf.retention.runner import run_tick
-from wharf.retention.schedule import Scheduler
 from wharf.retention.sweeps import SweepContext
 
 
@@ -39,10 +38,10 @@ def test_sweeps_lists_last_and_next_run(settings, db, components):
     run_tick(ctx, tick_id, plan)
     out = wharf(settings, "sweeps")
     assert out.returncode == 0, out.stderr
-    line = next(l for l in out.stdout.splitlines() if l.startswith("delete_expired_credentials"))
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("delete_expired_credentials"))
     assert " done " in line and '"login_sessions": 0' in line
     assert " every 60s " in line  # WHARF_SWEEP_INTERVAL is a period, shown as one
-    never = next(l for l in out.stdout.splitlines() if l.startswith("purge_old_trash"))
+    never = next(ln for ln in out.stdout.splitlines() if ln.startswith("purge_old_trash"))
     assert " - " in never  # enqueued but not run yet: no last run
 
 
@@ -56,7 +55,7 @@ def test_deletion_jobs_reports_jobs_failing_for_a_day(settings, db):
                           last_error="AccessDenied"))
     out = wharf(settings, "deletion-jobs")
     assert out.returncode == 1
-    jobs = [json.loads(l) for l in out.stdout.splitlines()]
+    jobs = [json.loads(ln) for ln in out.stdout.splitlines()]
     assert [j["object_key"] for j in jobs] == ["objects/stuck"]
     assert jobs[0]["attempts"] == 12 and jobs[0]["last_error"] == "AccessDenied"
     assert wharf(settings, "deletion-jobs", "--failing-for", str(3 * 86400)).returncode == 0

@@ -15,8 +15,16 @@ from api.app import create_app
 from storage.db import Database
 from storage.models import AuthThrottle
 from tests.support.client import ApiClient
-from tests.support.foundation import (PASSWORD, add_member, assert_problem, audit_rows, bearer,
-                                      make_token, row_counts, team_space)
+from tests.support.foundation import (
+    PASSWORD,
+    add_member,
+    assert_problem,
+    audit_rows,
+    bearer,
+    make_token,
+    row_counts,
+    team_space,
+)
 from wharf.clock import utcnow
 from wharf.config import ConfigError, Settings
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from storage.blobstore import FileBlobStore
@@ -274,8 +276,7 @@ def test_hostile_content_type_on_json_posts(site):
     @given(ctype=hv(content_types))
     def run(ctype):
         before = count(site.db, Node)
-        body = ('{"space_id": "%s", "name": "%s"}'
-                % (space, uuid.uuid4().hex)).encode()
+        body = (f'{{"space_id": "{space}", "name": "{uuid.uuid4().hex}"}}').encode()
         r = alice.request("POST", "/api/nodes", body=body, headers={"Content-Type": ctype})
         check(r, 201)
         assert count(site.db, Node) == before + (r.status_code == 201)
@@ -305,8 +306,7 @@ def test_content_length_mismatches_on_json_posts(site):
     @given(length=hv(lengths))
     def run(length):
         before = count(site.db, Node)
-        body = ('{"space_id": "%s", "name": "%s"}'
-                % (space, uuid.uuid4().hex)).encode()
+        body = (f'{{"space_id": "{space}", "name": "{uuid.uuid4().hex}"}}').encode()
         r = alice.request("POST", "/api/nodes", body=body,
                           headers={"Content-Type": "application/json", "Content-Length": length})
         check(r, 201)

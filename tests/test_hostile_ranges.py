@@ -11,7 +11,9 @@ import re
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from storage.blobstore import FileBlobStore
 from tests.test_blobs import Env, upload

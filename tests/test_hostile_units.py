@@ -12,7 +12,9 @@ import time
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from sqlalchemy import select, update
 
 from storage.unitstore import UnitRow
@@ -111,7 +113,7 @@ def _nest(levels: int, leaf=1):
 def test_nesting_over_several_changesets_stops_at_the_depth_limit(world, worker):
     alice, unit_id = _unit(world, worker)
     path, refused = "/body/a", None
-    for step in range(12):  # 12 x 50 levels would reach ~600
+    for _step in range(12):  # 12 x 50 levels would reach ~600
         r = _post(alice, unit_id, [{"op": "add", "path": path, "value": _nest(50)}])
         if r.status_code != 200:
             refused = r
@@ -300,9 +302,10 @@ def small_settings(tmp_path, database_url, unitstore_url):
 
 @pytest.fixture
 def small_world(small_settings, db):
-    from wharfd.runtime import Components
     import dramatiq
+
     from tests.conftest import World
+    from wharfd.runtime import Components
     comps = Components(small_settings, db=db)
     w = dramatiq.Worker(comps.broker, worker_threads=1, worker_timeout=50)
     w.start()

@@ -11,9 +11,16 @@ from sqlalchemy import select
 from api.app import create_app
 from storage.models import ApiToken, LoginSession
 from tests.support.client import ApiClient
-from tests.support.foundation import (PASSWORD, assert_problem, bearer, make_token,
-                                      password_hash, row_counts, set_password_hash,
-                                      table_values)
+from tests.support.foundation import (
+    PASSWORD,
+    assert_problem,
+    bearer,
+    make_token,
+    password_hash,
+    row_counts,
+    set_password_hash,
+    table_values,
+)
 from wharf.clock import utcnow
 
 
@@ -287,7 +294,7 @@ def test_token_is_shown_once_and_never_stored(world, db):
     assert make_token(alice, name="forever")["expires_at"] is None
     listed = alice.get("/api/api-tokens")
     assert listed.status_code == 200
-    assert [t["id"] for t in listed.json["items"]][0] == created["id"]
+    assert next(t["id"] for t in listed.json["items"]) == created["id"]
     assert all("token" not in t for t in listed.json["items"])
     secret = raw[len(f"wharf_{created['prefix']}_"):]
     assert len(secret) >= 32

@@ -7,8 +7,16 @@ import dramatiq
 import pytest
 from sqlalchemy import func, select
 
-from storage.models import (BlobResource, Node, NodeGrant, Operation, RecentOpen, Resource,
-                            TrashBatch, UnitResource)
+from storage.models import (
+    BlobResource,
+    Node,
+    NodeGrant,
+    Operation,
+    RecentOpen,
+    Resource,
+    TrashBatch,
+    UnitResource,
+)
 from wharf import deletion, trash
 
 

@@ -347,8 +347,8 @@ def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_pa
     check still hanging is not started again."""
     import time
 
-    from wharfd.runtime import Components
     from wharf import metrics
+    from wharfd.runtime import Components
     monkeypatch.setattr(metrics, "CHECK_BUDGET", 1.0)
     silent = SilentServer()
     port = silent.url.rsplit(":", 1)[1]

@@ -17,12 +17,12 @@ from sqlalchemy import func, select, update
 
 from storage.models import Node, Operation, OperationAttempt, OutboxMessage, Resource, UnitResource
 from storage.unitstore import UnitConflict
-from wharfd.runtime import Components
 from tests.conftest import World
 from tests.support.client import ApiClient
 from wharf.clock import utcnow
 from wharf.errors import TransientFailure
 from wharf.operations import recovery
+from wharfd.runtime import Components
 
 
 def key() -> str:
@@ -205,7 +205,7 @@ def _components_with(settings, db, failures, after_effect=False):
 
 def test_transient_unitstore_failures_back_off_then_complete(settings, db):
     transient = TransientFailure("unit store down", code="unitstore_unavailable")
-    real, comps, flaky = _components_with(settings, db, [transient, transient])
+    real, comps, _flaky = _components_with(settings, db, [transient, transient])
     world = World(comps.api_app())
     alice = world.user("alice")
     w = start_worker(comps.broker)
@@ -225,7 +225,7 @@ def test_transient_unitstore_failures_back_off_then_complete(settings, db):
 
 def test_permanent_unitstore_failure_fails_without_rows_or_leftover_unit(settings, db):
     conflict = UnitConflict("unit exists with another type")
-    real, comps, flaky = _components_with(settings, db, [conflict], after_effect=True)
+    real, comps, _flaky = _components_with(settings, db, [conflict], after_effect=True)
     world = World(comps.api_app())
     alice = world.user("alice")
     w = start_worker(comps.broker)
@@ -246,7 +246,7 @@ def test_permanent_unitstore_failure_fails_without_rows_or_leftover_unit(setting
 def test_exhausted_retries_fail_and_leave_no_unit(settings, db):
     settings = settings.replace(operation_max_attempts=3)
     failure = TransientFailure("unit store down", code="unitstore_unavailable")
-    real, comps, flaky = _components_with(settings, db, [failure] * 10, after_effect=True)
+    real, comps, _flaky = _components_with(settings, db, [failure] * 10, after_effect=True)
     world = World(comps.api_app())
     alice = world.user("alice")
     w = start_worker(comps.broker)

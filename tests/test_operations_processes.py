@@ -31,8 +31,13 @@ import pytest
 from sqlalchemy import text
 
 from tests.support import services
-from tests.support.processes import (ProcessCluster, one_test, redis_namespace,
-                                     throwaway_databases, wait_until)
+from tests.support.processes import (
+    ProcessCluster,
+    one_test,
+    redis_namespace,
+    throwaway_databases,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -71,8 +76,8 @@ class Cluster(ProcessCluster):
 
     def api(self, **env):
         """An ApiClient on a ``Components`` API app (Redis broker, Redis notices)."""
-        from wharfd.runtime import Components
         from tests.support.client import ApiClient
+        from wharfd.runtime import Components
         comps = Components(self.settings(**env))
         self.components.append(comps)
         return ApiClient(comps.api_app())
@@ -239,7 +244,7 @@ def test_broker_down_at_submit_still_records_and_relays_later(cluster):
     cluster.start_scheduler()  # recovery is a scheduled sweep: always on, like a deployment
     try:
         down = cluster.api(WHARF_BROKER_URL=DEAD_REDIS_URL)
-    except Exception as exc:  # noqa: BLE001 - the brief: report, do not work around
+    except Exception as exc:
         pytest.fail(f"Components() failed with an unreachable Redis: {exc!r}")
     down.cookies = dict(client.cookies)  # the same login session (it lives in the database)
 

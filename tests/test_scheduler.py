@@ -1,6 +1,8 @@
 """The scheduler and the retention sweeps (DESIGN §6)."""
 from __future__ import annotations
 
+import itertools
+import json as jsonlib
 import multiprocessing as mp
 import os
 import signal
@@ -9,15 +11,21 @@ import sys
 import time
 import urllib.request
 import uuid
-import json as jsonlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select, update
 
 from storage.db import Database
-from storage.models import (ApiToken, BlobUploadSession, LoginSession, ObjectDeletionJob,
-                            Operation, OperationAttempt, OutboxMessage, ScheduleTick)
+from storage.models import (
+    ApiToken,
+    BlobUploadSession,
+    LoginSession,
+    ObjectDeletionJob,
+    Operation,
+    OutboxMessage,
+    ScheduleTick,
+)
 from tests.support.s3 import free_port
 from wharf import metrics
 from wharf.clock import utcnow
@@ -25,7 +33,7 @@ from wharf.retention.runner import run_sweep, run_tick
 from wharf.retention.schedule import Schedule, Scheduler, schedules
 from wharf.retention.sweeps import SweepContext
 
-T0 = datetime(2026, 12, 2, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 2, 10, 0, 0, tzinfo=UTC)
 
 
 def _count(db, model, *where):
@@ -43,7 +51,7 @@ def _ticks(sched: Schedule, start: datetime, seconds: int) -> list[datetime]:
     return seen
 
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("period", [45, 90, 172800])
@@ -51,7 +59,7 @@ def test_a_period_ticks_every_period_at_its_multiples_since_the_epoch(period):
     s = Schedule("x", period, timedelta(minutes=10))
     window = 6 * period if period < 3600 else 10 * 86400
     ticks = _ticks(s, T0, window)
-    gaps = {(b - a).total_seconds() for a, b in zip(ticks, ticks[1:])}
+    gaps = {(b - a).total_seconds() for a, b in itertools.pairwise(ticks)}
     assert gaps == {period}  # 45 → 45 s gaps (not 15/45), 90 → 90 s (not 120 s), ...
     assert all((t - EPOCH).total_seconds() % period == 0 for t in ticks)
     assert len(ticks) >= 5
@@ -65,18 +73,18 @@ def test_a_two_day_period_is_not_daily():
     s = Schedule("x", 172800, timedelta(minutes=10))
     # 2026-12-01 is day 20788 since the epoch (even): a tick at 00:00 UTC,
     # the next two days later, none on 12-02.
-    assert (datetime(2026, 12, 1, tzinfo=timezone.utc) - EPOCH).days % 2 == 0
-    assert s.due_tick(T0) == datetime(2026, 12, 1, tzinfo=timezone.utc)
-    assert s.next_tick(T0) == datetime(2026, 12, 3, tzinfo=timezone.utc)
-    assert s.due_tick(datetime(2026, 12, 2, 23, 59, 59, tzinfo=timezone.utc)) == \
-        datetime(2026, 12, 1, tzinfo=timezone.utc)
+    assert (datetime(2026, 12, 1, tzinfo=UTC) - EPOCH).days % 2 == 0
+    assert s.due_tick(T0) == datetime(2026, 12, 1, tzinfo=UTC)
+    assert s.next_tick(T0) == datetime(2026, 12, 3, tzinfo=UTC)
+    assert s.due_tick(datetime(2026, 12, 2, 23, 59, 59, tzinfo=UTC)) == \
+        datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def test_cron_is_used_only_for_a_schedule_written_as_cron():
     s = Schedule("x", None, timedelta(minutes=10), cron="0 3 * * *")
     assert s.spec == "0 3 * * *"
-    assert s.due_tick(T0) == datetime(2026, 12, 2, 3, tzinfo=timezone.utc)
-    assert s.next_tick(T0) == datetime(2026, 12, 3, 3, tzinfo=timezone.utc)
+    assert s.due_tick(T0) == datetime(2026, 12, 2, 3, tzinfo=UTC)
+    assert s.next_tick(T0) == datetime(2026, 12, 3, 3, tzinfo=UTC)
     assert Schedule("y", 45, timedelta(minutes=10)).spec == "every 45s"
     with pytest.raises(ValueError):
         Schedule("z", 45, timedelta(minutes=10), cron="0 3 * * *")
@@ -102,11 +110,11 @@ def test_the_scheduler_enqueues_one_tick_per_period(db, settings, period):
     with db.read() as s:
         rows = list(s.execute(select(ScheduleTick.tick_at, ScheduleTick.status)
                               .order_by(ScheduleTick.tick_at)))
-    ticks = [r[0].replace(tzinfo=timezone.utc) if r[0].tzinfo is None else r[0] for r in rows]
+    ticks = [r[0].replace(tzinfo=UTC) if r[0].tzinfo is None else r[0] for r in rows]
     assert {r[1] for r in rows} == {"done"}
     assert len(ticks) in (6, 7)
     assert all((t - EPOCH).total_seconds() % period == 0 for t in ticks)
-    assert all((b - a).total_seconds() == period for a, b in zip(ticks, ticks[1:]))
+    assert all((b - a).total_seconds() == period for a, b in itertools.pairwise(ticks))
 
 
 def _scheduler_process(url: str, name: str, times: list[str], barrier) -> None:

@@ -70,7 +70,7 @@ class Server:
                    WHARF_HTTP_RECEIVE_TIMEOUT=str(RECEIVE_TIMEOUT),
                    WHARF_LONG_POLL_MAX_WAITERS=str(MAX_WAITERS), **extra_env)
         self.log = open(tmp / "serve.log", "w+")
-        self.proc = subprocess.Popen(WHARF + ["serve"], env=env, cwd=tmp,
+        self.proc = subprocess.Popen([*WHARF, "serve"], env=env, cwd=tmp,
                                      stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
@@ -224,7 +224,7 @@ def drain(sock: socket.socket, deadline: float) -> tuple[int, bool]:
         sock.settimeout(max(0.05, deadline - time.monotonic()))
         try:
             data = sock.recv(1 << 20)
-        except socket.timeout:
+        except TimeoutError:
             break
         except ConnectionResetError:
             return total, True
@@ -315,7 +315,7 @@ class LongPolls:
                 status, headers, op = user.call("GET", f"/api/operations/{op_id}?wait=60",
                                                 timeout=70)
                 self.results.put((time.monotonic() - t0, status, headers, op))
-            except Exception as exc:  # noqa: BLE001 - reported by the test
+            except Exception as exc:
                 self.results.put((time.monotonic() - t0, None, {}, repr(exc)))
 
         self.threads = [threading.Thread(target=poll, daemon=True) for _ in range(count)]
@@ -408,7 +408,7 @@ def test_a_long_poll_limit_that_leaves_no_thread_free_is_a_configuration_error(t
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
     env.update(WHARF_DATA_DIR=str(tmp_path / "data"), WHARF_PORT=str(free_port()),
                WHARF_HTTP_THREADS="4", WHARF_LONG_POLL_MAX_WAITERS="4")
-    result = subprocess.run(WHARF + ["serve"], env=env, cwd=tmp_path, capture_output=True,
+    result = subprocess.run([*WHARF, "serve"], env=env, cwd=tmp_path, capture_output=True,
                             text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode == 2, result
     assert "WHARF_LONG_POLL_MAX_WAITERS=4 must be below WHARF_HTTP_THREADS=4" in result.stderr
@@ -427,7 +427,7 @@ def test_behind_a_tls_proxy_the_forwarded_scheme_and_client_address_reach_the_ap
         proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
                    "Origin": f"https://{here}", "Host": here,
                    "Forwarded": "proto=http"}  # the client's own: not believed
-        status, headers, body = user.call(
+        status, _headers, body = user.call(
             "POST", "/api/nodes", {"space_id": user.space_id, "name": "n"},
             **{"X-Request-Id": "proxied-write"}, **proxied)
         assert status == 201, body

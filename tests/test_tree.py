@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.foundation import (add_member, assert_problem, make_node, row_counts,
-                                      team_space)
-
+from tests.support.foundation import add_member, assert_problem, make_node, row_counts, team_space
 
 # --- spaces ---------------------------------------------------------------------------
 

@@ -19,9 +19,10 @@ import math
 import os
 import re
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Mapping
+from typing import Annotated, Any
 
 from msgspec import Meta
 

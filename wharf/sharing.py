@@ -5,7 +5,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.enums import ShareRole, values
-from storage.models import LinkSharing, NodeGrant, Space, User
+from storage.models import LinkSharing, NodeGrant, User
 from wharf import audit
 from wharf.access import require_share, space_of
 from wharf.clock import utcnow

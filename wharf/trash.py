@@ -24,28 +24,50 @@ link holders can trash and restore but not destroy.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
 from storage.enums import OperationStatus
-from storage.models import (BlobResource, LinkSharing, Node, NodeGrant, Operation, RecentOpen,
-                            Resource, Space, TrashBatch, UnitResource)
+from storage.models import (
+    BlobResource,
+    LinkSharing,
+    Node,
+    NodeGrant,
+    Operation,
+    RecentOpen,
+    Resource,
+    Space,
+    TrashBatch,
+    UnitResource,
+)
 from storage.results import rowcount
 from storage.unitstore import UnitStore
 from wharf import audit, deletion
-from wharf.access import (ancestors, forget_tree, node_access, require_node, require_purge,
-                          require_space)
+from wharf.access import (
+    ancestors,
+    forget_tree,
+    node_access,
+    require_node,
+    require_purge,
+    require_space,
+)
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, NotFound
 from wharf.ids import is_id, new_id
-from wharf.operations.kinds import (PURGE_TRASH, PurgeTrashPayload, PurgeTrashResult, payload,
-                                   to_json)
+from wharf.operations.kinds import (
+    PURGE_TRASH,
+    PurgeTrashPayload,
+    PurgeTrashResult,
+    payload,
+    to_json,
+)
 from wharf.operations.service import Operations, Submission, fingerprint
 from wharf.pagination import decode_cursor, scan_page
 

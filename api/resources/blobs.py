@@ -1,7 +1,8 @@
 """Upload sessions, blob content (ranged reads, downloads) and content replacement."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import falcon
 
@@ -138,7 +139,7 @@ class BlobMeta:
                  auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         with self.db.read() as s:
-            blob, node, access = blobs.blob_for_read(s, req.context.ctx, resource_id)
+            blob, node, _access = blobs.blob_for_read(s, req.context.ctx, resource_id)
             resp.media = BlobResource(
                 resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
                 mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
@@ -189,7 +190,7 @@ class _BlobReader:
 
     def _read(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         with self.db.read() as s:
-            blob, node, access = blobs.blob_for_read(s, req.context.ctx, resource_id)
+            blob, node, _access = blobs.blob_for_read(s, req.context.ctx, resource_id)
             # Cacheable by shared caches only when everyone may read it anyway.
             space_public = blobs.publicly_readable(s, node)
         etag = blobs.etag_header(blob)

@@ -1,7 +1,8 @@
 """Liveness, readiness, dependency details, metrics and the OpenAPI document."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import falcon
 import msgspec

@@ -6,7 +6,7 @@ what a handler returns is what the document declares.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -77,8 +77,8 @@ class ReplaceBlobContentOperation(_Operation, tag=OperationKind.REPLACE_BLOB_CON
         description="Once completed: the blob's new ETag.")]
 
 
-Operation = Union[CreateResourceOperation, PurgeTrashOperation, CreateBlobResourceOperation,
-                  ReplaceBlobContentOperation]
+Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
+             | ReplaceBlobContentOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -201,7 +201,7 @@ class PatchTest(Response, tag_field="op", tag="test"):
 
 
 #: One RFC 6902 operation, keyed by ``op`` (other members are ignored, as the RFC says).
-PatchOperation = Union[PatchAdd, PatchRemove, PatchReplace, PatchMove, PatchCopy, PatchTest]
+PatchOperation = PatchAdd | PatchRemove | PatchReplace | PatchMove | PatchCopy | PatchTest
 
 
 class ChangesetRequest(Request):

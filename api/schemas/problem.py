@@ -22,7 +22,7 @@ class ProblemDetails(Response):
     """Code-specific facts of a problem. The keys below are the ones the server sets (each
     only with the codes that need it); other keys may appear."""
 
-    field: Annotated[str | None | Unset, msgspec.Meta(
+    field: Annotated[str | Unset | None, msgspec.Meta(
         description="validation_failed: the offending field (null: the body itself).")] = UNSET
     errors: Annotated[list[FieldError] | Unset, msgspec.Meta(
         description="validation_failed: up to 10 failures.")] = UNSET

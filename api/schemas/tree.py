@@ -141,4 +141,4 @@ class CreateNodeRequest(Request):
 class UpdateNodeRequest(_Patch):
     __example__: ClassVar[dict[str, object]] = {"name": "Q4 plans"}
     name: NodeName | msgspec.UnsetType = msgspec.UNSET
-    parent_id: IdRef | None | msgspec.UnsetType = msgspec.UNSET
+    parent_id: IdRef | msgspec.UnsetType | None = msgspec.UNSET

@@ -51,8 +51,14 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.benchmarks.harness import (CpuMeter, RssSampler, WharfProcesses,  # noqa: E402
-                                      children, free_port, status_kib)
+from tests.benchmarks.harness import (  # noqa: E402
+    CpuMeter,
+    RssSampler,
+    WharfProcesses,
+    children,
+    free_port,
+    status_kib,
+)
 from tests.benchmarks.harness import log as _log  # noqa: E402
 from tests.support.s3 import MotoServer  # noqa: E402
 
@@ -151,7 +157,7 @@ class WharfApi:
         self.base = f"http://127.0.0.1:{self.port}"
         self.cookie = ""
 
-    def start(self) -> "WharfApi":
+    def start(self) -> WharfApi:
         self.processes.migrate()
         args = ["api", "--port", str(self.port), "--workers", "1"]
         if self.threads:
@@ -227,8 +233,8 @@ def s3_client(endpoint: str, pool: int = 10):
     store = S3BlobStore(BUCKET, endpoint_url=endpoint)
     if pool <= 10:
         return store.client
-    from botocore.config import Config
     import boto3
+    from botocore.config import Config
     return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                         config=store.client.meta.config.merge(
                             Config(max_pool_connections=pool)))
@@ -246,6 +252,7 @@ def empty_bucket(client) -> None:
 def bench_uploads(args, api: WharfApi, space_id: str, client, data: Path, sha: str,
                   moto_pid: int) -> dict:
     from boto3.s3.transfer import TransferConfig
+
     from storage.blobstore import S3BlobStore
     size = args.size_mib * MiB
     transfer = TransferConfig(max_concurrency=args.raw_concurrency)

@@ -485,6 +485,7 @@ class Environment:
     def queue_depth(self) -> int:
         """Messages Redis still holds for Wharf's queue (queued, delayed or unacked)."""
         import redis
+
         from tasks.broker import NAMESPACE
         from wharf.operations.service import QUEUE
         r = redis.Redis.from_url(self.args.redis_url)

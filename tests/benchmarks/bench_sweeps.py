@@ -19,15 +19,15 @@ from datetime import timedelta
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy import create_engine, text
 
-from migrations.prepare import prepare  # noqa: E402
-from storage.db import Database  # noqa: E402
-from storage.models import BlobUploadSession, Space, User  # noqa: E402
-from wharf.clock import utcnow  # noqa: E402
-from wharf.config import Settings  # noqa: E402
-from wharf.retention.runner import run_sweep  # noqa: E402
-from wharf.retention.sweeps import SweepContext  # noqa: E402
+from migrations.prepare import prepare
+from storage.db import Database
+from storage.models import BlobUploadSession, Space, User
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.retention.runner import run_sweep
+from wharf.retention.sweeps import SweepContext
 
 PG = os.environ.get("WHARF_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

@@ -24,14 +24,14 @@ from typing import Annotated, Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import msgspec  # noqa: E402
-import pydantic  # noqa: E402
-from jsonschema import Draft202012Validator  # noqa: E402
+import msgspec
+import pydantic
+from jsonschema import Draft202012Validator
 
-from api import body as hardened  # noqa: E402
-from api.schemas.common import IdRef, Request  # noqa: E402
-from api.schemas.identity import RegisterRequest  # noqa: E402
-from storage.enums import UnitType  # noqa: E402
+from api import body as hardened
+from api.schemas.common import IdRef, Request
+from api.schemas.identity import RegisterRequest
+from storage.enums import UnitType
 
 ID_MAX = 64
 N = 20_000

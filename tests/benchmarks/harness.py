@@ -159,7 +159,7 @@ class CpuMeter:
         return {"wall": self.wall, "capacity": self.wall * (os.cpu_count() or 1),
                 "busy": total, "steal": self.steal, "groups": groups}
 
-    def __enter__(self) -> "CpuMeter":
+    def __enter__(self) -> CpuMeter:
         self.start()
         return self
 
@@ -187,7 +187,7 @@ class RssSampler:
                 return
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         self._thread.start()
         return self
 

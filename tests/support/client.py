@@ -33,7 +33,7 @@ class Contract:
     routes: list[tuple[re.Pattern, str]]
 
     @classmethod
-    def of(cls, spec: dict) -> "Contract":
+    def of(cls, spec: dict) -> Contract:
         registry = Registry().with_resource("urn:wharf", Resource.from_contents(
             {**spec, "$schema": "https://json-schema.org/draft/2020-12/schema"}))
         return cls(spec, registry, [(_template_regex(t), t) for t in spec["paths"]])
@@ -155,5 +155,5 @@ class ApiClient:
     def delete(self, path, **kw):
         return self.request("DELETE", path, **kw)
 
-    def as_anonymous(self) -> "ApiClient":
+    def as_anonymous(self) -> ApiClient:
         return ApiClient(self.client.app)

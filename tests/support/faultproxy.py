@@ -71,7 +71,7 @@ class FaultProxy:
         return f"http://{self.host}:{self.port}"
 
     # -- switching ---------------------------------------------------------------------------
-    def start(self) -> "FaultProxy":
+    def start(self) -> FaultProxy:
         self.allow()
         return self
 
@@ -126,7 +126,7 @@ class FaultProxy:
         while not stop.is_set():
             try:
                 client, _ = listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return

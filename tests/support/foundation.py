@@ -10,8 +10,16 @@ from typing import Any
 from sqlalchemy import func, select, text
 
 from storage.db import Database
-from storage.models import (ApiToken, AuditLog, LoginSession, Node, PasswordCredential,
-                            Space, SpaceMember, User)
+from storage.models import (
+    ApiToken,
+    AuditLog,
+    LoginSession,
+    Node,
+    PasswordCredential,
+    Space,
+    SpaceMember,
+    User,
+)
 from tests.conftest import PASSWORD
 
 COUNTED = {"users": User, "spaces": Space, "nodes": Node, "space_members": SpaceMember,
@@ -61,9 +69,7 @@ def is_problem(r, status: int | None = None, code: str | None = None) -> bool:
         return False
     if status is not None and r.status_code != status:
         return False
-    if code is not None and body["code"] != code:
-        return False
-    return True
+    return not (code is not None and body["code"] != code)
 
 
 def assert_problem(r, status: int, code: str | None = None) -> dict:
@@ -105,6 +111,18 @@ def make_node(client, space_id: str, name: str, parent_id: str | None = None) ->
     return r.json
 
 
-__all__ = ["PASSWORD", "row_counts", "audit_rows", "table_values", "password_hash",
-           "set_password_hash", "is_problem", "assert_problem", "bearer", "make_token",
-           "team_space", "add_member", "make_node"]
+__all__ = [
+    "PASSWORD",
+    "add_member",
+    "assert_problem",
+    "audit_rows",
+    "bearer",
+    "is_problem",
+    "make_node",
+    "make_token",
+    "password_hash",
+    "row_counts",
+    "set_password_hash",
+    "table_values",
+    "team_space",
+]

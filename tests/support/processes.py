@@ -13,8 +13,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import create_engine, text
 
@@ -138,7 +139,7 @@ class ProcessCluster:
                    GUNICORN_CMD_ARGS="--no-control-socket")  # none shared under $HOME
         log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli"] + args, cwd=REPO,
+            proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
                                     env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         finally:
@@ -177,7 +178,7 @@ class ProcessCluster:
         out = []
         try:
             out.extend(self.state())
-        except Exception as exc:  # noqa: BLE001 - diagnostics only
+        except Exception as exc:
             out.append(f"--- state unavailable: {exc}")
         for p in self.processes:
             path = p.log_path  # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ class MotoServer:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "MotoServer":
+    def start(self) -> MotoServer:
         env = {**os.environ, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
@@ -34,7 +34,7 @@ class MotoServer:
                 return self
             except Exception:
                 if self.proc.poll() is not None:
-                    raise RuntimeError("moto server exited at start")
+                    raise RuntimeError("moto server exited at start") from None
                 time.sleep(0.1)
         raise RuntimeError("moto server did not start")
 

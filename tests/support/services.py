@@ -31,7 +31,7 @@ UNREACHABLE_REDIS_URL = "redis://127.0.0.1:1/0"
 REQUIRE = os.environ.get("WHARF_TEST_REQUIRE_SERVICES", "") not in ("", "0", "false")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def postgres_error() -> str | None:
     try:
         import psycopg
@@ -39,17 +39,17 @@ def postgres_error() -> str | None:
         with psycopg.connect(url, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
         return None
-    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+    except Exception as exc:
         return f"PostgreSQL at {POSTGRES_URL} unreachable: {exc}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def redis_error() -> str | None:
     try:
         import redis
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
         return None
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"Redis at {REDIS_URL} unreachable: {exc}"
 
 

@@ -55,7 +55,7 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
     with db.read() as s:
         replay = _replayed(ops, s, ctx, key, head)
         if replay is None:
-            blob, node, _ = blob_for_read(s, ctx, resource_id, "editor")
+            blob, _node, _ = blob_for_read(s, ctx, resource_id, "editor")
             if if_match != etag_header(blob):
                 raise PreconditionFailed("The content changed; If-Match does not match its "
                                          "ETag.", details={"etag": etag_header(blob)})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 from wharf.metrics import LONG_POLLS_REFUSED
 
