@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import falcon
 
@@ -10,12 +9,12 @@ from api import contract, headers
 from api.resources.operations import answer_submission, submission_answers
 from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
 from api.schemas.blobs import UploadSession as UploadSessionBody
+from api.serialize import timestamp
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.enums import BlobState, UploadState
 from storage.models import BlobUploadSession
 from wharf import blobs
-from wharf.clock import iso
 from wharf.config import Settings
 from wharf.operations.service import Operations
 
@@ -25,11 +24,6 @@ PROBLEM = "application/problem+json"
 CONTENT_HEADERS = ("ETag", "Accept-Ranges")
 
 
-def _ts(value: Any) -> str:
-    out = iso(value)
-    assert out is not None
-    return out
-
 
 def session_body(u: BlobUploadSession) -> UploadSessionBody:
     return UploadSessionBody(
@@ -37,8 +31,8 @@ def session_body(u: BlobUploadSession) -> UploadSessionBody:
         parent_id=u.parent_id, filename=u.filename, size=u.declared_size,
         received_size=u.received_size, sha256=u.sha256, mime_type=u.mime_type,
         operation_id=u.operation_id, error_code=u.error_code, node_id=u.node_id,
-        resource_id=u.resource_id, created_at=_ts(u.created_at),
-        updated_at=_ts(u.updated_at), expires_at=_ts(u.expires_at))
+        resource_id=u.resource_id, created_at=timestamp(u.created_at),
+        updated_at=timestamp(u.updated_at), expires_at=timestamp(u.expires_at))
 
 
 def _reader(req: falcon.Request) -> Callable[[int], bytes]:
@@ -144,7 +138,7 @@ class BlobMeta:
                 resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
                 mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
                 etag=blobs.etag_header(blob), state=BlobState(blob.state),
-                created_at=_ts(blob.created_at), updated_at=_ts(blob.updated_at))
+                created_at=timestamp(blob.created_at), updated_at=timestamp(blob.updated_at))
         resp.set_header("ETag", blobs.etag_header(blob))
 
 

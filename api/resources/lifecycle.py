@@ -25,18 +25,11 @@ from api.schemas.lifecycle import (
     TrashBatchListItem,
 )
 from api.schemas.operations import Resource
+from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import ShareRole
 from storage.models import TrashBatch as TrashBatchRow
 from wharf import recent, sharing, trash
-from wharf.clock import iso
-
-
-def _ts(value: object) -> str:
-    out = iso(value)  # type: ignore[arg-type]
-    assert out is not None
-    return out
-
 
 B = TypeVar("B", bound=TrashBatch)
 
@@ -45,7 +38,7 @@ def batch_as(cls: type[B], b: TrashBatchRow, **extra: Any) -> B:
     """A trash batch row as ``cls`` (``TrashBatch`` or one that adds ``extra`` fields)."""
     return cls(id=b.id, space_id=b.space_id, root_node_id=b.root_node_id,
                created_by=b.created_by, node_count=b.node_count,
-               created_at=_ts(b.created_at), **extra)
+               created_at=timestamp(b.created_at), **extra)
 
 
 class Grants:
@@ -58,7 +51,7 @@ class Grants:
         with self.db.read() as s:
             resp.media = GrantList(items=[
                 GrantListItem(node_id=g.node_id, user_id=g.user_id, role=ShareRole(g.role),
-                              created_at=_ts(g.created_at), username=u.username)
+                              created_at=timestamp(g.created_at), username=u.username)
                 for g, u in sharing.list_grants(s, req.context.ctx, node_id)])
 
 
@@ -82,7 +75,7 @@ class Grant:
                                                str(body.role))
             resp.media = GrantBody(node_id=grant.node_id, user_id=grant.user_id,
                                    role=ShareRole(grant.role),
-                                   created_at=_ts(grant.created_at))
+                                   created_at=timestamp(grant.created_at))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
     @contract.op(operation_id="deleteGrant", summary="Revoke a grant", tags=["sharing"],

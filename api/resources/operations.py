@@ -27,6 +27,7 @@ from api.schemas.operations import (
     ResourceUnit,
     Unit,
 )
+from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from storage.models import Node as NodeRow
@@ -47,11 +48,6 @@ RETRY_AFTER = "1"
 OPERATION_HEADERS = ("Location", "Retry-After")
 
 
-def _ts(value: Any) -> str:
-    out = iso(value)
-    assert out is not None
-    return out
-
 
 def operation_body(op: OperationRow) -> Operation:
     """The operation as its kind's Struct, the stored result typed by the kind."""
@@ -59,8 +55,8 @@ def operation_body(op: OperationRow) -> Operation:
     shape: Any = OPERATION_TYPES[op.kind]
     body: Operation = shape(
         id=op.id, status=OperationStatus(op.status), done=op.status in DONE,
-        attempts=op.attempts, max_attempts=op.max_attempts, created_at=_ts(op.created_at),
-        updated_at=_ts(op.updated_at), completed_at=iso(op.completed_at),
+        attempts=op.attempts, max_attempts=op.max_attempts, created_at=timestamp(op.created_at),
+        updated_at=timestamp(op.updated_at), completed_at=iso(op.completed_at),
         next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error), result=result)
     return body
 
@@ -146,7 +142,7 @@ class OperationAttempts:
         with self.db.read() as s:
             rows = self.ops.attempts(s, req.context.ctx, operation_id)
             resp.media = OperationAttemptList(items=[OperationAttempt(
-                number=a.number, worker_id=a.worker_id, started_at=_ts(a.started_at),
+                number=a.number, worker_id=a.worker_id, started_at=timestamp(a.started_at),
                 finished_at=iso(a.finished_at),
                 outcome=AttemptOutcome(a.outcome) if a.outcome else None,
                 error=read_error(a.error)) for a in rows])
@@ -230,7 +226,7 @@ def resource_body(s: Session, res: ResourceRow, node: NodeRow, access: Access,
     node_ref = nodes.resources_for(s, [node.id]).get(node.id)
     return Resource(
         id=res.id, kind=ResourceKind(res.kind), node_id=node.id, created_by=res.created_by,
-        created_at=_ts(res.created_at),
+        created_at=timestamp(res.created_at),
         unit=(ResourceUnit(unit_id=unit.unit_id, unit_type=UnitType(unit.unit_type))
               if unit else None),
         node=serialize.node(node, access, node_ref))
@@ -260,7 +256,7 @@ class UnitItem:
         resp.media = Unit(unit_id=unit.id, unit_type=UnitType(unit.unit_type),
                           revision=unit.revision, snapshot=unit.snapshot,
                           resource_id=info["resource_id"], node_id=info["node_id"],
-                          updated_at=_ts(unit.updated_at))
+                          updated_at=timestamp(unit.updated_at))
 
 
 CHANGESET_PROBLEMS = (
