@@ -9,8 +9,8 @@
 #   make test                   the whole suite, on two xdist workers
 #   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default `-n 2`
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
-#   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy on wharf,
-#                               storage, api and tasks ([tool.mypy]); both must pass
+#   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy, strict,
+#                               on every package ([tool.mypy]); both must pass
 #   make lint-imports           check the layer contracts ([tool.importlinter] in
 #                               pyproject.toml; docs/architecture.md, "Layers")
 
