@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import falcon
-
 from api import contract, errors
 from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
@@ -32,13 +30,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     ``dependency_checks`` (broker, blob store, ...) are reported by ``/healthz/details`` and
     ``/metrics``; readiness is the database alone."""
     identity = identity or Identity(settings)
-    auth = AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins)
-    middleware: list[RequestIdMiddleware | AuthMiddleware | BodyLimitMiddleware] = [
-        RequestIdMiddleware(),
-        auth,
-        BodyLimitMiddleware(settings.max_body_bytes),
-    ]
-    app: App = falcon.App(middleware=middleware)
+    app = App()
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     app.resp_options.secure_cookies_by_default = settings.secure_cookies
@@ -116,14 +108,12 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
 
     if extra_routes is not None:
         extra_routes(app)
-    auth.credential_free_paths = credential_free_paths(app)
+    # Added once every route is mounted: the auth middleware takes the routes' declared
+    # auth modes (which paths read no credentials, who may call each responder).
+    app.add_middleware([
+        RequestIdMiddleware(),
+        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
+                       auth_modes=contract.auth_modes(app)),
+        BodyLimitMiddleware(settings.max_body_bytes),
+    ])
     return app
-
-
-def credential_free_paths(app: App) -> frozenset[str]:
-    """Paths whose every responder reads no credentials (contract ``auth`` ``none`` or
-    ``metrics``): the middleware does not look at ``Authorization`` or the cookie there."""
-    return frozenset(
-        template for template, (resource, methods) in contract.routes(app).items()
-        if "{" not in template and methods
-        and all(contract.auth_of(resource, m) in ("none", "metrics") for m in methods))

@@ -24,38 +24,38 @@ Usage (a responder)::
 - ``@op(...)``: every responder of a mounted resource needs it; ``auth`` is the single
   source for the middleware (``"required"``: a user; ``"optional"``: visitors too, given
   credentials are checked; ``"none"``: credentials are not read; ``"metrics"``: the
-  monitoring bearer token). 401/403 are documented from it.
-- ``document(app)``: walks the Falcon router of ``app`` and builds the OpenAPI document
-  (``/api/openapi.json`` serves the document of the app it is mounted in). A responder
-  without metadata makes building fail (:class:`Undocumented`).
+  monitoring bearer token; :func:`auth_modes`). 401/403 are documented from it.
+- :class:`App`: ``falcon.App`` that records every route it mounts (template, resource and
+  its responders as Falcon maps them, ``suffix=`` included).
+- ``document(app)``: the OpenAPI document of those routes (``/api/openapi.json`` serves
+  the document of the app it is mounted in). A responder without metadata makes building
+  fail (:class:`Undocumented`).
 """
 from __future__ import annotations
 
-import ast
 import http
 import json
-import pathlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from typing import Any, Literal, TypeVar
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import falcon
 import falcon.media
+import falcon.routing
 import msgspec
 
 from api import body as _body
+from api.schemas.common import InvalidField
 from api.schemas.problem import Problem
-from wharf.errors import STORAGE_PROBLEM_CODES, ValidationFailed, WharfError
+from wharf.errors import ProblemCode, ValidationFailed
 from wharf.operations.service import IDEMPOTENCY_KEY_PATTERN
 
 Auth = Literal["required", "optional", "none", "metrics"]
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
-
-#: The WSGI app, with Falcon's own request and response types.
-App = falcon.App[falcon.Request, falcon.Response]
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
@@ -111,15 +111,56 @@ def op(*, operation_id: str, summary: str, tags: list[str] | tuple[str, ...],
     return decorate
 
 
-def operation_of(resource: object, method: str) -> Operation | None:
-    responder = getattr(resource, f"on_{method.lower()}", None)
-    return getattr(responder, "__contract__", None)
+def operation_of(responder: Callable[..., Any]) -> Operation | None:
+    """The contract ``@op`` attached to ``responder`` (None: undeclared)."""
+    meta = getattr(responder, "__contract__", None)
+    return meta if isinstance(meta, Operation) else None
 
 
-def auth_of(resource: object, method: str) -> Auth | None:
-    """The declared auth mode of ``resource``'s responder for ``method`` (None: undeclared)."""
-    meta = operation_of(resource, method)
-    return meta.auth if meta is not None else None
+# --- routes -----------------------------------------------------------------------------
+class Route(NamedTuple):
+    """A mounted route: its resource and responders by HTTP method."""
+
+    resource: object
+    responders: dict[str, Callable[..., Any]]
+
+
+class App(falcon.App[falcon.Request, falcon.Response]):
+    """The WSGI app (Falcon's own request and response types) that records what it mounts:
+    ``add_route`` also keeps the resource and its responders, mapped the way Falcon maps
+    them (``on_<method>``, or ``on_<method>_<suffix>`` with ``suffix=``). The document and
+    the auth middleware read :attr:`routes`, not Falcon's router."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._routes: dict[str, Route] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
+        super().add_route(uri_template, resource, **kwargs)
+        responders = falcon.routing.map_http_methods(resource, suffix=kwargs.get("suffix"))
+        self._routes[uri_template] = Route(resource, dict(responders))
+
+    @property
+    def routes(self) -> Mapping[str, Route]:
+        """Every mounted route by URI template (a template mounted again: the last)."""
+        return MappingProxyType(self._routes)
+
+
+def routes(app: App) -> dict[str, Route]:
+    return dict(app.routes)
+
+
+def auth_modes(app: App) -> dict[str, dict[str, Auth | None]]:
+    """The declared ``auth`` of every mounted responder: URI template -> HTTP method ->
+    mode (None: a responder without contract metadata)."""
+    out: dict[str, dict[str, Auth | None]] = {}
+    for template, route in app.routes.items():
+        modes: dict[str, Auth | None] = {}
+        for method, responder in route.responders.items():
+            meta = operation_of(responder)
+            modes[method] = meta.auth if meta is not None else None
+        out[template] = modes
+    return out
 
 
 # --- requests ---------------------------------------------------------------------------
@@ -129,19 +170,33 @@ def _pointer(path: str) -> str:
     return "".join("/" + (name or index) for name, index in parts)
 
 
-_FIELD_IN_MESSAGE = re.compile(r"^Object (?:missing required|contains unknown) field `(.+)`$")
+_FIELD_IN_MESSAGE = re.compile(r"^Object (?:missing required|contains unknown) field `(.+)`$",
+                               re.DOTALL)
+_MAX_FIELD = 200  # an unknown field's name comes from the client: echo a bounded part
+
+
+def _escape(name: str) -> str:
+    """A member name as a JSON pointer token (RFC 6901: ``~`` -> ``~0``, ``/`` -> ``~1``)."""
+    return name[:_MAX_FIELD].replace("~", "~0").replace("/", "~1")
 
 
 def validation_failed(exc: msgspec.ValidationError) -> ValidationFailed:
-    """A msgspec error as the 400 ``validation_failed`` problem the API always answered."""
+    """A msgspec error as the 400 ``validation_failed`` problem the API always answered.
+
+    msgspec says where as a `` - at `$.a.b[0]``` suffix, except at the top of the body
+    (a missing or unknown member, a rule of the whole object). The field is the member the
+    message names (missing, unknown) or the :class:`InvalidField` a Struct's own rule
+    raised names; else the location (null: the body itself)."""
     text = str(exc)
-    message, _, where = text.rpartition(" - at `")
-    if not where:
+    message, located, where = text.rpartition(" - at `")
+    if not located:  # no location: the top of the body
         message, where = text, "$`"
-    pointer = _pointer(where.rstrip("`"))
+    pointer = _pointer(where.removesuffix("`"))
     named = _FIELD_IN_MESSAGE.match(message)
-    if named:  # missing or unknown: name the field itself
-        pointer = f"{pointer}/{named.group(1)}"
+    if named:  # missing or unknown: name the member itself
+        pointer = f"{pointer}/{_escape(named.group(1))}"
+    elif isinstance(exc.__cause__, InvalidField):  # a rule of the Struct about one field
+        pointer = f"{pointer}/{_escape(exc.__cause__.field)}"
     field_name = pointer.lstrip("/") or None
     return ValidationFailed(f"{field_name + ': ' if field_name else ''}{message}"[:500],
                             details={"field": field_name,
@@ -195,23 +250,21 @@ def read_query(req: falcon.Request, type_: type[T]) -> T:
 
 
 # --- responses --------------------------------------------------------------------------
-class MsgspecJSON(falcon.media.BaseHandler):
+def _dumps(media: object) -> str:
+    return json.dumps(msgspec.to_builtins(media), ensure_ascii=False)
+
+
+class MsgspecJSON(falcon.media.JSONHandler):
     """``resp.media`` (Structs, dicts, lists): msgspec turns Structs and enums into plain
-    JSON values (``to_builtins``), written with the same separators Falcon's own handler
-    used, so the bytes on the wire stay exactly what clients (and the README's curl
-    examples) always saw."""
+    JSON values (``to_builtins``), which ``json.dumps`` writes with the formatting Falcon's
+    own handler used (``ensure_ascii=False``, ``", "`` and ``": "`` separators). A Struct's
+    keys come in the order its fields are declared: a response that was a hand-built dict
+    before may list its keys in another order (an ``Operation`` starts with ``kind`` and has
+    ``error`` before ``result``); the values are the same. Request bodies are decoded by
+    :func:`read_body`; this handler's ``loads`` (``req.media``) is msgspec's decoder."""
 
     def __init__(self) -> None:
-        self._decode = msgspec.json.decode
-
-    def serialize(self, media: object, content_type: str | None = None) -> bytes:
-        return json.dumps(msgspec.to_builtins(media), ensure_ascii=False).encode()
-
-    def deserialize(self, stream: Any, content_type: str | None, content_length: int | None,
-                    ) -> object:
-        return self._decode(stream.read())
-
-    _serialize_sync = serialize
+        super().__init__(dumps=_dumps, loads=msgspec.json.decode)
 
 
 def install(app: App) -> None:
@@ -329,62 +382,9 @@ SECURITY_SCHEMES = {
 PATH_PARAMETER_DESCRIPTION = "An id (32 lowercase hex digits); unknown ids are 404."
 
 
-def _routes(app: App) -> Iterator[tuple[str, object, list[str]]]:
-    """``(uri_template, resource, methods)`` of every route mounted on ``app``: walks the
-    roots of Falcon's compiled router; a method counts when the resource implements it."""
-    stack = list(app._router._roots)
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.resource is None:
-            continue
-        methods = sorted(m for m in (node.method_map or {})
-                         if hasattr(node.resource, f"on_{m.lower()}"))
-        yield str(node.uri_template), node.resource, methods
-
-
-def routes(app: App) -> dict[str, tuple[object, list[str]]]:
-    return {template: (resource, methods) for template, resource, methods in _routes(app)}
-
-
-@lru_cache(maxsize=1)
 def problem_codes() -> tuple[str, ...]:
-    """Every problem ``code`` the server can answer with, declared once where it is raised:
-    the ``code`` of each :class:`WharfError` class, the codes passed as ``code="..."``
-    in the server's packages, the codes storage errors map to
-    (:data:`wharf.errors.STORAGE_PROBLEM_CODES`), and the codes ``api.errors`` gives
-    Falcon's own errors."""
-    from api import errors as api_errors
-    codes: set[str] = {"internal_error", "http_error", *api_errors._FALCON_CODES.values(),
-                       *STORAGE_PROBLEM_CODES}
-    pending: list[type] = [WharfError]
-    while pending:
-        cls = pending.pop()
-        codes.add(cls.code)  # type: ignore[attr-defined]
-        pending.extend(cls.__subclasses__())
-    root = pathlib.Path(__file__).resolve().parent.parent
-    for package in ("api", "wharf", "storage", "tasks"):
-        for path in sorted((root / package).rglob("*.py")):
-            codes.update(_code_literals(path))
-    return tuple(sorted(codes))
-
-
-def _code_literals(path: pathlib.Path) -> Iterator[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for kw in node.keywords:
-                if kw.arg == "code" and isinstance(kw.value, ast.Constant) and isinstance(
-                        kw.value.value, str):
-                    yield kw.value.value
-        elif isinstance(node, ast.ClassDef):  # `code = "..."` on error classes
-            for stmt in node.body:
-                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                        and isinstance(stmt.targets[0], ast.Name)
-                        and stmt.targets[0].id == "code"
-                        and isinstance(stmt.value, ast.Constant)
-                        and isinstance(stmt.value.value, str)):
-                    yield stmt.value.value
+    """Every problem ``code`` the server can answer with: :class:`wharf.errors.ProblemCode`."""
+    return tuple(sorted(code.value for code in ProblemCode))
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -417,13 +417,13 @@ class _Builder:
     def build(self) -> dict[str, Any]:
         ops: list[tuple[str, str, object, Operation]] = []
         missing = []
-        for template, resource, methods in sorted(_routes(self.app), key=lambda r: r[0]):
-            for method in methods:
-                meta = operation_of(resource, method)
+        for template, route in sorted(self.app.routes.items()):
+            for method, responder in sorted(route.responders.items()):
+                meta = operation_of(responder)
                 if meta is None:
-                    missing.append(f"{method} {template} ({type(resource).__name__})")
+                    missing.append(f"{method} {template} ({type(route.resource).__name__})")
                 else:
-                    ops.append((template, method, resource, meta))
+                    ops.append((template, method, route.resource, meta))
         if missing:
             raise Undocumented("responders without contract metadata: " + ", ".join(missing))
         for *_, meta in ops:
@@ -597,6 +597,6 @@ def document(app: App, server_url: str | None = None) -> dict[str, Any]:
     return _Builder(app, server_url).build()
 
 
-__all__ = ["Answer", "Auth", "MsgspecJSON", "Operation", "Undocumented", "auth_of",
-           "document", "install", "op", "operation_of", "problem_codes", "read_body",
-           "read_query", "routes", "validation_failed"]
+__all__ = ["Answer", "App", "Auth", "MsgspecJSON", "Operation", "Route", "Undocumented",
+           "auth_modes", "document", "install", "op", "operation_of", "problem_codes",
+           "read_body", "read_query", "routes", "validation_failed"]

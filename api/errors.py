@@ -15,13 +15,14 @@ from typing import Any
 import falcon
 
 from storage.errors import StorageError
-from wharf.errors import WharfError, from_storage
+from wharf.errors import ProblemCode, WharfError, from_storage
 
 log = logging.getLogger("wharf.api")
 
 PROBLEM = "application/problem+json"
 
-_FALCON_CODES = {
+#: The ``code`` of Falcon's own errors, by status (others: ``http_error``).
+FALCON_CODES = {
     400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found",
     405: "method_not_allowed", 406: "not_acceptable", 409: "conflict", 411: "length_required",
     412: "precondition_failed", 413: "payload_too_large", 414: "uri_too_long",
@@ -73,7 +74,7 @@ def handle_storage_error(req: falcon.Request, resp: falcon.Response, ex: Storage
 def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTTPError,
                       params: dict[str, Any]) -> None:
     status = int(str(ex.status).split()[0]) if not isinstance(ex.status, int) else ex.status
-    code = getattr(ex, "code", None) or _FALCON_CODES.get(status, "http_error")
+    code = getattr(ex, "code", None) or FALCON_CODES.get(status, ProblemCode.HTTP_ERROR)
     headers = dict(ex.headers or {})
     _write(req, resp, status, str(code), ex.title or "Error", ex.description, None, headers)
 
@@ -84,7 +85,7 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
         raise ex
     # Falcon calls error handlers inside its except block: the traceback is there.
     log.exception("unhandled error on %s %s", req.method, req.path)  # noqa: LOG004
-    _write(req, resp, 500, "internal_error", "Internal server error",
+    _write(req, resp, 500, ProblemCode.INTERNAL_ERROR, "Internal server error",
            "Something went wrong on our side; the request id identifies it in the logs.")
 
 

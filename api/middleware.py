@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import falcon
 
+from api.contract import Auth
 from storage.db import Database
 from wharf.config import origin
 from wharf.context import ANONYMOUS, RequestContext
@@ -68,36 +70,47 @@ class BodyLimitMiddleware:
         req.context.max_body_bytes = limit
 
 
-def _anonymous_allowed(resource: object, method: str) -> bool:
-    from api.contract import auth_of
-    declared = auth_of(resource, method)
+def _anonymous_allowed(modes: Mapping[str, Auth | None], method: str) -> bool:
+    """``modes``: the route's declared auth by HTTP method (None: undeclared)."""
+    declared = modes.get(method)
     if declared is not None:
         return declared != "required"
     # A method the resource does not implement (405): visitors learn that only where
     # every method is open to them.
-    modes = [auth_of(resource, name[3:]) for name in dir(resource) if name.startswith("on_")]
-    return bool(modes) and all(m is not None and m != "required" for m in modes)
+    return bool(modes) and all(m is not None and m != "required" for m in modes.values())
+
+
+def _credential_free(auth_modes: Mapping[str, Mapping[str, Auth | None]]) -> frozenset[str]:
+    """Paths whose every responder reads no credentials (``none`` or ``metrics``): literal
+    templates only, as they are matched against the path before routing."""
+    return frozenset(
+        template for template, modes in auth_modes.items()
+        if "{" not in template and modes
+        and all(m in ("none", "metrics") for m in modes.values()))
 
 
 class AuthMiddleware:
     """Resolve the principal from ``Authorization: Bearer`` or the session cookie.
 
-    Each responder's contract (``api.contract.op(auth=...)``) says who may call it:
-    ``required`` needs a user, ``optional`` serves visitors too, ``none`` and ``metrics``
-    read no credentials at all (``credential_free_paths``, set by ``create_app`` from the
-    contracts: the probes, the document, registration and login; on the monitoring
-    endpoints the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource).
+    Each responder's contract (``api.contract.op(auth=...)``) says who may call it;
+    ``auth_modes`` (``api.contract.auth_modes`` of the mounted app) has them by URI
+    template and method. ``required`` needs a user, ``optional`` serves visitors too,
+    ``none`` and ``metrics`` read no credentials at all: on a path whose every responder
+    is one of those (the probes, the document, registration and login) the
+    ``Authorization`` header and the cookie are not looked at; on the monitoring endpoints
+    the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource.
     Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
-                 allowed_origins: tuple[str, ...] = (),
-                 credential_free_paths: frozenset[str] = frozenset()):
+                 allowed_origins: tuple[str, ...] = (), *,
+                 auth_modes: Mapping[str, Mapping[str, Auth | None]]):
         self.db = db
         self.identity = identity
         self.trusted_proxy_count = trusted_proxy_count
         self.allowed_origins = frozenset(allowed_origins)
-        self.credential_free_paths = credential_free_paths
+        self.auth_modes = {template: dict(modes) for template, modes in auth_modes.items()}
+        self.credential_free_paths = _credential_free(self.auth_modes)
 
     def _own_origin(self, req: falcon.Request) -> str | None:
         """The origin this request was addressed to: scheme, host and port.
@@ -186,7 +199,8 @@ class AuthMiddleware:
             return
         principal = req.context.principal
         if not principal.is_user:
-            if _anonymous_allowed(resource, req.method):
+            modes = self.auth_modes.get(req.uri_template or "", {})
+            if _anonymous_allowed(modes, req.method):
                 return
             raise Unauthenticated("Log in or send an API token.")
         if principal.token_id is not None:

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import falcon
+import msgspec
 import pytest
 from openapi_spec_validator import validate
 
 from api import contract
 from api.app import create_app
+from api.schemas.common import InvalidField
 from storage.db import Database
 from tests.conftest import make_settings
 
@@ -36,7 +38,9 @@ def make_app(tmp_path: Path):
 
 
 def _mounted(app: falcon.App) -> set[tuple[str, str]]:
-    """(METHOD, template) of every responder, from Falcon's compiled router."""
+    """(METHOD, template) of every responder, from Falcon's compiled router (private: this
+    is the independent check of what ``contract.App`` records). A method counts when its
+    responder is the resource's own (``on_<method>[_<suffix>]``), not Falcon's default."""
     out = set()
     stack = list(app._router._roots)
     while stack:
@@ -44,8 +48,8 @@ def _mounted(app: falcon.App) -> set[tuple[str, str]]:
         stack.extend(node.children)
         if node.resource is None:
             continue
-        for method in node.method_map:
-            if hasattr(node.resource, f"on_{method.lower()}"):
+        for method, responder in node.method_map.items():
+            if getattr(responder, "__self__", None) is node.resource:
                 out.add((method, node.uri_template))
     return out
 
@@ -143,8 +147,6 @@ def test_nullable_enums_reference_one_component(make_app):
 
 def test_request_bodies_have_examples_that_validate(make_app):
     """Each example decodes into its request type (the example is the documentation)."""
-    import msgspec
-
     from api.schemas import blobs, identity, lifecycle, operations, tree
     doc = contract.document(make_app(operations=object(), unitstore=object(),
                                      blob_store=object()))
@@ -171,3 +173,201 @@ def test_headers_the_server_sends_are_declared(make_app):
     assert "Retry-After" in paths["/readyz"]["get"]["responses"]["503"]["headers"]
     retry = doc["components"]["responses"]["TooManyRequests"]["headers"]
     assert "Retry-After" in retry
+
+
+# --- validation_failed: the message and the field, wherever msgspec says it ----------------
+def _validation_problem(r, field):
+    assert r.status_code == 400, r.text
+    body = r.json
+    assert body["code"] == "validation_failed"
+    errors = body["details"]["errors"]
+    assert errors and all(e["message"] for e in errors), body
+    assert body["details"]["field"] == field, body
+    assert errors[0]["pointer"] == (f"/{field}" if field else "")
+    assert body["detail"].endswith(errors[0]["message"]), body
+    return body
+
+
+def test_validation_failed_names_the_field_at_the_top_of_the_body(world):
+    """msgspec reports no location for the top of the body (a missing or unknown member,
+    a rule of the whole object): the problem still carries the message, and the field
+    where one is named."""
+    from tests.support.foundation import make_node, team_space
+
+    alice = world.user("alice")
+    space = team_space(alice)
+    node = make_node(alice, space["id"], "n")
+    body = _validation_problem(alice.post("/api/nodes", json={"name": "x"}), "space_id")
+    assert "space_id" in body["detail"] and "missing" in body["detail"]
+    body = _validation_problem(alice.post("/api/spaces", json={"name": "x", "bogus": 1}),
+                               "bogus")
+    assert "unknown" in body["detail"]
+    body = _validation_problem(alice.patch(f"/api/nodes/{node['id']}", json={}), None)
+    assert body["detail"] == "the body must set at least one field"
+    # rules a Struct checks itself (__post_init__) about one field name it
+    body = _validation_problem(alice.post("/api/api-tokens",
+                                          json={"name": "ci", "scopes": ["read", "read"]}),
+                               "scopes")
+    assert "unique" in body["detail"]
+    _validation_problem(alice.post("/api/spaces", json={"name": "x", "type": "personal"}),
+                        "type")
+    # with a location, as before
+    _validation_problem(alice.post("/api/spaces", json={"name": 5}), "name")
+
+
+class _Inner(msgspec.Struct, forbid_unknown_fields=True):
+    tags: list[str]
+
+    def __post_init__(self):
+        if not self.tags:
+            raise InvalidField("tags", "must not be empty")
+
+
+class _Outer(msgspec.Struct, forbid_unknown_fields=True):
+    inner: _Inner
+
+
+def test_validation_failed_below_the_top_and_with_hostile_names():
+    def problem(data):
+        with pytest.raises(msgspec.ValidationError) as caught:
+            msgspec.convert(data, _Outer)
+        return contract.validation_failed(caught.value)
+
+    missing = problem({"inner": {}})
+    assert missing.details["field"] == "inner/tags"
+    assert missing.details["errors"] == [
+        {"pointer": "/inner/tags", "message": "Object missing required field `tags`"}]
+    assert problem({"inner": {"tags": []}}).details["field"] == "inner/tags"
+    assert problem({"inner": {"tags": []}}).message == "inner/tags: must not be empty"
+    # an unknown member's name comes from the client: escaped as a JSON pointer, bounded
+    odd = problem({"inner": {"tags": ["a"], "a/b~c": 1}})
+    assert odd.details["errors"][0]["pointer"] == "/inner/a~1b~0c"
+    long = problem({"inner": {"tags": ["a"], "x" * 100_000: 1}})
+    assert len(long.details["field"]) <= 250
+    assert len(long.message) <= 500 and long.details["errors"][0]["message"]
+
+
+# --- routes: recorded as Falcon maps them, not read from Falcon's router -----------------
+def test_suffixed_responders_are_documented_and_authorised_by_their_contract(make_app):
+    class Probe:
+        @contract.op(operation_id="probeSuffixed", summary="A suffixed responder",
+                     tags=["system"], responses={200: None}, auth="none")
+        def on_get_probe(self, req, resp):
+            resp.media = {"ok": True}
+
+    app = make_app(extra_routes=lambda a: a.add_route("/api/probe", Probe(), suffix="probe"))
+    doc = contract.document(app)
+    assert doc["paths"]["/api/probe"]["get"]["operationId"] == "probeSuffixed"
+    assert _documented(doc) == _mounted(app)
+    client = falcon.testing.TestClient(app)
+    # auth "none": credentials are not read at all (a bad token is no 401)
+    r = client.simulate_get("/api/probe", headers={"Authorization": "Bearer nonsense"})
+    assert r.status_code == 200, r.text
+    assert r.json == {"ok": True}
+
+
+def test_the_auth_middleware_takes_the_routes_auth_modes_when_built(tmp_path):
+    from api.middleware import AuthMiddleware
+    from wharf.identity import Identity
+
+    settings = make_settings(tmp_path, f"sqlite:///{tmp_path / 'wharf.db'}")
+    db, identity = Database(settings.database_url), Identity(settings)
+    try:
+        with pytest.raises(TypeError):
+            AuthMiddleware(db, identity)  # the modes are not set afterwards
+        auth = AuthMiddleware(db, identity, auth_modes={
+            "/a": {"GET": "none", "POST": "metrics"}, "/b/{id}": {"GET": "none"},
+            "/c": {"GET": "none", "POST": "required"}, "/d": {"GET": None}, "/e": {}})
+        assert auth.credential_free_paths == {"/a"}
+    finally:
+        db.dispose()
+
+
+def test_the_contract_uses_no_private_falcon_names():
+    """``api`` reaches Falcon through its public API (tests may look inside): no private
+    attribute of Falcon's app or router is read, no private hook of a handler overridden."""
+    import ast
+
+    private = {"_router", "_roots", "_middleware", "_unprepared_middleware",
+               "_error_handlers", "_router_search", "_sinks", "_serialize_sync",
+               "_deserialize_sync"}
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in sorted((root / "api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Attribute):
+                names = [node.attr]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.FunctionDef):
+                names = [node.name]
+            found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names
+                      if n in private]
+    assert not found, found
+
+
+def test_json_is_written_by_falcons_own_handler_with_msgspec(make_app):
+    app = make_app()
+    handler = app.resp_options.media_handlers[falcon.MEDIA_JSON]
+    assert isinstance(handler, falcon.media.JSONHandler)
+
+    class Thing(msgspec.Struct):
+        zeta: str
+        alpha: list[int]
+
+    # json.dumps' formatting (", " and ": ", non-ASCII as is); keys in declaration order
+    assert handler.serialize(Thing("é", [1, 2]), falcon.MEDIA_JSON) == \
+        '{"zeta": "é", "alpha": [1, 2]}'.encode()
+    assert handler.serialize({"b": None, "a": 1}, falcon.MEDIA_JSON) == b'{"b": null, "a": 1}'
+
+
+# --- problem codes: one declared enum, checked against the source ------------------------
+def _codes_in_source() -> tuple[set[str], set[str]]:
+    """(string codes, ``ProblemCode.X`` names) found in the server's packages: ``code =
+    "..."`` on classes, ``code="..."`` arguments, ``ProblemCode.X`` references."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    literals: set[str] = set()
+    members: set[str] = set()
+    for package in ("api", "wharf", "storage", "tasks", "wharfd"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    for kw in node.keywords:
+                        if kw.arg == "code" and isinstance(kw.value, ast.Constant):
+                            literals.add(kw.value.value)
+                elif isinstance(node, ast.ClassDef):
+                    for stmt in node.body:
+                        if (isinstance(stmt, ast.Assign | ast.AnnAssign)
+                                and isinstance(getattr(stmt, "value", None), ast.Constant)
+                                and any(isinstance(t, ast.Name) and t.id == "code"
+                                        for t in (stmt.targets if isinstance(stmt, ast.Assign)
+                                                  else [stmt.target]))):
+                            literals.add(stmt.value.value)
+                elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                      and node.value.id == "ProblemCode"):
+                    members.add(node.attr)
+    return literals, members
+
+
+def test_every_problem_code_is_a_member_of_the_one_enum_and_every_member_is_used(make_app):
+    from api.errors import FALCON_CODES
+    from wharf.errors import _FROM_STORAGE, ProblemCode
+
+    declared = {code.value for code in ProblemCode}
+    literals, members = _codes_in_source()
+    storage = {code for _, code, _ in _FROM_STORAGE.values()}
+    falcon_codes = set(FALCON_CODES.values())
+    assert literals and storage and falcon_codes
+    for where, codes in [("class code / code=", literals), ("wharf.errors._FROM_STORAGE",
+                         storage), ("api.errors.FALCON_CODES", falcon_codes)]:
+        assert codes <= declared, (where, sorted(codes - declared))
+    assert members <= set(ProblemCode.__members__), sorted(members - set(ProblemCode.__members__))
+    used = literals | storage | falcon_codes | {ProblemCode[m].value for m in members}
+    assert declared <= used, f"declared but never answered: {sorted(declared - used)}"
+    # the document's enum is the declaration
+    doc = contract.document(make_app())
+    assert doc["components"]["schemas"]["ProblemCode"]["enum"] == sorted(declared)

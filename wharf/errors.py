@@ -9,9 +9,94 @@ handler, the operations executor).
 """
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from storage import errors as storage_errors
+
+
+class ProblemCode(StrEnum):
+    """Every problem ``code`` the server may answer with, declared once (the OpenAPI
+    document's ``ProblemCode`` enum comes from here).
+
+    The error classes' ``code`` attributes, the ``code="..."`` arguments, the codes storage
+    errors map to (below) and those ``api.errors`` gives Falcon's own errors stay plain
+    strings; ``tests/test_contract.py`` checks that each of them is a member, and that
+    every member is used somewhere. A new code is added here first.
+    """
+
+    ANCESTOR_TRASHED = "ancestor_trashed"
+    BAD_REQUEST = "bad_request"
+    BATCH_RESTORED = "batch_restored"
+    BLOB_NOT_FOUND = "blob_not_found"
+    BLOB_STORE_BUCKET_MISSING = "blob_store_bucket_missing"
+    BLOB_STORE_UNAVAILABLE = "blob_store_unavailable"
+    CHANGESET_TOO_LARGE = "changeset_too_large"
+    CONFLICT = "conflict"
+    CROSS_ORIGIN = "cross_origin"
+    CROSS_SPACE_MOVE = "cross_space_move"
+    DATABASE_BUSY = "database_busy"
+    FORBIDDEN = "forbidden"
+    GRANTS_NOT_ALLOWED = "grants_not_allowed"
+    HEADERS_TOO_LARGE = "headers_too_large"
+    HTTP_ERROR = "http_error"
+    IDEMPOTENCY_KEY_REQUIRED = "idempotency_key_required"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
+    INTERNAL_ERROR = "internal_error"
+    INVALID_CHANGESET = "invalid_changeset"
+    INVALID_CREDENTIALS = "invalid_credentials"
+    INVALID_CURSOR = "invalid_cursor"
+    INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    INVALID_METRICS_TOKEN = "invalid_metrics_token"
+    INVALID_TOKEN = "invalid_token"
+    LENGTH_REQUIRED = "length_required"
+    MALFORMED_JSON = "malformed_json"
+    MALFORMED_REQUEST = "malformed_request"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    MOVE_CYCLE = "move_cycle"
+    NO_SESSION = "no_session"
+    NOT_A_TEAM_SPACE = "not_a_team_space"
+    NOT_ACCEPTABLE = "not_acceptable"
+    NOT_FOUND = "not_found"
+    NOT_TRASHED = "not_trashed"
+    OPERATION_STATE_CONFLICT = "operation_state_conflict"
+    OWNER_NOT_GRANTEE = "owner_not_grantee"
+    OWNER_NOT_MEMBER = "owner_not_member"
+    OWNER_REQUIRED = "owner_required"
+    PARENT_IN_OTHER_SPACE = "parent_in_other_space"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    PERMISSION_REVOKED = "permission_revoked"
+    PRECONDITION_FAILED = "precondition_failed"
+    PRECONDITION_REQUIRED = "precondition_required"
+    PURGE_FORBIDDEN = "purge_forbidden"
+    PURGE_IN_PROGRESS = "purge_in_progress"
+    RANGE_NOT_SATISFIABLE = "range_not_satisfiable"
+    RATE_LIMITED = "rate_limited"
+    RETRY_NOT_POSSIBLE = "retry_not_possible"
+    REVISION_CONFLICT = "revision_conflict"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+    SIZE_MISMATCH = "size_mismatch"
+    STORAGE_FAILURE = "storage_failure"
+    TOKEN_CANNOT_MINT = "token_cannot_mint"
+    TOO_MANY_REQUESTS = "too_many_requests"
+    TRANSIENT_FAILURE = "transient_failure"
+    TREE_TOO_DEEP = "tree_too_deep"
+    UNAUTHENTICATED = "unauthenticated"
+    UNIT_CONFLICT = "unit_conflict"
+    UNIT_TOO_DEEP = "unit_too_deep"
+    UNIT_TOO_LARGE = "unit_too_large"
+    UNITSTORE_UNAVAILABLE = "unitstore_unavailable"
+    UNKNOWN_KIND = "unknown_kind"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    UPLOAD_NOT_RECEIVED = "upload_not_received"
+    UPLOAD_SESSION_EXPIRED = "upload_session_expired"
+    UPLOAD_SESSION_STATE = "upload_session_state"
+    URI_TOO_LONG = "uri_too_long"
+    USERNAME_TAKEN = "username_taken"
+    VALIDATION_FAILED = "validation_failed"
+    VERIFICATION_FAILED = "verification_failed"
+    WORKTREE_REFERENCE = "worktree_reference"
 
 
 class WharfError(Exception):
@@ -190,9 +275,6 @@ _FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], s
                                       "Invalid changeset"),
     storage_errors.UnitTooDeep: (ValidationFailed, "unit_too_deep", "Unit too deep"),
 }
-
-#: The problem codes storage errors are answered with (the table above).
-STORAGE_PROBLEM_CODES = frozenset(code for _, code, _ in _FROM_STORAGE.values())
 
 
 def from_storage(exc: storage_errors.StorageError) -> WharfError:

@@ -23,6 +23,15 @@ Cursor = Annotated[str, msgspec.Meta(extra_json_schema={"maxLength": 1024},
                                      description="`next_cursor` of the page before.")]
 Limit = Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT, description="Page size.")]
 
+class InvalidField(ValueError):
+    """A request Struct's own rule (``__post_init__``) refused the value of ``field``: the
+    400 ``validation_failed`` problem names it (``details.field``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class Request(msgspec.Struct, forbid_unknown_fields=True):
     """Base of request bodies: an unknown field is refused (400 validation_failed)."""
 

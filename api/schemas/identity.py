@@ -5,7 +5,7 @@ from typing import Annotated, ClassVar
 
 import msgspec
 
-from api.schemas.common import Id, Request, Response, Timestamp
+from api.schemas.common import Id, InvalidField, Request, Response, Timestamp
 from storage.enums import AuthMethod, TokenScope
 from wharf.identity import PASSWORD_MAX, PASSWORD_MIN
 
@@ -66,9 +66,9 @@ class LoginRequest(Request):
     password: Password
 
 
-def _unique(values: list[TokenScope]) -> None:
+def _unique(field: str, values: list[TokenScope]) -> None:
     if len(set(values)) != len(values):
-        raise ValueError("array items must be unique")
+        raise InvalidField(field, "array items must be unique")
 
 
 class CreateTokenRequest(Request):
@@ -80,4 +80,4 @@ class CreateTokenRequest(Request):
     expires_in_days: Annotated[int, msgspec.Meta(ge=1, le=3650)] | None = None
 
     def __post_init__(self) -> None:
-        _unique(self.scopes)
+        _unique("scopes", self.scopes)

@@ -5,7 +5,7 @@ from typing import Annotated, ClassVar
 
 import msgspec
 
-from api.schemas.common import Id, IdRef, Request, Response, Timestamp
+from api.schemas.common import Id, IdRef, InvalidField, Request, Response, Timestamp
 from storage.enums import MemberRole, Role, SpaceType, UnitType
 
 SpaceName = Annotated[str, msgspec.Meta(min_length=1, max_length=100, examples=["Design team"])]
@@ -100,7 +100,7 @@ class CreateSpaceRequest(Request):
 
     def __post_init__(self) -> None:
         if self.type != SpaceType.TEAM:
-            raise ValueError("only team spaces can be created")
+            raise InvalidField("type", "only team spaces can be created")
 
 
 class _Patch(Request):
