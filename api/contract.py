@@ -48,6 +48,7 @@ import falcon.routing
 import msgspec
 
 from api import body as _body
+from api.errors import PROBLEM
 from api.schemas.common import InvalidField
 from api.schemas.problem import Problem
 from wharf.errors import ProblemCode, ValidationFailed
@@ -58,7 +59,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 JSON = "application/json"
-PROBLEM = "application/problem+json"
 REF = "#/components/schemas/{name}"
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 import falcon
 
 from api import contract, headers
+from api.errors import PROBLEM
 from api.resources.operations import answer_submission, submission_answers
 from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
 from api.schemas.blobs import UploadSession as UploadSessionBody
@@ -19,7 +20,6 @@ from wharf.config import Settings
 from wharf.operations.service import Operations
 
 OCTETS = "application/octet-stream"
-PROBLEM = "application/problem+json"
 #: Headers of a content answer (200/206); 206 adds Content-Range.
 CONTENT_HEADERS = ("ETag", "Accept-Ranges")
 
