@@ -20,7 +20,6 @@ from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, SpaceType, TokenScope
 from storage.models import Space, User
-from wharf.clock import iso
 from wharf.config import Settings
 from wharf.identity import Identity
 
@@ -64,9 +63,8 @@ class LoginSessions:
         body = contract.read_body(req, LoginRequest)
         login, cookie, user = self.identity.login(self.db, req.context.ctx, body.username,
                                                   body.password)
-        expires_at = iso(login.expires_at)
-        assert expires_at is not None
-        resp.media = LoginResult(session_id=login.id, expires_at=expires_at,
+        resp.media = LoginResult(session_id=login.id,
+                                 expires_at=serialize.timestamp(login.expires_at),
                                  user=serialize.user(user))
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=self.settings.session_ttl, path="/",
                         secure=self.settings.secure_cookies, http_only=True, same_site="Lax")

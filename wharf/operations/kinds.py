@@ -159,11 +159,6 @@ def payload(op: Operation, shape: type[S]) -> S:
     return msgspec.convert(op.payload, shape)
 
 
-def result(op: Operation, shape: type[S]) -> S | None:
-    """The operation's stored result as ``shape``; None while it has none."""
-    return None if op.result is None else msgspec.convert(op.result, shape)
-
-
 #: Fields a kind's result gained after rows were written: read older rows with these.
 _RESULT_BACKFILL: dict[str, dict[str, Any]] = {
     # before nested trash batches, a purge deleted exactly its own batch
