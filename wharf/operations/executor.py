@@ -19,12 +19,12 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import timedelta
 from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import and_, or_, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -90,6 +90,21 @@ def actor_principal(op: Operation) -> Principal:
     return Principal(kind="user", user_id=op.actor_id)
 
 
+def due(now: Any) -> ColumnElement[bool]:
+    """Pending and due, or running with an expired lease; attempts left."""
+    return and_(or_(and_(Operation.status == "pending",
+                         or_(Operation.next_attempt_at.is_(None),
+                             Operation.next_attempt_at <= now)),
+                    and_(Operation.status == "running", Operation.lease_expires_at < now)),
+                Operation.attempts < Operation.max_attempts)
+
+
+def claim_order() -> tuple[ColumnElement[Any], ...]:
+    """The order in which due operations are claimed: oldest first. (Issue 19 makes it
+    per-actor round robin; keep it in this one place.)"""
+    return (Operation.created_at, Operation.id)
+
+
 class Executor:
     def __init__(self, db: Database, settings: Settings, handlers: Mapping[str, Handler], *,
                  notifier: LocalNotifier | None = None, hooks: Hooks | None = None) -> None:
@@ -101,6 +116,23 @@ class Executor:
         self._leases: dict[str, str] = {}
         self._leases_lock = threading.Lock()
         self._keeper: threading.Thread | None = None
+
+    # -- a batch -----------------------------------------------------------------------
+    def run_batch(self, kinds: Collection[str] | None = None, *, limit: int = 32,
+                  worker_id: str | None = None, include: str | None = None) -> int:
+        """Claim up to ``limit`` due operations (of ``kinds``; all kinds when None; always
+        including ``include`` if it is due), execute them, complete them; return how many
+        were claimed (0: nothing was due)."""
+        worker_id = worker_id or default_worker_id()
+        now = utcnow()
+        q = select(Operation.id).where(due(now))
+        if kinds is not None:
+            q = q.where(Operation.kind.in_(list(kinds)))
+        with self.db.read() as s:
+            ids = list(s.scalars(q.order_by(*claim_order()).limit(limit)))
+        if include is not None:
+            ids = [include, *[i for i in ids if i != include]][:limit]
+        return sum(self.execute(op_id, worker_id) != "skipped" for op_id in ids)
 
     # -- the whole attempt -------------------------------------------------------------
     def execute(self, operation_id: str, worker_id: str | None = None) -> str:
