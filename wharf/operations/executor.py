@@ -99,7 +99,7 @@ def due(now: Any) -> ColumnElement[bool]:
                 Operation.attempts < Operation.max_attempts)
 
 
-def claim_order() -> tuple[ColumnElement[Any], ...]:
+def claim_order() -> tuple[Any, ...]:
     """The order in which due operations are claimed: oldest first. (Issue 19 makes it
     per-actor round robin; keep it in this one place.)"""
     return (Operation.created_at, Operation.id)
