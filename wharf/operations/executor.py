@@ -100,6 +100,10 @@ class Handler(Protocol):
 
     # Optional: ``on_failed(session, op, error)`` writes product rows in the same
     # transaction that marks the operation failed (e.g. queue an object for deletion).
+    # Optional, for kinds that batch (see ``wharf.operations.hooks``): ``target_key(op)``
+    # (one permission check per distinct key per batch), ``perform_many(ops)`` (side
+    # effects of several operations at once; on failure each is performed on its own) and
+    # ``commit_many(session, ops)`` (the product rows of several, their results in order).
 
 
 class Hooks:
