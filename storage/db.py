@@ -42,9 +42,10 @@ PG_POOL_RECYCLE = 1800
 
 
 class ConnectionLost(DatabaseBusy):
-    """The transaction's connection was found dead (server restart, terminated backend).
-    Nothing of the transaction was committed; a caller whose work is idempotent may run it
-    again at once (the pool hands out a fresh connection)."""
+    """The transaction's connection was found dead (server restart, terminated backend)
+    before its COMMIT was sent: nothing of it was committed, so a caller may run it again
+    at once (the pool hands out a fresh connection). A connection lost during COMMIT is a
+    plain :class:`DatabaseBusy`: whether it committed is unknown."""
 
 
 T = TypeVar("T")
@@ -229,9 +230,11 @@ class Database:
     def _transaction(self, engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
         session = Session(engine, expire_on_commit=False, autoflush=not readonly)
         session.info["readonly"] = readonly
+        committing = False
         try:
             with session.begin():
                 yield session
+                committing = True
             if not readonly:
                 for callback in session.info.pop("after_commit", ()):
                     callback()
@@ -239,7 +242,8 @@ class Database:
             if outbox and self._on_outbox_committed is not None and not readonly:
                 self._on_outbox_committed(outbox)
         except DBAPIError as exc:
-            if getattr(exc, "connection_invalidated", False):
+            if getattr(exc, "connection_invalidated", False) and not committing:
+                # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)
                 raise ConnectionLost("The database connection was lost; try again.") from exc
             if is_transient_db_error(exc):
                 raise DatabaseBusy("The database is busy; try again shortly.") from exc

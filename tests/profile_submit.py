@@ -58,6 +58,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--sqlite", action="store_true")
     ap.add_argument("--profile", type=int, default=0, help="print the top N of a cProfile")
+    ap.add_argument("--no-cte", action="store_true",
+                    help="PostgreSQL: three INSERTs instead of the one CTE statement")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="wharf-prof-"))
@@ -91,6 +93,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
         "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
         "WHARF_ARGON2_PARALLELISM": "1"})
     comps = Components(settings)
+    if getattr(args, "no_cte", False) and hasattr(comps.operations, "_record_all"):
+        comps.operations._record_all = None
     from storage.unitstore import prepare_unitstore_db
     assert comps.unit_db is not None
     prepare_unitstore_db(comps.unit_db, report=lambda *_: None)
