@@ -207,7 +207,7 @@ def _expire_soon(db, model, row_id: str, ms: int):
 def test_an_expired_token_is_refused_even_while_cached(world, db):
     alice = world.user("alice")
     tok = make_token(alice)  # not used yet: nothing cached
-    soon = _expire_soon(db, ApiToken, tok["id"], 800)
+    soon = _expire_soon(db, ApiToken, tok["id"], 1500)
     anon = world.anonymous()
     assert anon.get("/api/me", headers=bearer(tok["token"])).status_code == 200  # cached
     while utcnow() <= soon:
@@ -219,7 +219,7 @@ def test_an_expired_token_is_refused_even_while_cached(world, db):
 def test_an_expired_session_is_refused_even_while_cached(world, db):
     alice = world.user("alice")  # logged in, the cookie not used yet
     sid = alice.cookies["wharf_session"].split(".", 1)[0]
-    soon = _expire_soon(db, LoginSession, sid, 800)
+    soon = _expire_soon(db, LoginSession, sid, 1500)
     assert alice.get("/api/me").status_code == 200  # read and cached with that expiry
     while utcnow() <= soon:
         time.sleep(0.05)
