@@ -58,6 +58,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--sqlite", action="store_true")
     ap.add_argument("--profile", type=int, default=0, help="print the top N of a cProfile")
+    ap.add_argument("--auth-cache-seconds", default=None,
+                    help="WHARF_AUTH_CACHE_SECONDS (default: the setting's default)")
     ap.add_argument("--no-cte", action="store_true",
                     help="PostgreSQL: three INSERTs instead of the one CTE statement")
     args = ap.parse_args()
@@ -91,7 +93,9 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
         "WHARF_DATA_DIR": str(tmp / "data"), "WHARF_DATABASE_URL": url,
         "WHARF_UNITSTORE_URL": f"sqlite:///{tmp / 'units.db'}",
         "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
-        "WHARF_ARGON2_PARALLELISM": "1"})
+        "WHARF_ARGON2_PARALLELISM": "1",
+        **({"WHARF_AUTH_CACHE_SECONDS": args.auth_cache_seconds}
+           if args.auth_cache_seconds is not None else {})})
     comps = Components(settings)
     if getattr(args, "no_cte", False) and hasattr(comps.operations, "_record_all"):
         comps.operations._record_all = None
