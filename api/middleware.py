@@ -100,6 +100,8 @@ class AuthMiddleware:
     ``Authorization`` header and the cookie are not looked at; on the monitoring endpoints
     the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource.
     Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
+    Principals come through the identity's per-process cache (``WHARF_AUTH_CACHE_SECONDS``,
+    ``wharf.identity.AuthCache``).
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,
@@ -170,22 +172,16 @@ class AuthMiddleware:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
                 raise Unauthenticated("Use 'Authorization: Bearer <token>'.", code="invalid_token")
-            with self.db.read() as s:
-                found = self.identity.authenticate_token(s, value.strip())
-            if found is None:
+            principal = self.identity.token_principal(self.db, value.strip())
+            if principal is None:
                 raise Unauthenticated("The token is unknown, expired or revoked.",
                                       code="invalid_token")
-            principal, due = found
-            if due and principal.token_id is not None:
-                with self.db.write() as s:
-                    self.identity.touch_token(s, principal.token_id)
             req.context.principal = principal
             req.context.auth_via = "token"
         else:
             cookies = req.get_cookie_values(SESSION_COOKIE)
             if cookies and cookies[0]:
-                with self.db.read() as s:
-                    by_cookie = self.identity.authenticate_cookie(s, cookies[0])
+                by_cookie = self.identity.cookie_principal(self.db, cookies[0])
                 if by_cookie is not None:
                     req.context.principal = by_cookie
                     req.context.auth_via = "cookie"

@@ -7,18 +7,27 @@ failure, surfaces as :class:`storage.errors.DatabaseBusy` (which the core maps t
 ``Retry-After``), never a 500.
 
 The transactional outbox's fast path is a collaborator given to the constructor: rows added
-with :func:`send_after_commit` go to ``on_outbox_committed`` once their transaction commits.
+with :func:`send_after_commit` (or inserted with Core and announced with
+:func:`announce_after_commit`) go to ``on_outbox_committed`` once their transaction commits.
+
+PostgreSQL pools run without a pre-ping (a round trip per checkout). A pooled connection the
+server closed (a restart, ``pg_terminate_backend``, an idle timeout) has its socket readable
+while idle, so checkout polls the socket (no round trip) and replaces such a connection; one
+that dies unseen fails its statement with :class:`ConnectionLost`, a :class:`DatabaseBusy`
+(503, retryable), and SQLAlchemy then discards every connection pooled before the failure.
 """
 from __future__ import annotations
 
 import contextlib
+import select
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.orm import Session
 
 from storage.errors import DatabaseBusy
@@ -26,6 +35,31 @@ from storage.errors import DatabaseBusy
 OutboxSink = Callable[[list[Any]], None]
 """Receives the outbox rows of a committed write transaction (e.g. sends them to the broker).
 It must not raise for a broker that is down: unsent rows are the relay's to send."""
+
+#: Seconds after which a pooled PostgreSQL connection is replaced at checkout (so a server
+#: or proxy idle limit never meets one; the poll below catches most closed ones earlier).
+PG_POOL_RECYCLE = 1800
+
+
+class ConnectionLost(DatabaseBusy):
+    """The transaction's connection was found dead (server restart, terminated backend)
+    before its COMMIT was sent: nothing of it was committed, so a caller may run it again
+    at once (the pool hands out a fresh connection). A connection lost during COMMIT is a
+    plain :class:`DatabaseBusy`: whether it committed is unknown."""
+
+
+T = TypeVar("T")
+
+
+def retry_lost(work: Callable[[], T]) -> T:
+    """Run ``work`` (one or more whole transactions that may safely run twice); if its
+    connection is found dead (:class:`ConnectionLost`: nothing was committed), run it
+    once more on a fresh connection."""
+    try:
+        return work()
+    except ConnectionLost:
+        return work()
+
 
 _PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P03", "08006", "08001", "08003"}
 
@@ -73,12 +107,39 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     return engine
 
 
+def _closed_by_peer(dbapi_conn: Any) -> bool:
+    """Whether an idle connection's socket has something to read: the server sent an error
+    and closed it (``57P01`` on a terminated backend or a shutdown) or the peer is gone.
+    A poll with no timeout: no round trip, unlike a pre-ping."""
+    try:
+        fd = dbapi_conn.fileno()
+    except Exception:
+        return True  # closed on our side
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(poller.poll(0))
+
+
+def _pg_engine(url: str) -> Engine:
+    engine = create_engine(url, pool_pre_ping=False, pool_size=10, max_overflow=20,
+                           pool_recycle=PG_POOL_RECYCLE)
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+        if _closed_by_peer(dbapi_conn):
+            # The pool discards this connection and checks out another (a new one if
+            # need be): the documented "pessimistic" disconnect hook.
+            raise DisconnectionError("the server closed this pooled connection")
+
+    return engine
+
+
 def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]:
     """Return ``(write_engine, read_engine)``; the same engine on PostgreSQL."""
     if url.startswith("sqlite"):
         return (_sqlite_engine(url, busy_timeout_ms, True),
                 _sqlite_engine(url, busy_timeout_ms, False))
-    engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = _pg_engine(url)
     return engine, engine
 
 
@@ -87,6 +148,18 @@ def _no_writes(session: Session, flush_context: Any, instances: Any) -> None:
     """A read transaction must not write: fail loudly instead of committing by accident."""
     if session.info.get("readonly") and (session.new or session.dirty or session.deleted):
         raise RuntimeError("a read transaction tried to write; use Database.write()")
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxNotice:
+    """What the outbox sink reads of a row inserted with Core (the attribute names of
+    ``storage.models.OutboxMessage``)."""
+
+    id: str
+    queue_name: str
+    actor_name: str
+    subject_id: str | None
+    delay_ms: int = 0
 
 
 def send_after_commit(session: Session, row: Any) -> None:
@@ -98,7 +171,21 @@ def send_after_commit(session: Session, row: Any) -> None:
     the process dies first, the relay sends them later.
     """
     session.add(row)
+    announce_after_commit(session, row)
+
+
+def announce_after_commit(session: Session, row: Any) -> None:
+    """Hand ``row`` (an outbox row the caller inserted itself, e.g. with a Core INSERT in
+    this transaction; anything with ``id``, ``queue_name``, ``actor_name``,
+    ``subject_id`` and ``delay_ms``, such as :class:`OutboxNotice`) to
+    ``on_outbox_committed`` once the transaction commits. Nothing is written here."""
     session.info.setdefault("outbox", []).append(row)
+
+
+def after_commit(session: Session, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once the write transaction of ``session`` has committed (not if it
+    rolls back), e.g. to drop what a process cached about the rows it changed."""
+    session.info.setdefault("after_commit", []).append(callback)
 
 
 class Database:
@@ -143,13 +230,21 @@ class Database:
     def _transaction(self, engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
         session = Session(engine, expire_on_commit=False, autoflush=not readonly)
         session.info["readonly"] = readonly
+        committing = False
         try:
             with session.begin():
                 yield session
+                committing = True
+            if not readonly:
+                for callback in session.info.pop("after_commit", ()):
+                    callback()
             outbox = session.info.pop("outbox", None)
             if outbox and self._on_outbox_committed is not None and not readonly:
                 self._on_outbox_committed(outbox)
         except DBAPIError as exc:
+            if getattr(exc, "connection_invalidated", False) and not committing:
+                # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)
+                raise ConnectionLost("The database connection was lost; try again.") from exc
             if is_transient_db_error(exc):
                 raise DatabaseBusy("The database is busy; try again shortly.") from exc
             raise

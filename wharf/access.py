@@ -16,8 +16,9 @@ raises :class:`TreeTooDeep`, and the resolver answers "no role" for that node (f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Row, literal, select
+from sqlalchemy import Row, bindparam, literal, select
 from sqlalchemy.orm import Session
 
 from storage.enums import Role, values
@@ -91,18 +92,75 @@ def space_role(session: Session, principal: Principal, space: Space) -> str | No
     return role
 
 
-def can_share(space: Space, space_role_: str | None) -> bool:
-    """Personal spaces: only the owner shares. Team spaces: admins and the owner."""
-    if space.type == "personal":
+@dataclass(frozen=True, slots=True)
+class SpaceFacts:
+    """What the role of a principal in a space depends on, read in one statement
+    (:func:`space_facts`): the space's columns and the principal's membership role."""
+
+    id: str
+    type: str
+    owner_id: str
+    public_read: bool
+    member_role: str | None
+
+    def role(self, principal: Principal) -> str | None:
+        """:func:`space_role`, from these facts."""
+        role: str | None = None
+        if principal.is_user:
+            if self.owner_id == principal.user_id:
+                return "owner"
+            if self.type == "team":
+                role = self.member_role
+        if self.public_read:
+            role = _best(role, "viewer")
+        return role
+
+
+_S = Space.__table__
+_MEMBER = (select(SpaceMember.__table__.c.role)
+           .where(SpaceMember.__table__.c.space_id == _S.c.id,
+                  SpaceMember.__table__.c.user_id == bindparam("uid"))
+           .scalar_subquery())
+_SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read, _MEMBER)
+                .where(_S.c.id == bindparam("sid")))
+# FOR SHARE OF spaces on PostgreSQL; SQLite (whose write transactions hold the database's
+# one write lock from BEGIN IMMEDIATE) renders no locking clause.
+_SPACE_FACTS_LOCKED = _SPACE_FACTS.with_for_update(read=True, of=_S)
+
+
+def space_facts(session: Session, principal: Principal, space_id: str, *,
+                lock: bool = False) -> SpaceFacts | None:
+    """The space ``space_id`` and the principal's membership in it, in one statement on
+    the transaction's connection; ``lock`` takes the space row FOR SHARE (see
+    ``wharf.nodes.resolve_parent``). None when there is no such space."""
+    row = session.connection().execute(
+        _SPACE_FACTS_LOCKED if lock else _SPACE_FACTS,
+        {"sid": space_id, "uid": principal.user_id if principal.is_user else None}).first()
+    if row is None:
+        return None
+    return SpaceFacts(row[0], row[1], row[2], bool(row[3]), row[4])
+
+
+def _can_share(space_type: str, space_role_: str | None) -> bool:
+    if space_type == "personal":
         return space_role_ == "owner"
     return at_least(space_role_, "admin")
+
+
+def can_purge_role(space_role_: str | None) -> bool:
+    return at_least(space_role_, "admin")
+
+
+def can_share(space: Space, space_role_: str | None) -> bool:
+    """Personal spaces: only the owner shares. Team spaces: admins and the owner."""
+    return _can_share(space.type, space_role_)
 
 
 def can_purge(space: Space, space_role_: str | None) -> bool:
     """Permanent delete (purge) needs a role that comes from the space itself: the owner of
     a personal space, the owner or an admin of a team space. A direct grant or a link
     (editor at most) can trash and restore, never destroy the owner's content."""
-    return at_least(space_role_, "admin")
+    return can_purge_role(space_role_)
 
 
 def _access(space: Space, role: str | None, from_space: str | None) -> Access:
@@ -126,6 +184,82 @@ def _chain_above(session: Session, start_id: str,
                                 .order_by(chain.c.depth)))
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One node of an ancestor chain (:func:`chain_facts`) with the roles granted on it:
+    the principal's direct grant and the link-sharing role."""
+
+    id: str
+    parent_id: str | None
+    space_id: str
+    trash_batch_id: str | None
+    grant_role: str | None
+    link_role: str | None
+
+
+def _chain_facts_statement() -> Any:
+    n = Node.__table__
+    g = NodeGrant.__table__
+    ln = LinkSharing.__table__
+    chain = (select(n.c.id, n.c.parent_id, n.c.space_id, n.c.trash_batch_id,
+                    literal(1).label("depth"))
+             .where(n.c.id == bindparam("nid")).cte("chain", recursive=True))
+    chain = chain.union_all(
+        select(n.c.id, n.c.parent_id, n.c.space_id, n.c.trash_batch_id, chain.c.depth + 1)
+        .join(chain, n.c.id == chain.c.parent_id)
+        .where(chain.c.depth < MAX_TREE_DEPTH))
+    grant = (select(g.c.role).where(g.c.node_id == chain.c.id, g.c.user_id == bindparam("uid"))
+             .scalar_subquery())
+    link = select(ln.c.role).where(ln.c.node_id == chain.c.id).scalar_subquery()
+    return (select(chain.c.id, chain.c.parent_id, chain.c.space_id, chain.c.trash_batch_id,
+                   grant, link).order_by(chain.c.depth))
+
+
+_CHAIN_FACTS = _chain_facts_statement()
+
+
+def chain_facts(session: Session, principal: Principal, node_id: str) -> list[ChainLink]:
+    """``node_id`` and its ancestors, nearest first, each with the principal's grant and
+    its link role, in one recursive statement bounded by ``MAX_TREE_DEPTH`` rows (a cycle
+    or an over-deep chain costs at most that many). Empty when there is no such node.
+
+    The chain is whole when its last link is a root (``parent_id`` None); otherwise it is
+    too deep or broken and grants nothing (:func:`chain_access`). The links also seed the
+    session's memo of parent links (see :func:`ancestors`)."""
+    rows = session.connection().execute(
+        _CHAIN_FACTS, {"nid": node_id,
+                       "uid": principal.user_id if principal.is_user else None}).all()
+    links = [ChainLink(*row) for row in rows]
+    memo: dict[str, tuple[str | None, str | None]] = session.info.setdefault(
+        "wharf_parents", {})
+    for link in links:
+        memo[link.id] = (link.parent_id, link.trash_batch_id)
+    return links
+
+
+def chain_access(principal: Principal, chain: list[ChainLink], space: SpaceFacts | None,
+                 *, include_trashed: bool = False) -> Access:
+    """:func:`node_access` from what :func:`chain_facts` and :func:`space_facts` read
+    (``space``: the facts of the node's own space). Fails closed the same way: a chain
+    that does not end at a root within ``MAX_TREE_DEPTH`` links, a trashed link (unless
+    ``include_trashed``), or a missing space grants nothing."""
+    if not chain or chain[-1].parent_id is not None:
+        return Access(None)  # deeper than MAX_TREE_DEPTH, a cycle or a broken link
+    if not include_trashed and any(link.trash_batch_id is not None for link in chain):
+        return Access(None)
+    if space is None or space.id != chain[0].space_id:
+        return Access(None)
+    from_space = space.role(principal)
+    role = from_space
+    for link in chain:
+        if principal.is_user and link.grant_role is not None:
+            role = _best(role, link.grant_role)
+        if link.link_role is not None:
+            role = _best(role, link.link_role if principal.is_user else "viewer")
+    return Access(role, can_share=_can_share(space.type, from_space),
+                  can_purge=can_purge_role(from_space))
 
 
 def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
@@ -205,12 +339,17 @@ def node_role(session: Session, principal: Principal, node: Node,
     return node_access(session, principal, node, space).role
 
 
-def _check(access: Access, need: str, what: str) -> Access:
+def check(access: Access, need: str, what: str) -> Access:
+    """``access`` if it allows ``need``: 404 ``No such <what>`` without a role (the target
+    is undiscoverable), 403 with a role below ``need``."""
     if access.role is None:
         raise NotFound(f"No such {what}.")
     if not at_least(access.role, need):
         raise Forbidden(f"You may not do that to this {what}.")
     return access
+
+
+_check = check
 
 
 def require_space(session: Session, principal: Principal, space_id: object,

@@ -254,6 +254,12 @@ class Settings:
     session_ttl: Annotated[int, setting(
         "lifetime of a login session (at least 60)",
         ge=60, note="14 days")] = 14 * 86400
+    auth_cache_seconds: Annotated[float, setting(
+        "how long an API process reuses a token's or session cookie's principal without "
+        "reading the database again (`0`: never). Revoking a token or logging out takes "
+        "effect at once in the process that did it, and within this bound in every "
+        "other; an expiry is honoured to the instant",
+        ge=0.0)] = 2.0
     max_body_bytes: Annotated[int, setting(
         "largest JSON request body, bytes (at least 1024)",
         ge=1024)] = 1024 * 1024

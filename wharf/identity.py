@@ -8,6 +8,16 @@ to the client once. Unknown user and wrong password fail the same way, in simila
 Password hashing runs outside any write transaction, and failed logins and registrations
 are rate limited (``wharf.throttle``). API tokens are minted only by a logged-in user,
 never by another token.
+
+Each API process keeps the principals of recently used tokens and session cookies
+(:class:`AuthCache`, keyed by the SHA-256 of the credential) for at most
+``WHARF_AUTH_CACHE_SECONDS``: revoking a token or logging out drops the entry in the
+process that did it (at once, and again after commit), every other process reads the
+database again within that bound. A cached credential past its ``expires_at`` is refused
+at that instant; a successful read from the database refreshes ``last_used_at`` when due.
+Any change to an API token, login session or user row made through the ORM in this process
+(revocation, logout, an expiry moved, a user removed: whatever code does it) drops the
+credentials concerned from every cache of the process, at flush and again after commit.
 """
 from __future__ import annotations
 
@@ -15,15 +25,21 @@ import hashlib
 import hmac
 import re
 import secrets
-from datetime import timedelta
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.db import Database
+from storage.db import Database, after_commit, retry_lost
 from storage.enums import TokenScope, values
 from storage.models import ApiToken, LoginSession, PasswordCredential, Space, User
 from wharf import audit, throttle
@@ -43,8 +59,148 @@ TOKEN_PREFIX_RE = re.compile(r"[0-9a-f]{12}")  # secrets.token_hex(6)
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
+#: The most credentials one process keeps in its :class:`AuthCache` (least recently used
+#: first out).
+AUTH_CACHE_MAX_ENTRIES = 10_000
+
+
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class _Cached:
+    principal: Principal
+    credential_id: str
+    expires_at: datetime | None  # the credential's own expiry
+    fresh_until: float  # on the cache's clock
+
+
+class AuthCache:
+    """Credential digest → principal, for at most ``seconds`` after it was read from the
+    database, at most ``max_entries`` of them (LRU). Thread-safe.
+
+    ``invalidate`` drops a credential at once. An entry is stored only if nothing was
+    invalidated since its database read began (``generation``), so a read that raced a
+    revocation cannot put the revoked principal back. ``seconds`` 0 disables it."""
+
+    def __init__(self, seconds: float, max_entries: int = AUTH_CACHE_MAX_ENTRIES,
+                 clock: Callable[[], float] = time.monotonic):
+        self.seconds = seconds
+        self.max_entries = max_entries
+        self.clock = clock
+        self._entries: OrderedDict[str, _Cached] = OrderedDict()
+        self._keys: dict[str, str] = {}  # credential id -> key
+        self._lock = threading.Lock()
+        self._generation = 0
+        _CACHES.add(self)
+
+    @property
+    def enabled(self) -> bool:
+        return self.seconds > 0 and self.max_entries > 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def begin(self) -> tuple[int, float]:
+        """Call before reading a credential from the database: hand the result to
+        :meth:`put`."""
+        return self._generation, self.clock()
+
+    def get(self, key: str) -> Principal | None:
+        if not self.enabled:
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.fresh_until <= self.clock() or (
+                    entry.expires_at is not None and entry.expires_at <= utcnow()):
+                self._drop(key, entry)
+                return None
+            self._entries.move_to_end(key)
+            return entry.principal
+
+    def put(self, key: str, principal: Principal, credential_id: str,
+            expires_at: datetime | None, begun: tuple[int, float]) -> None:
+        if not self.enabled:
+            return
+        generation, read_at = begun
+        with self._lock:
+            if generation != self._generation:
+                return  # a revocation may have committed since the read began
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._keys.pop(old.credential_id, None)
+            self._entries[key] = _Cached(principal, credential_id, expires_at,
+                                         read_at + self.seconds)
+            self._keys[credential_id] = key
+            while len(self._entries) > self.max_entries:
+                evicted_key, evicted = self._entries.popitem(last=False)
+                self._forget_key(evicted_key, evicted)
+
+    def invalidate(self, credential_id: str) -> None:
+        """Forget the credential (an API token id or a login session id) at once."""
+        with self._lock:
+            self._generation += 1
+            key = self._keys.pop(credential_id, None)
+            if key is not None:
+                self._entries.pop(key, None)
+
+    def invalidate_user(self, user_id: str) -> None:
+        """Forget every credential of ``user_id`` at once."""
+        with self._lock:
+            self._generation += 1
+            for key, entry in list(self._entries.items()):
+                if entry.principal.user_id == user_id:
+                    self._drop(key, entry)
+
+    def _drop(self, key: str, entry: _Cached) -> None:
+        self._entries.pop(key, None)
+        self._forget_key(key, entry)
+
+    def _forget_key(self, key: str, entry: _Cached) -> None:
+        if self._keys.get(entry.credential_id) == key:
+            del self._keys[entry.credential_id]
+
+
+_CACHES: weakref.WeakSet[AuthCache] = weakref.WeakSet()
+
+
+def _forget(tokens_and_sessions: list[str], users: list[str]) -> None:
+    for cache in list(_CACHES):
+        for credential_id in tokens_and_sessions:
+            cache.invalidate(credential_id)
+        for user_id in users:
+            cache.invalidate_user(user_id)
+
+
+@event.listens_for(Session, "before_flush")
+def _credentials_changed(session: Session, _context: object, _instances: object) -> None:
+    """A token, login session or user changed through the ORM (revoked, logged out,
+    expiry moved, deleted): its cached principals go now and again after commit."""
+    credentials: list[str] = []
+    users: list[str] = []
+    for obj in (*session.dirty, *session.deleted):
+        if isinstance(obj, ApiToken | LoginSession):
+            credentials.append(obj.id)
+        elif isinstance(obj, User):
+            users.append(obj.id)
+    if credentials or users:
+        _forget(credentials, users)
+        after_commit(session, lambda: _forget(credentials, users))
+
+
+_T = ApiToken.__table__
+_U = User.__table__
+_L = LoginSession.__table__
+_TOKEN_LOOKUP = (select(_T.c.id, _T.c.secret_hash, _T.c.scopes, _T.c.expires_at,
+                        _T.c.revoked_at, _T.c.last_used_at, _U.c.id, _U.c.username)
+                 .join(_U, _U.c.id == _T.c.user_id).where(_T.c.prefix == bindparam("prefix")))
+_SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _U.c.username)
+                   .join(_U, _U.c.id == _L.c.user_id).where(_L.c.id == bindparam("sid")))
+_TOUCH = update(_T).where(_T.c.id == bindparam("tid")).values(
+    last_used_at=bindparam("now", type_=_T.c.last_used_at.type))
 
 
 def _address(ctx: RequestContext) -> str:
@@ -78,6 +234,7 @@ class Identity:
                                      memory_cost=settings.argon2_memory_cost,
                                      parallelism=settings.argon2_parallelism)
         self._dummy_hash = self.hasher.hash(secrets.token_urlsafe(16))
+        self.auth_cache = AuthCache(settings.auth_cache_seconds)
 
     # -- users -------------------------------------------------------------------------
     # Registration and login take a Database, not a session: argon2 runs between short
@@ -199,27 +356,52 @@ class Identity:
             raise Unauthenticated("Not logged in with a session.", code="no_session")
         row = session.get(LoginSession, sid)
         if row is not None:
-            session.delete(row)
+            session.delete(row)  # cached principals go at flush and after commit
             audit.record(session, ctx, "session.logout", "login_session", sid)
 
     def authenticate_cookie(self, session: Session, raw: str | None) -> Principal | None:
+        found = self._cookie_lookup(session, raw)
+        return found[0] if found is not None else None
+
+    def _cookie_lookup(self, session: Session,
+                       raw: str | None) -> tuple[Principal, datetime] | None:
+        """The principal of a session cookie and the session's expiry (one Core read)."""
         if not raw or "." not in raw or len(raw) > 200:
             return None
         sid, secret = raw.split(".", 1)
         if not is_id(sid):
             return None
-        row = session.execute(
-            select(LoginSession, User).join(User, User.id == LoginSession.user_id)
-            .where(LoginSession.id == sid)).first()
+        row = session.connection().execute(_SESSION_LOOKUP, {"sid": sid}).first()
         if row is None:
             return None
-        login, user = row
-        if not hmac.compare_digest(login.secret_hash, _digest(secret)):
+        login_id, secret_hash, expires_at, user_id, username = row
+        if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
-        if login.expires_at <= utcnow():
+        if expires_at <= utcnow():
             return None
-        return Principal(kind="user", user_id=user.id, username=user.username,
-                         session_id=login.id)
+        return Principal(kind="user", user_id=user_id, username=username,
+                         session_id=login_id), expires_at
+
+    def cookie_principal(self, db: Database, raw: str) -> Principal | None:
+        """The principal of a session cookie: from this process's cache, else read."""
+        key = "c:" + _digest(raw)
+        cache = self.auth_cache
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        begun = cache.begin()
+
+        def read() -> tuple[Principal, datetime] | None:
+            with db.read() as session:
+                return self._cookie_lookup(session, raw)
+
+        found = retry_lost(read)
+        if found is None:
+            return None
+        principal, expires_at = found
+        assert principal.session_id is not None
+        cache.put(key, principal, principal.session_id, expires_at, begun)
+        return principal
 
     # -- API tokens --------------------------------------------------------------------
     def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
@@ -262,12 +444,19 @@ class Identity:
         token = session.get(ApiToken, token_id) if is_id(token_id) else None
         if token is None or token.user_id != ctx.principal.user_id or token.revoked_at:
             raise NotFound("No such API token.")
-        token.revoked_at = utcnow()
+        token.revoked_at = utcnow()  # cached principals go at flush and after commit
         audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
 
     def authenticate_token(self, session: Session,
                            raw: str | None) -> tuple[Principal, bool] | None:
         """Return the principal and whether ``last_used_at`` is due for an update."""
+        found = self._token_lookup(session, raw)
+        return (found[0], found[1]) if found is not None else None
+
+    def _token_lookup(self, session: Session,
+                      raw: str | None) -> tuple[Principal, bool, datetime | None] | None:
+        """The principal of an API token, whether ``last_used_at`` is due, and the token's
+        expiry (one Core read)."""
         if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
             return None
         body = raw[len(TOKEN_PREFIX):]
@@ -276,23 +465,49 @@ class Identity:
         prefix, secret = body.split("_", 1)
         if not TOKEN_PREFIX_RE.fullmatch(prefix) or not secret:
             return None
-        row = session.execute(
-            select(ApiToken, User).join(User, User.id == ApiToken.user_id)
-            .where(ApiToken.prefix == prefix)).first()
+        row = session.connection().execute(_TOKEN_LOOKUP, {"prefix": prefix}).first()
         if row is None:
             return None
-        token, user = row
-        if not hmac.compare_digest(token.secret_hash, _digest(secret)):
+        token_id, secret_hash, scopes, expires_at, revoked_at, last_used_at, user_id, \
+            username = row
+        if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
         now = utcnow()
-        if token.revoked_at is not None or (token.expires_at is not None
-                                            and token.expires_at <= now):
+        if revoked_at is not None or (expires_at is not None and expires_at <= now):
             return None
-        due = token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION
-        return (Principal(kind="user", user_id=user.id, username=user.username,
-                          scopes=frozenset(token.scopes.split()), token_id=token.id), due)
+        due = last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION
+        return (Principal(kind="user", user_id=user_id, username=username,
+                          scopes=frozenset(scopes.split()), token_id=token_id),
+                due, expires_at)
+
+    def token_principal(self, db: Database, raw: str) -> Principal | None:
+        """The principal of an API token: from this process's cache, else read (and
+        ``last_used_at`` refreshed when due)."""
+        key = "t:" + _digest(raw)
+        cache = self.auth_cache
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        begun = cache.begin()
+
+        def read() -> tuple[Principal, bool, datetime | None] | None:
+            with db.read() as session:
+                return self._token_lookup(session, raw)
+
+        found = retry_lost(read)
+        if found is None:
+            return None
+        principal, due, expires_at = found
+        token_id = principal.token_id
+        assert token_id is not None
+        if due:
+            def touch() -> None:
+                with db.write() as session:
+                    self.touch_token(session, token_id)
+
+            retry_lost(touch)
+        cache.put(key, principal, token_id, expires_at, begun)
+        return principal
 
     def touch_token(self, session: Session, token_id: str) -> None:
-        token = session.get(ApiToken, token_id)
-        if token is not None:
-            token.last_used_at = utcnow()
+        session.connection().execute(_TOUCH, {"tid": token_id, "now": utcnow()})

@@ -15,49 +15,77 @@ from wharf import audit
 from wharf.access import (
     MAX_TREE_DEPTH,
     Access,
+    ChainLink,
+    SpaceFacts,
     TreeTooDeep,
     ancestors,
     at_least,
+    chain_access,
+    chain_facts,
+    check,
     depth_of,
     forget_tree,
     node_access,
     require_node,
     require_space,
+    space_facts,
     space_of,
     space_role,
 )
 from wharf.clock import utcnow
 from wharf.context import RequestContext
-from wharf.errors import Conflict, Forbidden, ValidationFailed
+from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.ids import is_id
 from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name
 
 
 def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
-                   parent_id: object) -> tuple[Space, Node | None]:
+                   parent_id: object) -> tuple[SpaceFacts, ChainLink | None]:
     """The space and parent under which the caller wants to create something (editor+ on
     the parent node, which may come from a grant or a link; or on the space for roots).
+    Each has the ``id`` of the row (``SpaceFacts``; ``ChainLink`` or None for the space
+    root).
 
     In a write transaction the space row is locked first (FOR SHARE: creates run side by
     side, but not beside a move, trash, restore or purge, which take FOR UPDATE), so the
-    depth and trash state checked here still hold when the caller inserts the node."""
-    if not session.info.get("readonly") and is_id(space_id):
-        session.get(Space, space_id, with_for_update={"read": True})
-        forget_tree(session)
-        if is_id(parent_id):  # what was read before the lock is read again
-            session.get(Node, parent_id, populate_existing=True)
+    depth and trash state checked here still hold when the caller inserts the node.
+
+    Two statements at most, on the transaction's connection (no ORM): the space with the
+    caller's membership (locked), then the parent's ancestor chain with the caller's grants
+    and link roles on each link (read after the lock, so a move or trash that held it has
+    committed). Same answers as :func:`wharf.access.require_space` /
+    :func:`wharf.access.require_node`: 404 for what the caller cannot discover, 403 below
+    editor, 400 ``parent_in_other_space``, 409 ``tree_too_deep``."""
+    principal = ctx.principal
+    lock = not session.info.get("readonly")
+    space: SpaceFacts | None = None
+    if is_id(space_id):
+        assert isinstance(space_id, str)
+        space = space_facts(session, principal, space_id, lock=lock)
+        if lock:
+            forget_tree(session)  # what was read before the lock is read again
     if parent_id is None:
-        space, _ = require_space(session, ctx.principal, space_id, "editor")
+        if space is None:
+            raise NotFound("No such space.")
+        check(Access(space.role(principal)), "editor", "space")
         return space, None
-    parent, _ = require_node(session, ctx.principal, parent_id, "editor")
+    chain = chain_facts(session, principal, parent_id) \
+        if is_id(parent_id) and isinstance(parent_id, str) else []
+    if not chain:
+        raise NotFound("No such node.")
+    parent = chain[0]
+    own = space if space is not None and space.id == parent.space_id \
+        else space_facts(session, principal, parent.space_id)
+    check(chain_access(principal, chain, own), "editor", "node")
+    assert own is not None  # chain_access grants nothing without the node's space
     if parent.space_id != space_id:
         raise ValidationFailed("parent_id is in another space", code="parent_in_other_space",
                                details={"field": "parent_id"})
-    if depth_of(session, parent) + 1 > MAX_TREE_DEPTH:
+    if len(chain) + 1 > MAX_TREE_DEPTH:
         raise TreeTooDeep(f"A node cannot sit deeper than {MAX_TREE_DEPTH} levels.",
                           details={"max_depth": MAX_TREE_DEPTH})
-    return space_of(session, parent), parent
+    return own, parent
 
 
 def create_node(session: Session, ctx: RequestContext, space_id: object, parent_id: object,

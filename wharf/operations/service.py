@@ -4,6 +4,15 @@ Submission validates and authorizes (through the kind's ``prepare``), then recor
 operation, its outbox row and an audit row in one transaction. The same actor + key +
 request returns the same operation (concurrent requests included: the unique constraint
 on (actor, key) decides); the same key with a different request is 409.
+
+The recording is plain SQL (Core, no unit of work): ``INSERT … ON CONFLICT (actor_id,
+idempotency_key) DO NOTHING RETURNING id`` both records and detects a replay, so a first
+request costs no lookup. On PostgreSQL the operation, outbox and audit INSERTs are one
+statement (data-modifying CTEs: one round trip); on SQLite three. A replay (no row
+returned) rolls the whole transaction back, ``prepare``'s writes included, and answers the
+recorded operation from a fresh read; a ``prepare`` that refuses (permission lost since, an
+upload session already verifying) is also answered by the recorded operation if there is
+one, so a replay never depends on the caller's current rights.
 """
 from __future__ import annotations
 
@@ -17,11 +26,18 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import select, update
+from sqlalchemy import Integer, bindparam, insert, literal, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.db import Database, send_after_commit
+from storage.db import (
+    ConnectionLost,
+    Database,
+    OutboxNotice,
+    announce_after_commit,
+    send_after_commit,
+)
 from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
@@ -29,7 +45,7 @@ from wharf import audit, metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
-from wharf.errors import NotFound, Unauthenticated, ValidationFailed
+from wharf.errors import NotFound, Unauthenticated, ValidationFailed, WharfError
 from wharf.ids import is_id, new_id
 from wharf.operations.errors import (
     IdempotencyKeyRequired,
@@ -88,6 +104,48 @@ class Submission:
 # the kind's payload Struct (``wharf.operations.kinds``) or its stored dict form.
 Prepare = Callable[[Session, str], tuple[str | None, msgspec.Struct | dict[str, Any]]]
 
+_OPS = Operation.__table__
+_OUTBOX = OutboxMessage.__table__
+# The columns a submission writes (the rest start NULL: no result, error, lease, ...).
+_OP_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
+               "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
+               "updated_at")
+_OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at")
+_KEY = ("actor_id", "idempotency_key")  # uq_operations_actor_key
+_INSERT_OUTBOX = insert(_OUTBOX)
+
+
+def _record_statement(dialect: str) -> Any:
+    """``INSERT INTO operations … ON CONFLICT (actor_id, idempotency_key) DO NOTHING
+    RETURNING id`` (no row: the key is taken — a replay)."""
+    ins = postgresql.insert(_OPS) if dialect == "postgresql" else sqlite.insert(_OPS)
+    return ins.on_conflict_do_nothing(index_elements=list(_KEY)).returning(_OPS.c.id)
+
+
+def _record_all_statement() -> Any:
+    """PostgreSQL: the operation, its outbox row and its audit row in one statement. The
+    outbox and audit INSERTs select from the operation INSERT's RETURNING, so a replay
+    (nothing inserted) inserts nothing else either."""
+    op = (postgresql.insert(_OPS)
+          .values({c: bindparam(f"op_{c}", type_=_OPS.c[c].type) for c in _OP_COLUMNS})
+          .on_conflict_do_nothing(index_elements=list(_KEY))
+          .returning(_OPS.c.id).cte("new_op"))
+    outbox = insert(_OUTBOX).from_select(
+        [*_OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"],
+        select(*(bindparam(f"ob_{c}", type_=_OUTBOX.c[c].type) for c in _OUTBOX_COLUMNS),
+               op.c.id, literal(0, Integer), literal(0, Integer))).cte("new_outbox")
+    au_table = audit.AUDIT
+    audit_row = insert(au_table).from_select(
+        list(audit.COLUMNS),
+        select(*(op.c.id if c == "target_id"
+                 else bindparam(f"au_{c}", type_=au_table.c[c].type)
+                 for c in audit.COLUMNS))).cte("new_audit")
+    return select(op.c.id).add_cte(outbox, audit_row)
+
+
+class _Replay(Exception):
+    """The key was taken: roll back the submitting transaction and read the original."""
+
 
 class Operations:
     def __init__(self, db: Database, settings: Settings,
@@ -102,6 +160,10 @@ class Operations:
         # same failure hooks as the executor (``on_failed`` in the transaction that marks
         # it failed, then ``compensate``).
         self.handlers = dict(handlers or {})
+        dialect = "postgresql" if db.is_postgres else "sqlite"
+        self._record_op = _record_statement(dialect)
+        # One round trip for the three INSERTs where the database allows it (PostgreSQL).
+        self._record_all = _record_all_statement() if db.is_postgres else None
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
@@ -111,28 +173,56 @@ class Operations:
         actor = ctx.principal.user_id
         if actor is None:  # operations belong to a user (the API admits only users here)
             raise Unauthenticated("Only a signed-in user can start an operation.")
+        reconnected = False
         for _ in range(3):
+            op_id = new_id()
+            prepared = False
             try:
                 with self.db.write() as s:
-                    existing = self.find_by_key(s, ctx, kind, key, request)
+                    scope_id, payload = prepare(s, op_id)
+                    prepared = True
+                    op = self.record_submission(s, ctx, op_id, kind, actor, key, fp,
+                                                scope_id, payload)
+                    if op is None:
+                        raise _Replay  # rolls back whatever prepare wrote
+            except _Replay:
+                existing = self.replayed(ctx, kind, key, request)
+                if existing is not None:
+                    return Submission(existing, False)
+                continue  # the operation that held the key is gone; record anew
+            except ConnectionLost:
+                # A pooled connection the server had closed: nothing was committed, and
+                # the pool has dropped its connections from before; once more at once.
+                if reconnected:
+                    raise
+                reconnected = True
+                continue
+            except IntegrityError:
+                continue  # a row prepare wrote raced another request's; try again
+            except WharfError:
+                if not prepared:
+                    # Refused now (permission lost, the input moved on): a replay of a
+                    # recorded request still answers with its operation.
+                    existing = self.replayed(ctx, kind, key, request)
                     if existing is not None:
                         return Submission(existing, False)
-                    op_id = new_id()
-                    scope_id, payload = prepare(s, op_id)
-                    op = self.record(s, op_id, kind, actor, key, fp, scope_id, payload)
-                    audit.record(s, ctx, "operation.submit", "operation", op.id,
-                                 space_id=scope_id, details={"kind": kind})
-                    sub = Submission(op, True)
-            except IntegrityError:
-                continue  # a concurrent request with the same key won; read it back
+                raise
             metrics.OPS_SUBMITTED.labels(kind).inc()
-            return sub
+            return Submission(op, True)
         raise OperationStateConflict("Could not record the operation; retry the request.")
+
+    def replayed(self, ctx: RequestContext, kind: str, key: str,
+                 request: dict[str, Any]) -> Operation | None:
+        """The operation recorded for ``key`` (a fresh read), or None; 409 if its request
+        differs."""
+        with self.db.read() as s:
+            return self.find_by_key(s, ctx, kind, key, request)
 
     def record(self, s: Session, op_id: str, kind: str, actor_id: str, key: str | None,
                fp: str, scope_id: str | None,
                payload: msgspec.Struct | dict[str, Any]) -> Operation:
-        """Insert a pending operation and its outbox row (sent after commit)."""
+        """Insert a pending operation and its outbox row (sent after commit) through the
+        ORM, for callers that check the key themselves (the retention sweep)."""
         now = utcnow()
         op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor_id,
                        scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
@@ -143,6 +233,40 @@ class Operations:
         s.flush()
         send_after_commit(s, outbox_for(op))
         return op
+
+    def record_submission(self, s: Session, ctx: RequestContext, op_id: str, kind: str,
+                          actor_id: str, key: str, fp: str, scope_id: str | None,
+                          payload: msgspec.Struct | dict[str, Any]) -> Operation | None:
+        """Insert a pending operation, its outbox row (sent after commit) and its audit
+        row; None (nothing inserted) when the actor already used ``key``."""
+        now = utcnow()
+        row: dict[str, Any] = {
+            "id": op_id, "kind": kind, "status": "pending", "actor_id": actor_id,
+            "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
+            "payload": to_json(payload), "attempts": 0,
+            "max_attempts": self.settings.operation_max_attempts,
+            "created_at": now, "updated_at": now}
+        notice = OutboxNotice(id=new_id(), queue_name=QUEUE, actor_name=actor_name(kind),
+                              subject_id=op_id)
+        outbox: dict[str, Any] = {"id": notice.id, "actor_name": notice.actor_name,
+                  "queue_name": notice.queue_name, "created_at": now}
+        audit_row = audit.values(ctx, "operation.submit", "operation", op_id,
+                                 space_id=scope_id, details={"kind": kind})
+        conn = s.connection()
+        if self._record_all is not None:
+            params = {f"op_{c}": v for c, v in row.items()}
+            params.update({f"ob_{c}": v for c, v in outbox.items()})
+            params.update({f"au_{c}": v for c, v in audit_row.items() if c != "target_id"})
+            if conn.execute(self._record_all, params).first() is None:
+                return None
+        else:
+            if conn.execute(self._record_op, row).first() is None:
+                return None
+            conn.execute(_INSERT_OUTBOX, {**outbox, "subject_id": op_id, "delay_ms": 0,
+                                           "send_attempts": 0})
+            conn.execute(audit.INSERT, audit_row)
+        announce_after_commit(s, notice)
+        return Operation(**row)
 
     # -- read --------------------------------------------------------------------------
     def find_by_key(self, session: Session, ctx: RequestContext, kind: str, key: str,

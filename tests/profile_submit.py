@@ -1,0 +1,181 @@
+"""CPU per ``POST /api/resources`` (create_resource, request to 202), in process.
+
+A script, not a test (pytest collects ``test_*.py`` only). It builds the API app the way
+``wharfd.runtime.Components`` does (in-process StubBroker: the Redis enqueue is not
+measured), in a throw-away PostgreSQL database (or a SQLite file), registers a user, mints
+an API token and sends N POSTs through ``falcon.testing.TestClient`` (root-level creates,
+as ``tests/benchmarks/bench_operations.py`` sends them). It prints this process's CPU per
+POST (all threads: the outbox marker thread included), the PostgreSQL backends' CPU per
+POST (read from /proc when the server runs on this machine), SQL statements per POST, and
+with ``--profile`` the top of a cProfile of the POSTs (main thread only).
+
+    .venv/bin/python tests/profile_submit.py --n 1000 [--sqlite] [--profile 30]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from falcon import testing  # noqa: E402
+from sqlalchemy import create_engine, event, text  # noqa: E402
+
+from migrations.prepare import prepare  # noqa: E402
+from tests.support import services  # noqa: E402
+from wharf.config import Settings  # noqa: E402
+
+PASSWORD = "correct horse battery staple"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    try:
+        raw = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return 0.0
+    fields = raw[raw.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _self_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--sqlite", action="store_true")
+    ap.add_argument("--profile", type=int, default=0, help="print the top N of a cProfile")
+    ap.add_argument("--auth-cache-seconds", default=None,
+                    help="WHARF_AUTH_CACHE_SECONDS (default: the setting's default)")
+    ap.add_argument("--no-cte", action="store_true",
+                    help="PostgreSQL: three INSERTs instead of the one CTE statement")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="wharf-prof-"))
+    admin = None
+    dbname = None
+    if args.sqlite:
+        url = f"sqlite:///{tmp / 'wharf.db'}"
+    else:
+        dbname = f"wharf_test_subprof_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+        admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{dbname}"'))
+        url = services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + dbname
+    try:
+        engine = create_engine(url)
+        prepare(engine, report=lambda *_: None)
+        engine.dispose()
+        return run(args, url, tmp, dbname)
+    finally:
+        if admin is not None:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)'))
+            admin.dispose()
+
+
+def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> int:
+    from wharfd.runtime import Components
+    settings = Settings.from_env({
+        "WHARF_DATA_DIR": str(tmp / "data"), "WHARF_DATABASE_URL": url,
+        "WHARF_UNITSTORE_URL": f"sqlite:///{tmp / 'units.db'}",
+        "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
+        "WHARF_ARGON2_PARALLELISM": "1",
+        **({"WHARF_AUTH_CACHE_SECONDS": args.auth_cache_seconds}
+           if args.auth_cache_seconds is not None else {})})
+    comps = Components(settings)
+    if getattr(args, "no_cte", False) and hasattr(comps.operations, "_record_all"):
+        comps.operations._record_all = None
+    from storage.unitstore import prepare_unitstore_db
+    assert comps.unit_db is not None
+    prepare_unitstore_db(comps.unit_db, report=lambda *_: None)
+    client = testing.TestClient(comps.api_app())
+    r = client.simulate_post("/api/users", json={"username": "prof", "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    space_id = r.json["personal_space_id"]
+    r = client.simulate_post("/api/login-sessions",
+                             json={"username": "prof", "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    cookie = r.headers["set-cookie"].split(";", 1)[0]
+    r = client.simulate_post("/api/api-tokens", json={"name": "p", "scopes": ["read", "write"]},
+                             headers={"Cookie": cookie, "Origin": "http://falconframework.org"})
+    assert r.status_code == 201, r.text
+    headers = {"Authorization": f"Bearer {r.json['token']}"}
+
+    def post(i: int) -> None:
+        r = client.simulate_post(
+            "/api/resources",
+            json={"space_id": space_id, "parent_id": None, "name": f"n-{i:07d}",
+                  "unit_type": "doc"},
+            headers={**headers, "Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 202, r.text
+
+    for i in range(args.warmup):
+        post(i)
+    comps.dispatcher.flush()
+
+    def backends() -> list[int]:
+        if dbname is None:
+            return []
+        with comps.db.engine.connect() as conn:
+            return [p for (p,) in conn.execute(text(
+                "SELECT pid FROM pg_stat_activity WHERE datname = :d AND pid <> "
+                "pg_backend_pid()"), {"d": dbname})]
+
+    pids = backends()
+    pg0 = {p: _cpu(p) for p in pids}
+    c0, w0 = _self_cpu(), time.perf_counter()
+    for i in range(args.n):
+        post(args.warmup + i)
+    comps.dispatcher.flush()
+    c1, w1 = _self_cpu(), time.perf_counter()
+    pg1 = {p: _cpu(p) for p in set(pids) | set(backends())}
+    pg = sum(pg1[p] - pg0.get(p, 0.0) for p in pg1)
+
+    statements = 0
+
+    def count(*_a: object) -> None:
+        nonlocal statements
+        statements += 1
+
+    event.listen(comps.db.engine, "before_cursor_execute", count)
+    m = 100
+    for i in range(m):
+        post(10_000_000 + i)
+    comps.dispatcher.flush()
+    event.remove(comps.db.engine, "before_cursor_execute", count)
+
+    backend = "sqlite" if dbname is None else "postgresql"
+    print(f"{backend}: {args.n} POSTs in {w1 - w0:.2f}s wall")
+    print(f"  API process CPU per POST : {1000 * (c1 - c0) / args.n:.3f} ms")
+    if dbname is not None:
+        print(f"  PostgreSQL CPU per POST  : {1000 * pg / args.n:.3f} ms "
+              f"({len(pg1)} backends)")
+    print(f"  SQL statements per POST  : {statements / m:.2f} (incl. outbox marking)")
+    if args.profile:
+        prof = cProfile.Profile(time.process_time)  # CPU, not wall: waits do not count
+        prof.enable()
+        for i in range(args.n):
+            post(20_000_000 + i)
+        prof.disable()
+        comps.dispatcher.flush()
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
+    comps.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
