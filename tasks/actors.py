@@ -1,18 +1,77 @@
-"""One thin actor per operation kind: load the operation id, hand it to the executor."""
+"""One thin actor per operation kind: a doorbell. Answering it drains that kind's due
+operations in batches (``Executor.run_batch``), the operation the bell names first.
+
+A bell drains its own kind only, so kinds with long side effects (blob verification) never
+hold up fast ones: their bells are other messages, answered by other threads. Long kinds
+are claimed one at a time (``LONG_KINDS``): a batch of them would be run in series by one
+thread while others idle; one at a time, each full claim rings another bell and the work
+spreads over the workers.
+
+The drain loop (see ``tasks.doorbell`` for why no operation is missed):
+- claim a batch; a full one rings once more (another worker joins) and claims again;
+- a short one ends the drain, unless a sender counted on this drain meanwhile;
+- after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
+  thread is not held forever and a worker's shutdown does not wait for a backlog.
+"""
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
 
 import dramatiq
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from tasks.doorbell import Doorbell
 from wharf import deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
 
+#: Kinds whose side effects take long (reading a whole upload back): claimed one at a time.
+LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
+#: How long one bell drains before it hands over to the next one.
+DRAIN_SECONDS = 2.0
+
+
+class Ringer(Protocol):
+    @property
+    def doorbell(self) -> Doorbell: ...
+
+    def ring_more(self, actor: str) -> None: ...
+
+
+def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
+          operation_id: str | None = None, budget: float = DRAIN_SECONDS) -> int:
+    """Answer one bell of ``kind``; returns how many operations it claimed."""
+    actor = actor_name(kind)
+    deadline = time.monotonic() + budget
+    include = operation_id or None
+    total = 0
+    with ringer.doorbell.answer(actor) as answer:
+        while True:
+            mark = answer.mark()
+            n = executor.run_batch((kind,), limit=limit, include=include)
+            include = None
+            total += n
+            if n >= limit:
+                ringer.ring_more(actor)
+            elif answer.leave_if_quiet(mark):
+                return total
+            if time.monotonic() >= deadline:
+                if answer.leave(mark):
+                    ringer.ring_more(actor)
+                return total
+
+
+def batch_limit(kind: str, default: int) -> int:
+    return 1 if kind in LONG_KINDS else max(1, default)
+
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
-                   blob_store: BlobStore) -> dict[str, dramatiq.Actor[[str], None]]:
-    actors: dict[str, dramatiq.Actor[[str], None]] = {}
+                   blob_store: BlobStore, ringer: Ringer, *,
+                   batch: int = 32) -> dict[str, dramatiq.Actor[..., None]]:
+    actors: dict[str, dramatiq.Actor[..., None]] = {}
 
     def delete_object(job_id: str) -> None:
         deletion.run_job(db, blob_store, job_id)
@@ -22,10 +81,16 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                                             queue_name=deletion.QUEUE, priority=10,
                                             options={"max_retries": 0})
     for kind in executor.handlers:
-        def run(operation_id: str) -> None:
-            executor.execute(operation_id)
-        run.__name__ = actor_name(kind)
-        actors[kind] = dramatiq.Actor(run, broker=broker, actor_name=actor_name(kind),
+        actors[kind] = dramatiq.Actor(_bell(executor, ringer, kind, batch_limit(kind, batch)),
+                                      broker=broker, actor_name=actor_name(kind),
                                       queue_name=QUEUE, priority=0,
                                       options={"max_retries": 0})
     return actors
+
+
+def _bell(executor: Executor, ringer: Ringer, kind: str,
+          limit: int) -> Callable[..., None]:
+    def run(operation_id: str | None = None) -> None:
+        drain(executor, ringer, kind, limit, operation_id)
+    run.__name__ = actor_name(kind)
+    return run
