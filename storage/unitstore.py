@@ -3,19 +3,32 @@
 A unit has a JSON snapshot and an append-only list of revisions; each revision is an
 RFC 6902 JSON Patch against a base revision, applied by :mod:`storage.unitpatch` within
 its size, depth and operation-count limits.
-Creating a unit is idempotent on its id. Transient database trouble surfaces as
-:class:`storage.errors.UnitStoreUnavailable` (the core maps it to a retryable failure), so
-workers back off and retry.
+Creating a unit is idempotent on its id (``INSERT … ON CONFLICT DO NOTHING``; several at
+once in one transaction with :meth:`UnitStore.create_units`). Transient database trouble
+surfaces as :class:`storage.errors.UnitStoreUnavailable` (the core maps it to a retryable
+failure), so workers back off and retry.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, delete, select, update
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Insert,
+    Integer,
+    String,
+    Table,
+    delete,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from storage.clock import utcnow
@@ -51,7 +64,8 @@ UNIT_TYPES = values(UnitType)
 
 
 class UnitBase(DeclarativeBase):
-    pass
+    # Every model here maps one Table (DeclarativeBase declares the wider FromClause).
+    __table__: ClassVar[Table]
 
 
 class UnitRow(UnitBase):
@@ -74,6 +88,9 @@ class RevisionRow(UnitBase):
     changeset: Mapped[list[Any]] = mapped_column(JSON)
     author_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+UNITS = UnitRow.__table__
 
 
 class MetaRow(UnitBase):
@@ -113,26 +130,51 @@ class UnitStore:
 
     def create_unit(self, unit_id: str, unit_type: str,
                     snapshot: dict[str, Any] | None = None) -> Unit:
-        """Create the unit, or return it if it already exists with the same type."""
+        """Create the unit, or return it if it already exists with the same type (another
+        type: :class:`UnitConflict`)."""
         def run() -> Unit:
-            try:
-                with self.db.write() as s:
-                    row = s.get(UnitRow, unit_id)
-                    if row is None:
-                        row = UnitRow(id=unit_id, unit_type=unit_type,
-                                      snapshot=snapshot or initial_snapshot(unit_type),
-                                      revision=0)
-                        s.add(row)
-                        s.flush()
-                    elif row.unit_type != unit_type:
+            with self.db.write() as s:
+                row = s.connection().execute(self._insert_new().returning(*UNITS.c), {
+                    "id": unit_id, "unit_type": unit_type,
+                    "snapshot": snapshot or initial_snapshot(unit_type), "revision": 0,
+                    "created_at": utcnow(), "updated_at": utcnow()}).first()
+                if row is None:
+                    row = s.connection().execute(
+                        select(*UNITS.c).where(UNITS.c.id == unit_id)).one()
+                    if row.unit_type != unit_type:
                         raise UnitConflict(f"unit {unit_id} exists with type {row.unit_type}")
-                    return self._unit(row)
-            except IntegrityError:
-                existing = self.get(unit_id)
-                if existing is None or existing.unit_type != unit_type:
-                    raise
-                return existing
+                return Unit(row.id, row.unit_type, row.snapshot, row.revision, row.updated_at)
         return self._guard(run)
+
+    def create_units(self, units: Sequence[tuple[str, str, dict[str, Any] | None]]) -> None:
+        """Create several units ``(id, type, snapshot or None)`` in one transaction, each
+        idempotent on its id as :meth:`create_unit`: one that exists with the same type is
+        left as it is, one with another type fails the whole call with
+        :class:`UnitConflict` (nothing is created; the caller may then go one by one)."""
+        if not units:
+            return
+
+        def run() -> None:
+            now = utcnow()
+            with self.db.write() as s:
+                conn = s.connection()
+                inserted = set(conn.scalars(self._insert_new().returning(UNITS.c.id), [
+                    {"id": uid, "unit_type": utype,
+                     "snapshot": snapshot or initial_snapshot(utype), "revision": 0,
+                     "created_at": now, "updated_at": now}
+                    for uid, utype, snapshot in units]))
+                existing = {uid: utype for uid, utype, _ in units if uid not in inserted}
+                if existing:
+                    for uid, utype in conn.execute(select(UNITS.c.id, UNITS.c.unit_type).where(
+                            UNITS.c.id.in_(list(existing)))):
+                        if utype != existing[uid]:
+                            raise UnitConflict(f"unit {uid} exists with type {utype}")
+        self._guard(run)
+
+    def _insert_new(self) -> Insert:
+        """``INSERT INTO units … ON CONFLICT (id) DO NOTHING`` in this database's dialect."""
+        stmt = (pg_insert(UNITS) if self.db.is_postgres else sqlite_insert(UNITS))
+        return stmt.on_conflict_do_nothing(index_elements=[UNITS.c.id])
 
     def get(self, unit_id: str) -> Unit | None:
         def run() -> Unit | None:

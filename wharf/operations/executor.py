@@ -1,14 +1,27 @@
-"""Executing one operation: the bookkeeping every kind shares, in one place.
+"""Executing operations: the bookkeeping every kind shares, in one place, one batch at a time.
 
-1. Claim: one conditional UPDATE takes the lease (pending and due, or running with an
-   expired lease). A duplicate delivery that finds the operation done or leased does nothing.
-2. Re-resolve the actor's permission; lost → ``failed`` ``permission_revoked``, no effect.
-3. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction.
-4. Completion: product rows + ``completed`` in one transaction, only if we still hold the
-   lease (permission checked once more inside it).
+``execute(id)`` is a batch of one (``include=id``); ``run_batch`` claims up to ``limit``.
+1. Claim: ONE statement takes the leases of up to ``limit`` due operations
+   (``UPDATE … WHERE id IN (SELECT … ORDER BY created_at LIMIT n [FOR UPDATE SKIP LOCKED])
+   RETURNING …``). A duplicate delivery that finds the operation done or leased does
+   nothing. In the same transaction: earlier unfinished attempts are marked ``lost``, the
+   new attempt rows are inserted (one executemany) and the actor's permission is re-checked
+   once per distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect.
+2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
+   a kind may do a whole batch at once (``perform_many``); if that raises, each operation
+   is performed on its own so each error is classified for its operation. The lease keeper
+   renews every lease of the batch meanwhile.
+3. Completion: ONE transaction for the batch: lock the operations still ours, re-check
+   permission, write product rows (``commit_many`` or each ``commit``), mark them
+   ``completed`` and finish their attempts (executemany). If it fails for a reason that is
+   not transient, each operation is completed in its own transaction, so one bad operation
+   cannot fail the others.
 Errors are classified: retryable → ``pending`` with exponential backoff and jitter until
 ``max_attempts``; anything else → ``failed`` and the kind's ``compensate`` undoes what the
 side effects left behind.
+
+The hot path is SQLAlchemy Core (no ORM unit of work); handlers still receive
+``Operation`` objects (built, detached, from the claim's RETURNING rows).
 """
 from __future__ import annotations
 
@@ -19,19 +32,19 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping
-from datetime import timedelta
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, insert, or_, select, union_all, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
-from storage.errors import StorageError
+from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
-from storage.results import rowcount
 from wharf import metrics
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -39,7 +52,7 @@ from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
-from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.hooks import commit_products, run_compensate, run_on_failed, target_key
 from wharf.operations.kinds import to_json
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import outbox_for
@@ -49,6 +62,11 @@ log = logging.getLogger("wharf.operations")
 # For the executor's ORM UPDATEs: the session never holds the rows they change (a fresh
 # session, or objects that are re-read), so skip SQLAlchemy's in-Python "evaluate" pass.
 NO_SYNC = {"synchronize_session": False}
+
+OPS = Operation.__table__
+ATTEMPTS = OperationAttempt.__table__
+LOST_ERROR = {"code": "lease_expired", "message": "the worker stopped responding",
+              "retryable": True}
 
 
 class Handler(Protocol):
@@ -90,19 +108,36 @@ def actor_principal(op: Operation) -> Principal:
     return Principal(kind="user", user_id=op.actor_id)
 
 
-def due(now: Any) -> ColumnElement[bool]:
-    """Pending and due, or running with an expired lease; attempts left."""
-    return and_(or_(and_(Operation.status == "pending",
-                         or_(Operation.next_attempt_at.is_(None),
-                             Operation.next_attempt_at <= now)),
-                    and_(Operation.status == "running", Operation.lease_expires_at < now)),
-                Operation.attempts < Operation.max_attempts)
+def due(now: datetime) -> ColumnElement[bool]:
+    """Pending and due, or running with an expired lease; attempts left. (The leading
+    ``status IN`` matches the partial index ``ix_operations_claim``.)"""
+    c = OPS.c
+    return and_(c.status.in_(("pending", "running")),
+                or_(and_(c.status == "pending",
+                         or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
+                    and_(c.status == "running", c.lease_expires_at < now)),
+                c.attempts < c.max_attempts)
 
 
 def claim_order() -> tuple[Any, ...]:
-    """The order in which due operations are claimed: oldest first. (Issue 19 makes it
-    per-actor round robin; keep it in this one place.)"""
-    return (Operation.created_at, Operation.id)
+    """The order in which due operations are claimed: oldest first, served by the partial
+    index ``ix_operations_claim``. (Issue 19 makes it per-actor round robin; keep it in
+    this one place.)"""
+    return (OPS.c.created_at, OPS.c.id)
+
+
+@dataclass(eq=False)
+class Claimed:
+    """One claimed operation on its way through a batch."""
+
+    op: Operation
+    handler: Handler | None
+    error: BaseException | None = None  # why it cannot complete (classified at the end)
+    outcome: str | None = None  # completed | failed | retry | lost, once settled
+
+
+def _is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, DatabaseBusy) or is_transient_db_error(exc)
 
 
 class Executor:
@@ -117,67 +152,91 @@ class Executor:
         self._leases_lock = threading.Lock()
         self._keeper: threading.Thread | None = None
 
-    # -- a batch -----------------------------------------------------------------------
+    # -- entry points ------------------------------------------------------------------
     def run_batch(self, kinds: Collection[str] | None = None, *, limit: int = 32,
                   worker_id: str | None = None, include: str | None = None) -> int:
         """Claim up to ``limit`` due operations (of ``kinds``; all kinds when None; always
         including ``include`` if it is due), execute them, complete them; return how many
         were claimed (0: nothing was due)."""
-        worker_id = worker_id or default_worker_id()
-        now = utcnow()
-        q = select(Operation.id).where(due(now))
-        if kinds is not None:
-            q = q.where(Operation.kind.in_(list(kinds)))
-        with self.db.read() as s:
-            ids = list(s.scalars(q.order_by(*claim_order()).limit(limit)))
-        if include is not None:
-            ids = [include, *[i for i in ids if i != include]][:limit]
-        return sum(self.execute(op_id, worker_id) != "skipped" for op_id in ids)
+        return len(self._run(kinds, limit, worker_id or default_worker_id(), include))
 
-    # -- the whole attempt -------------------------------------------------------------
     def execute(self, operation_id: str, worker_id: str | None = None) -> str:
-        """Run one attempt; returns what happened (for logs and tests)."""
-        worker_id = worker_id or default_worker_id()
-        claimed = self._claim(operation_id, worker_id)
-        if claimed is None:
-            return "skipped"
-        op, refusal = claimed
-        handler = self.handlers.get(op.kind)
-        try:
-            if refusal is not None:
-                raise refusal
-            if handler is None:  # _claim refuses an unknown kind; a handler removed since
-                raise WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
-            self.hooks.before_perform(op)
-            with self._lease_kept(op, worker_id):
-                handler.perform(op)
-            self.hooks.before_commit(op)
-            return self._complete(handler, op, worker_id)
-        except (WharfError, StorageError) as exc:
+        """Run one attempt of one operation (a batch of one); returns what happened (for
+        logs and tests): completed, failed, retry, lost or skipped (not claimed)."""
+        batch = self._run(None, 1, worker_id or default_worker_id(), operation_id,
+                          strict=True)
+        return (batch[0].outcome or "lost") if batch else "skipped"
+
+    # -- the whole batch ---------------------------------------------------------------
+    def _run(self, kinds: Collection[str] | None, limit: int, worker_id: str,
+             include: str | None, *, strict: bool = False) -> list[Claimed]:
+        """Claim, perform, complete; then settle what went wrong, operation by operation.
+        ``strict``: an outcome that could not be recorded is raised (once every other
+        operation is settled); otherwise it is logged and the lease left to lapse."""
+        batch = self._claim(kinds, limit, worker_id, include)
+        if not batch:
+            return batch
+        runnable = [c for c in batch if c.error is None]
+        for c in runnable:
+            try:
+                self.hooks.before_perform(c.op)
+            except Exception as exc:
+                c.error = exc
+        runnable = [c for c in runnable if c.error is None]
+        if runnable:
+            with self._lease_kept([c.op.id for c in runnable], worker_id):
+                self._perform(runnable)
+        performed = [c for c in runnable if c.error is None]
+        for c in performed:
+            try:
+                self.hooks.before_commit(c.op)
+            except Exception as exc:
+                c.error = exc
+        performed = [c for c in performed if c.error is None]
+        if performed:
+            self._complete_batch(performed, worker_id)
+        first_failure: BaseException | None = None
+        for c in batch:
+            if c.outcome is None and c.error is not None:
+                try:
+                    c.outcome = self._settle_error(c.handler, c.op, worker_id, c.error)
+                except Exception as exc:  # the lease lapses; recovery takes it from there
+                    log.warning("operation %s: could not record its outcome", c.op.id,
+                                exc_info=True)
+                    first_failure = first_failure or exc
+        if first_failure is not None and strict:
+            raise first_failure
+        return batch
+
+    def _settle_error(self, handler: Handler | None, op: Operation, worker_id: str,
+                      exc: BaseException) -> str:
+        """Classify what went wrong with one operation and record it: retry or fail."""
+        if isinstance(exc, (WharfError, StorageError)):
             error = exc if isinstance(exc, WharfError) else from_storage(exc)
             if error.retryable:
                 return self._retry_or_fail(handler, op, worker_id, error.to_dict())
             return self._fail(handler, op, worker_id, error.to_dict())
-        except DBAPIError as exc:
+        if isinstance(exc, DBAPIError):
             if is_transient_db_error(exc):
                 return self._retry_or_fail(handler, op, worker_id, {
                     "code": "database_unavailable", "message": str(exc.orig)[:300],
                     "retryable": True})
-            log.exception("operation %s: database error", op.id)
+            log.error("operation %s: database error", op.id, exc_info=exc)
             return self._retry_or_fail(handler, op, worker_id, {
                 "code": "internal_error", "message": "database error", "retryable": True})
-        except Exception as exc:  # a bug or an unclassified failure: retry, bounded
-            log.exception("operation %s: unexpected error", op.id)
-            return self._retry_or_fail(handler, op, worker_id, {
-                "code": "internal_error", "message": f"{type(exc).__name__}",
-                "retryable": True})
+        # a bug or an unclassified failure: retry, bounded
+        log.error("operation %s: unexpected error", op.id, exc_info=exc)
+        return self._retry_or_fail(handler, op, worker_id, {
+            "code": "internal_error", "message": f"{type(exc).__name__}", "retryable": True})
 
+    # -- leases ------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _lease_kept(self, op: Operation, worker_id: str) -> Iterator[None]:
-        """While a side effect runs, one keeper thread per executor renews the lease every
-        third of its length, so a slow verification is not taken over by another worker."""
+    def _lease_kept(self, op_ids: Sequence[str], worker_id: str) -> Iterator[None]:
+        """While side effects run, one keeper thread per executor renews the leases every
+        third of their length, so a slow verification is not taken over by another worker."""
         with self._leases_lock:
-            self._leases[op.id] = worker_id
+            for op_id in op_ids:
+                self._leases[op_id] = worker_id
             if self._keeper is None:
                 self._keeper = threading.Thread(target=self._keep_leases, name="lease-keeper",
                                                 daemon=True)
@@ -186,27 +245,30 @@ class Executor:
             yield
         finally:
             with self._leases_lock:
-                self._leases.pop(op.id, None)
+                for op_id in op_ids:
+                    self._leases.pop(op_id, None)
 
     def _keep_leases(self) -> None:
         every = max(0.5, self.settings.operation_lease_seconds / 3)
         while True:
             time.sleep(every)
+            by_worker: dict[str, list[str]] = {}
             with self._leases_lock:
-                held = list(self._leases.items())
-            for op_id, worker_id in held:
+                for op_id, worker_id in self._leases.items():
+                    by_worker.setdefault(worker_id, []).append(op_id)
+            for worker_id, op_ids in by_worker.items():
                 try:
                     with self.db.write() as s:
-                        s.execute(update(Operation).where(
-                            Operation.id == op_id, Operation.lease_owner == worker_id,
-                            Operation.status == "running").values(
+                        s.connection().execute(update(OPS).where(
+                            OPS.c.id.in_(op_ids), OPS.c.lease_owner == worker_id,
+                            OPS.c.status == "running").values(
                             lease_expires_at=utcnow() + timedelta(
-                                seconds=self.settings.operation_lease_seconds)),
-                            execution_options=NO_SYNC)
+                                seconds=self.settings.operation_lease_seconds)))
                 except Exception:  # the lease may lapse; completion re-checks ownership
-                    log.warning("operation %s: could not renew the lease", op_id,
+                    log.warning("operations %s: could not renew the leases", op_ids,
                                 exc_info=True)
 
+    # -- permission --------------------------------------------------------------------
     @staticmethod
     def _authorize(handler: Handler, s: Session, op: Operation) -> None:
         try:
@@ -215,54 +277,174 @@ class Executor:
             raise PermissionRevoked("The submitter no longer has permission on the target.",
                                     details={"reason": exc.code}) from None
 
+    def _authorize_batch(self, s: Session, batch: Sequence[Claimed]) -> None:
+        """Re-check permission once per distinct target of the batch (the handler's
+        ``target_key``; each operation is its own target without one); a refusal becomes
+        the operation's error."""
+        verdicts: dict[Hashable, WharfError | None] = {}
+        for c in batch:
+            if c.handler is None:  # a handler removed since submission
+                c.error = WharfError(f"no handler for kind {c.op.kind}", code="unknown_kind")
+                continue
+            k = target_key(c.handler, c.op)
+            if k not in verdicts:
+                try:
+                    self._authorize(c.handler, s, c.op)
+                    verdicts[k] = None
+                except WharfError as exc:
+                    verdicts[k] = exc
+            if verdicts[k] is not None:
+                c.error = verdicts[k]
+
     # -- claim -------------------------------------------------------------------------
-    def _claim(self, operation_id: str,
-               worker_id: str) -> tuple[Operation, WharfError | None] | None:
-        """Take the lease, record the attempt and re-check permission, in one transaction.
-        Returns the operation and, if it must not run, why (raised after the claim commits,
-        so the attempt is on record)."""
+    def _claim(self, kinds: Collection[str] | None, limit: int, worker_id: str,
+               include: str | None) -> list[Claimed]:
+        """Take the leases of up to ``limit`` due operations in one statement, record the
+        attempts and re-check permission, in one transaction. A refused operation carries
+        its refusal (raised after the claim commits, so the attempt is on record)."""
         now = utcnow()
         lease_until = now + timedelta(seconds=self.settings.operation_lease_seconds)
+        picks = []
+        if include is not None:
+            picks.append(select(OPS.c.id).where(OPS.c.id == include, due(now)))
+        rest = limit - (include is not None)
+        if rest > 0:
+            q = select(OPS.c.id).where(due(now))
+            if kinds is not None:
+                q = q.where(OPS.c.kind.in_(list(kinds)))
+            if include is not None:
+                q = q.where(OPS.c.id != include)
+            picks.append(q.order_by(*claim_order()).limit(rest))
+        if not picks:
+            return []
+        if self.db.is_postgres:  # concurrent claimers take disjoint rows, nobody waits
+            picks = [p.with_for_update(skip_locked=True) for p in picks]
+        # A materialized CTE: picked once. (As ``IN (subquery)`` PostgreSQL may rescan the
+        # LIMIT … SKIP LOCKED subquery per row and claim more than ``limit``.)
+        picked = (picks[0] if len(picks) == 1 else union_all(
+            *(select(p.subquery().c.id) for p in picks))).cte("picked").prefix_with(
+            "MATERIALIZED")
         with self.db.write() as s:
-            res = s.execute(update(Operation).where(
-                Operation.id == operation_id,
-                or_(and_(Operation.status == "pending",
-                         or_(Operation.next_attempt_at.is_(None),
-                             Operation.next_attempt_at <= now)),
-                    and_(Operation.status == "running", Operation.lease_expires_at < now)),
-                Operation.attempts < Operation.max_attempts,
-            ).values(status="running", lease_owner=worker_id, lease_expires_at=lease_until,
-                     attempts=Operation.attempts + 1, updated_at=now),
-                execution_options=NO_SYNC)
-            if rowcount(res) != 1:
-                return None
-            op = s.get(Operation, operation_id, populate_existing=True)
-            if op is None:  # just updated in this transaction; nothing to run if not
-                return None
-            # An earlier attempt that never finished was lost (its worker died). On the
-            # first attempt there is no earlier one, so the UPDATE is skipped.
-            if op.attempts > 1:
-                s.execute(update(OperationAttempt).where(
-                    OperationAttempt.operation_id == op.id,
-                    OperationAttempt.finished_at.is_(None)).values(
-                    finished_at=now, outcome="lost",
-                    error={"code": "lease_expired", "message": "the worker stopped responding",
-                           "retryable": True}), execution_options=NO_SYNC)
-            s.add(OperationAttempt(id=new_id(), operation_id=op.id, number=op.attempts,
-                                   worker_id=worker_id[:128], started_at=now))
-            s.flush()
-            refusal: WharfError | None = None
-            handler = self.handlers.get(op.kind)
-            if handler is None:
-                refusal = WharfError(f"no handler for kind {op.kind}", code="unknown_kind")
-            else:
-                try:
-                    self._authorize(handler, s, op)
-                except WharfError as exc:
-                    refusal = exc
-            s.expunge(op)
-            return op, refusal
+            conn = s.connection()
+            rows = conn.execute(update(OPS).where(OPS.c.id == picked.c.id, due(now)).values(
+                status="running", lease_owner=worker_id, lease_expires_at=lease_until,
+                attempts=OPS.c.attempts + 1, updated_at=now).returning(*OPS.c)).all()
+            if not rows:
+                return []
+            rows = sorted(rows, key=lambda r: (r.id != include, r.created_at, r.id))
+            batch = [Claimed(Operation(**r._mapping), self.handlers.get(r.kind))
+                     for r in rows]
+            # Earlier attempts that never finished were lost (their worker died). On a
+            # first attempt there is no earlier one.
+            again = [c.op.id for c in batch if c.op.attempts > 1]
+            if again:
+                conn.execute(update(ATTEMPTS).where(
+                    ATTEMPTS.c.operation_id.in_(again), ATTEMPTS.c.finished_at.is_(None)
+                ).values(finished_at=now, outcome="lost", error=LOST_ERROR))
+            conn.execute(insert(ATTEMPTS), [
+                {"id": new_id(), "operation_id": c.op.id, "number": c.op.attempts,
+                 "worker_id": worker_id[:128], "started_at": now} for c in batch])
+            self._authorize_batch(s, batch)
+            return batch
 
+    # -- perform -----------------------------------------------------------------------
+    def _perform(self, batch: Sequence[Claimed]) -> None:
+        """Side effects, per kind: ``perform_many`` for a kind that batches (more than one
+        operation); on its failure, or for other kinds, ``perform`` one by one so each
+        error belongs to its operation."""
+        by_kind: dict[str, list[Claimed]] = {}
+        for c in batch:
+            by_kind.setdefault(c.op.kind, []).append(c)
+        for group in by_kind.values():
+            handler = group[0].handler
+            assert handler is not None  # refused at the claim otherwise
+            many = getattr(handler, "perform_many", None)
+            if many is not None and len(group) > 1:
+                try:
+                    many([c.op for c in group])
+                    continue
+                except Exception:
+                    log.info("%s: batch perform failed; performing one by one",
+                             group[0].op.kind, exc_info=True)
+            for c in group:
+                try:
+                    handler.perform(c.op)
+                except Exception as exc:
+                    c.error = exc
+
+    # -- complete ----------------------------------------------------------------------
+    def _complete_batch(self, batch: Sequence[Claimed], worker_id: str) -> None:
+        try:
+            completed = self._commit_batch(batch, worker_id)
+        except Exception as exc:
+            for c in batch:
+                c.outcome = None
+            if _is_transient(exc):  # the database is in trouble: every one retries later
+                for c in batch:
+                    c.error = exc
+                return
+            if len(batch) > 1:
+                log.warning("batch completion failed; completing one by one", exc_info=True)
+            for c in batch:
+                c.error = None
+                try:
+                    assert c.handler is not None
+                    c.outcome = self._complete(c.handler, c.op, worker_id)
+                except Exception as one:
+                    c.error = one
+            return
+        for c in completed:
+            metrics.OPS_FINISHED.labels(c.op.kind, "completed", "").inc()
+            self._done(c.op.id)
+
+    def _commit_batch(self, batch: Sequence[Claimed], worker_id: str) -> list[Claimed]:
+        """One transaction: lock the operations still ours, re-check permission, write the
+        product rows, mark them completed and finish their attempts. Those no longer ours
+        are ``lost``; those refused carry the refusal (failed after this commits)."""
+        with self.db.write() as s:
+            conn = s.connection()
+            q = select(OPS.c.id).where(
+                OPS.c.id.in_([c.op.id for c in batch]), OPS.c.status == "running",
+                OPS.c.lease_owner == worker_id).order_by(OPS.c.id)
+            if self.db.is_postgres:  # SQLite's write transaction is already exclusive
+                q = q.with_for_update()
+            ours = set(conn.scalars(q))
+            for c in batch:
+                if c.op.id not in ours:
+                    log.info("operation %s: lease lost before completion; not committing",
+                             c.op.id)
+                    c.outcome = "lost"
+            mine = [c for c in batch if c.outcome is None]
+            self._authorize_batch(s, mine)
+            ok = [c for c in mine if c.error is None]
+            if not ok:
+                return []
+            by_kind: dict[str, list[Claimed]] = {}
+            for c in ok:
+                by_kind.setdefault(c.op.kind, []).append(c)
+            results: dict[str, dict[str, Any]] = {}
+            for group in by_kind.values():
+                handler = group[0].handler
+                ops = [c.op for c in group]
+                for op, result in zip(ops, commit_products(handler, s, ops), strict=True):
+                    results[op.id] = to_json(result)
+            now = utcnow()
+            conn.execute(update(OPS).where(OPS.c.id == bindparam("b_id")).values(
+                status="completed", result=bindparam("b_result"), error=None,
+                completed_at=now, updated_at=now, lease_owner=None, lease_expires_at=None,
+                next_attempt_at=None,
+                key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)),
+                [{"b_id": c.op.id, "b_result": results[c.op.id]} for c in ok])
+            conn.execute(update(ATTEMPTS).where(
+                ATTEMPTS.c.operation_id == bindparam("b_id"),
+                ATTEMPTS.c.number == bindparam("b_number")).values(
+                finished_at=now, outcome="completed", error=None),
+                [{"b_id": c.op.id, "b_number": c.op.attempts} for c in ok])
+        for c in ok:
+            c.outcome = "completed"
+        return ok
+
+    # -- one operation at a time (fallback and failures) -------------------------------
     def _locked_if_ours(self, s: Session, op: Operation, worker_id: str) -> Operation | None:
         current = s.get(Operation, op.id, with_for_update=True, populate_existing=True)
         if current is None or current.status != "running" or current.lease_owner != worker_id:

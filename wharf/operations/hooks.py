@@ -10,11 +10,13 @@ whatever it does; what it could not undo is left to the sweeps and operators).
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from storage.models import Operation
+from wharf.context import RequestContext, system_principal
 
 log = logging.getLogger("wharf.operations")
 
@@ -35,3 +37,26 @@ def run_compensate(handler: Any, op: Operation, when: str) -> None:
         compensate(op)
     except Exception:  # left for the sweeps/operators; the operation stays failed
         log.warning("operation %s: compensation %s failed", op.id, when, exc_info=True)
+
+
+def target_key(handler: Any, op: Operation) -> Hashable:
+    """What a permission check depends on: operations of a batch with the same key share
+    one check. The kind's ``target_key(op)``, if it has one; otherwise the operation itself
+    (checked on its own)."""
+    key = getattr(handler, "target_key", None)
+    if key is None:
+        return ("operation", op.id)
+    return (handler.kind, key(op))
+
+
+def commit_products(handler: Any, session: Session, ops: Sequence[Operation]) -> list[Any]:
+    """Write the product rows of ``ops`` (one kind) in the caller's transaction; their
+    results in order. The kind's ``commit_many(session, ops)`` if it has one (e.g. Core
+    executemany), otherwise its ``commit`` one by one, each as the operation's system
+    principal (what the audit rows name)."""
+    many = getattr(handler, "commit_many", None)
+    if many is not None:
+        results: list[Any] = many(session, ops)
+        return results
+    return [handler.commit(session, op, RequestContext(principal=system_principal(op.id)))
+            for op in ops]
