@@ -3,8 +3,8 @@
 An operation's message is a doorbell, not the work: the worker that answers a bell of
 kind K drains every due operation of K in batches (``tasks.actors``). So a sender whose
 operation committed need not ring if a bell of K is sure to be answered, or a running
-drain of K to claim again, *after* that commit: those claims see the operation. Each implementation here decides that
-for one broker:
+drain of K to claim again, *after* that commit: those claims see the operation. Each
+implementation here decides that for one broker:
 
 ``RedisDoorbell`` (``wharf worker`` against Redis), per kind K: a flag ``<ns>:bell:op_K``
 ("a bell is on its way"), the set of drains now running (``…:drains``, each entry expiring
