@@ -11,15 +11,20 @@ The drain loop (see ``tasks.doorbell`` for why no operation is missed):
 - claim a batch; a full one rings once more (another worker joins) and claims again;
 - a short one ends the drain, unless a sender counted on this drain meanwhile;
 - after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
-  thread is not held forever and a worker's shutdown does not wait for a backlog.
+  thread is not held forever;
+- once its worker begins to shut down, a drain finishes the batch in hand and claims
+  nothing more (a stopping worker starts no new work), ringing a bell of its own when a
+  sender counted on it, so the next worker takes over.
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Protocol
 
 import dramatiq
+from dramatiq.middleware import Middleware
 
 from storage.blobstore import BlobStore
 from storage.db import Database
@@ -41,16 +46,35 @@ class Ringer(Protocol):
     def ring_more(self, actor: str) -> None: ...
 
 
+class Stopping(Middleware):
+    """Tells drains that their worker began to shut down (Dramatiq's own hooks)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def before_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
+        self.event.clear()
+
+    def before_worker_shutdown(self, broker: dramatiq.Broker,
+                               worker: dramatiq.Worker) -> None:
+        self.event.set()
+
+
 def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
-          operation_id: str | None = None, budget: float = DRAIN_SECONDS) -> int:
+          operation_id: str | None = None, budget: float = DRAIN_SECONDS,
+          stopping: threading.Event | None = None) -> int:
     """Answer one bell of ``kind``; returns how many operations it claimed."""
     actor = actor_name(kind)
     deadline = time.monotonic() + budget
     include = operation_id or None
     total = 0
     with ringer.doorbell.answer(actor) as answer:
+        mark = answer.mark()  # read before each claim
         while True:
-            mark = answer.mark()
+            if stopping is not None and stopping.is_set():
+                if answer.leave(mark) or include is not None:
+                    ringer.ring_more(actor)  # hand over to the next worker
+                return total
             n = executor.run_batch((kind,), limit=limit, include=include)
             include = None
             total += n
@@ -62,6 +86,7 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                 if answer.leave(mark):
                     ringer.ring_more(actor)
                 return total
+            mark = answer.mark()
 
 
 def batch_limit(kind: str, default: int) -> int:
@@ -80,17 +105,20 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                                             actor_name=deletion.ACTOR,
                                             queue_name=deletion.QUEUE, priority=10,
                                             options={"max_retries": 0})
+    stopping = Stopping()
+    broker.add_middleware(stopping)
     for kind in executor.handlers:
-        actors[kind] = dramatiq.Actor(_bell(executor, ringer, kind, batch_limit(kind, batch)),
+        actors[kind] = dramatiq.Actor(_bell(executor, ringer, kind, batch_limit(kind, batch),
+                                            stopping.event),
                                       broker=broker, actor_name=actor_name(kind),
                                       queue_name=QUEUE, priority=0,
                                       options={"max_retries": 0})
     return actors
 
 
-def _bell(executor: Executor, ringer: Ringer, kind: str,
-          limit: int) -> Callable[..., None]:
+def _bell(executor: Executor, ringer: Ringer, kind: str, limit: int,
+          stopping: threading.Event) -> Callable[..., None]:
     def run(operation_id: str | None = None) -> None:
-        drain(executor, ringer, kind, limit, operation_id)
+        drain(executor, ringer, kind, limit, operation_id, stopping=stopping)
     run.__name__ = actor_name(kind)
     return run
