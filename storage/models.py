@@ -191,6 +191,11 @@ class Operation(Base):
         Index("ix_operations_lease", "status", "lease_expires_at"),
         Index("ix_operations_key_expiry", "key_expires_at"),
         Index("ix_operations_completed", "completed_at"),
+        # The batched claim: oldest due first (``executor.claim_order``), over the rows
+        # that can still be due only, so completed history does not slow it down.
+        Index("ix_operations_claim", "created_at", "id",
+              postgresql_where=text("status IN ('pending', 'running')"),
+              sqlite_where=text("status IN ('pending', 'running')")),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)

@@ -38,7 +38,17 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import ColumnElement, and_, bindparam, insert, or_, select, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    bindparam,
+    insert,
+    or_,
+    select,
+    text,
+    union_all,
+    update,
+)
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -65,6 +75,8 @@ NO_SYNC = {"synchronize_session": False}
 
 OPS = Operation.__table__
 ATTEMPTS = OperationAttempt.__table__
+#: The WHERE of the partial index ``ix_operations_claim`` (storage.models), verbatim.
+CLAIMABLE = text("operations.status IN ('pending', 'running')")
 LOST_ERROR = {"code": "lease_expired", "message": "the worker stopped responding",
               "retryable": True}
 
@@ -88,6 +100,10 @@ class Handler(Protocol):
 
     # Optional: ``on_failed(session, op, error)`` writes product rows in the same
     # transaction that marks the operation failed (e.g. queue an object for deletion).
+    # Optional, for kinds that batch (see ``wharf.operations.hooks``): ``target_key(op)``
+    # (one permission check per distinct key per batch), ``perform_many(ops)`` (side
+    # effects of several operations at once; on failure each is performed on its own) and
+    # ``commit_many(session, ops)`` (the product rows of several, their results in order).
 
 
 class Hooks:
@@ -108,15 +124,19 @@ def actor_principal(op: Operation) -> Principal:
     return Principal(kind="user", user_id=op.actor_id)
 
 
-def due(now: datetime) -> ColumnElement[bool]:
-    """Pending and due, or running with an expired lease; attempts left. (The leading
-    ``status IN`` matches the partial index ``ix_operations_claim``.)"""
+def due(now: datetime, *, index_hint: bool = False) -> ColumnElement[bool]:
+    """Pending and due, or running with an expired lease; attempts left.
+
+    PostgreSQL proves from this OR that the partial index ``ix_operations_claim`` applies
+    (an explicit ``status IN`` beside it would count the status selectivity twice and turn
+    the plan into a sort of every pending row). SQLite only uses a partial index whose
+    WHERE appears word for word in the query: ``index_hint`` adds it."""
     c = OPS.c
-    return and_(c.status.in_(("pending", "running")),
-                or_(and_(c.status == "pending",
+    cond = and_(or_(and_(c.status == "pending",
                          or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
                     and_(c.status == "running", c.lease_expires_at < now)),
                 c.attempts < c.max_attempts)
+    return and_(CLAIMABLE, cond) if index_hint else cond
 
 
 def claim_order() -> tuple[Any, ...]:
@@ -309,7 +329,7 @@ class Executor:
             picks.append(select(OPS.c.id).where(OPS.c.id == include, due(now)))
         rest = limit - (include is not None)
         if rest > 0:
-            q = select(OPS.c.id).where(due(now))
+            q = select(OPS.c.id).where(due(now, index_hint=self.db.is_sqlite))
             if kinds is not None:
                 q = q.where(OPS.c.kind.in_(list(kinds)))
             if include is not None:
