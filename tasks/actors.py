@@ -12,12 +12,14 @@ The drain loop (see ``tasks.doorbell`` for why no operation is missed):
 - a short one ends the drain, unless a sender counted on this drain meanwhile;
 - after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
   thread is not held forever;
+- a claim the database refused as busy is tried again (handing over at the budget);
 - once its worker begins to shut down, a drain finishes the batch in hand and claims
   nothing more (a stopping worker starts no new work), ringing a bell of its own when a
   sender counted on it, so the next worker takes over.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +30,7 @@ from dramatiq.middleware import Middleware
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.errors import DatabaseBusy
 from tasks.doorbell import Doorbell
 from wharf import deletion
 from wharf.operations.executor import Executor
@@ -37,6 +40,9 @@ from wharf.operations.service import QUEUE, actor_name
 LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
 #: How long one bell drains before it hands over to the next one.
 DRAIN_SECONDS = 2.0
+#: Pause before claiming again after the database answered busy.
+BUSY_PAUSE = 0.1
+log = logging.getLogger("wharf.operations")
 
 
 class Ringer(Protocol):
@@ -75,7 +81,16 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                 if answer.leave(mark) or include is not None:
                     ringer.ring_more(actor)  # hand over to the next worker
                 return total
-            n = executor.run_batch((kind,), limit=limit, include=include)
+            try:
+                n = executor.run_batch((kind,), limit=limit, include=include)
+            except DatabaseBusy:  # SQLite's write lock, a PostgreSQL deadlock: try again
+                log.warning("drain of %s: the database is busy; claiming again", kind)
+                if time.monotonic() >= deadline:
+                    answer.leave(mark)
+                    ringer.ring_more(actor)  # hand over (never strand what is due)
+                    return total
+                time.sleep(BUSY_PAUSE)
+                continue
             include = None
             total += n
             if n >= limit:

@@ -106,9 +106,16 @@ def rig(request, settings, db):
 
 
 def create(client: ApiClient, name: str) -> dict:
-    r = client.post("/api/resources", json={"space_id": client.personal_space_id,
-                                            "name": name, "unit_type": "doc"},
-                    headers={"Idempotency-Key": uuid.uuid4().hex})
+    """Submit; a 503 ``database_busy`` (SQLite's write lock under this test's load) is
+    retried with the same key, as a client honouring ``Retry-After`` does."""
+    key = uuid.uuid4().hex
+    for _ in range(5):
+        r = client.post("/api/resources", json={"space_id": client.personal_space_id,
+                                                "name": name, "unit_type": "doc"},
+                        headers={"Idempotency-Key": key})
+        if r.status_code != 503:
+            break
+        time.sleep(0.2)
     assert r.status_code == 202, r.text
     return r.json
 
