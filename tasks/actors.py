@@ -1,18 +1,117 @@
-"""One thin actor per operation kind: load the operation id, hand it to the executor."""
+"""One thin actor per operation kind: a doorbell. Answering it drains that kind's due
+operations in batches (``Executor.run_batch``), the operation the bell names first.
+
+A bell drains its own kind only, so kinds with long side effects (blob verification) never
+hold up fast ones: their bells are other messages, answered by other threads. Long kinds
+are claimed one at a time (``LONG_KINDS``): a batch of them would be run in series by one
+thread while others idle; one at a time, each full claim rings another bell and the work
+spreads over the workers.
+
+The drain loop (see ``tasks.doorbell`` for why no operation is missed):
+- claim a batch; a full one rings once more (another worker joins) and claims again;
+- a short one ends the drain, unless a sender counted on this drain meanwhile;
+- after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
+  thread is not held forever;
+- a claim the database refused as busy is tried again (handing over at the budget);
+- once its worker begins to shut down, a drain finishes the batch in hand and claims
+  nothing more (a stopping worker starts no new work), ringing a bell of its own when a
+  sender counted on it, so the next worker takes over.
+"""
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
 import dramatiq
+from dramatiq.middleware import Middleware
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.errors import DatabaseBusy
+from tasks.doorbell import Doorbell
 from wharf import deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
 
+#: Kinds whose side effects take long (reading a whole upload back): claimed one at a time.
+LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
+#: How long one bell drains before it hands over to the next one.
+DRAIN_SECONDS = 2.0
+#: Pause before claiming again after the database answered busy.
+BUSY_PAUSE = 0.1
+log = logging.getLogger("wharf.operations")
+
+
+class Ringer(Protocol):
+    @property
+    def doorbell(self) -> Doorbell: ...
+
+    def ring_more(self, actor: str) -> None: ...
+
+
+class Stopping(Middleware):
+    """Tells drains that their worker began to shut down (Dramatiq's own hooks)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def before_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
+        self.event.clear()
+
+    def before_worker_shutdown(self, broker: dramatiq.Broker,
+                               worker: dramatiq.Worker) -> None:
+        self.event.set()
+
+
+def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
+          operation_id: str | None = None, budget: float = DRAIN_SECONDS,
+          stopping: threading.Event | None = None) -> int:
+    """Answer one bell of ``kind``; returns how many operations it claimed."""
+    actor = actor_name(kind)
+    deadline = time.monotonic() + budget
+    include = operation_id or None
+    total = 0
+    with ringer.doorbell.answer(actor) as answer:
+        mark = answer.mark()  # read before each claim
+        while True:
+            if stopping is not None and stopping.is_set():
+                if answer.leave(mark) or include is not None:
+                    ringer.ring_more(actor)  # hand over to the next worker
+                return total
+            try:
+                n = executor.run_batch((kind,), limit=limit, include=include)
+            except DatabaseBusy:  # SQLite's write lock, a PostgreSQL deadlock: try again
+                log.warning("drain of %s: the database is busy; claiming again", kind)
+                if time.monotonic() >= deadline:
+                    answer.leave(mark)
+                    ringer.ring_more(actor)  # hand over (never strand what is due)
+                    return total
+                time.sleep(BUSY_PAUSE)
+                continue
+            include = None
+            total += n
+            if n >= limit:
+                ringer.ring_more(actor)
+            elif answer.leave_if_quiet(mark):
+                return total
+            if time.monotonic() >= deadline:
+                if answer.leave(mark):
+                    ringer.ring_more(actor)
+                return total
+            mark = answer.mark()
+
+
+def batch_limit(kind: str, default: int) -> int:
+    return 1 if kind in LONG_KINDS else max(1, default)
+
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
-                   blob_store: BlobStore) -> dict[str, dramatiq.Actor[[str], None]]:
-    actors: dict[str, dramatiq.Actor[[str], None]] = {}
+                   blob_store: BlobStore, ringer: Ringer, *,
+                   batch: int = 32) -> dict[str, dramatiq.Actor[..., None]]:
+    actors: dict[str, dramatiq.Actor[..., None]] = {}
 
     def delete_object(job_id: str) -> None:
         deletion.run_job(db, blob_store, job_id)
@@ -21,11 +120,20 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                                             actor_name=deletion.ACTOR,
                                             queue_name=deletion.QUEUE, priority=10,
                                             options={"max_retries": 0})
+    stopping = Stopping()
+    broker.add_middleware(stopping)
     for kind in executor.handlers:
-        def run(operation_id: str) -> None:
-            executor.execute(operation_id)
-        run.__name__ = actor_name(kind)
-        actors[kind] = dramatiq.Actor(run, broker=broker, actor_name=actor_name(kind),
+        actors[kind] = dramatiq.Actor(_bell(executor, ringer, kind, batch_limit(kind, batch),
+                                            stopping.event),
+                                      broker=broker, actor_name=actor_name(kind),
                                       queue_name=QUEUE, priority=0,
                                       options={"max_retries": 0})
     return actors
+
+
+def _bell(executor: Executor, ringer: Ringer, kind: str, limit: int,
+          stopping: threading.Event) -> Callable[..., None]:
+    def run(operation_id: str | None = None) -> None:
+        drain(executor, ringer, kind, limit, operation_id, stopping=stopping)
+    run.__name__ = actor_name(kind)
+    return run

@@ -1,9 +1,21 @@
-"""Sending outbox rows to the broker.
+"""Sending outbox rows to the broker: doorbells, coalesced.
 
-The fast path sends right after the submitting transaction commits and marks the rows
+An operation's outbox row announces a doorbell for its kind (``tasks.doorbell``): the
+worker that answers drains every due operation of that kind. The fast path (right after
+the submitting transaction commits) rings only when no bell already on its way covers the
+operation, so a burst of submissions puts far fewer messages on the broker than it has
+operations. A covered row counts as dispatched, like a sent one. Rows are marked
 dispatched from a small background thread in batches (one write per batch, not per
 request). If the process dies before marking, the relay sends them again: a duplicate
-delivery is harmless because the lease claim is conditional.
+bell is harmless because claims are conditional.
+
+Other rows (object deletion jobs, scheduled sweeps) and delayed bells (a retry's backoff:
+the operation is not due before then, so a bell now would not help it) are sent one
+message per row, as before.
+
+The dispatcher is the one place that knows the broker: ``send`` (slow paths), ``dispatch``
+(fast path) and ``ring_more`` (a draining worker) are what the rest uses, so another broker
+can take Redis's place with a doorbell of its own (``PlainDoorbell``: no coalescing).
 """
 from __future__ import annotations
 
@@ -17,7 +29,10 @@ from sqlalchemy import update
 
 from storage.db import Database
 from storage.models import OutboxMessage
+from tasks.doorbell import Doorbell, PlainDoorbell
 from wharf.clock import utcnow
+from wharf.operations.recovery import is_bell
+from wharf.operations.service import QUEUE
 
 log = logging.getLogger("wharf.dispatch")
 
@@ -27,27 +42,82 @@ def to_message(row: OutboxMessage) -> dramatiq.Message[Any]:
                             args=(row.subject_id,), kwargs={}, options={})
 
 
+def bell(actor: str) -> dramatiq.Message[Any]:
+    """A doorbell that names no operation (a draining worker asking for help)."""
+    return dramatiq.Message(queue_name=QUEUE, actor_name=actor, args=(), kwargs={},
+                            options={})
+
+
 class BrokerDispatcher:
-    def __init__(self, broker: dramatiq.Broker, db: Database, *, mark_batch: int = 500):
+    def __init__(self, broker: dramatiq.Broker, db: Database, *,
+                 doorbell: Doorbell | None = None, mark_batch: int = 500):
         self.broker = broker
         self.db = db
+        self.doorbell: Doorbell = doorbell or PlainDoorbell()
         self.mark_batch = mark_batch
         self._marks: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        #: Bells enqueued and rows covered by a bell already on its way (tests, metrics).
+        self.rung = 0
+        self.covered = 0
+
+    def _enqueue(self, message: dramatiq.Message[Any], delay_ms: int | None = None) -> None:
+        self.broker.enqueue(message, delay=delay_ms or None)
 
     def send(self, row: OutboxMessage) -> None:
-        """Enqueue one outbox row (raises if the broker is unreachable)."""
-        self.broker.enqueue(to_message(row), delay=row.delay_ms or None)
+        """The slow paths (relay, recovery): enqueue one row's message, never trusting a
+        doorbell flag -- they run because something may have been lost, a flag included
+        (raises if the broker is unreachable)."""
+        if is_bell(row):
+            self.doorbell.rang(row.actor_name)
+        try:
+            self._enqueue(to_message(row), row.delay_ms)
+        except Exception:
+            if is_bell(row):
+                self.doorbell.unring(row.actor_name)
+            raise
+        self.rung += 1
+
+    def ring_more(self, actor: str) -> None:
+        """A draining worker's claim came back full: one more bell, so another worker joins
+        (unless one is on its way). A broker that is down only costs parallelism."""
+        try:
+            if not self.doorbell.ring_more(actor):
+                return
+        except Exception:
+            log.warning("could not ring %s once more", actor, exc_info=True)
+            return
+        try:
+            self._enqueue(bell(actor))
+        except Exception:
+            self.doorbell.unring(actor)
+            log.warning("could not ring %s once more", actor, exc_info=True)
+            return
+        self.rung += 1
 
     def dispatch(self, messages: list[OutboxMessage]) -> None:
+        """The fast path: the rows of a committed transaction."""
         for row in messages:
+            coalesce = is_bell(row)
             try:
-                self.send(row)
+                if coalesce and not self.doorbell.ring(row.actor_name):
+                    self.covered += 1
+                    self._mark_later(row.id)
+                    continue
             except Exception:
+                log.warning("doorbell unavailable; outbox %s left for the relay", row.id,
+                            exc_info=True)
+                return
+            try:
+                self._enqueue(to_message(row), row.delay_ms)
+            except Exception:
+                if coalesce:
+                    self.doorbell.unring(row.actor_name)
                 log.warning("broker unavailable; outbox %s left for the relay", row.id,
                             exc_info=True)
                 return
+            self.rung += 1
             self._mark_later(row.id)
 
     # -- marking dispatched rows -------------------------------------------------------

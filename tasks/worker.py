@@ -46,20 +46,30 @@ class WorkerComponents(Protocol):
     def close(self) -> None: ...
 
 
+def make_worker(broker: dramatiq.Broker, threads: int) -> dramatiq.Worker:
+    """A Dramatiq worker for doorbells: each message may drain for a while (up to
+    ``tasks.actors.DRAIN_SECONDS``), so a process prefetches no more messages than it has
+    threads (Dramatiq's default is twice as many). A bell prefetched by a busy process
+    would keep its flag set -- senders behind it would not ring -- while it waits for a
+    thread, even if another process sits idle."""
+    import dramatiq
+    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
+    worker.queue_prefetch = threads
+    return worker
+
+
 def run_child(index: int, threads: int, build: Callable[[Settings], WorkerComponents]) -> None:
     """The body of one worker process: consume with the components ``build`` makes from the
     environment's settings until SIGTERM/SIGINT, then stop gracefully. The composition
     root's spawn target calls it (a spawned child starts from a module-level function)."""
     logging.basicConfig(level=os.environ.get("WHARF_LOG_LEVEL", "INFO").upper(),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    import dramatiq
-
     settings = Settings.from_env()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     components = build(settings)
-    worker = dramatiq.Worker(components.broker, worker_threads=threads, worker_timeout=100)
+    worker = make_worker(components.broker, threads)
     worker.start()
     relay = components.relay_loop()
     relay.start()

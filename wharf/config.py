@@ -295,9 +295,11 @@ class Settings:
         "`failed`",
         ge=1)] = 5
     operation_lease_seconds: Annotated[int, setting(
-        "a worker's lease on the operation it executes; a lease that runs out (worker "
-        "killed) makes the operation eligible again",
-        ge=1)] = 30
+        "a worker's lease on the operation it executes, renewed every third of it while a "
+        "side effect runs; a lease that runs out (worker killed) makes the operation "
+        "eligible again. With the recovery interval it bounds how soon an orphan "
+        "completes (lease + interval + a claim: about 11 s by default)",
+        ge=1)] = 8
     operation_backoff_base: Annotated[float, setting(
         "retry delay after attempt n: `base · 2^(n−1)`, capped, times a random factor in "
         "[0.5, 1]",
@@ -308,10 +310,18 @@ class Settings:
     recovery_interval: Annotated[float, setting(
         "period of the recovery sweep that re-enqueues operations whose lease expired or "
         "whose retry time came (whole seconds, at least 1)",
-        ge=0.05)] = 5.0
+        ge=0.05)] = 2.0
     relay_interval: Annotated[float, setting(
         "period of the outbox relay, which sends outbox rows not yet dispatched to the "
         "broker",
+        ge=0.05)] = 2.0
+    worker_batch: Annotated[int, setting(
+        "how many due operations of one kind a worker claims at once when it answers a "
+        "doorbell (kinds with long side effects: one)",
+        ge=1)] = 32
+    doorbell_ttl: Annotated[float, setting(
+        "life of the Redis flag that says a doorbell is on its way (senders behind it "
+        "do not ring again): bounds how long a lost bell keeps new ones from ringing",
         ge=0.05)] = 2.0
     worker_threads: Annotated[int, setting(
         "threads per `wharf worker` process, and worker threads inside `wharf serve`",

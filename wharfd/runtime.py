@@ -22,11 +22,13 @@ from storage.unitstore import UnitLimits, UnitStore
 from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
+from tasks.doorbell import doorbell_for
 from tasks.hooks import from_env as hooks_from_env
 from tasks.loops import Periodic
 from tasks.notify import RedisNotifier
 from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
+from tasks.worker import make_worker
 from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.config import Settings
 from wharf.operations import recovery
@@ -69,7 +71,9 @@ class Components:
         self.notifier = notifier
         # The dispatcher marks rows dispatched through the plain database; everything else
         # writes through the one whose committed outbox rows go straight to the broker.
-        self.dispatcher = BrokerDispatcher(self.broker, base_db)
+        self.dispatcher = BrokerDispatcher(
+            self.broker, base_db, doorbell=doorbell_for(self.broker, settings.broker_namespace,
+                                                        settings.doorbell_ttl))
         self.db = base_db.with_outbox_sink(self.dispatcher.dispatch)
         self.handlers: dict[str, Handler] = {h.kind: h for h in (
             CreateResource(self.unitstore),
@@ -81,7 +85,8 @@ class Components:
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)
         self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
                                  hooks=hooks or hooks_from_env(settings))
-        self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store)
+        self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store,
+                                     self.dispatcher, batch=settings.worker_batch)
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)
 
@@ -135,9 +140,7 @@ class EmbeddedRuntime:
         self.scheduler = scheduler_loop(self.components.scheduler("embedded"), settings)
 
     def start(self) -> None:
-        self.worker = dramatiq.Worker(self.components.broker,
-                                      worker_threads=self.settings.worker_threads,
-                                      worker_timeout=100)
+        self.worker = make_worker(self.components.broker, self.settings.worker_threads)
         self.worker.start()
         self.relay.start()
         self.scheduler.start()

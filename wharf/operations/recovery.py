@@ -10,6 +10,20 @@ ones whose retry time came (or whose message was lost with the broker), and runn
 ones whose lease expired (their worker died). One that used up its attempts is failed.
 An operation with an undispatched outbox row is left to the relay (its message is on
 its way), so the two slow paths never both deliver it.
+
+Both ring one doorbell per kind per batch, not one per operation: the worker that answers
+a bell drains every due operation of its kind (``tasks.actors``), and every row or
+operation a batch read was committed before that batch's bell was sent, so the answer's
+claims see them all. Neither trusts a doorbell flag (``BrokerDispatcher.send``): they
+run because something may have been lost, a flag's bell included.
+
+Timing (DESIGN §3.6; issue 12 asks for an orphan of kill -9 to complete within 15 s): a
+lease runs out ``WHARF_OPERATION_LEASE_SECONDS`` (8) after its last renewal, the next
+recovery sweep (every ``WHARF_RECOVERY_INTERVAL``, 2 s, rung by the scheduler's tick,
+at most 0.5 s late) re-rings it, and a worker claims it within a second: about 11 s at
+worst. The queries are cheap whatever the table's size: each is bounded by the running
+or pending rows it can match (``ix_operations_lease``, ``ix_operations_due``), never by
+the finished ones, which are nearly all of them.
 """
 from __future__ import annotations
 
@@ -26,7 +40,7 @@ from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
 from wharf.clock import utcnow
 from wharf.operations.hooks import run_compensate, run_on_failed
-from wharf.operations.service import outbox_for
+from wharf.operations.service import QUEUE, outbox_for
 
 log = logging.getLogger("wharf.operations")
 #: The error of an attempt whose worker stopped answering (its lease expired).
@@ -41,6 +55,12 @@ class RecoveryReport:
     expired: int = 0
 
 
+def is_bell(row: OutboxMessage) -> bool:
+    """An operation's outbox row that a doorbell of its kind covers: due now (a delayed
+    retry's row waits for its own time)."""
+    return row.queue_name == QUEUE and not row.delay_ms
+
+
 def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 500) -> int:
     """Send undispatched outbox rows older than the grace period; returns how many."""
     cutoff = utcnow() - timedelta(seconds=grace_seconds)
@@ -53,13 +73,18 @@ def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 
         rows = list(s.scalars(q))
         now = utcnow()
         sent = 0
+        rung: set[str] = set()  # kinds whose bell this batch sent: it covers their rows
         for row in rows:
             row.send_attempts += 1
-            try:
-                send(row)
-            except Exception:
-                log.warning("relay: could not send outbox %s; will retry", row.id, exc_info=True)
-                break
+            if not (is_bell(row) and row.actor_name in rung):
+                try:
+                    send(row)
+                except Exception:
+                    log.warning("relay: could not send outbox %s; will retry", row.id,
+                                exc_info=True)
+                    break
+                if is_bell(row):
+                    rung.add(row.actor_name)
             row.dispatched_at = now
             sent += 1
     if sent:
@@ -121,13 +146,16 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                       .values(updated_at=now))
     for op in failed:
         run_compensate((handlers or {}).get(op.kind), op, "after recovery")
+    by_kind: dict[str, list[Operation]] = {}
     for op in due:
+        by_kind.setdefault(op.kind, []).append(op)
+    for ops in by_kind.values():  # one bell per kind: its answer drains them all
         try:
-            send(outbox_for(op))
+            send(outbox_for(ops[0]))
         except Exception:
             log.warning("recover: broker unavailable; will retry", exc_info=True)
             break
-        report.requeued += 1
+        report.requeued += len(ops)
     if report.requeued or report.expired:
         log.info("recover: re-enqueued %d operation(s), expired %d", report.requeued,
                  report.expired)
