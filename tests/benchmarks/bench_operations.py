@@ -857,6 +857,10 @@ def parse_args(argv=None):
                     help="before the warm-up, fill the database with N finished operations "
                          "(attempts, audit, nodes, resources) of the benchmark user in SQL, "
                          "then VACUUM ANALYZE: the cost at N rows (e.g. 1000000)")
+    ap.add_argument("--idle-seconds", type=float, default=5.0,
+                    help="before (b), measure the groups' CPU with nothing submitted for "
+                         "this long (0: skip); (b) and (c) then also print CPU-ms/op net "
+                         "of that background")
     ap.add_argument("--no-scheduler", action="store_true",
                     help="do not run `wharf scheduler` (no recovery sweep during the run)")
     ap.add_argument("--skip-raw", action="store_true", help="skip (a)")
@@ -917,6 +921,11 @@ def main(argv=None) -> int:
         log(f"warm-up: {args.warmup} operations")
         bench_throughput(sub, probe, args.warmup, args.clients, prefix="warm")
 
+        if args.idle_seconds > 0:
+            log(f"idle: {args.idle_seconds:.0f}s with nothing submitted (the groups' "
+                f"background CPU: polling loops, heartbeats, sweeps)")
+            results["idle"] = measure_idle(env, args.idle_seconds)
+
         log(f"(b) throughput: {args.ops} create_resource operations, {args.clients} clients")
         results["tput"] = b = bench_throughput(sub, probe, args.ops, args.clients,
                                                meter=env.meter(), queue_depth=env.queue_depth)
@@ -947,6 +956,17 @@ def main(argv=None) -> int:
                 env.flush_redis()
             finally:
                 env.stop_redis()
+
+
+def measure_idle(env: Environment, seconds: float) -> dict | None:
+    """The groups' CPU while nothing is submitted: what they spend per second whatever
+    the load (consumer polling, heartbeats, the relay, the scheduler's sweeps). At a low
+    throughput (a busy machine) that background weighs more per operation; (b)'s table
+    prints the per-operation figure net of it beside the gross one."""
+    meter = env.meter()
+    meter.start()
+    time.sleep(seconds)
+    return fold_cpu(meter.stop())
 
 
 def per_op(cpu: dict, count: int) -> dict[str, float]:
@@ -1013,38 +1033,54 @@ def report(args, r: dict, threads: int) -> None:
     print()
     if raw:
         cpu_table("(a) raw dramatiq", raw["cpu"], raw["n"], "msg")
-    per_group_table("(c) latency", c["cpu"], c["n"])
-    per_group_table("(b) throughput", b["cpu"], b["m"])
+    per_group_table("(c) latency", c["cpu"], c["n"], r.get("idle"))
+    per_group_table("(b) throughput", b["cpu"], b["m"], r.get("idle"))
     if b.get("leftover_messages") is not None:
         print(f"(b) broker messages still queued when the last operation completed: "
               f"{b['leftover_messages']} (drained {b.get('drain_seconds', 0):.1f}s later)")
     print()
-    summary(raw, b, c)
+    summary(raw, b, c, r.get("idle"))
 
 
-def per_group_table(title: str, cpu: dict | None, count: int) -> None:
+def per_group_table(title: str, cpu: dict | None, count: int,
+                    idle: dict | None = None) -> None:
     """A phase's CPU per operation, one row per group of GROUPS, and the Wharf-side
-    total."""
+    total; with an idle measurement also each group's idle rate (cores) and its CPU-ms
+    per operation net of that background (what the operations themselves cost)."""
     if not cpu:
         return
     ncpu = os.cpu_count() or 1
     ms = per_op(cpu, count)
-    print(f"CPU per operation during {title}: {count} operations, {cpu['wall']:.1f}s wall, machine busy "
-          f"{100 * cpu['busy'] / cpu['capacity']:.0f}% of {ncpu} cores, steal "
-          f"{cpu['steal'] / cpu['wall']:.2f} cores")
-    print(f"    {'group':<14} {'cpu-s':>7} {'cores':>6} {'CPU-ms/op':>10}")
+    wall = cpu["wall"]
+
+    def idle_cores(g: str) -> float:
+        return idle["groups"].get(g, 0.0) / idle["wall"] if idle else 0.0
+
+    def net(groups: tuple[str, ...]) -> str:
+        sec = sum(max(0.0, cpu["groups"].get(g, 0.0) - idle_cores(g) * wall) for g in groups)
+        return f"{1000 * sec / count:10.2f}" if idle else ""
+
+    print(f"CPU per operation during {title}: {count} operations, {wall:.1f}s wall, "
+          f"machine busy {100 * cpu['busy'] / cpu['capacity']:.0f}% of {ncpu} cores, steal "
+          f"{cpu['steal'] / wall:.2f} cores")
+    extra = f" {'idle cores':>10} {'net ms/op':>10}" if idle else ""
+    print(f"    {'group':<14} {'cpu-s':>7} {'cores':>6} {'CPU-ms/op':>10}{extra}")
     for g in GROUPS:
         sec = cpu["groups"].get(g, 0.0)
         note = {"client": "  the benchmark process (+ its probe's backend)",
                 "other": "  everything else on the machine, steal included"}.get(g, "")
-        print(f"    {g:<14} {sec:7.1f} {sec / cpu['wall']:6.2f} {ms[g]:10.2f}{note}")
+        idle_col = f" {idle_cores(g):10.2f}{net((g,))}" if idle else ""
+        print(f"    {g:<14} {sec:7.1f} {sec / wall:6.2f} {ms[g]:10.2f}{idle_col}{note}")
         if g == WHARF_SIDE[-1]:
             side = sum(cpu["groups"].get(x, 0.0) for x in WHARF_SIDE)
-            print(f"    {'= Wharf side':<14} {side:7.1f} {side / cpu['wall']:6.2f} "
-                  f"{ms['Wharf side']:10.2f}  API + worker + scheduler + PostgreSQL + Redis")
+            idle_col = (f" {sum(idle_cores(x) for x in WHARF_SIDE):10.2f}{net(WHARF_SIDE)}"
+                        if idle else "")
+            print(f"    {'= Wharf side':<14} {side:7.1f} {side / wall:6.2f} "
+                  f"{ms['Wharf side']:10.2f}{idle_col}  API + worker + scheduler + "
+                  f"PostgreSQL + Redis")
 
 
-def summary(raw: dict | None, b: dict, c: dict) -> None:
+def summary(raw: dict | None, b: dict, c: dict, idle: dict | None = None) -> None:
     """One line: the figures the issue sets targets for, each marked met or missed."""
     def mark(ok: bool) -> str:
         return "met" if ok else "MISSED"
@@ -1055,7 +1091,14 @@ def summary(raw: dict | None, b: dict, c: dict) -> None:
                      f"[>= {TARGET_RATIO}: {mark(ratio >= TARGET_RATIO)}]")
     if b.get("cpu"):
         side = per_op(b["cpu"], b["m"])["Wharf side"]
-        parts.append(f"Wharf side {side:.2f} CPU-ms/op "
+        net = ""
+        if idle:
+            cpu = b["cpu"]
+            sec = sum(max(0.0, cpu["groups"].get(g, 0.0)
+                          - idle["groups"].get(g, 0.0) / idle["wall"] * cpu["wall"])
+                      for g in WHARF_SIDE)
+            net = f" ({1000 * sec / b['m']:.2f} net of idle)"
+        parts.append(f"Wharf side {side:.2f} CPU-ms/op{net} "
                      f"[<= {TARGET_CPU_MS_PER_OP:.0f}: {mark(side <= TARGET_CPU_MS_PER_OP)}]")
     post, done = c["post_p99"] * 1000, c["done_p99"] * 1000
     parts.append(f"at {c['rate']:.0f} ops/s POST->202 p99 {post:.1f} ms "
