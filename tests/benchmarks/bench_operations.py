@@ -4,14 +4,16 @@
 A script, not a test (pytest collects ``test_*.py`` only). One run measures:
 
 (a) raw Dramatiq: N no-op messages (the actor only INCRs a Redis counter) enqueued from
-    this process while ``--worker-processes`` plain ``dramatiq.Worker`` processes (same
-    thread count and default middleware as ``wharf worker``) consume them, on the same
-    Redis DB under a separate namespace. Time: first enqueue -> counter reaches N.
+    this process while ``--hosts`` x ``--worker-processes`` plain ``dramatiq.Worker``
+    processes (same thread count and default middleware as ``wharf worker``) consume
+    them, on the same Redis under a separate namespace. Time: first enqueue -> counter
+    reaches N.
 (b) Wharf end-to-end ``create_resource`` throughput: M operations POSTed to the real
     ``wharf api`` (gunicorn subprocess) by ``--clients`` closed-loop client threads while
-    ``wharf worker --processes 2`` executes them (and ``wharf scheduler`` runs beside them,
-    as in production, unless ``--no-scheduler``). Time: first POST -> the database shows
-    all M operations completed/failed (polled every 20 ms).
+    ``wharf worker --processes P`` (one per simulated host, ``--hosts``) executes them (and
+    ``wharf scheduler`` runs beside them, as in production, unless ``--no-scheduler``).
+    Time: first POST -> the database shows all M operations completed/failed (polled
+    every 20 ms).
 (c) latency at ``--latency-fraction`` (default 0.5) of the throughput measured in (b):
     open-loop paced submissions (evenly spaced, each on its own client thread from a pool,
     so a slow answer never delays the next submission). Per operation: POST -> 202, then a
@@ -20,11 +22,19 @@ A script, not a test (pytest collects ``test_*.py`` only). One run measures:
     with ``done: true``. The server-side ``completed_at - created_at`` from the database is
     printed next to it.
 
-CPU seconds per process group (from /proc) are printed for each phase: on a small shared
-machine they say what bounds the figures.
+CPU time per process group (from /proc) is printed for each phase, for (b) and (c) as
+CPU-ms per operation of API, worker, scheduler, PostgreSQL (this run's databases), Redis,
+client (this process) and other (the rest of the machine), with the Wharf-side total and
+the same net of an idle baseline measured before (b). CPU-ms per operation is the figure
+that holds on a busy machine; the final SUMMARY line checks the issue 12 targets.
+
+``--prefill N`` first fills the tables with N finished operations (SQL, generate_series):
+the cost at a million rows. ``--hosts 2 --worker-processes 5``: 10 worker processes on
+2 simulated hosts (own process groups, HOSTNAME and, as root, UTS namespace).
 
 Everything runs on throw-away resources: two PostgreSQL databases (product + unitstore,
-dropped at the end) and one Redis DB number (flushed before and after).
+dropped at the end) and a private redis-server (or ``--redis-url``'s DB, flushed before
+and after).
 
     .venv/bin/python tests/benchmarks/bench_operations.py            # defaults: ~2-3 minutes
     .venv/bin/python tests/benchmarks/bench_operations.py --help
@@ -524,6 +534,8 @@ def prefill(url: str, n: int, actor_id: str, space_id: str) -> dict[str, float]:
         t = time.perf_counter()
         conn.execute("CHECKPOINT")
         timings["checkpoint"] = time.perf_counter() - t
+    log(f"    prefill: rows generated in {timings['generate']:.1f}s, VACUUM (ANALYZE) "
+        f"{timings['vacuum analyze']:.1f}s, CHECKPOINT {timings['checkpoint']:.1f}s")
     return timings
 
 
