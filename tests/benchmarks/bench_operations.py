@@ -348,6 +348,16 @@ class Probe:
                                    f"{self.counts(prefix)}")
             time.sleep(0.02)
 
+    def unfinished_attempts(self, prefix: str) -> dict[str, int]:
+        """Attempts of ``prefix``'s operations that did not complete, by outcome and error
+        code (``retry database_unavailable``: e.g. the server's connection limit)."""
+        rows = self.conn.execute(
+            "SELECT a.outcome || ' ' || coalesce(a.error->>'code', '-'), count(*) "
+            "FROM operation_attempts a JOIN operations o ON o.id = a.operation_id "
+            "WHERE o.idempotency_key LIKE %s AND a.outcome IS DISTINCT FROM 'completed' "
+            "GROUP BY 1 ORDER BY 2 DESC", (prefix + "-%",)).fetchall()
+        return {what: n for what, n in rows}
+
     def hosts(self, prefix: str) -> dict[str, int]:
         """Attempts of ``prefix``'s operations per worker host (the part of
         ``operation_attempts.worker_id`` before the first colon)."""
@@ -943,6 +953,7 @@ def main(argv=None) -> int:
                                                meter=env.meter(), queue_depth=env.queue_depth)
         b["cpu"] = fold_cpu(b["cpu"])
         b["hosts"] = probe.hosts("tput")
+        b["not_completed"] = probe.unfinished_attempts("tput")
         log(f"    {b['throughput']:.1f} ops/s end to end ({b['submit_rate']:.1f} POST/s); "
             f"{b['leftover_messages']} broker messages still queued")
         b["drain_seconds"] = env.wait_queue_drained()
@@ -1038,6 +1049,9 @@ def report(args, r: dict, threads: int) -> None:
               f"resources) in {pf['seconds']:.0f}s before the warm-up")
     if args.hosts > 1:
         print(f"(b) attempts per worker host: {b['hosts']}")
+    if b.get("not_completed"):
+        print(f"(b) attempts that did not complete (outcome, error code): "
+              f"{b['not_completed']}")
     print("-" * (w1 + w2 + 60))
     for a, v, note in rows:
         print(f"{a:<{w1}}  {v:>{w2}}  {note}")
