@@ -337,9 +337,27 @@ class Probe:
                 "AND idempotency_key LIKE %s GROUP BY status", (since, prefix + "-%")).fetchall()
         return {status: n for status, n in rows}
 
+    def connections(self) -> tuple[int, int]:
+        """(connections to this run's two databases, the server's max_connections)."""
+        name = self.conn.info.dbname
+        row = self.conn.execute(
+            "SELECT count(*) FILTER (WHERE datname IN (%s, %s)), "
+            "current_setting('max_connections')::int FROM pg_stat_activity",
+            (name, name + "_units")).fetchone()
+        return row[0], row[1]
+
     def wait_all_done(self, prefix: str, total: int, timeout: float, since=None) -> float:
+        """Poll until ``total`` operations of ``prefix`` are done; meanwhile, every half
+        second, note the peak number of connections to this run's databases
+        (``self.peak_connections``)."""
         deadline = time.monotonic() + timeout
+        self.peak_connections = (0, 0)
+        next_sample = 0.0
         while True:
+            if time.monotonic() >= next_sample:
+                now, limit = self.connections()
+                self.peak_connections = (max(now, self.peak_connections[0]), limit)
+                next_sample = time.monotonic() + 0.5
             c = self.counts(prefix, since)
             if c.get("completed", 0) + c.get("failed", 0) >= total:
                 return time.perf_counter()
@@ -954,6 +972,11 @@ def main(argv=None) -> int:
         b["cpu"] = fold_cpu(b["cpu"])
         b["hosts"] = probe.hosts("tput")
         b["not_completed"] = probe.unfinished_attempts("tput")
+        b["connections"] = probe.peak_connections
+        if b["connections"][0] >= 0.9 * b["connections"][1]:
+            log(f"    WARNING: {b['connections'][0]} connections to this run's databases, "
+                f"max_connections is {b['connections'][1]}: other clients of the server "
+                f"may have been refused")
         log(f"    {b['throughput']:.1f} ops/s end to end ({b['submit_rate']:.1f} POST/s); "
             f"{b['leftover_messages']} broker messages still queued")
         b["drain_seconds"] = env.wait_queue_drained()
@@ -1049,6 +1072,9 @@ def report(args, r: dict, threads: int) -> None:
               f"resources) in {pf['seconds']:.0f}s before the warm-up")
     if args.hosts > 1:
         print(f"(b) attempts per worker host: {b['hosts']}")
+    if b.get("connections"):
+        print(f"(b) peak connections to this run's two databases: {b['connections'][0]} "
+              f"(server max_connections {b['connections'][1]})")
     if b.get("not_completed"):
         print(f"(b) attempts that did not complete (outcome, error code): "
               f"{b['not_completed']}")
