@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -25,9 +26,9 @@ if str(ROOT) not in sys.path:
 
 from tests.support.s3 import free_port  # noqa: E402
 
-__all__ = ["ROOT", "TICK", "CpuMeter", "RssSampler", "WharfProcesses", "children",
-           "cpu_seconds", "free_port", "log", "machine_cpu", "pct", "proc_table", "self_cpu",
-           "status_kib"]
+__all__ = ["ROOT", "TICK", "CpuMeter", "RssSampler", "WharfProcesses", "children", "cmdline",
+           "cpu_seconds", "free_port", "log", "machine_cpu", "pct", "postgres_of", "proc_table",
+           "self_cpu", "status_kib", "uts_namespace_prefix"]
 
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -93,6 +94,52 @@ def status_kib(pid: int, field: str) -> int:
     raise KeyError(field)
 
 
+def cmdline(pid: int) -> str:
+    """The command line of ``pid`` as ``ps`` shows it (a PostgreSQL backend's title names
+    its database); empty when the process is gone."""
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(
+            errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def postgres_of(databases: Iterable[str],
+                exclude: Callable[[], Iterable[int]] = tuple) -> Callable[[int, str], bool]:
+    """A CpuMeter selector for the PostgreSQL processes that work for ``databases``: their
+    backends (and autovacuum workers), whose title names the database, plus the server's
+    shared processes (postmaster, checkpointer, WAL writer, ...). Backends of other
+    databases (other test suites on a shared server) are left to "other processes", and so
+    are the pids ``exclude()`` returns (a benchmark's own probe connection)."""
+    names = tuple(databases)
+
+    def match(pid: int, comm: str) -> bool:
+        if comm != "postgres" or pid in set(exclude()):
+            return False
+        title = cmdline(pid)
+        words = title.split()
+        if any(name in words for name in names):
+            return True
+        backend = ("(" in title and ")" in title) or "[local]" in title \
+            or " worker " in title + " "
+        return not backend
+
+    return match
+
+
+def uts_namespace_prefix(hostname: str) -> list[str] | None:
+    """The command prefix that runs a command under its own hostname (``unshare --uts``,
+    which needs root or CAP_SYS_ADMIN), or None where that does not work here."""
+    probe = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec hostname', hostname]
+    try:
+        out = subprocess.run(probe, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0 or out.stdout.strip() != hostname:
+        return None
+    return ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', hostname]
+
+
 def children(pid: int) -> list[int]:
     """The direct children of ``pid``."""
     return [child for child, (ppid, _, _) in proc_table().items() if ppid == pid]
@@ -103,15 +150,22 @@ class CpuMeter:
 
     ``roots`` are process trees (a pid and its descendants, each counted once, in the order
     given); ``names`` groups the remaining processes by command name (``postgres``); and
-    ``this_process``, when given, names this process's own CPU time (its threads, not its
-    children). What the rest of the machine used is reported as ``other``: busy CPU
-    (user, nice, system, irq, softirq) outside the groups, and ``steal`` separately."""
+    ``select`` groups remaining processes by a predicate on (pid, comm), e.g.
+    :func:`postgres_of`; ``this_process``, when given, names this process's own CPU time
+    (its threads, not its children). What the rest of the machine used is reported as
+    ``other``: busy CPU (user, nice, system, irq, softirq) outside the groups, and
+    ``steal`` separately.
+
+    A process that exits inside the window takes its CPU time with it: it shows up in
+    "other processes" (the machine's busy time minus the groups)."""
 
     def __init__(self, roots: dict[str, int], *,
                  names: dict[str, tuple[str, ...]] | None = None,
+                 select: dict[str, Callable[[int, str], bool]] | None = None,
                  this_process: str | None = None):
         self.roots = roots
         self.names = names or {}
+        self.select = select or {}
         self.this_process = this_process
 
     def _groups(self) -> dict[str, float]:
@@ -133,8 +187,15 @@ class CpuMeter:
         for name, comms in self.names.items():
             out[name] = sum(cpu for pid, (_, comm, cpu) in table.items()
                             if comm in comms and pid not in assigned)
+        for name, match in self.select.items():
+            total = 0.0
+            for pid, (_, comm, cpu) in table.items():
+                if pid not in assigned and match(pid, comm):
+                    assigned.add(pid)
+                    total += cpu
+            out[name] = out.get(name, 0.0) + total
         if self.this_process is not None:
-            out[self.this_process] = self_cpu()
+            out[self.this_process] = out.get(self.this_process, 0.0) + self_cpu()
         return out
 
     def start(self) -> None:
@@ -235,9 +296,14 @@ class WharfProcesses:
         if out.returncode != 0:
             raise RuntimeError(f"wharf migrate failed:\n{out.stdout}\n{out.stderr}")
 
-    def start(self, name: str, *argv: str) -> subprocess.Popen[bytes]:
+    def start(self, name: str, *argv: str, prefix: Sequence[str] = (),
+              env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``wharf <argv>``; ``prefix`` wraps the command (it must exec it, so the pid
+        stays the process's: ``unshare --uts sh -c '... exec "$@"'``), ``env`` adds
+        variables for this process only."""
         with open(self.log_path(name), "wb") as logf:
-            p = subprocess.Popen(self.command(*argv), cwd=ROOT, env=self.env, stdout=logf,
+            p = subprocess.Popen([*prefix, *self.command(*argv)], cwd=ROOT,
+                                 env={**self.env, **(env or {})}, stdout=logf,
                                  stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append((name, p))
         return p
