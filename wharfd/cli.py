@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host")
     p.add_argument("--port", type=int)
     p.add_argument("--workers", type=int, help="gunicorn worker processes (default 2)")
-    p.add_argument("--threads", type=int, help="threads per worker (default 8)")
+    p.add_argument("--threads", type=int, help="threads per worker (default 32)")
     p.set_defaults(func=cmd_api)
     p = sub.add_parser("worker", help="Dramatiq worker processes (Redis broker)")
     p.add_argument("--processes", type=int)

@@ -44,7 +44,7 @@ bind = _bind()
 # threads, set by ``wharf api``); the others answer at once with Retry-After.
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = 8
+threads = 32
 # Connections one worker holds (in requests or kept alive); beyond it, new ones wait in the
 # listen backlog. gthread reads request bodies and writes responses on its threads without a
 # send timeout: slow clients are the reverse proxy's job (docs/operations.md, "In front").

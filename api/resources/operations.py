@@ -40,6 +40,7 @@ from wharf import nodes, resources, units
 from wharf.access import Access
 from wharf.clock import iso
 from wharf.errors import ValidationFailed
+from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.service import DONE, Operations, Submission
 
@@ -118,16 +119,19 @@ class OperationItem:
                                                  headers=OPERATION_HEADERS)})
     def on_get(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         wait = parse_wait(req.get_param("wait"))
-        op = self._load(req, operation_id)
-        if wait > 0 and op.status not in DONE and self.notifier is not None:
-            state = {"op": op}
+        if wait > 0 and self.notifier is not None and is_id(operation_id):
+            # The notifier registers the waiter, then asks is_done(): that first load is the
+            # request's read (and its 404), so a long-poll reads the row twice at most.
+            state: dict[str, OperationRow] = {}
 
             def is_done() -> bool:
                 state["op"] = self._load(req, operation_id)
                 return state["op"].status in DONE
 
-            self.notifier.wait(op.id, wait, is_done)
+            self.notifier.wait(operation_id, wait, is_done)
             op = state["op"]
+        else:
+            op = self._load(req, operation_id)
         write_operation(resp, op)
 
 

@@ -892,7 +892,7 @@ def parse_args(argv=None):
     ap.add_argument("--worker-threads", type=int, default=None,
                     help="threads per worker process (default: Wharf's setting, 4)")
     ap.add_argument("--api-workers", type=int, default=2, help="gunicorn workers")
-    ap.add_argument("--api-threads", type=int, default=8, help="gunicorn threads per worker")
+    ap.add_argument("--api-threads", type=int, default=32, help="gunicorn threads per worker")
     ap.add_argument("--prefill", type=int, default=0, metavar="N",
                     help="before the warm-up, fill the database with N finished operations "
                          "(attempts, audit, nodes, resources) of the benchmark user in SQL, "
