@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -258,6 +258,17 @@ class Database:
     def read(self) -> contextlib.AbstractContextManager[Session]:
         """A read-only transaction: changing a row inside it is an error (see _no_writes)."""
         return self._transaction(self.read_engine, readonly=True)
+
+    def read_one(self, statement: Any, params: dict[str, Any]) -> RowMapping | None:
+        """One row of one Core SELECT on a pooled connection, without a Session (hot read
+        paths: a long-poll's re-read). Transient trouble is :class:`DatabaseBusy`."""
+        try:
+            with self.read_engine.connect() as conn:
+                return conn.execute(statement, params).mappings().first()
+        except DBAPIError as exc:
+            if is_transient_db_error(exc):
+                raise DatabaseBusy("The database is busy; try again shortly.") from exc
+            raise
 
     def ping(self) -> None:
         with self.read_engine.connect() as conn:

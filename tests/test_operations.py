@@ -605,3 +605,25 @@ def test_lease_is_renewed_while_a_long_side_effect_runs(settings, db, world):
     assert outcome["first"] == "completed"
     done = alice.get(f"/api/operations/{op['id']}").json
     assert done["status"] == "completed" and done["attempts"] == 1
+
+
+def test_long_poll_reads_only_the_callers_operation(world, components):
+    """A long-poll's read (one Core SELECT, no ORM session) keeps the item's rules: another
+    user's operation, an unknown id and a malformed id are 404 with or without ``wait``, and
+    the caller's done operation answers at once with its result."""
+    alice, bob = world.user("alice"), world.user("bob")
+    op = create(alice, alice.personal_space_id).json
+    w = start_worker(components.broker)
+    try:
+        done = wait_done(alice, op["id"])
+    finally:
+        w.stop()
+    assert done["status"] == "completed" and done["result"]["unit_id"]
+    t0 = time.monotonic()
+    again = wait_done(alice, op["id"], seconds=30)
+    assert time.monotonic() - t0 < 5 and again == done
+    for who, op_id in ((bob, op["id"]), (alice, "0" * 32), (alice, "not-an-id")):
+        for params in ({"wait": "2"}, None):
+            r = who.get(f"/api/operations/{op_id}", params=params)
+            assert r.status_code == 404, (op_id, params, r.text)
+            assert r.json["code"] == "not_found"

@@ -125,7 +125,7 @@ class OperationItem:
             state: dict[str, OperationRow] = {}
 
             def is_done() -> bool:
-                state["op"] = self._load(req, operation_id)
+                state["op"] = self.ops.peek(req.context.ctx, operation_id)
                 return state["op"].status in DONE
 
             self.notifier.wait(operation_id, wait, is_done)

@@ -147,6 +147,10 @@ class _Replay(Exception):
     """The key was taken: roll back the submitting transaction and read the original."""
 
 
+_BY_ID = select(*Operation.__table__.c).where(
+    Operation.__table__.c.id == bindparam("id"))
+
+
 class Operations:
     def __init__(self, db: Database, settings: Settings,
                  input_consumed_on_failure: frozenset[str] = frozenset(),
@@ -290,6 +294,17 @@ class Operations:
         if op is None or op.actor_id != ctx.principal.user_id:
             raise NotFound("No such operation.")
         return op
+
+    def peek(self, ctx: RequestContext, operation_id: str) -> Operation:
+        """The caller's operation by one Core SELECT (no ORM identity map or unit of work):
+        what a long-poll reads before and after it waits. The answer is a detached
+        ``Operation`` (read it, never write it)."""
+        row = None
+        if is_id(operation_id):
+            row = self.db.read_one(_BY_ID, {"id": operation_id})
+        if row is None or row["actor_id"] != ctx.principal.user_id:
+            raise NotFound("No such operation.")
+        return Operation(**row)
 
     def attempts(self, session: Session, ctx: RequestContext,
                  operation_id: str) -> list[OperationAttempt]:
