@@ -4,7 +4,8 @@
 2. a bell naming an operation no longer due is not a short claim (the drain claims on);
 3. one operation whose payload no longer decodes fails alone (retried, bounded), and an
    error escaping the claim hands over before it is raised;
-4. long kinds are not coalesced behind a running drain (one bell per operation);
+4. long kinds are not coalesced behind a running drain (one bell per operation): while
+   one long perform runs, another thread takes the next long operation;
 5. operations refused at the claim are settled before the others are performed;
 6. an ``after_commit`` callback that raises does not turn a commit into an error, nor
    keep the outbox from the dispatcher.
@@ -12,6 +13,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import dramatiq
@@ -212,3 +214,59 @@ def test_a_failing_after_commit_callback_neither_raises_nor_drops_the_outbox(db)
                                            subject_id="o1"))
     assert ran == ["second"]
     assert len(handed) == 1 and handed[0][0].subject_id == "o1"
+
+
+def test_a_long_kind_is_not_held_up_by_another_ones_long_perform(world, components, db):
+    """Embedded broker, 4 worker threads: while the first long operation's side effects
+    run (paused), the second one is claimed and completed by another thread."""
+    from tasks.worker import make_worker
+    from wharf.clock import utcnow
+    from wharf.operations.service import outbox_for
+    alice = world.user("alice")
+    release, started = threading.Event(), threading.Event()
+    first: list[str] = []
+
+    class SlowLong:
+        kind = "create_blob_resource"
+
+        def authorize(self, session, op, actor):
+            pass
+
+        def perform(self, op):
+            if op.id == first[0]:
+                started.set()
+                assert release.wait(20)
+
+        def commit(self, session, op, ctx):
+            return {}
+
+        def compensate(self, op):
+            pass
+
+    components.handlers["create_blob_resource"] = SlowLong()  # type: ignore[assignment]
+
+    def submit() -> str:
+        with components.db.write() as s:
+            op = Operation(id=uuid.uuid4().hex[:26], kind="create_blob_resource",
+                           status="pending", actor_id=alice.user_id, payload={},
+                           request_fingerprint="x", max_attempts=3, created_at=utcnow())
+            s.add(op)
+            s.flush()
+            send_after_commit(s, outbox_for(op))
+            return op.id
+
+    worker = make_worker(components.broker, 4)
+    worker.start()
+    try:
+        first.append(submit())
+        assert started.wait(10)
+        second = submit()
+        deadline = time.monotonic() + 8
+        while statuses(db)[second] != "completed":
+            assert time.monotonic() < deadline, "second waited for the first"
+            time.sleep(0.05)
+        assert statuses(db)[first[0]] == "running"
+    finally:
+        release.set()
+        worker.stop(timeout=10_000)
+    assert statuses(db)[first[0]] == "completed"
