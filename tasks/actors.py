@@ -97,8 +97,10 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                 time.sleep(BUSY_PAUSE)
                 continue
             except Exception:
-                # Never strand what is due behind an unexpected error: hand over.
+                # Never strand what is due behind an unexpected error: hand over (after a
+                # pause, so an error that repeats does not spin bells through the broker).
                 answer.leave(mark)
+                time.sleep(BUSY_PAUSE)
                 ringer.ring_more(actor)
                 raise
             include = None
