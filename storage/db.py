@@ -19,6 +19,7 @@ that dies unseen fails its statement with :class:`ConnectionLost`, a :class:`Dat
 from __future__ import annotations
 
 import contextlib
+import logging
 import select
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ It must not raise for a broker that is down: unsent rows are the relay's to send
 #: Seconds after which a pooled PostgreSQL connection is replaced at checkout (so a server
 #: or proxy idle limit never meets one; the poll below catches most closed ones earlier).
 PG_POOL_RECYCLE = 1800
+
+log = logging.getLogger("wharf.storage")
 
 
 class ConnectionLost(DatabaseBusy):
@@ -237,10 +240,19 @@ class Database:
                 committing = True
             if not readonly:
                 for callback in session.info.pop("after_commit", ()):
-                    callback()
+                    try:
+                        callback()
+                    except Exception:
+                        # Committed is committed: a callback's failure must not turn it
+                        # into an error for the caller, nor keep the outbox from the
+                        # dispatcher (the others still run).
+                        log.exception("after-commit callback %r failed", callback)
             outbox = session.info.pop("outbox", None)
             if outbox and self._on_outbox_committed is not None and not readonly:
-                self._on_outbox_committed(outbox)
+                try:
+                    self._on_outbox_committed(outbox)
+                except Exception:  # the rows stay undispatched: the relay sends them
+                    log.exception("could not hand %d outbox row(s) over", len(outbox))
         except DBAPIError as exc:
             if getattr(exc, "connection_invalidated", False) and not committing:
                 # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)

@@ -8,14 +8,18 @@ thread while others idle; one at a time, each full claim rings another bell and 
 spreads over the workers.
 
 The drain loop (see ``tasks.doorbell`` for why no operation is missed):
-- claim a batch; a full one rings once more (another worker joins) and claims again;
+- claim a batch; a full one rings once more (another worker joins) and claims again
+  (``BatchRun.full``: a bell naming an operation no longer due is not a short claim);
 - a short one ends the drain, unless a sender counted on this drain meanwhile;
 - after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
   thread is not held forever;
 - a claim the database refused as busy is tried again (handing over at the budget);
 - once its worker begins to shut down, a drain finishes the batch in hand and claims
-  nothing more (a stopping worker starts no new work), ringing a bell of its own when a
-  sender counted on it, so the next worker takes over.
+  nothing more (a stopping worker starts no new work) and rings a bell of its own, so
+  the next worker takes over (only a quiet leave owes nothing, and that one returned);
+- an unexpected error leaves and rings before it is raised.
+Long kinds are not coalesced at all (``tasks.dispatch``): one bell per operation, so an
+idle thread takes the next one while a drain still verifies the first.
 """
 from __future__ import annotations
 
@@ -31,13 +35,11 @@ from dramatiq.middleware import Middleware
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.errors import DatabaseBusy
-from tasks.doorbell import Doorbell
+from tasks.doorbell import LONG_KINDS, Doorbell
 from wharf import deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
 
-#: Kinds whose side effects take long (reading a whole upload back): claimed one at a time.
-LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
 #: How long one bell drains before it hands over to the next one.
 DRAIN_SECONDS = 2.0
 #: Pause before claiming again after the database answered busy.
@@ -78,11 +80,14 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
         mark = answer.mark()  # read before each claim
         while True:
             if stopping is not None and stopping.is_set():
-                if answer.leave(mark) or include is not None:
-                    ringer.ring_more(actor)  # hand over to the next worker
+                # Every way here owes a hand-over: the bell itself (named operation or
+                # not), a full claim, or a claim a sender counted on (leave_if_quiet
+                # failed). Only a successful leave_if_quiet returned without one.
+                answer.leave(mark)
+                ringer.ring_more(actor)  # hand over to the next worker
                 return total
             try:
-                n = executor.run_batch((kind,), limit=limit, include=include)
+                run = executor.run_batch_report((kind,), limit=limit, include=include)
             except DatabaseBusy:  # SQLite's write lock, a PostgreSQL deadlock: try again
                 log.warning("drain of %s: the database is busy; claiming again", kind)
                 if time.monotonic() >= deadline:
@@ -91,14 +96,22 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                     return total
                 time.sleep(BUSY_PAUSE)
                 continue
-            include = None
-            total += n
-            if n >= limit:
+            except Exception:
+                # Never strand what is due behind an unexpected error: hand over (after a
+                # pause, so an error that repeats does not spin bells through the broker).
+                answer.leave(mark)
+                time.sleep(BUSY_PAUSE)
                 ringer.ring_more(actor)
+                raise
+            include = None
+            total += run.claimed
+            if run.full:  # more may be due (a named operation no longer due is no sign)
+                if run.claimed:
+                    ringer.ring_more(actor)
             elif answer.leave_if_quiet(mark):
                 return total
             if time.monotonic() >= deadline:
-                if answer.leave(mark):
+                if answer.leave(mark) or (run.full and not run.claimed):
                     ringer.ring_more(actor)
                 return total
             mark = answer.mark()

@@ -11,7 +11,9 @@ bell is harmless because claims are conditional.
 
 Other rows (object deletion jobs, scheduled sweeps) and delayed bells (a retry's backoff:
 the operation is not due before then, so a bell now would not help it) are sent one
-message per row, as before.
+message per row, as before. So are the bells of long kinds (``LONG_KINDS``): coalesced
+behind a drain that verifies an upload for seconds, they would wait for it while other
+threads idle.
 
 The dispatcher is the one place that knows the broker: ``send`` (slow paths), ``dispatch``
 (fast path) and ``ring_more`` (a draining worker) are what the rest uses, so another broker
@@ -29,7 +31,7 @@ from sqlalchemy import update
 
 from storage.db import Database
 from storage.models import OutboxMessage
-from tasks.doorbell import Doorbell, PlainDoorbell
+from tasks.doorbell import LONG_ACTORS, Doorbell, PlainDoorbell
 from wharf.clock import utcnow
 from wharf.operations.recovery import is_bell
 from wharf.operations.service import QUEUE
@@ -99,7 +101,8 @@ class BrokerDispatcher:
     def dispatch(self, messages: list[OutboxMessage]) -> None:
         """The fast path: the rows of a committed transaction."""
         for row in messages:
-            coalesce = is_bell(row)
+            # Long kinds ring per operation (tasks.doorbell.LONG_KINDS).
+            coalesce = is_bell(row) and row.actor_name not in LONG_ACTORS
             try:
                 if coalesce and not self.doorbell.ring(row.actor_name):
                     self.covered += 1

@@ -59,7 +59,15 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from wharf.operations.service import actor_name
+
 log = logging.getLogger("wharf.dispatch")
+
+#: Kinds whose side effects take long (reading a whole upload back): claimed one at a time
+#: and never coalesced -- a sender behind a drain that verifies for seconds would wait for
+#: it while other threads idle, so each of their operations rings its own bell.
+LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
+LONG_ACTORS = frozenset(actor_name(kind) for kind in LONG_KINDS)
 
 
 class Drain(Protocol):

@@ -221,6 +221,17 @@ class Claimed:
     outcome: str | None = None  # completed | failed | retry | lost, once settled
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    """What one ``run_batch_report`` claimed. ``full``: the part of the claim that the bell
+    did not name came back full (``limit``, less one slot kept for the named operation),
+    so more may be due -- even when the named operation was no longer due and the claim
+    holds fewer than ``limit``."""
+
+    claimed: int
+    full: bool
+
+
 def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, DatabaseBusy) or is_transient_db_error(exc)
 
@@ -243,7 +254,18 @@ class Executor:
         """Claim up to ``limit`` due operations (of ``kinds``; all kinds when None; always
         including ``include`` if it is due), execute them, complete them; return how many
         were claimed (0: nothing was due)."""
-        return len(self._run(kinds, limit, worker_id or default_worker_id(), include))
+        return self.run_batch_report(kinds, limit=limit, worker_id=worker_id,
+                                     include=include).claimed
+
+    def run_batch_report(self, kinds: Collection[str] | None = None, *, limit: int = 32,
+                         worker_id: str | None = None,
+                         include: str | None = None) -> BatchRun:
+        """``run_batch``, telling a drain whether to claim again: a named operation that is
+        no longer due leaves its slot empty, so ``claimed < limit`` does not mean short."""
+        batch = self._run(kinds, limit, worker_id or default_worker_id(), include)
+        rest = limit - (include is not None)
+        others = sum(1 for c in batch if c.op.id != include)
+        return BatchRun(claimed=len(batch), full=limit >= 1 and others >= rest)
 
     def execute(self, operation_id: str, worker_id: str | None = None) -> str:
         """Run one attempt of one operation (a batch of one); returns what happened (for
@@ -261,12 +283,28 @@ class Executor:
         batch = self._claim(kinds, limit, worker_id, include)
         if not batch:
             return batch
+        failures: list[BaseException] = []
+
+        def settle(done: Sequence[Claimed]) -> None:
+            for c in done:
+                if c.outcome is None and c.error is not None:
+                    try:
+                        c.outcome = self._settle_error(c.handler, c.op, worker_id, c.error)
+                    except Exception as exc:  # the lease lapses; recovery takes it from there
+                        log.warning("operation %s: could not record its outcome", c.op.id,
+                                    exc_info=True)
+                        failures.append(exc)
+
+        # Refusals (and a failed test hook) are settled at once, not after the others'
+        # side effects: their leases are not kept meanwhile.
+        settle(batch)
         runnable = [c for c in batch if c.error is None]
         for c in runnable:
             try:
                 self.hooks.before_perform(c.op)
             except Exception as exc:
                 c.error = exc
+        settle(runnable)
         runnable = [c for c in runnable if c.error is None]
         if runnable:
             with self._lease_kept([c.op.id for c in runnable], worker_id):
@@ -280,17 +318,9 @@ class Executor:
         performed = [c for c in performed if c.error is None]
         if performed:
             self._complete_batch(performed, worker_id)
-        first_failure: BaseException | None = None
-        for c in batch:
-            if c.outcome is None and c.error is not None:
-                try:
-                    c.outcome = self._settle_error(c.handler, c.op, worker_id, c.error)
-                except Exception as exc:  # the lease lapses; recovery takes it from there
-                    log.warning("operation %s: could not record its outcome", c.op.id,
-                                exc_info=True)
-                    first_failure = first_failure or exc
-        if first_failure is not None and strict:
-            raise first_failure
+        settle(batch)
+        if failures and strict:
+            raise failures[0]
         return batch
 
     def _settle_error(self, handler: Handler | None, op: Operation, worker_id: str,
@@ -365,17 +395,27 @@ class Executor:
         """Re-check permission once per distinct target of the batch (the handler's
         ``target_key``; each operation is its own target without one); a refusal becomes
         the operation's error."""
-        verdicts: dict[Hashable, WharfError | None] = {}
+        verdicts: dict[Hashable, BaseException | None] = {}
         for c in batch:
             if c.handler is None:  # a handler removed since submission
                 c.error = WharfError(f"no handler for kind {c.op.kind}", code="unknown_kind")
                 continue
-            k = target_key(c.handler, c.op)
+            try:
+                k = target_key(c.handler, c.op)
+            except Exception as exc:  # e.g. a payload that no longer decodes
+                c.error = exc
+                continue
             if k not in verdicts:
                 try:
                     self._authorize(c.handler, s, c.op)
                     verdicts[k] = None
                 except WharfError as exc:
+                    verdicts[k] = exc
+                except (DBAPIError, StorageError):
+                    raise  # the transaction itself is in trouble: claim again later
+                except Exception as exc:
+                    # One bad operation must not roll back (and so block) the whole claim:
+                    # it becomes this operation's error (internal_error, retried, bounded).
                     verdicts[k] = exc
             if verdicts[k] is not None:
                 c.error = verdicts[k]
