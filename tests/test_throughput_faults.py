@@ -58,6 +58,7 @@ WORKER_PROCESSES = 4
 WORKER_THREADS = 4
 KILLS = 5
 LEASE_SECONDS = 5
+BUSY_LOOK_SECONDS = 5.0  # how long a kill waits for a child holding an unfinished attempt
 RUN_DEADLINE = 300.0  # seconds from the first submission until all are done
 RESPAWN_DEADLINE = 60.0  # the supervisor replaces a killed child within this
 
@@ -212,7 +213,15 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
         time.sleep(rng.uniform(0, 0.3))
         children = worker_children(supervisor.pid)
         assert children, f"no worker process alive\n{cluster.logs()}"
-        busy = [pid for pid in children if pid in busy_pids(cluster)]
+        # Batches finish in milliseconds: look for a child holding work for a moment (a
+        # kill of an idle child proves nothing) before falling back to any child.
+        busy: list[int] = []
+        look_until = time.monotonic() + BUSY_LOOK_SECONDS
+        while not busy and time.monotonic() < look_until:
+            held = busy_pids(cluster)
+            busy = [pid for pid in children if pid in held]
+            if not busy:
+                time.sleep(0.005)
         victim = rng.choice(busy or children)
         os.kill(victim, signal.SIGKILL)
         killed_at = cluster.sql("SELECT now()")[0][0]
