@@ -110,6 +110,13 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     return engine
 
 
+def _raise_if_busy(exc: DBAPIError) -> None:
+    """A transient driver error (lock timeout, serialization failure, lost server) is
+    :class:`DatabaseBusy` (503, retryable); anything else is the caller's to raise."""
+    if is_transient_db_error(exc):
+        raise DatabaseBusy("The database is busy; try again shortly.") from exc
+
+
 def _closed_by_peer(dbapi_conn: Any) -> bool:
     """Whether an idle connection's socket has something to read: the server sent an error
     and closed it (``57P01`` on a terminated backend or a shutdown) or the peer is gone.
@@ -257,8 +264,7 @@ class Database:
             if getattr(exc, "connection_invalidated", False) and not committing:
                 # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)
                 raise ConnectionLost("The database connection was lost; try again.") from exc
-            if is_transient_db_error(exc):
-                raise DatabaseBusy("The database is busy; try again shortly.") from exc
+            _raise_if_busy(exc)
             raise
         finally:
             session.close()
@@ -278,8 +284,7 @@ class Database:
             with self.read_engine.connect() as conn:
                 return conn.execute(statement, params).mappings().first()
         except DBAPIError as exc:
-            if is_transient_db_error(exc):
-                raise DatabaseBusy("The database is busy; try again shortly.") from exc
+            _raise_if_busy(exc)
             raise
 
     def ping(self) -> None:

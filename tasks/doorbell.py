@@ -59,6 +59,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from wharf.operations.kinds import CREATE_BLOB_RESOURCE, REPLACE_BLOB_CONTENT
 from wharf.operations.service import actor_name
 
 log = logging.getLogger("wharf.dispatch")
@@ -66,7 +67,7 @@ log = logging.getLogger("wharf.dispatch")
 #: Kinds whose side effects take long (reading a whole upload back): claimed one at a time
 #: and never coalesced -- a sender behind a drain that verifies for seconds would wait for
 #: it while other threads idle, so each of their operations rings its own bell.
-LONG_KINDS = frozenset({"create_blob_resource", "replace_blob_content"})
+LONG_KINDS = frozenset({CREATE_BLOB_RESOURCE, REPLACE_BLOB_CONTENT})
 LONG_ACTORS = frozenset(actor_name(kind) for kind in LONG_KINDS)
 
 
@@ -270,8 +271,10 @@ class _LocalDrain:
             return self.bell.generation.get(self.actor, 0) != mark
 
 
-class LocalDoorbell:
-    """In-process coalescing for the embedded broker (module docstring)."""
+class LocalDoorbell(PlainDoorbell):
+    """In-process coalescing for the embedded broker (module docstring). No flag: a bell
+    rings whenever no drain of its kind is running, and ``ring_more`` always rings (the
+    ringing thread itself drains on: another one joins)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -284,15 +287,6 @@ class LocalDoorbell:
                 self.generation[actor] = self.generation.get(actor, 0) + 1
                 return False
             return True
-
-    def ring_more(self, actor: str) -> bool:
-        return True  # the ringing thread itself drains on: another one joins
-
-    def rang(self, actor: str) -> None:
-        pass
-
-    def unring(self, actor: str) -> None:
-        pass
 
     @contextlib.contextmanager
     def answer(self, actor: str) -> Iterator[Drain]:

@@ -141,26 +141,18 @@ def space_facts(session: Session, principal: Principal, space_id: str, *,
     return SpaceFacts(row[0], row[1], row[2], bool(row[3]), row[4])
 
 
-def _can_share(space_type: str, space_role_: str | None) -> bool:
-    if space_type == "personal":
+def can_share(space: Space | SpaceFacts, space_role_: str | None) -> bool:
+    """Personal spaces: only the owner shares. Team spaces: admins and the owner."""
+    if space.type == "personal":
         return space_role_ == "owner"
     return at_least(space_role_, "admin")
 
 
-def can_purge_role(space_role_: str | None) -> bool:
-    return at_least(space_role_, "admin")
-
-
-def can_share(space: Space, space_role_: str | None) -> bool:
-    """Personal spaces: only the owner shares. Team spaces: admins and the owner."""
-    return _can_share(space.type, space_role_)
-
-
-def can_purge(space: Space, space_role_: str | None) -> bool:
+def can_purge(space: Space | SpaceFacts, space_role_: str | None) -> bool:
     """Permanent delete (purge) needs a role that comes from the space itself: the owner of
     a personal space, the owner or an admin of a team space. A direct grant or a link
     (editor at most) can trash and restore, never destroy the owner's content."""
-    return can_purge_role(space_role_)
+    return at_least(space_role_, "admin")
 
 
 def _access(space: Space, role: str | None, from_space: str | None) -> Access:
@@ -258,8 +250,8 @@ def chain_access(principal: Principal, chain: list[ChainLink], space: SpaceFacts
             role = _best(role, link.grant_role)
         if link.link_role is not None:
             role = _best(role, link.link_role if principal.is_user else "viewer")
-    return Access(role, can_share=_can_share(space.type, from_space),
-                  can_purge=can_purge_role(from_space))
+    return Access(role, can_share=can_share(space, from_space),
+                  can_purge=can_purge(space, from_space))
 
 
 def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
@@ -349,16 +341,13 @@ def check(access: Access, need: str, what: str) -> Access:
     return access
 
 
-_check = check
-
-
 def require_space(session: Session, principal: Principal, space_id: object,
                   need: str = "viewer", *, lock: bool = False) -> tuple[Space, Access]:
     space = session.get(Space, space_id, with_for_update=lock) if is_id(space_id) else None
     if space is None:
         raise NotFound("No such space.")
     role = space_role(session, principal, space)
-    return space, _check(_access(space, role, role), need, "space")
+    return space, check(_access(space, role, role), need, "space")
 
 
 def require_node(session: Session, principal: Principal, node_id: object,
@@ -368,7 +357,7 @@ def require_node(session: Session, principal: Principal, node_id: object,
     if node is None:
         raise NotFound("No such node.")
     access = node_access(session, principal, node, include_trashed=include_trashed)
-    return node, _check(access, need, "node")
+    return node, check(access, need, "node")
 
 
 def require_purge(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:

@@ -359,10 +359,6 @@ class Identity:
             session.delete(row)  # cached principals go at flush and after commit
             audit.record(session, ctx, "session.logout", "login_session", sid)
 
-    def authenticate_cookie(self, session: Session, raw: str | None) -> Principal | None:
-        found = self._cookie_lookup(session, raw)
-        return found[0] if found is not None else None
-
     def _cookie_lookup(self, session: Session,
                        raw: str | None) -> tuple[Principal, datetime] | None:
         """The principal of a session cookie and the session's expiry (one Core read)."""
@@ -446,12 +442,6 @@ class Identity:
             raise NotFound("No such API token.")
         token.revoked_at = utcnow()  # cached principals go at flush and after commit
         audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
-
-    def authenticate_token(self, session: Session,
-                           raw: str | None) -> tuple[Principal, bool] | None:
-        """Return the principal and whether ``last_used_at`` is due for an update."""
-        found = self._token_lookup(session, raw)
-        return (found[0], found[1]) if found is not None else None
 
     def _token_lookup(self, session: Session,
                       raw: str | None) -> tuple[Principal, bool, datetime | None] | None:

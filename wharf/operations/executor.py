@@ -2,11 +2,12 @@
 
 ``execute(id)`` is a batch of one (``include=id``); ``run_batch`` claims up to ``limit``.
 1. Claim: ONE statement takes the leases of up to ``limit`` due operations
-   (``UPDATE … WHERE id IN (SELECT … ORDER BY created_at LIMIT n [FOR UPDATE SKIP LOCKED])
-   RETURNING …``). A duplicate delivery that finds the operation done or leased does
-   nothing. In the same transaction: earlier unfinished attempts are marked ``lost``, the
-   new attempt rows are inserted (one executemany) and the actor's permission is re-checked
-   once per distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect.
+   (``WITH picked AS MATERIALIZED (SELECT id … ORDER BY created_at LIMIT n [FOR UPDATE SKIP
+   LOCKED]) UPDATE operations … FROM picked … RETURNING *``, :func:`claim_statement`).
+   A duplicate delivery that finds the operation done or leased does nothing. In the
+   same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
+   are inserted (one executemany) and the actor's permission is re-checked once per
+   distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect.
 2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
    a kind may do a whole batch at once (``perform_many``); if that raises, each operation
    is performed on its own so each error is classified for its operation. The lease keeper
@@ -230,6 +231,14 @@ class BatchRun:
 
     claimed: int
     full: bool
+
+
+def _by_kind(batch: Sequence[Claimed]) -> list[list[Claimed]]:
+    """The batch's operations grouped by kind (one handler each), in batch order."""
+    groups: dict[str, list[Claimed]] = {}
+    for c in batch:
+        groups.setdefault(c.op.kind, []).append(c)
+    return list(groups.values())
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -465,10 +474,7 @@ class Executor:
         """Side effects, per kind: ``perform_many`` for a kind that batches (more than one
         operation); on its failure, or for other kinds, ``perform`` one by one so each
         error belongs to its operation."""
-        by_kind: dict[str, list[Claimed]] = {}
-        for c in batch:
-            by_kind.setdefault(c.op.kind, []).append(c)
-        for group in by_kind.values():
+        for group in _by_kind(batch):
             handler = group[0].handler
             assert handler is not None  # refused at the claim otherwise
             many = getattr(handler, "perform_many", None)
@@ -528,11 +534,8 @@ class Executor:
             ok = [c for c in mine if c.error is None]
             if not ok:
                 return []
-            by_kind: dict[str, list[Claimed]] = {}
-            for c in ok:
-                by_kind.setdefault(c.op.kind, []).append(c)
             results: dict[str, dict[str, Any]] = {}
-            for group in by_kind.values():
+            for group in _by_kind(ok):
                 handler = group[0].handler
                 ops = [c.op for c in group]
                 for op, result in zip(ops, commit_products(handler, s, ops), strict=True):

@@ -147,8 +147,7 @@ class _Replay(Exception):
     """The key was taken: roll back the submitting transaction and read the original."""
 
 
-_BY_ID = select(*Operation.__table__.c).where(
-    Operation.__table__.c.id == bindparam("id"))
+_BY_ID = select(*_OPS.c).where(_OPS.c.id == bindparam("id"))
 
 
 class Operations:
@@ -253,7 +252,7 @@ class Operations:
         notice = OutboxNotice(id=new_id(), queue_name=QUEUE, actor_name=actor_name(kind),
                               subject_id=op_id)
         outbox: dict[str, Any] = {"id": notice.id, "actor_name": notice.actor_name,
-                  "queue_name": notice.queue_name, "created_at": now}
+                                  "queue_name": notice.queue_name, "created_at": now}
         audit_row = audit.values(ctx, "operation.submit", "operation", op_id,
                                  space_id=scope_id, details={"kind": kind})
         conn = s.connection()
