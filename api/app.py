@@ -106,6 +106,17 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/blob-resources/{resource_id}/download",
                       blob_res.BlobDownload(db, blob_store, operations, settings))
 
+    if operations is not None and blob_store is not None and unitstore is not None:
+        from api.resources import assets as asset_res
+        app.add_route("/api/units/{unit_id}/assets",
+                      asset_res.UnitAssets(db, blob_store, operations, settings))
+        app.add_route("/api/assets/{asset_id}", asset_res.AssetItem(db))
+        app.add_route("/api/assets/{asset_id}/content", asset_res.AssetContent(db, blob_store))
+        app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/assets",
+                      asset_res.WorktreeUnitAssets())
+        app.add_route("/api/worktrees/{worktree_id}/assets/{asset_id}/content",
+                      asset_res.WorktreeAssetContent())
+
     if extra_routes is not None:
         extra_routes(app)
     # Added once every route is mounted: the auth middleware takes the routes' declared

@@ -51,6 +51,7 @@ from api import body as _body
 from api.errors import PROBLEM
 from api.schemas.common import InvalidField
 from api.schemas.problem import Problem
+from wharf.assets.upload import SHA256_PATTERN
 from wharf.errors import ProblemCode, ValidationFailed
 from wharf.operations.service import IDEMPOTENCY_KEY_PATTERN
 
@@ -288,6 +289,8 @@ TAGS = {
     "units": "Unit snapshots and JSON Patch changesets.",
     "operations": "Durable, idempotent operations: read, long-poll, retry, cancel.",
     "blobs": "Upload sessions, blob content, ranged reads and downloads.",
+    "assets": "Files embedded in units (images in a doc): uploaded, published by a "
+              "worker, served through a permission gate.",
 }
 
 #: Response headers the server sends, declared once and referenced by name.
@@ -339,6 +342,12 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
                        "that part; a range beyond the end is 416. Several ranges or a "
                        "malformed value: the whole content (200).",
         "schema": {"type": "string"}, "example": "bytes=0-1023"},
+    "Content-SHA256": {
+        "name": "Content-SHA256", "in": "header", "required": False,
+        "description": "The SHA-256 of the body (64 hex digits): the upload fails 400 "
+                       "`checksum_mismatch` if the bytes differ, and a replay of the same "
+                       "Idempotency-Key naming other bytes is 409 `idempotency_key_reused`.",
+        "schema": {"type": "string", "pattern": SHA256_PATTERN}},
     "If-Range": {
         "name": "If-Range", "in": "header", "required": False,
         "description": "Serve `Range` only if the ETag still matches (else the whole "

@@ -103,6 +103,14 @@ class UploadState(StrEnum):
     ABORTED = "aborted"
 
 
+class AssetUploadState(StrEnum):
+    """An asset upload in flight (``unit_asset_uploads.state``); the row is deleted once
+    the asset is published or the upload abandoned."""
+
+    RECEIVING = "receiving"
+    STORED = "stored"
+
+
 class TickStatus(StrEnum):
     """A scheduled job run (``schedule_ticks.status``)."""
 

@@ -337,8 +337,9 @@ class Settings:
         "blob upload sessions expire this long after creation",
         ge=1)] = 86400
     asset_upload_ttl: Annotated[int, setting(
-        "deadline of embedded-asset uploads; read and validated, but assets are not "
-        "implemented yet",
+        "deadline of a unit-asset upload: a request still streaming its bytes this long "
+        "after it started stops, and the `sweep_asset_uploads` sweep abandons an upload "
+        "whose process died (operation failed, object deleted)",
         ge=1)] = 3600
     operation_retention: Annotated[int, setting(
         "finished operations are deleted this long after they finished",
@@ -355,6 +356,10 @@ class Settings:
         "largest blob upload, bytes; `wharf serve` refuses (413) any request body above "
         "this or `WHARF_MAX_BODY_BYTES`, plus 1 MiB, before reading it",
         ge=0, note="512 MiB")] = 512 * 1024 * 1024
+    max_asset_size: Annotated[int, setting(
+        "largest unit asset (a file embedded in a unit, e.g. an image in a doc), bytes; "
+        "larger uploads are refused (413 `asset_too_large`) before a byte is read",
+        ge=0, note="20 MiB")] = 20 * 1024 * 1024
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "
         "(size and ETag are always checked)")] = True

@@ -73,6 +73,11 @@ OPS_FINISHED = Counter("wharf_operations_finished_total", "Operations finished",
 SCHEDULE_TICKS = Counter("wharf_schedule_ticks_total",
                          "Schedule ticks this scheduler decided, by decision",
                          ["schedule", "decision"], registry=REGISTRY)
+ASSET_UPLOADS = Counter("wharf_asset_uploads_total",
+                        "Unit-asset upload requests by result (stored, replayed, refused, "
+                        "abandoned)", ["result"], registry=REGISTRY)
+ASSET_UPLOAD_BYTES = Counter("wharf_asset_upload_bytes_total",
+                             "Bytes of unit-asset uploads stored", registry=REGISTRY)
 LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
                              "Long-polls answered at once: WHARF_LONG_POLL_MAX_WAITERS were "
                              "already waiting", registry=REGISTRY)

@@ -56,6 +56,7 @@ from wharf.access import (
     require_purge,
     require_space,
 )
+from wharf.assets.lifecycle import purge_unit_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
@@ -350,6 +351,9 @@ class PurgeTrash:
                                  .where(BlobResource.resource_id.in_(chunk))):
                 deletion.schedule(s, key, "purged")
                 objects += 1
+            # The units' embedded assets go with them; their objects are queued here too.
+            objects += purge_unit_assets(s, list(s.scalars(
+                select(UnitResource.unit_id).where(UnitResource.resource_id.in_(chunk)))))
             s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(chunk)))
             s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(chunk)))
             s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(chunk)))

@@ -29,6 +29,7 @@ from tasks.notify import RedisNotifier
 from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
 from tasks.worker import make_worker
+from wharf.assets import PublishAsset
 from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.config import Settings
 from wharf.operations import recovery
@@ -79,6 +80,7 @@ class Components:
             CreateResource(self.unitstore),
             CreateBlobResource(self.blob_store, settings),
             ReplaceBlobContent(self.blob_store, settings),
+            PublishAsset(self.db, self.blob_store, settings),
             PurgeTrash(self.db, self.unitstore))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()

@@ -35,7 +35,7 @@ def session_body(u: BlobUploadSession) -> UploadSessionBody:
         updated_at=timestamp(u.updated_at), expires_at=timestamp(u.expires_at))
 
 
-def _reader(req: falcon.Request) -> Callable[[int], bytes]:
+def body_reader(req: falcon.Request) -> Callable[[int], bytes]:
     read: Callable[[int], bytes] = req.bounded_stream.read
     return read
 
@@ -101,7 +101,7 @@ class UploadSessionContent:
                  problems=(409, 411, 413))
     def on_put(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         result = blobs.put_content(self.db, self.store, self.settings, req.context.ctx,
-                                   session_id, req.content_length, _reader(req))
+                                   session_id, req.content_length, body_reader(req))
         resp.media = UploadResult(size=result.size, sha256=result.sha256,
                                   mime_type=result.mime_type)
 
@@ -162,7 +162,7 @@ def _content_answers(whole: str, *, attachment: bool) -> dict[int, contract.Answ
                                  schema={"$ref": contract.REF.format(name="Problem")})}
 
 
-def _head_answers(answers: dict[int, contract.Answer]) -> dict[int, contract.Answer]:
+def head_answers(answers: dict[int, contract.Answer]) -> dict[int, contract.Answer]:
     """HEAD: the headers of GET, no body."""
     return {status: contract.Answer(None, a.description, headers=a.headers)
             for status, a in answers.items()}
@@ -226,7 +226,7 @@ class BlobDownload(_BlobReader):
         self._read(req, resp, resource_id)
 
     @contract.op(operation_id="downloadBlobHead", summary="downloadBlob without the body",
-                 tags=["blobs"], headers=READ_HEADERS, responses=_head_answers(DOWNLOAD),
+                 tags=["blobs"], headers=READ_HEADERS, responses=head_answers(DOWNLOAD),
                  auth="optional")
     def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
@@ -239,7 +239,7 @@ class BlobContent(_BlobReader):
         self._read(req, resp, resource_id)
 
     @contract.op(operation_id="getBlobContentHead", summary="getBlobContent without the body",
-                 tags=["blobs"], headers=READ_HEADERS, responses=_head_answers(CONTENT),
+                 tags=["blobs"], headers=READ_HEADERS, responses=head_answers(CONTENT),
                  auth="optional")
     def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
@@ -258,6 +258,6 @@ class BlobContent(_BlobReader):
                                     req.context.ctx, resource_id,
                                     req.get_header("Idempotency-Key"),
                                     req.get_header("If-Match"), req.content_length,
-                                    _reader(req))
+                                    body_reader(req))
         answer_submission(resp, sub)
 

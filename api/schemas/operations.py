@@ -18,6 +18,7 @@ from wharf.operations.kinds import (
     CreateResourceResult,
     OperationError,
     OperationKind,
+    PublishAssetResult,
     PurgeTrashResult,
     ReplaceBlobContentResult,
 )
@@ -77,14 +78,22 @@ class ReplaceBlobContentOperation(_Operation, tag=OperationKind.REPLACE_BLOB_CON
         description="Once completed: the blob's new ETag.")]
 
 
+class PublishAssetOperation(_Operation, tag=OperationKind.PUBLISH_ASSET.value):
+    """``publish_asset``: an uploaded unit asset verified and published."""
+
+    result: Annotated[PublishAssetResult | None, msgspec.Meta(
+        description="Once completed: the asset and where its bytes are served.")]
+
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
-             | ReplaceBlobContentOperation)
+             | ReplaceBlobContentOperation | PublishAssetOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
     OperationKind.PURGE_TRASH.value: PurgeTrashOperation,
     OperationKind.CREATE_BLOB_RESOURCE.value: CreateBlobResourceOperation,
     OperationKind.REPLACE_BLOB_CONTENT.value: ReplaceBlobContentOperation,
+    OperationKind.PUBLISH_ASSET.value: PublishAssetOperation,
 }
 
 

@@ -41,7 +41,15 @@ class Ingested:
 
 
 _RISKY = re.compile(r"^(text/html|application/xhtml|image/svg|text/xml|application/xml|"
-                    r"application/javascript|text/javascript)")
+                    r"application/javascript|text/javascript|application/ecmascript|"
+                    r"text/ecmascript)")
+
+
+def risky(media_type: str) -> bool:
+    """Whether a browser could run script from content of this type (HTML, XHTML, SVG,
+    XML, JavaScript): such content is only ever served as an attachment."""
+    lower = media_type.lower()
+    return bool(_RISKY.match(lower)) or lower.split(";", 1)[0].strip().endswith("+xml")
 
 
 def sniff(head: bytes, filename: str) -> str:

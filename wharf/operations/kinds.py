@@ -28,12 +28,14 @@ class OperationKind(StrEnum):
     PURGE_TRASH = "purge_trash"
     CREATE_BLOB_RESOURCE = "create_blob_resource"
     REPLACE_BLOB_CONTENT = "replace_blob_content"
+    PUBLISH_ASSET = "publish_asset"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
 PURGE_TRASH = OperationKind.PURGE_TRASH.value
 CREATE_BLOB_RESOURCE = OperationKind.CREATE_BLOB_RESOURCE.value
 REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
+PUBLISH_ASSET = OperationKind.PUBLISH_ASSET.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -124,6 +126,34 @@ class ReplaceBlobContentResult(_Shape, frozen=True):
     etag: str
 
 
+# --- publish_asset (wharf/assets/) ----------------------------------------------------
+
+class PublishAssetPayload(_Shape, frozen=True):
+    """The upload to publish: its row, the reserved asset id and object key, and the scope
+    (``worktree_id`` None = the trunk unit). ``content_sha256`` is the digest the client
+    declared (``Content-SHA256``), when it sent one."""
+
+    upload_id: str
+    asset_id: str
+    unit_id: str
+    object_key: str
+    filename: str
+    media_type: str
+    size: int
+    worktree_id: str | None = None
+    content_sha256: str | None = None
+
+
+class PublishAssetResult(_Shape, frozen=True):
+    asset_id: str
+    unit_id: str
+    size: int
+    sha256: str
+    media_type: str
+    content_url: str
+    worktree_id: str | None = None
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -142,12 +172,14 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     PURGE_TRASH: PurgeTrashPayload,
     CREATE_BLOB_RESOURCE: CreateBlobResourcePayload,
     REPLACE_BLOB_CONTENT: ReplaceBlobContentPayload,
+    PUBLISH_ASSET: PublishAssetPayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
     PURGE_TRASH: PurgeTrashResult,
     CREATE_BLOB_RESOURCE: CreateBlobResourceResult,
     REPLACE_BLOB_CONTENT: ReplaceBlobContentResult,
+    PUBLISH_ASSET: PublishAssetResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -170,7 +170,11 @@ class Operations:
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
-               prepare: Prepare) -> Submission:
+               prepare: Prepare, *, due_at: datetime | None = None) -> Submission:
+        """Record the operation ``prepare`` validates (or answer the one ``key`` already
+        names). With ``due_at``, the operation is recorded but not announced: no outbox
+        row, and no worker claims it before ``due_at`` unless the caller makes it due
+        sooner (an asset upload does so once its bytes are stored)."""
         key = check_key(key)
         fp = fingerprint(kind, request)
         actor = ctx.principal.user_id
@@ -185,7 +189,7 @@ class Operations:
                     scope_id, payload = prepare(s, op_id)
                     prepared = True
                     op = self.record_submission(s, ctx, op_id, kind, actor, key, fp,
-                                                scope_id, payload)
+                                                scope_id, payload, due_at=due_at)
                     if op is None:
                         raise _Replay  # rolls back whatever prepare wrote
             except _Replay:
@@ -239,9 +243,11 @@ class Operations:
 
     def record_submission(self, s: Session, ctx: RequestContext, op_id: str, kind: str,
                           actor_id: str, key: str, fp: str, scope_id: str | None,
-                          payload: msgspec.Struct | dict[str, Any]) -> Operation | None:
+                          payload: msgspec.Struct | dict[str, Any], *,
+                          due_at: datetime | None = None) -> Operation | None:
         """Insert a pending operation, its outbox row (sent after commit) and its audit
-        row; None (nothing inserted) when the actor already used ``key``."""
+        row; None (nothing inserted) when the actor already used ``key``. With
+        ``due_at``: no outbox row, and the operation is not due before then."""
         now = utcnow()
         row: dict[str, Any] = {
             "id": op_id, "kind": kind, "status": "pending", "actor_id": actor_id,
@@ -256,6 +262,12 @@ class Operations:
         audit_row = audit.values(ctx, "operation.submit", "operation", op_id,
                                  space_id=scope_id, details={"kind": kind})
         conn = s.connection()
+        if due_at is not None:
+            row["next_attempt_at"] = due_at
+            if conn.execute(self._record_op, row).first() is None:
+                return None
+            conn.execute(audit.INSERT, audit_row)
+            return Operation(**row)
         if self._record_all is not None:
             params = {f"op_{c}": v for c, v in row.items()}
             params.update({f"ob_{c}": v for c, v in outbox.items()})

@@ -102,6 +102,7 @@ def schedules(settings: Settings) -> list[Schedule]:
     return [
         make("recover_operations", max(1, int(settings.recovery_interval))),
         make("expire_upload_sessions", every),
+        make("sweep_asset_uploads", every),
         make("release_idempotency_keys", every),
         make("delete_finished_operations", every),
         make("retry_deletion_jobs", every),

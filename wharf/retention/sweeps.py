@@ -24,7 +24,7 @@ from storage.models import (
     ScheduleTick,
 )
 from storage.results import rowcount
-from wharf import blobs, deletion, trash
+from wharf import assets, blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
 from wharf.operations.recovery import Send
@@ -122,6 +122,25 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
 
     expired = _batched(ctx, "expire_upload_sessions", pick, apply)
     return {"expired": expired, "operations_failed": failed_ops}
+
+
+def sweep_asset_uploads(ctx: SweepContext) -> dict[str, int]:
+    """Asset uploads still ``receiving`` past their deadline (the request's process died)
+    → operation failed ``upload_abandoned``, row deleted, object queued for deletion;
+    ``stored`` uploads whose operation is due but was never delivered → rung again. By
+    deadline only, so uploads other processes are streaming right now are left alone."""
+    now = ctx.now
+    abandoned = 0
+
+    def apply(s: Session, ids: list[str]) -> None:
+        nonlocal abandoned
+        abandoned += assets.abandon_expired_uploads(s, ids, now,
+                                                    ctx.settings.idempotency_key_ttl)
+
+    _batched(ctx, "sweep_asset_uploads", lambda s: assets.expired_receiving(now), apply)
+    with ctx.db.write() as s:
+        republished = assets.redrive_stored(s, now, ctx.batch_size)
+    return {"abandoned": abandoned, "republished": republished}
 
 
 def recover_operations(ctx: SweepContext) -> dict[str, int]:
@@ -262,6 +281,7 @@ def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
+    "sweep_asset_uploads": sweep_asset_uploads,
     "release_idempotency_keys": release_idempotency_keys,
     "delete_finished_operations": delete_finished_operations,
     "retry_deletion_jobs": retry_deletion_jobs,

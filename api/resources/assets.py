@@ -1,0 +1,182 @@
+"""Unit assets: upload (operation ``publish_asset``), listing, metadata, deletion, and the
+content gateway (read access re-checked on every request)."""
+from __future__ import annotations
+
+import falcon
+
+from api import contract, headers
+from api.resources.blobs import DOWNLOAD, OCTETS, READ_HEADERS, body_reader, head_answers
+from api.resources.operations import answer_submission, submission_answers
+from api.schemas.assets import Asset as AssetBody
+from api.schemas.assets import AssetList, AssetUploadQuery
+from api.schemas.blobs import BINARY
+from api.schemas.common import PageQuery
+from api.serialize import timestamp
+from storage.blobstore import BlobStore
+from storage.db import Database
+from storage.models import UnitAsset
+from wharf import assets
+from wharf.config import Settings
+from wharf.errors import NotFound
+from wharf.operations.service import Operations
+
+
+def asset_body(a: UnitAsset) -> AssetBody:
+    return AssetBody(
+        id=a.id, unit_id=a.unit_id, worktree_id=a.worktree_id, filename=a.filename,
+        media_type=a.declared_media_type, detected_media_type=a.detected_media_type,
+        size=a.size, sha256=a.sha256, etag=assets.etag_header(a), created_by=a.created_by,
+        created_at=timestamp(a.created_at),
+        published_at=timestamp(a.published_at) if a.published_at else None,
+        content_url=assets.content_url(a.id))
+
+
+UPLOAD_DESCRIPTION = (
+    "The body is the file's bytes; `Content-Type` is its declared type (served back as "
+    "is; risky types only as attachments), `Content-Length` is required (411), at most "
+    "WHARF_MAX_ASSET_SIZE (413 `asset_too_large`, nothing read). The bytes are stored "
+    "before the answer; a worker then re-checks edit access, verifies them and publishes "
+    "the asset (operation `publish_asset`: poll it, its result names the asset). A replay "
+    "of the Idempotency-Key answers the same operation without reading the body (409 "
+    "`idempotency_key_reused` if `Content-Length`, type or name differ, or if "
+    "`Content-SHA256` names other bytes). 400 `incomplete_body` when the body is short, "
+    "`checksum_mismatch` when it does not hash to `Content-SHA256`.")
+
+
+class UnitAssets:
+    def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
+        self.db, self.store, self.ops, self.settings = db, store, ops, settings
+        self.max_body_bytes = settings.max_asset_size
+
+    @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
+                 tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
+                 headers=("Idempotency-Key", "Content-SHA256"), raw_body=(OCTETS, BINARY),
+                 responses=submission_answers("Stored; publishing (or a replay while not "
+                                              "done)."),
+                 problems=(403, 404, 409, 411, 413))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        q = contract.read_query(req, AssetUploadQuery)
+        upload = assets.check_upload(
+            self.settings, unit_id, filename=q.filename, content_type=req.content_type,
+            content_length=req.content_length, content_sha256=req.get_header("Content-SHA256"))
+        answer_submission(resp, assets.upload_asset(
+            self.ops, self.db, self.store, self.settings, req.context.ctx,
+            req.get_header("Idempotency-Key"), upload, body_reader(req)))
+
+    @contract.op(operation_id="listAssets", summary="A unit's assets, oldest first (viewer)",
+                 tags=["assets"], query=PageQuery, responses={200: AssetList},
+                 auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        q = contract.read_query(req, PageQuery)
+        with self.db.read() as s:
+            items, nxt = assets.list_assets(s, req.context.ctx, unit_id, limit=q.limit,
+                                            cursor=q.cursor)
+            resp.media = AssetList(items=[asset_body(a) for a in items], next_cursor=nxt)
+
+
+class AssetItem:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="getAsset", summary="An asset's metadata (viewer of its unit)",
+                 tags=["assets"], responses={200: AssetBody}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        with self.db.read() as s:
+            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
+            resp.media = asset_body(asset)
+
+    @contract.op(operation_id="deleteAsset", summary="Delete an asset (editor of its unit)",
+                 tags=["assets"],
+                 description="Its object is queued for deletion at once; snapshots that "
+                             "still name it read 404.",
+                 responses={204: contract.Answer(None, "Deleted.")}, problems=(403,))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        assets.delete_asset(self.db, req.context.ctx, asset_id)
+        resp.status = falcon.HTTP_204
+
+
+class AssetContent:
+    """The gateway: read access on the unit re-checked on every request (trash-aware, 404
+    when not discoverable), never cached, hardened against content that could run."""
+
+    def __init__(self, db: Database, store: BlobStore):
+        self.db, self.store = db, store
+
+    def _read(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        with self.db.read() as s:
+            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
+        etag = assets.etag_header(asset)
+        resp.set_header("ETag", etag)
+        resp.set_header("Accept-Ranges", "bytes")
+        resp.set_header("Cache-Control", "private, no-store")
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        resp.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
+        resp.set_header("Cross-Origin-Resource-Policy", "same-origin")
+        if assets.is_risky(asset):
+            resp.set_header("Content-Disposition", headers.attachment(asset.filename))
+        if headers.not_modified(req, etag):
+            resp.status = falcon.HTTP_304
+            return
+        rng = headers.byte_range(req, etag, asset.size)
+        resp.content_type = asset.declared_media_type
+        if rng is None:
+            resp.content_length = asset.size
+            if req.method != "HEAD":
+                resp.set_stream(self.store.open(asset.object_key), asset.size)
+            return
+        start, end = rng
+        resp.status = falcon.HTTP_206
+        resp.set_header("Content-Range", f"bytes {start}-{end}/{asset.size}")
+        resp.content_length = end - start + 1
+        if req.method != "HEAD":
+            resp.set_stream(self.store.open(asset.object_key, start, end), end - start + 1)
+
+    @contract.op(operation_id="getAssetContent",
+                 summary="An asset's bytes: strong ETag, single Range, never cached",
+                 tags=["assets"],
+                 description="`Content-Type` is the declared type; HTML, SVG, XML and "
+                             "script (declared or detected) come as attachments. "
+                             "`Cache-Control: private, no-store`, `nosniff`, a sandbox CSP.",
+                 headers=READ_HEADERS, responses=DOWNLOAD, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        self._read(req, resp, asset_id)
+
+    @contract.op(operation_id="getAssetContentHead", summary="getAssetContent without the body",
+                 tags=["assets"], headers=READ_HEADERS, responses=head_answers(DOWNLOAD),
+                 auth="optional")
+    def on_head(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        self._read(req, resp, asset_id)
+
+
+NO_WORKTREE = "No such worktree."
+
+
+class WorktreeUnitAssets:
+    """The worktree-scoped upload and listing: worktrees do not exist yet, so every
+    worktree id is unknown (404)."""
+
+    @contract.op(operation_id="uploadWorktreeAsset",
+                 summary="Upload an asset into a worktree's unit (404 until worktrees exist)",
+                 tags=["assets"], headers=("Idempotency-Key",), raw_body=(OCTETS, BINARY),
+                 responses=submission_answers("Stored; publishing."), problems=(404,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
+                unit_id: str) -> None:
+        raise NotFound(NO_WORKTREE)
+
+    @contract.op(operation_id="listWorktreeAssets",
+                 summary="A worktree unit's assets (404 until worktrees exist)",
+                 tags=["assets"], responses={200: AssetList}, problems=(404,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
+               unit_id: str) -> None:
+        raise NotFound(NO_WORKTREE)
+
+
+class WorktreeAssetContent:
+    @contract.op(operation_id="getWorktreeAssetContent",
+                 summary="A worktree asset's bytes (404 until worktrees exist)",
+                 tags=["assets"], responses={200: contract.Answer(
+                     None, "The bytes.", content_type=OCTETS, schema=BINARY)},
+                 problems=(404,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
+               asset_id: str) -> None:
+        raise NotFound(NO_WORKTREE)

@@ -1,0 +1,63 @@
+"""Unit assets: the files embedded in a unit (an image in a doc). Not nodes, not
+resources: an asset inherits the permission of its unit, and a snapshot names it by id.
+
+The request streams the bytes into a key reserved for the upload (``receiving``), marks
+the upload ``stored`` and rings a ``publish_asset`` operation; the worker re-checks the
+permission, verifies the object and publishes the ``unit_assets`` row (deleting the
+upload row) in one transaction. Reads go through a gateway that re-checks read access on
+every request.
+
+- ``errors``: the problems the capability raises;
+- ``upload``: checking an upload request, reserving, streaming and storing it;
+- ``handler``: the ``publish_asset`` operation handler;
+- ``reading``: finding an asset to read, listing a unit's assets, deleting one;
+- ``lifecycle``: what purges and the sweep do to assets and uploads.
+"""
+from __future__ import annotations
+
+from wharf.assets.errors import (
+    AssetTooLarge,
+    ChecksumMismatch,
+    IncompleteBody,
+    UploadExpired,
+    UploadIncomplete,
+)
+from wharf.assets.handler import KIND, PublishAsset
+from wharf.assets.lifecycle import (
+    abandon_expired_uploads,
+    expired_receiving,
+    purge_unit_assets,
+    redrive_stored,
+)
+from wharf.assets.reading import (
+    asset_for_read,
+    content_url,
+    delete_asset,
+    etag_header,
+    is_risky,
+    list_assets,
+)
+from wharf.assets.upload import AssetUpload, check_upload, upload_asset
+
+__all__ = [
+    "KIND",
+    "AssetTooLarge",
+    "AssetUpload",
+    "ChecksumMismatch",
+    "IncompleteBody",
+    "PublishAsset",
+    "UploadExpired",
+    "UploadIncomplete",
+    "abandon_expired_uploads",
+    "asset_for_read",
+    "check_upload",
+    "content_url",
+    "delete_asset",
+    "etag_header",
+    "expired_receiving",
+    "is_risky",
+    "list_assets",
+    "purge_unit_assets",
+    "redrive_stored",
+    "upload_asset",
+]

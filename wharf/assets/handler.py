@@ -1,0 +1,99 @@
+"""The ``publish_asset`` operation handler: re-check, verify, publish in one transaction."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.db import Database
+from storage.enums import AssetUploadState
+from storage.models import Operation, UnitAsset, UnitAssetUpload
+from wharf import audit, deletion
+from wharf.assets.errors import UploadIncomplete
+from wharf.assets.reading import content_url
+from wharf.blobs import verify_object
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.operations.kinds import (
+    PUBLISH_ASSET,
+    PublishAssetPayload,
+    PublishAssetResult,
+    payload,
+)
+from wharf.resources import find_unit
+
+KIND = PUBLISH_ASSET
+FAILED = "asset_upload_failed"
+
+
+def _stored(s: Session, upload_id: str, *, lock: bool = False) -> UnitAssetUpload:
+    upload = s.get(UnitAssetUpload, upload_id, with_for_update=lock)
+    if upload is None or upload.state != AssetUploadState.STORED:
+        raise UploadIncomplete("the upload's bytes never arrived completely")
+    return upload
+
+
+class PublishAsset:
+    """``publish_asset``: the actor may still edit the unit, the stored object is the one
+    uploaded, then the ``unit_assets`` row appears and the upload row goes, together."""
+
+    kind = KIND
+    # A failure deletes the upload row and queues its object for deletion.
+    input_consumed_on_failure = True
+
+    def __init__(self, db: Database, store: BlobStore, settings: Settings):
+        self.db = db
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = payload(op, PublishAssetPayload)
+        find_unit(session, RequestContext(principal=actor), p.unit_id, "editor")
+        _stored(session, p.upload_id)
+
+    def perform(self, op: Operation) -> None:
+        p = payload(op, PublishAssetPayload)
+        with self.db.read() as s:
+            upload = _stored(s, p.upload_id)
+            size, etag, sha256 = upload.received_size, upload.etag, upload.sha256
+        assert size is not None and etag is not None and sha256 is not None  # stored
+        verify_object(self.store, p.object_key, size, etag, sha256,
+                      self.settings.verify_rehash)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> PublishAssetResult:
+        p = payload(op, PublishAssetPayload)
+        upload = _stored(session, p.upload_id, lock=True)
+        # authorize() re-checked the unit (it exists, the actor may edit it) in this
+        # same transaction, before this commit.
+        now = utcnow()
+        assert upload.received_size is not None and upload.sha256 is not None \
+            and upload.etag is not None  # stored
+        detected = upload.detected_media_type or p.media_type
+        session.add(UnitAsset(
+            id=p.asset_id, unit_id=p.unit_id, worktree_id=None, object_key=p.object_key,
+            filename=p.filename, declared_media_type=p.media_type,
+            detected_media_type=detected, size=upload.received_size, sha256=upload.sha256,
+            etag=upload.etag, created_by=op.actor_id, created_at=now, published_at=now))
+        session.delete(upload)
+        session.flush()
+        deletion.release(session, p.object_key)
+        audit.record(session, ctx, "asset.publish", "asset", p.asset_id,
+                     space_id=op.scope_id,
+                     details={"unit_id": p.unit_id, "size": upload.received_size,
+                              "on_behalf_of": op.actor_id})
+        return PublishAssetResult(asset_id=p.asset_id, unit_id=p.unit_id,
+                                  size=upload.received_size, sha256=upload.sha256,
+                                  media_type=p.media_type, content_url=content_url(p.asset_id))
+
+    def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
+        p = payload(op, PublishAssetPayload)
+        upload = session.get(UnitAssetUpload, p.upload_id, with_for_update=True)
+        if upload is not None:
+            session.delete(upload)
+            session.flush()
+        deletion.schedule(session, p.object_key, FAILED)
+
+    def compensate(self, op: Operation) -> None:
+        pass

@@ -1,0 +1,72 @@
+"""Finding an asset to read (the permission gate), listing a unit's assets, deleting one."""
+from __future__ import annotations
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.models import UnitAsset
+from wharf import audit, deletion
+from wharf.blobs.ingest import risky
+from wharf.context import RequestContext
+from wharf.errors import NotFound
+from wharf.ids import is_id
+from wharf.pagination import TIMESTAMP, decode_cursor, page
+from wharf.resources import find_unit
+
+DELETED = "asset_deleted"
+
+
+def content_url(asset_id: str) -> str:
+    """The same-origin gateway path of a trunk asset (it re-checks access on every read)."""
+    return f"/api/assets/{asset_id}/content"
+
+
+def etag_header(asset: UnitAsset) -> str:
+    """The strong HTTP ETag: assets never change, so the SHA-256 of the bytes."""
+    return f'"{asset.sha256}"'
+
+
+def is_risky(asset: UnitAsset) -> bool:
+    """Served only as an attachment: declared or detected as HTML, SVG, XML or script."""
+    return risky(asset.declared_media_type) or risky(asset.detected_media_type)
+
+
+def asset_for_read(s: Session, ctx: RequestContext, asset_id: str,
+                   need: str = "viewer") -> tuple[UnitAsset, str]:
+    """A trunk asset the caller may read (``need`` on its unit), with its space id; 404
+    when there is none, it belongs to a worktree, or its unit is not discoverable (trashed
+    included)."""
+    asset = s.get(UnitAsset, asset_id) if is_id(asset_id) else None
+    if asset is None or asset.worktree_id is not None:
+        raise NotFound("No such asset.")
+    try:
+        _unit, _res, node, _access = find_unit(s, ctx, asset.unit_id, need)
+    except NotFound:
+        raise NotFound("No such asset.") from None
+    return asset, node.space_id
+
+
+def list_assets(s: Session, ctx: RequestContext, unit_id: str, *, limit: int,
+                cursor: str | None) -> tuple[list[UnitAsset], str | None]:
+    """A page of the unit's trunk assets, oldest first (viewer)."""
+    find_unit(s, ctx, unit_id, "viewer")
+    q = select(UnitAsset).where(UnitAsset.unit_id == unit_id, UnitAsset.worktree_id.is_(None))
+    after = decode_cursor("assets", cursor, (TIMESTAMP, str))
+    if after:
+        at = after[0]
+        q = q.where(or_(UnitAsset.created_at > at,
+                        and_(UnitAsset.created_at == at, UnitAsset.id > after[1])))
+    rows = list(s.scalars(q.order_by(UnitAsset.created_at, UnitAsset.id).limit(limit + 1)))
+    return page(rows, limit, "assets", lambda a: [a.created_at, a.id])
+
+
+def delete_asset(db: Database, ctx: RequestContext, asset_id: str) -> None:
+    """Delete a trunk asset (editor on its unit); its object is queued for deletion in the
+    same transaction. Snapshots that still name it read a 404 from then on."""
+    with db.write() as s:
+        asset, space_id = asset_for_read(s, ctx, asset_id, "editor")
+        deletion.schedule(s, asset.object_key, DELETED)
+        s.delete(asset)
+        audit.record(s, ctx, "asset.delete", "asset", asset_id, space_id=space_id,
+                     details={"unit_id": asset.unit_id, "size": asset.size})

@@ -1,0 +1,233 @@
+"""An asset upload: check the request, reserve the asset (operation ``publish_asset``
+recorded, not yet due), stream the bytes into the reserved key, mark the upload
+``stored`` and ring the operation. A replay of the key answers the recorded operation
+without reading the body."""
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, update
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.db import Database, send_after_commit
+from storage.enums import AssetUploadState
+from storage.errors import StorageError
+from storage.models import Operation, UnitAssetUpload
+from storage.results import rowcount
+from wharf import audit, deletion, metrics
+from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
+from wharf.blobs import LengthRequired, SizeMismatch, ingest
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import RequestContext
+from wharf.errors import ProblemCode, ValidationFailed, WharfError
+from wharf.ids import new_id
+from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
+from wharf.operations.service import Operations, Submission, check_key, outbox_for
+from wharf.resources import find_unit
+from wharf.validation import clean_name
+
+log = logging.getLogger("wharf.assets")
+
+KIND = PUBLISH_ASSET
+DEFAULT_FILENAME = "asset"
+OCTETS = "application/octet-stream"
+#: ``type/subtype`` (RFC 9110 tokens); parameters after ``;`` are not kept.
+_TOKEN = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+MEDIA_TYPE_PATTERN = rf"^{_TOKEN}/{_TOKEN}$"
+SHA256_PATTERN = r"^[0-9a-fA-F]{64}$"
+_MEDIA_TYPE = re.compile(MEDIA_TYPE_PATTERN)
+_SHA256 = re.compile(SHA256_PATTERN)
+#: The reservation of an upload's key comes due this long after the upload's deadline:
+#: the second net under the sweep (which abandons the upload at its deadline).
+RESERVATION_GRACE = timedelta(minutes=5)
+ABANDONED = "asset_upload_abandoned"
+
+
+@dataclass(frozen=True)
+class AssetUpload:
+    """A checked upload request (trunk scope)."""
+
+    unit_id: str
+    filename: str
+    media_type: str
+    size: int
+    content_sha256: str | None = None
+
+    def request(self) -> dict[str, Any]:
+        """What the Idempotency-Key fingerprint covers (not the bytes: a replay is
+        recognised before they are read)."""
+        return {"scope": "trunk", "unit_id": self.unit_id, "filename": self.filename,
+                "content_type": self.media_type, "content_length": self.size}
+
+
+def _media_type(content_type: str | None) -> str:
+    if content_type is None or not content_type.strip():
+        return OCTETS
+    main = content_type.split(";", 1)[0].strip()
+    if not _MEDIA_TYPE.match(main):
+        raise ValidationFailed("Content-Type must be a media type (type/subtype)",
+                               details={"field": "Content-Type"})
+    return main.lower()
+
+
+def check_upload(settings: Settings, unit_id: str, *, filename: str | None,
+                 content_type: str | None, content_length: int | None,
+                 content_sha256: str | None) -> AssetUpload:
+    """The request's limits, before anything is read or recorded: 411 without a length,
+    413 above ``WHARF_MAX_ASSET_SIZE``, 400 for a bad filename, media type or digest."""
+    if content_length is None:
+        raise LengthRequired("Send the Content-Length header.")
+    if content_length > settings.max_asset_size:
+        raise AssetTooLarge(f"assets are at most {settings.max_asset_size} bytes",
+                            details={"limit": settings.max_asset_size})
+    name = clean_name(DEFAULT_FILENAME if filename is None else filename, "filename")
+    digest = None
+    if content_sha256 is not None:
+        if not _SHA256.match(content_sha256):
+            raise ValidationFailed("Content-SHA256 must be 64 hexadecimal digits",
+                                   details={"field": "Content-SHA256"})
+        digest = content_sha256.lower()
+    return AssetUpload(unit_id=unit_id, filename=name, media_type=_media_type(content_type),
+                       size=content_length, content_sha256=digest)
+
+
+def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Settings,
+                 ctx: RequestContext, key: str | None, upload: AssetUpload,
+                 read: Callable[[int], bytes]) -> Submission:
+    """Reserve, stream, store: the ``publish_asset`` operation (202), or the one this key
+    already recorded (the body unread)."""
+    key = check_key(key)
+    expires = utcnow() + timedelta(seconds=settings.asset_upload_ttl)
+
+    def prepare(s: Session, op_id: str) -> tuple[str, PublishAssetPayload]:
+        _unit, _res, node, _access = find_unit(s, ctx, upload.unit_id, "editor")
+        now = utcnow()
+        p = PublishAssetPayload(upload_id=new_id(), asset_id=new_id(), unit_id=upload.unit_id,
+                                object_key=f"assets/{new_id()}", filename=upload.filename,
+                                media_type=upload.media_type, size=upload.size,
+                                content_sha256=upload.content_sha256)
+        # If this process dies mid-stream, the reservation deletes the partial object.
+        deletion.schedule(s, p.object_key, "asset_upload_reservation",
+                          not_before=expires + RESERVATION_GRACE)
+        s.add(UnitAssetUpload(
+            id=p.upload_id, operation_id=op_id, asset_id=p.asset_id,
+            object_key=p.object_key, unit_id=p.unit_id, worktree_id=None,
+            actor_id=ctx.principal.user_id, filename=p.filename,
+            declared_media_type=p.media_type, expected_size=p.size,
+            state=AssetUploadState.RECEIVING, created_at=now, updated_at=now,
+            expires_at=expires))
+        audit.record(s, ctx, "asset.upload", "asset", p.asset_id, space_id=node.space_id,
+                     details={"unit_id": p.unit_id, "size": p.size,
+                              "media_type": p.media_type, "operation_id": op_id})
+        return node.space_id, p
+
+    sub = ops.submit(ctx, KIND, key, upload.request(), prepare, due_at=expires)
+    if not sub.created:
+        _check_replay(db, sub.operation, upload)
+        metrics.ASSET_UPLOADS.labels("replayed").inc()
+        return sub
+    op = sub.operation
+    p = payload(op, PublishAssetPayload)
+
+    def read_in_time(n: int) -> bytes:
+        if utcnow() >= expires:
+            raise UploadExpired("the upload did not finish before its deadline")
+        return read(n)
+
+    try:
+        got = ingest(store, p.object_key, read_in_time, p.size, p.filename)
+        if p.content_sha256 is not None and not hmac.compare_digest(got.sha256,
+                                                                    p.content_sha256):
+            raise ChecksumMismatch("the bytes do not hash to Content-SHA256",
+                                   details={"expected": p.content_sha256,
+                                            "actual": got.sha256})
+    except SizeMismatch as exc:
+        _abandon(db, settings, op.id, p, "incomplete_body", exc.message)
+        raise IncompleteBody(exc.message) from None
+    except WharfError as exc:
+        _abandon(db, settings, op.id, p, exc.code, exc.message)
+        raise
+    except StorageError as exc:
+        _abandon(db, settings, op.id, p, "storage_failure", exc.message)
+        raise
+    except BaseException:
+        _abandon(db, settings, op.id, p, ProblemCode.UPLOAD_ABANDONED,
+                 "the request ended before its body")
+        raise
+    now = utcnow()
+    with db.write() as s:
+        stored = s.execute(update(UnitAssetUpload).where(
+            UnitAssetUpload.id == p.upload_id,
+            UnitAssetUpload.state == AssetUploadState.RECEIVING).values(
+            state=AssetUploadState.STORED, received_size=got.size, sha256=got.sha256,
+            etag=got.object_etag, detected_media_type=got.mime_type, updated_at=now))
+        if rowcount(stored) != 1:
+            # Abandoned meanwhile (deadline passed, or the operation was cancelled): the
+            # object is already queued for deletion.
+            metrics.ASSET_UPLOADS.labels("abandoned").inc()
+            raise UploadExpired("the upload was abandoned while its bytes streamed in "
+                                "(deadline passed or operation cancelled)")
+        s.execute(update(Operation).where(Operation.id == op.id,
+                                          Operation.status == "pending").values(
+            next_attempt_at=None, updated_at=now))
+        send_after_commit(s, outbox_for(op))
+    metrics.ASSET_UPLOADS.labels("stored").inc()
+    metrics.ASSET_UPLOAD_BYTES.inc(got.size)
+    return sub
+
+
+def _check_replay(db: Database, op: Operation, upload: AssetUpload) -> None:
+    """A replay that names a digest must name the recorded bytes' digest (409 otherwise);
+    one without a digest is answered unread (send ``Content-SHA256`` to have different
+    bytes of the same length refused)."""
+    if upload.content_sha256 is None:
+        return
+    p = payload(op, PublishAssetPayload)
+    known = p.content_sha256
+    if known is None and op.status == "completed":
+        result = read_result(op.kind, op.result)
+        known = getattr(result, "sha256", None)
+    if known is None:
+        with db.read() as s:
+            row = s.get(UnitAssetUpload, p.upload_id)
+            known = row.sha256 if row is not None else None
+    if known is not None and known != upload.content_sha256:
+        raise IdempotencyKeyReused("This Idempotency-Key was used for different bytes.",
+                                   details={"operation_id": op.id})
+
+
+def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: str,
+                message: str, *, idempotency_key_ttl: int, now: datetime | None = None) -> bool:
+    """Abandon an upload in ``s``: its operation failed (if still pending), the upload row
+    deleted, the object queued for deletion now. True if the operation was failed here."""
+    now = now or utcnow()
+    res = s.execute(update(Operation).where(
+        Operation.id == op_id, Operation.status == "pending").values(
+        status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
+        error={"code": code, "message": message, "retryable": False},
+        key_expires_at=now + timedelta(seconds=idempotency_key_ttl)))
+    s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id == upload_id))
+    deletion.schedule(s, object_key, ABANDONED)
+    return rowcount(res) == 1
+
+
+def _abandon(db: Database, settings: Settings, op_id: str, p: PublishAssetPayload,
+             code: str, message: str) -> None:
+    metrics.ASSET_UPLOADS.labels("refused" if code != ProblemCode.UPLOAD_ABANDONED
+                                 else "abandoned").inc()
+    try:
+        with db.write() as s:
+            fail_upload(s, op_id, p.upload_id, p.object_key, code, message,
+                        idempotency_key_ttl=settings.idempotency_key_ttl)
+    except Exception:  # the sweep abandons it at its deadline; the reservation is next
+        log.warning("asset upload %s: could not record its failure now", p.upload_id,
+                    exc_info=True)
