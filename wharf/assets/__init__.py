@@ -27,7 +27,7 @@ from wharf.assets.lifecycle import (
     abandon_expired_uploads,
     expired_receiving,
     purge_unit_assets,
-    redrive_stored,
+    stored_but_idle,
 )
 from wharf.assets.reading import (
     asset_for_read,
@@ -58,6 +58,6 @@ __all__ = [
     "is_risky",
     "list_assets",
     "purge_unit_assets",
-    "redrive_stored",
+    "stored_but_idle",
     "upload_asset",
 ]

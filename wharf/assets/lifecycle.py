@@ -9,13 +9,11 @@ from datetime import datetime
 from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session
 
-from storage.db import send_after_commit
 from storage.enums import AssetUploadState
 from storage.models import Operation, UnitAsset, UnitAssetUpload
 from wharf import deletion
 from wharf.assets.upload import fail_upload
 from wharf.errors import ProblemCode
-from wharf.operations.service import outbox_for
 
 PURGED = "unit_purged_asset"
 
@@ -63,16 +61,14 @@ def abandon_expired_uploads(s: Session, ids: Sequence[str], now: datetime,
     return done
 
 
-def redrive_stored(s: Session, now: datetime, limit: int) -> int:
-    """Ring the operations of ``stored`` uploads that are pending, due and unleased (the
-    request's message was lost); normally the recovery sweep already did."""
-    rows = list(s.scalars(
+def stored_but_idle(s: Session, now: datetime, limit: int) -> list[Operation]:
+    """Operations of ``stored`` uploads that are pending, due and unleased: their request's
+    message was lost (normally the recovery sweep re-rings them too). The caller sends
+    ``outbox_for(op)`` for each."""
+    return list(s.scalars(
         select(Operation)
         .join(UnitAssetUpload, UnitAssetUpload.operation_id == Operation.id)
         .where(UnitAssetUpload.state == AssetUploadState.STORED,
                Operation.status == "pending",
                (Operation.next_attempt_at.is_(None)) | (Operation.next_attempt_at <= now))
         .order_by(Operation.created_at).limit(limit)))
-    for op in rows:
-        send_after_commit(s, outbox_for(op))
-    return len(rows)

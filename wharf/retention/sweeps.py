@@ -28,6 +28,7 @@ from wharf import assets, blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
 from wharf.operations.recovery import Send
+from wharf.operations.service import outbox_for
 
 log = logging.getLogger("wharf.sweeps")
 
@@ -138,9 +139,11 @@ def sweep_asset_uploads(ctx: SweepContext) -> dict[str, int]:
                                                     ctx.settings.idempotency_key_ttl)
 
     _batched(ctx, "sweep_asset_uploads", lambda s: assets.expired_receiving(now), apply)
-    with ctx.db.write() as s:
-        republished = assets.redrive_stored(s, now, ctx.batch_size)
-    return {"abandoned": abandoned, "republished": republished}
+    with ctx.db.read() as s:
+        idle = assets.stored_but_idle(s, now, ctx.batch_size)
+    for op in idle:
+        ctx.sender()(outbox_for(op))
+    return {"abandoned": abandoned, "republished": len(idle)}
 
 
 def recover_operations(ctx: SweepContext) -> dict[str, int]:
