@@ -37,6 +37,17 @@ STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
       "object_key": ID + "9", "size": 0, "sha256": "cd" * 32,
       "mime_type": "application/octet-stream", "object_etag": "\"e\""}),
     (kinds.ReplaceBlobContentResult, {"resource_id": ID + "3", "etag": "\"abc\""}),
+    (kinds.PublishAssetPayload,
+     {"upload_id": ID + "a", "asset_id": ID + "b", "unit_id": ID + "4",
+      "object_key": "assets/" + ID + "c", "filename": "a.png", "media_type": "image/png",
+      "size": 5}),
+    (kinds.PublishAssetPayload,
+     {"upload_id": ID + "a", "asset_id": ID + "b", "unit_id": ID + "4",
+      "object_key": "assets/" + ID + "c", "filename": "a.png", "media_type": "image/png",
+      "size": 5, "content_sha256": "ab" * 32}),
+    (kinds.PublishAssetResult,
+     {"asset_id": ID + "b", "unit_id": ID + "4", "size": 5, "sha256": "ab" * 32,
+      "media_type": "image/png", "content_url": "/api/assets/" + ID + "b/content"}),
     (kinds.OperationError, {"code": "cancelled", "message": "Cancelled by the submitter.",
                             "retryable": False}),
     (kinds.OperationError, {"code": "permission_revoked", "message": "gone",
@@ -58,4 +69,5 @@ def test_unknown_keys_in_an_old_row_are_ignored():
 
 def test_every_kind_has_a_payload_and_a_result():
     assert set(kinds.PAYLOADS) == set(kinds.RESULTS) == {
-        "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content"}
+        "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
+        "publish_asset"}
