@@ -49,7 +49,10 @@ def abandon_expired_uploads(s: Session, ids: Sequence[str], now: datetime,
                      .join(Operation, Operation.id == UnitAssetUpload.operation_id,
                            isouter=True)
                      .where(UnitAssetUpload.id.in_(list(ids)),
-                            UnitAssetUpload.state == AssetUploadState.RECEIVING)).all()
+                            UnitAssetUpload.state == AssetUploadState.RECEIVING)
+                     # Locked: a request storing its bytes right now either committed
+                     # first (the row is stored, left alone) or finds it gone (409).
+                     .with_for_update(of=UnitAssetUpload)).all()
     done = 0
     for r in rows:
         if r.status == "running":
