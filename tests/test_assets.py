@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select
 
 from storage.blobstore import FileBlobStore
-from storage.models import ObjectDeletionJob, Operation, UnitAsset, UnitAssetUpload
+from storage.models import AuditLog, ObjectDeletionJob, Operation, UnitAsset, UnitAssetUpload
 from tests.conftest import World
 from tests.test_operations import wait_done
 from wharf import deletion
@@ -474,3 +474,30 @@ def test_cancel_while_queued_cleans_up(fs_env):
     assert fs_env.count(UnitAsset) == 0 and fs_env.count(UnitAssetUpload) == 0
     fs_env.run_deletions()
     assert fs_env.stored_keys() == set()
+
+
+def test_uploads_and_publishes_are_audited_and_counted(fs_env):
+    alice = fs_env.world.user("alice")
+    unit = new_unit(alice, alice.personal_space_id)["unit_id"]
+
+    def stored_count() -> float:
+        text = alice.get("/metrics").text
+        for line in text.splitlines():
+            if line.startswith('wharf_asset_uploads_total{result="stored"}'):
+                return float(line.split()[-1])
+        return 0.0
+
+    before = stored_count()
+    op = published(alice, unit, PNG)
+    aid = op["result"]["asset_id"]
+    assert stored_count() == before + 1
+    with fs_env.db.read() as s:
+        rows = s.execute(select(AuditLog.action, AuditLog.actor_type, AuditLog.details)
+                         .where(AuditLog.target_id == aid).order_by(AuditLog.at)).all()
+    assert [r.action for r in rows] == ["asset.upload", "asset.publish"]
+    assert rows[0].actor_type == "user" and rows[0].details["size"] == len(PNG)
+    assert rows[1].details["on_behalf_of"] == alice.user_id
+    assert alice.delete(f"/api/assets/{aid}").status_code == 204
+    with fs_env.db.read() as s:
+        assert s.scalar(select(AuditLog.action).where(
+            AuditLog.target_id == aid, AuditLog.action == "asset.delete")) == "asset.delete"
