@@ -365,3 +365,21 @@ def test_backup_sqlite_is_a_consistent_copy_including_the_wal(tmp_path, monkeypa
                 copy.close()
     finally:
         engine.dispose(), reader.dispose()
+
+
+def test_the_migrated_schema_is_the_models_schema(engine):
+    """Alembic's autogenerate finds nothing to add, drop or alter between the database the
+    migrations build and ``storage.models`` (tables, columns, types, nullability, indexes,
+    unique constraints, foreign keys): a model change without its migration fails here."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from storage.models import Base
+
+    prepare(engine, report=_quiet)
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = [d for d in compare_metadata(ctx, Base.metadata)
+                if not (isinstance(d, tuple) and d[0] == "remove_table"
+                        and d[1].name == "alembic_version")]
+    assert diff == []
