@@ -284,6 +284,7 @@ class Wharf:
         status, _ = self.json("POST", "/api/login-sessions",
                               {"username": username, "password": PASSWORD})
         assert status == 201 and self.cookie, status
+        self.space_id = str(user["personal_space_id"])
         status, op = self.json("POST", "/api/resources",
                                {"space_id": user["personal_space_id"], "name": "bench",
                                 "unit_type": "doc"},
@@ -321,6 +322,16 @@ class Wharf:
             conn.close()
         assert resp.status == 202, (resp.status, raw[:500])
         return elapsed, json.loads(raw)
+
+    def post_resource(self, i: int) -> dict:
+        """An ordinary operation for reference: ``create_resource`` (no body to store)."""
+        status, op = self.http().request(
+            "POST", "/api/resources",
+            json.dumps({"space_id": self.space_id, "name": f"ref-{i:05d}",
+                        "unit_type": "doc"}).encode(),
+            {"Content-Type": "application/json", "Idempotency-Key": uuid.uuid4().hex})
+        assert status == 202, (status, op)
+        return op
 
     def post_small(self, unit_id: str, i: int, body: bytes) -> dict:
         status, op = self.http().request(
@@ -479,14 +490,24 @@ def bench_small(args, w: Wharf, env: Environment, unit_id: str, data: Path, clie
     assert not bad, bad[:3]
     for d, body in zip(done, bodies):
         assert d["result"]["sha256"] == hashlib.sha256(body).hexdigest()
+    # Reference: as many create_resource operations, same threads (no bytes to store).
+    with ThreadPoolExecutor(conc) as pool, meter(w, env) as mref:
+        t0 = time.perf_counter()
+        ops = list(pool.map(w.post_resource, range(n)))
+        ref_202 = time.perf_counter() - t0
+        done = list(pool.map(lambda op: w.wait_done(op["id"]), ops))
+        ref_done = time.perf_counter() - t0
+    assert all(d["status"] == "completed" for d in done)
     if w.store == "s3":
         empty_prefix(client, "raw-small/")
     shutil.rmtree(raw_root, ignore_errors=True)
     log(f"  [{w.store}] small: raw {n / raw_wall:.1f}/s; wharf {n / to_202:.1f}/s to 202, "
-        f"{n / published:.1f}/s published")
+        f"{n / published:.1f}/s published; create_resource {n / ref_202:.1f}/s to 202, "
+        f"{n / ref_done:.1f}/s completed")
     return {"n": n, "size": size, "conc": conc, "raw": raw_wall, "to_202": to_202,
             "published": published, "cpu": m.cpu, "raw_cpu": mraw.cpu,
-            "other": max(m.other_cores, mraw.other_cores)}
+            "ref_202": ref_202, "ref_done": ref_done, "ref_cpu": mref.cpu,
+            "other": max(m.other_cores, mraw.other_cores, mref.other_cores)}
 
 
 def empty_prefix(client, prefix: str) -> None:
@@ -566,6 +587,13 @@ def report(args, results: dict[str, dict], machine: dict) -> str:
         lines.append(f"| {store} | {raw:.1f} | {w202:.1f} | {wpub:.1f} | **{w202 / raw:.2f}** "
                      f"| {wpub / raw:.2f} | {sm['cpu']['api'] * 1000 / sm['n']:.1f} / "
                      f"{sm['cpu']['worker'] * 1000 / sm['n']:.1f} | {sm['other']:.2f} |")
+    for store, res in results.items():
+        sm = res["small"]
+        lines.append(f"| {store}: reference, `POST /api/resources` (create_resource, no "
+                     f"bytes) | - | {sm['n'] / sm['ref_202']:.1f} | "
+                     f"{sm['n'] / sm['ref_done']:.1f} (completed) | - | - | "
+                     f"{sm['ref_cpu']['api'] * 1000 / sm['n']:.1f} / "
+                     f"{sm['ref_cpu']['worker'] * 1000 / sm['n']:.1f} | |")
     lines.append("")
     summary = []
     for store, res in results.items():
