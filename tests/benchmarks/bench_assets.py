@@ -532,8 +532,9 @@ def report(args, results: dict[str, dict], machine: dict) -> str:
     lines.append("| store | raw MB/s | Wharf to 202 MB/s | Wharf to published MB/s | "
                  "ratio Wharf/raw (202) | ratio (published) | 202 -> published (of it: the "
                  "worker's attempt) | "
-                 "CPU-s API / worker / moto / client | max other processes (cores) |")
-    lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+                 "CPU-s API / worker / moto / client | ratio (202) per round | "
+                 "max other processes (cores) |")
+    lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |")
     for store, res in results.items():
         rows = res["large"]["rows"]
         raw = statistics.median(mbs(size, r["wall"]) for r in rows["raw"])
@@ -548,7 +549,9 @@ def report(args, results: dict[str, dict], machine: dict) -> str:
             f"| {store} | {raw:.1f} | {w202:.1f} | {wpub:.1f} | **{w202 / raw:.2f}** | "
             f"{wpub / raw:.2f} | {lag * 1000:.0f} ms ({att * 1000:.0f} ms) | {cpu['api']:.2f} / "
             f"{cpu['worker']:.2f} / {cpu.get('moto', 0.0):.2f} / {cpu['client']:.2f} | "
-            f"{other:.2f} |")
+            + ", ".join(f"{r['wall'] / w['wall']:.2f}"
+                        for w, r in zip(rows["wharf"], rows["raw"]))
+            + f" | {other:.2f} |")
         res["figures"] = {"raw": raw, "w202": w202, "wpub": wpub, "lag": lag}
     lines.append("")
     lines.append(f"(b) API worker (gunicorn child) memory during the {args.size_mib} MiB "
