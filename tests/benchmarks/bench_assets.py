@@ -30,7 +30,7 @@ unit, and measures:
     ``put_object`` of the same bytes from as many threads (file store: plain writes with
     fsync). Assets/s to the last 202, and to the last ``publish_asset`` completed.
 
-    .venv/bin/python tests/benchmarks/bench_assets.py            # defaults: about 2 minutes
+    .venv/bin/python tests/benchmarks/bench_assets.py            # defaults: 40 to 70 s
     .venv/bin/python tests/benchmarks/bench_assets.py --stores s3 --repeats 5
 """
 from __future__ import annotations
