@@ -507,7 +507,7 @@ def _snap(*docs: Any) -> str:
     return json.dumps(docs, sort_keys=True)
 
 
-PROPERTY = hsettings(max_examples=300, deadline=None, database=None, derandomize=True,
+PROPERTY = hsettings(max_examples=200, deadline=None, database=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow])
 
 
