@@ -18,8 +18,9 @@ database does not name.
   killed while they hold publish leases under a stream of uploads. Every operation ends
   completed with exactly one asset (the result's ``asset_id``, the uploaded bytes) or
   failed with no asset and its object deleted; the bucket == ``unit_assets`` keys.
-- a cancel while the bytes still stream in must not leave the object behind (strict xfail:
-  the 409 ``upload_expired`` path of ``wharf/assets/upload.py`` schedules no deletion).
+- a cancel while the bytes still stream in leaves no object behind: the request's 409
+  ``upload_expired`` queues the object it stored, even when the cancel's deletion job ran
+  before the object existed (the bug this test found).
 
 Each test gets its own bucket, truncated PostgreSQL databases (created for this module)
 and its own Redis namespace in the DB of ``WHARF_TEST_REDIS_URL`` (deleted afterwards);
@@ -589,12 +590,6 @@ def test_kill_9_of_workers_mid_publish_publishes_each_asset_once_or_deletes_it(
 
 
 # -- a cancel while the bytes stream in ------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in wharf/assets/upload.py (upload_asset, the `rowcount(stored) != 1` branch): an "
-    "upload abandoned while its bytes stream in (operation cancelled, or the deadline sweep "
-    "during the store's PUT) answers 409 upload_expired assuming its object 'is already "
-    "queued for deletion', but that deletion job may already have run (before the object "
-    "existed) and is gone: the object the request then stores is named by nothing"))
 def test_an_upload_cancelled_while_its_bytes_stream_in_leaves_no_object(
         tmp_path, pg_databases, redis_ns, moto):
     with make_cluster(tmp_path, pg_databases, redis_ns, moto,

@@ -4,7 +4,7 @@ lost is rung again. Each runs in the caller's transaction."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session
@@ -64,14 +64,17 @@ def abandon_expired_uploads(s: Session, ids: Sequence[str], now: datetime,
     return done
 
 
-def stored_but_idle(s: Session, now: datetime, limit: int) -> list[Operation]:
-    """Operations of ``stored`` uploads that are pending, due and unleased: their request's
-    message was lost (normally the recovery sweep re-rings them too). The caller sends
-    ``outbox_for(op)`` for each."""
+def stored_but_idle(s: Session, now: datetime, limit: int,
+                    grace: timedelta) -> list[Operation]:
+    """Operations of ``stored`` uploads that are pending, due, unleased and untouched for
+    ``grace``: their request's message was lost (under a backlog a younger one's message
+    is usually still queued, so it is not rung again). The caller sends ``outbox_for(op)``
+    for each."""
     return list(s.scalars(
         select(Operation)
         .join(UnitAssetUpload, UnitAssetUpload.operation_id == Operation.id)
         .where(UnitAssetUpload.state == AssetUploadState.STORED,
                Operation.status == "pending",
+               Operation.updated_at <= now - grace,
                (Operation.next_attempt_at.is_(None)) | (Operation.next_attempt_at <= now))
         .order_by(Operation.created_at).limit(limit)))

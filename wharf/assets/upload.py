@@ -170,16 +170,21 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
             UnitAssetUpload.state == AssetUploadState.RECEIVING).values(
             state=AssetUploadState.STORED, received_size=got.size, sha256=got.sha256,
             etag=got.object_etag, detected_media_type=got.mime_type, updated_at=now))
-        if rowcount(stored) != 1:
-            # Abandoned meanwhile (deadline passed, or the operation was cancelled): the
-            # object is already queued for deletion.
-            metrics.ASSET_UPLOADS.labels("abandoned").inc()
-            raise UploadExpired("the upload was abandoned while its bytes streamed in "
-                                "(deadline passed or operation cancelled)")
-        s.execute(update(Operation).where(Operation.id == op.id,
-                                          Operation.status == "pending").values(
-            next_attempt_at=None, updated_at=now))
-        send_after_commit(s, outbox_for(op))
+        abandoned = rowcount(stored) != 1
+        if abandoned:
+            # Abandoned meanwhile (deadline passed, or the operation was cancelled). Its
+            # deletion job may already have run -- before these bytes existed -- so the
+            # object is queued again, now that it does.
+            deletion.schedule(s, p.object_key, ABANDONED)
+        else:
+            s.execute(update(Operation).where(Operation.id == op.id,
+                                              Operation.status == "pending").values(
+                next_attempt_at=None, updated_at=now))
+            send_after_commit(s, outbox_for(op))
+    if abandoned:
+        metrics.ASSET_UPLOADS.labels("abandoned").inc()
+        raise UploadExpired("the upload was abandoned while its bytes streamed in "
+                            "(deadline passed or operation cancelled)")
     metrics.ASSET_UPLOADS.labels("stored").inc()
     metrics.ASSET_UPLOAD_BYTES.inc(got.size)
     return sub

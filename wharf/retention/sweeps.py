@@ -140,7 +140,9 @@ def sweep_asset_uploads(ctx: SweepContext) -> dict[str, int]:
 
     _batched(ctx, "sweep_asset_uploads", lambda s: assets.expired_receiving(now), apply)
     with ctx.db.read() as s:
-        idle = assets.stored_but_idle(s, now, ctx.batch_size)
+        idle = assets.stored_but_idle(
+            s, now, ctx.batch_size,
+            timedelta(seconds=max(5.0, ctx.settings.operation_lease_seconds)))
     for op in idle:
         ctx.sender()(outbox_for(op))
     return {"abandoned": abandoned, "republished": len(idle)}
