@@ -503,3 +503,28 @@ def test_uploads_and_publishes_are_audited_and_counted(fs_env):
     with fs_env.db.read() as s:
         assert s.scalar(select(AuditLog.action).where(
             AuditLog.target_id == aid, AuditLog.action == "asset.delete")) == "asset.delete"
+
+
+def test_an_asset_above_the_limit_is_413_asset_too_large_before_anything_is_recorded(
+        settings, db, tmp_path):
+    """The route's body limit is the asset limit, and its refusal is the asset one (not
+    the generic ``payload_too_large``), before a byte is read or a row written."""
+    from dataclasses import replace
+
+    from wharf.serving import max_request_body_size
+    small = replace(settings, max_asset_size=1000)
+    e = Env(small, db, FileBlobStore(tmp_path / "blobs"))
+    try:
+        alice = e.world.user("alice")
+        unit = new_unit(alice, alice.personal_space_id)["unit_id"]
+        r = upload(alice, unit, b"x" * 1001)
+        assert r.status_code == 413 and r.json["code"] == "asset_too_large"
+        assert r.json["details"]["limit"] == 1000
+        assert e.count(Operation, Operation.kind == "publish_asset") == 0
+        assert e.count(UnitAssetUpload) == 0 and e.stored_keys() == set()
+        assert upload(alice, unit, b"x" * 1000).status_code == 202
+    finally:
+        e.close()
+    # `wharf serve` (waitress) admits bodies up to the largest limit of any route.
+    big = replace(settings, max_asset_size=settings.max_upload_size + 7, max_body_bytes=1024)
+    assert max_request_body_size(big) > settings.max_upload_size + 7

@@ -354,7 +354,8 @@ class Settings:
         ge=1)] = 60
     max_upload_size: Annotated[int, setting(
         "largest blob upload, bytes; `wharf serve` refuses (413) any request body above "
-        "this or `WHARF_MAX_BODY_BYTES`, plus 1 MiB, before reading it",
+        "the largest of this, `WHARF_MAX_ASSET_SIZE` and `WHARF_MAX_BODY_BYTES`, plus "
+        "1 MiB, before reading it",
         ge=0, note="512 MiB")] = 512 * 1024 * 1024
     max_asset_size: Annotated[int, setting(
         "largest unit asset (a file embedded in a unit, e.g. an image in a doc), bytes; "

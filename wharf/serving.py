@@ -170,7 +170,8 @@ def serve_until(server: MultiSocketServer | BaseWSGIServer, stop: threading.Even
 
 def max_request_body_size(settings: Settings) -> int:
     """The largest body waitress accepts (and spools) before handing a request to the app."""
-    return max(settings.max_upload_size, settings.max_body_bytes) + _BODY_SLACK
+    return max(settings.max_upload_size, settings.max_asset_size,
+               settings.max_body_bytes) + _BODY_SLACK
 
 
 def _only_proxy_headers(app: WSGIApplication, kept: tuple[str, ...]) -> WSGIApplication:

@@ -48,6 +48,11 @@ class UnitAssets:
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
         self.max_body_bytes = settings.max_asset_size
 
+    @staticmethod
+    def body_too_large(limit: int) -> assets.AssetTooLarge:
+        """The refusal of a body above WHARF_MAX_ASSET_SIZE (before a byte is read)."""
+        return assets.too_large(limit)
+
     @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
                  tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
                  headers=("Idempotency-Key", "Content-SHA256"), raw_body=(OCTETS, BINARY),

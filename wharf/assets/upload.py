@@ -79,6 +79,11 @@ def _media_type(content_type: str | None) -> str:
     return main.lower()
 
 
+def too_large(limit: int) -> AssetTooLarge:
+    """413 ``asset_too_large``, naming the limit."""
+    return AssetTooLarge(f"assets are at most {limit} bytes", details={"limit": limit})
+
+
 def check_upload(settings: Settings, unit_id: str, *, filename: str | None,
                  content_type: str | None, content_length: int | None,
                  content_sha256: str | None) -> AssetUpload:
@@ -87,8 +92,7 @@ def check_upload(settings: Settings, unit_id: str, *, filename: str | None,
     if content_length is None:
         raise LengthRequired("Send the Content-Length header.")
     if content_length > settings.max_asset_size:
-        raise AssetTooLarge(f"assets are at most {settings.max_asset_size} bytes",
-                            details={"limit": settings.max_asset_size})
+        raise too_large(settings.max_asset_size)
     name = clean_name(DEFAULT_FILENAME if filename is None else filename, "filename")
     digest = None
     if content_sha256 is not None:
