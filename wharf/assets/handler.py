@@ -1,6 +1,7 @@
 """The ``publish_asset`` operation handler: re-check, verify, publish in one transaction."""
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -48,10 +49,14 @@ class PublishAsset:
         self.store = store
         self.settings = settings
 
+    def target_key(self, op: Operation) -> Hashable:
+        """Uploads of one actor into one unit share a batch's permission check; each
+        upload's own state is checked in ``perform`` and again, locked, in ``commit``."""
+        return (op.actor_id, payload(op, PublishAssetPayload).unit_id)
+
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
         p = payload(op, PublishAssetPayload)
         find_unit(session, RequestContext(principal=actor), p.unit_id, "editor")
-        _stored(session, p.upload_id)
 
     def perform(self, op: Operation) -> None:
         p = payload(op, PublishAssetPayload)
