@@ -2,6 +2,8 @@
 content gateway (read access re-checked on every request)."""
 from __future__ import annotations
 
+import math
+
 import falcon
 
 from api import contract, headers
@@ -46,7 +48,11 @@ UPLOAD_DESCRIPTION = (
 class UnitAssets:
     def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
-        self.max_body_bytes = settings.max_asset_size
+        # No generic body limit here: check_upload refuses a declared length above
+        # WHARF_MAX_ASSET_SIZE itself (413 `asset_too_large`, `details.limit`), which the
+        # middleware's `payload_too_large` would answer first. Neither responder parses a
+        # body.
+        self.max_body_bytes = math.inf
 
     @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
                  tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
