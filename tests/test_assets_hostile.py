@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import time
 import uuid
 
 import dramatiq
@@ -30,7 +31,7 @@ from sqlalchemy import func, select
 
 from api.contract import document
 from storage.models import ObjectDeletionJob, Operation, UnitAsset, UnitAssetUpload
-from tests.conftest import World
+from tests.conftest import World, make_settings
 from tests.support.foundation import add_member, bearer, make_token, team_space
 from wharf import deletion
 from wharfd.runtime import Components
@@ -434,7 +435,7 @@ def test_risky_content_is_served_as_an_attachment(env, data, ctype):
 
 
 def test_unicode_filename_survives_the_attachment_header(env):
-    name = "résumé – 履歴書.html"
+    name = "résumé \u2013 履歴書.html"
     asset = publish(env.bob, env.unit, HTML, filename=name, ctype="text/html")
     assert asset["filename"] == name
     cd = env.carol.get(asset["content_url"]).headers["content-disposition"]
@@ -579,3 +580,157 @@ def test_schemathesis_assets(env):
         _fuzz(operation, app, headers, GenerationMode.NEGATIVE, 10, known)
         _fuzz(operation, app, headers, GenerationMode.POSITIVE, 5)
     assert ran == ASSET_ROUTES
+
+
+# --- more attacks -------------------------------------------------------------------------
+
+def test_empty_asset_and_a_body_longer_than_its_length(store_env):
+    env = store_env
+    empty = publish(env.bob, env.unit, b"", filename="empty.txt", ctype="text/plain")
+    assert empty["size"] == 0 and empty["sha256"] == hashlib.sha256(b"").hexdigest()
+    r = env.carol.get(empty["content_url"])
+    assert r.status_code == 200 and r.content == b""
+    r = env.carol.get(empty["content_url"], headers={"Range": "bytes=0-0"})
+    assert r.status_code == 416 and r.headers["content-range"] == "bytes */0"
+    # bytes past Content-Length are not part of the asset
+    r = post(env.bob, env.unit, b"0123456789", headers={"Content-Length": "4"})
+    assert r.status_code == 202, r.text
+    op = wait(env.bob, r.json["id"])
+    got = env.bob.get(f"/api/assets/{op['result']['asset_id']}/content")
+    assert got.content == b"0123"
+
+
+def test_read_only_token_cannot_upload_or_delete(env):
+    asset = publish(env.bob, env.unit, b"abc")
+    token = make_token(env.bob, scopes=("read",))["token"]
+    anon = env.world.anonymous()
+    before = env.state()
+    problem(post(anon, env.unit, b"abc", headers=bearer(token)), 403)
+    problem(anon.delete(f"/api/assets/{asset['id']}", headers=bearer(token)), 403)
+    assert anon.get(asset["content_url"], headers=bearer(token)).content == b"abc"
+    assert env.state() == before
+
+
+def test_anonymous_reads_follow_the_unit(env):
+    asset = publish(env.bob, env.unit, b"shared bytes")
+    anon = env.world.anonymous()
+    problem(anon.get(asset["content_url"]), 404)
+    problem(anon.get(f"/api/assets/{asset['id']}"), 404)
+    problem(anon.get(f"/api/units/{env.unit}/assets"), 404)
+    r = env.alice.put(f"/api/nodes/{env.nodes[env.unit]}/link-sharing",
+                      json={"enabled": True, "role": "editor"})
+    assert r.status_code == 200, r.text
+    assert anon.get(asset["content_url"]).content == b"shared bytes"
+    assert [a["id"] for a in anon.get(f"/api/units/{env.unit}/assets").json["items"]] \
+        == [asset["id"]]
+    before = env.state()
+    # a link editor who is not logged in writes nothing
+    problem(post(anon, env.unit, b"abc"), 401)
+    problem(anon.delete(f"/api/assets/{asset['id']}"), 401)
+    assert env.state() == before
+
+
+def test_replay_with_a_digest_is_checked_against_the_stored_bytes(env):
+    """The first request sent no digest; a replay naming other bytes is refused even
+    before the asset is published (the stored upload's digest is known)."""
+    env.worker.stop(timeout=5000)
+    k = key()
+    first = post(env.bob, env.unit, b"abcd", idem=k)
+    assert first.status_code == 202, first.text
+    state = env.state()
+    problem(post(env.bob, env.unit, b"abce", idem=k,
+                 headers={"Content-SHA256": hashlib.sha256(b"abce").hexdigest()}), 409,
+            "idempotency_key_reused")
+    again = post(env.bob, env.unit, b"abcd", idem=k,
+                 headers={"Content-SHA256": hashlib.sha256(b"abcd").hexdigest()})
+    assert again.status_code == 202 and again.json["id"] == first.json["id"]
+    assert env.state() == state
+
+
+@pytest.mark.parametrize("lose", ["trash", "demote", "remove"])
+def test_access_lost_before_publish_fails_and_leaves_nothing(store_env, lose):
+    env = store_env
+    env.worker.stop(timeout=5000)
+    before = env.state()
+    r = post(env.bob, env.unit, b"never published")
+    assert r.status_code == 202, r.text
+    if lose == "trash":
+        assert env.alice.post(f"/api/nodes/{env.nodes[env.unit]}/trash").status_code in (
+            200, 201, 202)
+    elif lose == "demote":
+        add_member(env.alice, env.team["id"], env.bob.user_id, "viewer")
+    else:
+        assert env.alice.delete(
+            f"/api/spaces/{env.team['id']}/members/{env.bob.user_id}").status_code == 204
+    env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+    env.worker.start()
+    op = wait(env.bob, r.json["id"])  # the actor sees their operation, access or not
+    assert op["status"] == "failed", op
+    assert op["error"]["code"] == "permission_revoked", op["error"]
+    env.run_deletions()
+    after = env.state()
+    assert after["unit_asset_uploads"] == 0 and after["unit_assets"] == before["unit_assets"]
+    assert after["objects"] == before["objects"]
+
+
+class _SlowBody:
+    """A request body whose every read after the first waits ``pause`` seconds (reads
+    are full, as a server's buffered ``wsgi.input`` gives them)."""
+
+    def __init__(self, data: bytes, pause: float):
+        self.data, self.pause, self.pos = data, pause, 0
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pos:
+            time.sleep(self.pause)
+        n = len(self.data) if n is None or n < 0 else n
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+    def readline(self, *_a) -> bytes:
+        return self.read()
+
+    def readlines(self, *_a) -> list[bytes]:
+        return [self.read()]
+
+    def __iter__(self):
+        return iter(self.readlines())
+
+
+def test_upload_outliving_its_deadline_is_abandoned(settings, db, blob_store, tmp_path):
+    short = make_settings(tmp_path, settings.database_url, settings.unitstore_url,
+                          asset_upload_ttl=1)
+    env = Env(short, db, blob_store)
+    try:
+        before = env.state()
+        data = b"x" * (3 * 1024 * 1024)  # three of the stream's 1 MiB reads
+        c = env.bob
+        headers = {"Idempotency-Key": key(), "Content-Type": "text/plain",
+                   "Content-Length": str(len(data)),
+                   "Cookie": "; ".join(f"{k}={v}" for k, v in c.cookies.items())}
+        r = c.client.simulate_request("POST", f"/api/units/{env.unit}/assets",
+                                      headers=headers, params={"filename": "slow.txt"},
+                                      extras={"wsgi.input": _SlowBody(data, 0.6)})
+        problem(r, 409, "upload_expired")
+        with env.db.read() as s:
+            ops = list(s.scalars(select(Operation).where(Operation.kind == "publish_asset")))
+            assert [(o.status, o.error["code"]) for o in ops] == [("failed", "upload_expired")]
+        env.run_deletions()
+        after = env.state()
+        assert after["unit_asset_uploads"] == 0 and after["unit_assets"] == 0
+        assert after["objects"] == before["objects"]
+        assert after["object_deletion_jobs"] == before["object_deletion_jobs"]
+    finally:
+        env.close()
+
+
+def test_a_key_of_another_kind_is_not_an_upload(env):
+    k = key()
+    r = env.bob.post("/api/resources", json={"space_id": env.team["id"], "name": "D2",
+                                             "unit_type": "doc"}, headers={"Idempotency-Key": k})
+    assert r.status_code == 202
+    wait(env.bob, r.json["id"])
+    before = env.state()
+    problem(post(env.bob, env.unit, b"abc", idem=k), 409, "idempotency_key_reused")
+    assert env.state() == before
