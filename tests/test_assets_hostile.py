@@ -30,7 +30,13 @@ from schemathesis.checks import (
 from sqlalchemy import func, select
 
 from api.contract import document
-from storage.models import ObjectDeletionJob, Operation, UnitAsset, UnitAssetUpload
+from storage.models import (
+    AuditLog,
+    ObjectDeletionJob,
+    Operation,
+    UnitAsset,
+    UnitAssetUpload,
+)
 from tests.conftest import World, make_settings
 from tests.support.foundation import add_member, bearer, make_token, team_space
 from wharf import deletion
@@ -86,7 +92,8 @@ class Env:
         """What an upload leaves behind: rows by table, and the objects in the store."""
         with self.db.read() as s:
             counts = {m.__tablename__: s.scalar(select(func.count()).select_from(m))
-                      for m in (Operation, UnitAssetUpload, UnitAsset, ObjectDeletionJob)}
+                      for m in (Operation, UnitAssetUpload, UnitAsset, ObjectDeletionJob,
+                                AuditLog)}
         return {**counts, "objects": sorted(self.store.list_keys())}
 
     def run_deletions(self):
@@ -177,11 +184,13 @@ def test_length_required_and_too_large_are_refused_unread(env):
     body = problem(post(env.bob, env.unit, b"x", headers={"Content-Length": str(limit + 1)}),
                    413, "asset_too_large")
     assert body["details"]["limit"] == limit
-    # a length no client could send, and a too-large one without an Idempotency-Key
+    # a length no client could send
     problem(post(env.bob, env.unit, b"x", headers={"Content-Length": "9" * 40}), 413,
             "asset_too_large")
-    problem(post(env.bob, env.unit, b"x", idem=None,
-                 headers={"Content-Length": str(limit + 1)}), 413, "asset_too_large")
+    # the Idempotency-Key is checked first (spec §9 step 1), as on every 202 endpoint
+    problem(post(env.bob, env.unit, None, idem=None), 400, "idempotency_key_required")
+    problem(post(env.bob, env.unit, b"x", idem="bad",
+                 headers={"Content-Length": str(limit + 1)}), 400, "invalid_idempotency_key")
     assert env.state() == before
 
 
@@ -531,7 +540,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
 
 
-def _fuzz(operation, app, headers, mode, examples, path_parameters=None):
+def _fuzz(operation, app, headers, mode, examples, path_parameters=None, seen=None):
     kwargs = {"generation_mode": mode}
     if path_parameters:
         kwargs["path_parameters"] = path_parameters
@@ -544,6 +553,9 @@ def _fuzz(operation, app, headers, mode, examples, path_parameters=None):
     @given(case=strategy)
     def check(case):
         response = case.call(app=app, headers=headers)
+        if seen is not None:
+            seen.setdefault((operation.method.upper(), operation.path), set()).add(
+                response.status_code)
         case.validate_response(response, checks=checks, headers=headers)
 
     try:
@@ -564,7 +576,8 @@ def test_schemathesis_assets(env):
     app = env.world.app
     real = {"unit_id": env.unit, "asset_id": decoy["id"], "worktree_id": uuid.uuid4().hex}
     schema = schemathesis.openapi.from_dict(copy.deepcopy(document(app)))
-    ran = set()
+    ran: set = set()
+    seen: dict = {}
     for result in schema.get_all_operations():
         operation = result.ok()
         k = (operation.method.upper(), operation.path)
@@ -576,10 +589,13 @@ def test_schemathesis_assets(env):
         if k[0] != "DELETE":
             known = {**(known or {}), **({"asset_id": asset["id"]} if "asset_id" in names
                                          else {})} or None
-        _fuzz(operation, app, headers, GenerationMode.POSITIVE, 15, known)
-        _fuzz(operation, app, headers, GenerationMode.NEGATIVE, 10, known)
-        _fuzz(operation, app, headers, GenerationMode.POSITIVE, 5)
+        _fuzz(operation, app, headers, GenerationMode.POSITIVE, 15, known, seen)
+        _fuzz(operation, app, headers, GenerationMode.NEGATIVE, 10, known, seen)
+        _fuzz(operation, app, headers, GenerationMode.POSITIVE, 5, None, seen)
     assert ran == ASSET_ROUTES
+    # the fuzzer got past the checks into the handlers, not only refusals
+    assert 202 in seen[("POST", "/api/units/{unit_id}/assets")], seen
+    assert {200, 206} <= seen[("GET", "/api/assets/{asset_id}/content")], seen
 
 
 # --- more attacks -------------------------------------------------------------------------
@@ -734,3 +750,23 @@ def test_a_key_of_another_kind_is_not_an_upload(env):
     before = env.state()
     problem(post(env.bob, env.unit, b"abc", idem=k), 409, "idempotency_key_reused")
     assert env.state() == before
+
+
+def test_the_longest_valid_name_and_type_are_stored(store_env):
+    """255 characters of filename (multi-byte ones too) and a 255-character media type fit
+    the columns on both databases."""
+    env = store_env
+    ctype = "a" * 127 + "/" + "b" * 127
+    for name in ("n" * 255, "\u00e9" * 255, "\U0001f600" * 255):
+        asset = publish(env.bob, env.unit, b"abc", filename=name, ctype=ctype)
+        assert (asset["filename"], asset["media_type"]) == (name, ctype)
+        r = env.carol.get(asset["content_url"])
+        assert r.status_code == 200 and r.headers["content-type"] == ctype
+
+
+def test_anonymous_on_worktree_routes_is_401(env):
+    anon, wt = env.world.anonymous(), uuid.uuid4().hex
+    problem(anon.request("POST", f"/api/worktrees/{wt}/units/{env.unit}/assets", body=b"abc",
+                         headers={"Idempotency-Key": key(), "Content-Type": "text/plain"}), 401)
+    problem(anon.get(f"/api/worktrees/{wt}/units/{env.unit}/assets"), 401)
+    problem(anon.get(f"/api/worktrees/{wt}/assets/{uuid.uuid4().hex}/content"), 401)

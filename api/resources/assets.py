@@ -20,7 +20,7 @@ from storage.models import UnitAsset
 from wharf import assets
 from wharf.config import Settings
 from wharf.errors import NotFound
-from wharf.operations.service import Operations
+from wharf.operations.service import Operations, check_key
 
 
 def asset_body(a: UnitAsset) -> AssetBody:
@@ -61,13 +61,16 @@ class UnitAssets:
                                               "done)."),
                  problems=(403, 404, 409, 411, 413))
     def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        # The key first (spec §9 step 1): a request without one is refused 400 whatever
+        # else is wrong with it, as on every 202 endpoint.
+        idempotency_key = check_key(req.get_header("Idempotency-Key"))
         q = contract.read_query(req, AssetUploadQuery)
         upload = assets.check_upload(
             self.settings, unit_id, filename=q.filename, content_type=req.content_type,
             content_length=req.content_length, content_sha256=req.get_header("Content-SHA256"))
         answer_submission(resp, assets.upload_asset(
             self.ops, self.db, self.store, self.settings, req.context.ctx,
-            req.get_header("Idempotency-Key"), upload, body_reader(req)))
+            idempotency_key, upload, body_reader(req)))
 
     @contract.op(operation_id="listAssets", summary="A unit's assets, oldest first (viewer)",
                  tags=["assets"], query=PageQuery, responses={200: AssetList},
