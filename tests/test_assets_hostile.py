@@ -30,6 +30,7 @@ from schemathesis.checks import (
 from sqlalchemy import func, select
 
 from api.contract import document
+from storage.errors import BlobStoreUnavailable
 from storage.models import (
     AuditLog,
     ObjectDeletionJob,
@@ -770,3 +771,41 @@ def test_anonymous_on_worktree_routes_is_401(env):
                          headers={"Idempotency-Key": key(), "Content-Type": "text/plain"}), 401)
     problem(anon.get(f"/api/worktrees/{wt}/units/{env.unit}/assets"), 401)
     problem(anon.get(f"/api/worktrees/{wt}/assets/{uuid.uuid4().hex}/content"), 401)
+
+
+class _FailingStore:
+    """A store whose writes fail midway (the store went away while the bytes streamed)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def put_stream(self, key, chunks):
+        def broken():
+            for i, chunk in enumerate(chunks):
+                if i:
+                    raise BlobStoreUnavailable("the store went away")
+                yield chunk
+        return self.real.put_stream(key, broken())
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def test_store_failure_mid_stream_is_503_and_leaves_nothing(settings, db, blob_store):
+    env = Env(settings, db, _FailingStore(blob_store))
+    try:
+        before = env.state()
+        data = b"y" * (3 * 1024 * 1024)
+        r = post(env.bob, env.unit, data)
+        body = problem(r, 503)
+        assert body["code"] in ("storage_unavailable", "blob_store_unavailable"), body
+        with env.db.read() as s:
+            ops = list(s.scalars(select(Operation).where(Operation.kind == "publish_asset")))
+            assert [o.status for o in ops] == ["failed"]
+            assert s.scalar(select(func.count()).select_from(UnitAssetUpload)) == 0
+        env.components.broker.join("maintenance", timeout=10_000)
+        deletion.run_due(env.db, blob_store)
+        after = env.state()
+        assert after["objects"] == before["objects"] and after["unit_assets"] == 0
+    finally:
+        env.close()
