@@ -2,6 +2,8 @@
 content gateway (read access re-checked on every request)."""
 from __future__ import annotations
 
+import math
+
 import falcon
 
 from api import contract, headers
@@ -18,7 +20,7 @@ from storage.models import UnitAsset
 from wharf import assets
 from wharf.config import Settings
 from wharf.errors import NotFound
-from wharf.operations.service import Operations
+from wharf.operations.service import Operations, check_key
 
 
 def asset_body(a: UnitAsset) -> AssetBody:
@@ -46,7 +48,11 @@ UPLOAD_DESCRIPTION = (
 class UnitAssets:
     def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
-        self.max_body_bytes = settings.max_asset_size
+        # No generic body limit here: check_upload refuses a declared length above
+        # WHARF_MAX_ASSET_SIZE itself (413 `asset_too_large`, `details.limit`), which the
+        # middleware's `payload_too_large` would answer first. Neither responder parses a
+        # body.
+        self.max_body_bytes = math.inf
 
     @staticmethod
     def body_too_large(limit: int) -> assets.AssetTooLarge:
@@ -60,13 +66,16 @@ class UnitAssets:
                                               "done)."),
                  problems=(403, 404, 409, 411, 413))
     def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        # The key first (spec §9 step 1): a request without one is refused 400 whatever
+        # else is wrong with it, as on every 202 endpoint.
+        idempotency_key = check_key(req.get_header("Idempotency-Key"))
         q = contract.read_query(req, AssetUploadQuery)
         upload = assets.check_upload(
             self.settings, unit_id, filename=q.filename, content_type=req.content_type,
             content_length=req.content_length, content_sha256=req.get_header("Content-SHA256"))
         answer_submission(resp, assets.upload_asset(
             self.ops, self.db, self.store, self.settings, req.context.ctx,
-            req.get_header("Idempotency-Key"), upload, body_reader(req)))
+            idempotency_key, upload, body_reader(req)))
 
     @contract.op(operation_id="listAssets", summary="A unit's assets, oldest first (viewer)",
                  tags=["assets"], query=PageQuery, responses={200: AssetList},
