@@ -57,8 +57,7 @@ class RequestIdMiddleware:
 
 class BodyLimitMiddleware:
     """Refuse bodies above ``max_bytes`` up front (streamed uploads set their own limit per
-    route, ``max_body_bytes``, and may name their own refusal, ``body_too_large(limit)``:
-    an asset upload answers ``asset_too_large``)."""
+    route, ``max_body_bytes``)."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
@@ -68,9 +67,6 @@ class BodyLimitMiddleware:
         limit = getattr(resource, "max_body_bytes", self.max_bytes)
         length = req.content_length
         if length is not None and length > limit:
-            too_large = getattr(resource, "body_too_large", None)
-            if too_large is not None:
-                raise too_large(limit)
             raise PayloadTooLarge(f"The body is larger than {limit} bytes.")
         req.context.max_body_bytes = limit
 

@@ -39,10 +39,11 @@ UPLOAD_DESCRIPTION = (
     "WHARF_MAX_ASSET_SIZE (413 `asset_too_large`, nothing read). The bytes are stored "
     "before the answer; a worker then re-checks edit access, verifies them and publishes "
     "the asset (operation `publish_asset`: poll it, its result names the asset). A replay "
-    "of the Idempotency-Key answers the same operation without reading the body (409 "
-    "`idempotency_key_reused` if `Content-Length`, type or name differ, or if "
-    "`Content-SHA256` names other bytes). 400 `incomplete_body` when the body is short, "
-    "`checksum_mismatch` when it does not hash to `Content-SHA256`.")
+    "of the Idempotency-Key answers the same operation if it carries the same bytes: "
+    "with `Content-SHA256` the digest is compared and the body is not read, without it "
+    "the body is hashed (not stored); 409 `idempotency_key_reused` for other bytes, or "
+    "if `Content-Length`, type or name differ. 400 `incomplete_body` when the body is "
+    "short, `checksum_mismatch` when it does not hash to `Content-SHA256`.")
 
 
 class UnitAssets:
@@ -53,11 +54,6 @@ class UnitAssets:
         # middleware's `payload_too_large` would answer first. Neither responder parses a
         # body.
         self.max_body_bytes = math.inf
-
-    @staticmethod
-    def body_too_large(limit: int) -> assets.AssetTooLarge:
-        """The refusal of a body above WHARF_MAX_ASSET_SIZE (before a byte is read)."""
-        return assets.too_large(limit)
 
     @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
                  tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
@@ -168,6 +164,8 @@ NO_WORKTREE = "No such worktree."
 class WorktreeUnitAssets:
     """The worktree-scoped upload and listing: worktrees do not exist yet, so every
     worktree id is unknown (404)."""
+
+    max_body_bytes = math.inf  # 404 whatever the body, not 413 first
 
     @contract.op(operation_id="uploadWorktreeAsset",
                  summary="Upload an asset into a worktree's unit (404 until worktrees exist)",

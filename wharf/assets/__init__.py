@@ -37,7 +37,7 @@ from wharf.assets.reading import (
     is_risky,
     list_assets,
 )
-from wharf.assets.upload import AssetUpload, check_upload, too_large, upload_asset
+from wharf.assets.upload import AssetUpload, check_upload, upload_asset
 
 __all__ = [
     "KIND",
@@ -59,6 +59,5 @@ __all__ = [
     "list_assets",
     "purge_unit_assets",
     "stored_but_idle",
-    "too_large",
     "upload_asset",
 ]

@@ -1,9 +1,11 @@
 """An asset upload: check the request, reserve the asset (operation ``publish_asset``
 recorded, not yet due), stream the bytes into the reserved key, mark the upload
-``stored`` and ring the operation. A replay of the key answers the recorded operation
-without reading the body."""
+``stored`` and ring the operation. A replay of the key answers the recorded operation if
+it carries the same bytes: compared by ``Content-SHA256`` without reading the body, or
+by hashing the body (nothing stored)."""
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import re
@@ -23,7 +25,7 @@ from storage.models import Operation, UnitAssetUpload
 from storage.results import rowcount
 from wharf import audit, deletion, metrics
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
-from wharf.blobs import LengthRequired, SizeMismatch, ingest
+from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
@@ -64,7 +66,7 @@ class AssetUpload:
 
     def request(self) -> dict[str, Any]:
         """What the Idempotency-Key fingerprint covers (not the bytes: a replay is
-        recognised before they are read)."""
+        recognised before they are read, then checked against the recorded digest)."""
         return {"scope": "trunk", "unit_id": self.unit_id, "filename": self.filename,
                 "content_type": self.media_type, "content_length": self.size}
 
@@ -108,7 +110,7 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
                  ctx: RequestContext, key: str | None, upload: AssetUpload,
                  read: Callable[[int], bytes]) -> Submission:
     """Reserve, stream, store: the ``publish_asset`` operation (202), or the one this key
-    already recorded (the body unread)."""
+    already recorded (if the replay carries the same bytes: ``_check_replay``)."""
     key = check_key(key)
     expires = utcnow() + timedelta(seconds=settings.asset_upload_ttl)
 
@@ -136,7 +138,7 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
 
     sub = ops.submit(ctx, KIND, key, upload.request(), prepare, due_at=expires)
     if not sub.created:
-        _check_replay(db, sub.operation, upload)
+        _check_replay(db, sub.operation, upload, read)
         metrics.ASSET_UPLOADS.labels("replayed").inc()
         return sub
     op = sub.operation
@@ -194,22 +196,40 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
     return sub
 
 
-def _check_replay(db: Database, op: Operation, upload: AssetUpload) -> None:
-    """A replay that names a digest must name the recorded bytes' digest (409 otherwise);
-    one without a digest is answered unread (send ``Content-SHA256`` to have different
-    bytes of the same length refused)."""
-    if upload.content_sha256 is None:
-        return
+def _recorded_digest(db: Database, op: Operation) -> str | None:
+    """The SHA-256 of the bytes the key's first request recorded, when known: declared
+    by it (``Content-SHA256``), in its completed result, or on its stored upload row.
+    None while they still stream in, or when the upload failed before they were stored."""
     p = payload(op, PublishAssetPayload)
-    known = p.content_sha256
-    if known is None and op.status == "completed":
+    if p.content_sha256 is not None:
+        return p.content_sha256
+    if op.status == "completed":
         result = read_result(op.kind, op.result)
-        known = getattr(result, "sha256", None)
+        return getattr(result, "sha256", None)
+    with db.read() as s:
+        row = s.get(UnitAssetUpload, p.upload_id)
+        return row.sha256 if row is not None else None
+
+
+def _check_replay(db: Database, op: Operation, upload: AssetUpload,
+                  read: Callable[[int], bytes]) -> None:
+    """A replay must carry the recorded bytes (409 ``idempotency_key_reused`` otherwise).
+    With ``Content-SHA256`` the digest is compared and the body is not read; without
+    it the body is hashed (not stored) and compared. While the first request's bytes
+    still stream in (no digest known yet) a replay is answered unread."""
+    known = _recorded_digest(db, op)
     if known is None:
-        with db.read() as s:
-            row = s.get(UnitAssetUpload, p.upload_id)
-            known = row.sha256 if row is not None else None
-    if known is not None and known != upload.content_sha256:
+        return
+    claimed = upload.content_sha256
+    if claimed is None:
+        digest = hashlib.sha256()
+        try:
+            for chunk in body_chunks(read, upload.size):
+                digest.update(chunk)
+        except SizeMismatch as exc:
+            raise IncompleteBody(exc.message) from None
+        claimed = digest.hexdigest()
+    if not hmac.compare_digest(claimed, known):
         raise IdempotencyKeyReused("This Idempotency-Key was used for different bytes.",
                                    details={"operation_id": op.id})
 

@@ -42,12 +42,13 @@ class Ingested:
 
 _RISKY = re.compile(r"^(text/html|application/xhtml|image/svg|text/xml|application/xml|"
                     r"application/javascript|text/javascript|application/ecmascript|"
-                    r"text/ecmascript)")
+                    r"text/ecmascript|text/xsl|multipart/x-mixed-replace)")
 
 
 def risky(media_type: str) -> bool:
     """Whether a browser could run script from content of this type (HTML, XHTML, SVG,
-    XML, JavaScript): such content is only ever served as an attachment."""
+    XML and XSL, JavaScript, multipart/x-mixed-replace): such content is only ever
+    served as an attachment."""
     lower = media_type.lower()
     return bool(_RISKY.match(lower)) or lower.split(";", 1)[0].strip().endswith("+xml")
 
