@@ -6,7 +6,8 @@ import math
 
 import falcon
 
-from api import contract, headers
+from api import contract
+from api.content import send_content
 from api.resources.blobs import DOWNLOAD, OCTETS, READ_HEADERS, body_reader, head_answers
 from api.resources.operations import answer_submission, submission_answers
 from api.schemas.assets import Asset as AssetBody
@@ -115,31 +116,11 @@ class AssetContent:
     def _read(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
         with self.db.read() as s:
             asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
-        etag = assets.etag_header(asset)
-        resp.set_header("ETag", etag)
-        resp.set_header("Accept-Ranges", "bytes")
-        resp.set_header("Cache-Control", "private, no-store")
-        resp.set_header("X-Content-Type-Options", "nosniff")
-        resp.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
         resp.set_header("Cross-Origin-Resource-Policy", "same-origin")
-        if assets.is_risky(asset):
-            resp.set_header("Content-Disposition", headers.attachment(asset.filename))
-        if headers.not_modified(req, etag):
-            resp.status = falcon.HTTP_304
-            return
-        rng = headers.byte_range(req, etag, asset.size)
-        resp.content_type = asset.declared_media_type
-        if rng is None:
-            resp.content_length = asset.size
-            if req.method != "HEAD":
-                resp.set_stream(self.store.open(asset.object_key), asset.size)
-            return
-        start, end = rng
-        resp.status = falcon.HTTP_206
-        resp.set_header("Content-Range", f"bytes {start}-{end}/{asset.size}")
-        resp.content_length = end - start + 1
-        if req.method != "HEAD":
-            resp.set_stream(self.store.open(asset.object_key, start, end), end - start + 1)
+        send_content(req, resp, self.store, object_key=asset.object_key, size=asset.size,
+                     etag=assets.etag_header(asset), media_type=asset.declared_media_type,
+                     cache_control="private, no-store",
+                     attachment=asset.filename if assets.is_risky(asset) else None)
 
     @contract.op(operation_id="getAssetContent",
                  summary="An asset's bytes: strong ETag, single Range, never cached",

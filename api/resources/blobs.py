@@ -5,7 +5,8 @@ from collections.abc import Callable
 
 import falcon
 
-from api import contract, headers
+from api import contract
+from api.content import send_content
 from api.errors import PROBLEM
 from api.resources.operations import answer_submission, submission_answers
 from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
@@ -187,31 +188,10 @@ class _BlobReader:
             blob, node, _access = blobs.blob_for_read(s, req.context.ctx, resource_id)
             # Cacheable by shared caches only when everyone may read it anyway.
             space_public = blobs.publicly_readable(s, node)
-        etag = blobs.etag_header(blob)
-        resp.set_header("ETag", etag)
-        resp.set_header("Accept-Ranges", "bytes")
-        resp.set_header("Cache-Control", "public, no-cache" if space_public
-                        else "private, no-store")
-        resp.set_header("X-Content-Type-Options", "nosniff")
-        resp.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
-        if self.attachment:
-            resp.set_header("Content-Disposition", headers.attachment(blob.filename))
-        if headers.not_modified(req, etag):
-            resp.status = falcon.HTTP_304
-            return
-        rng = headers.byte_range(req, etag, blob.size)
-        resp.content_type = blob.mime_type
-        if rng is None:
-            resp.content_length = blob.size
-            if req.method != "HEAD":
-                resp.set_stream(self.store.open(blob.object_key), blob.size)
-            return
-        start, end = rng
-        resp.status = falcon.HTTP_206
-        resp.set_header("Content-Range", f"bytes {start}-{end}/{blob.size}")
-        resp.content_length = end - start + 1
-        if req.method != "HEAD":
-            resp.set_stream(self.store.open(blob.object_key, start, end), end - start + 1)
+        send_content(req, resp, self.store, object_key=blob.object_key, size=blob.size,
+                     etag=blobs.etag_header(blob), media_type=blob.mime_type,
+                     cache_control="public, no-cache" if space_public else "private, no-store",
+                     attachment=blob.filename if self.attachment else None)
 
 
 class BlobDownload(_BlobReader):
