@@ -95,9 +95,15 @@ class PublishAsset:
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
         p = payload(op, PublishAssetPayload)
         upload = session.get(UnitAssetUpload, p.upload_id, with_for_update=True)
+        streaming = upload is not None and upload.state == AssetUploadState.RECEIVING
         if upload is not None:
             session.delete(upload)
             session.flush()
+        if streaming:
+            # Cancelled while its request may still be writing the object: deleting it
+            # now could run before the object exists. The request queues it itself when
+            # it finds the upload gone; if it died, the reservation (kept) comes due.
+            return
         deletion.schedule(session, p.object_key, FAILED)
 
     def compensate(self, op: Operation) -> None:

@@ -12,23 +12,29 @@ from sqlalchemy.orm import Session
 from storage.enums import AssetUploadState
 from storage.models import Operation, UnitAsset, UnitAssetUpload
 from wharf import deletion
-from wharf.assets.upload import fail_upload
+from wharf.assets.upload import RESERVATION_GRACE, fail_upload
 from wharf.errors import ProblemCode
 
 PURGED = "unit_purged_asset"
 
 
-def purge_unit_assets(s: Session, unit_ids: Sequence[str]) -> int:
+def purge_unit_assets(s: Session, unit_ids: Sequence[str], batch: int = 1000) -> int:
     """Delete the assets of units being purged and queue their objects for deletion (the
-    purge's own transaction). Uploads still in flight for them fail at publish."""
+    purge's own transaction), ``batch`` rows at a time (bounded memory and statement
+    size, however many assets the units hold). Uploads still in flight for them fail at
+    publish."""
     if not unit_ids:
         return 0
-    rows = s.execute(select(UnitAsset.id, UnitAsset.object_key)
-                     .where(UnitAsset.unit_id.in_(list(unit_ids)))).all()
-    deletion.schedule_many(s, [r.object_key for r in rows], PURGED)
-    if rows:
+    total = 0
+    while True:
+        rows = s.execute(select(UnitAsset.id, UnitAsset.object_key)
+                         .where(UnitAsset.unit_id.in_(list(unit_ids)))
+                         .order_by(UnitAsset.id).limit(batch)).all()
+        if not rows:
+            return total
+        deletion.schedule_many(s, [r.object_key for r in rows], PURGED)
         s.execute(delete(UnitAsset).where(UnitAsset.id.in_([r.id for r in rows])))
-    return len(rows)
+        total += len(rows)
 
 
 def expired_receiving(now: datetime) -> Select[str]:
@@ -45,7 +51,8 @@ def abandon_expired_uploads(s: Session, ids: Sequence[str], now: datetime,
     worker holds it now (then it fails the same way on its own), row deleted, object queued
     for deletion now. Returns how many were abandoned."""
     rows = s.execute(select(UnitAssetUpload.id, UnitAssetUpload.operation_id,
-                            UnitAssetUpload.object_key, Operation.status)
+                            UnitAssetUpload.object_key, UnitAssetUpload.expires_at,
+                            Operation.status)
                      .join(Operation, Operation.id == UnitAssetUpload.operation_id,
                            isouter=True)
                      .where(UnitAssetUpload.id.in_(list(ids)),
@@ -57,9 +64,12 @@ def abandon_expired_uploads(s: Session, ids: Sequence[str], now: datetime,
     for r in rows:
         if r.status == "running":
             continue  # its worker finds the upload incomplete and fails it
+        # A request still finishing its last write (its reads stopped at the deadline)
+        # queues the object itself; a dead one's object goes with the reservation time.
         fail_upload(s, r.operation_id, r.id, r.object_key, ProblemCode.UPLOAD_ABANDONED,
                     "the upload's bytes did not arrive before its deadline",
-                    idempotency_key_ttl=idempotency_key_ttl, now=now)
+                    idempotency_key_ttl=idempotency_key_ttl, now=now,
+                    delete_after=r.expires_at + RESERVATION_GRACE)
         done += 1
     return done
 

@@ -183,6 +183,10 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
             # object is queued again, now that it does.
             deletion.schedule(s, p.object_key, ABANDONED)
         else:
+            # The stored row names the object from now on (every path that deletes the row
+            # queues the object), so the reservation goes: a publish delayed past the
+            # deadline must not find its bytes deleted.
+            deletion.release(s, p.object_key)
             s.execute(update(Operation).where(Operation.id == op.id,
                                               Operation.status == "pending").values(
                 next_attempt_at=None, updated_at=now))
@@ -235,9 +239,11 @@ def _check_replay(db: Database, op: Operation, upload: AssetUpload,
 
 
 def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: str,
-                message: str, *, idempotency_key_ttl: int, now: datetime | None = None) -> bool:
+                message: str, *, idempotency_key_ttl: int, now: datetime | None = None,
+                delete_after: datetime | None = None) -> bool:
     """Abandon an upload in ``s``: its operation failed (if still pending), the upload row
-    deleted, the object queued for deletion now. True if the operation was failed here."""
+    deleted, the object queued for deletion (now, or not before ``delete_after`` when a
+    request may still be writing it). True if the operation was failed here."""
     now = now or utcnow()
     res = s.execute(update(Operation).where(
         Operation.id == op_id, Operation.status == "pending").values(
@@ -245,7 +251,8 @@ def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: s
         error={"code": code, "message": message, "retryable": False},
         key_expires_at=now + timedelta(seconds=idempotency_key_ttl)))
     s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id == upload_id))
-    deletion.schedule(s, object_key, ABANDONED)
+    deletion.schedule(s, object_key, ABANDONED,
+                      not_before=delete_after if delete_after and delete_after > now else None)
     return rowcount(res) == 1
 
 
