@@ -136,7 +136,10 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
                               "media_type": p.media_type, "operation_id": op_id})
         return node.space_id, p
 
-    sub = ops.submit(ctx, KIND, key, upload.request(), prepare, due_at=expires)
+    # Due (if nothing rang it before) once the request can no longer store the bytes: its
+    # reads stop at the deadline, and its last write and commit finish within the grace.
+    sub = ops.submit(ctx, KIND, key, upload.request(), prepare,
+                     due_at=expires + RESERVATION_GRACE)
     if not sub.created:
         _check_replay(db, sub.operation, upload, read)
         metrics.ASSET_UPLOADS.labels("replayed").inc()
