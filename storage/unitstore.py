@@ -287,7 +287,10 @@ class DraftHead:
 
 @dataclass(frozen=True)
 class Draft(DraftHead):
-    """A draft with its base document (``base_snapshot``: trunk at ``base_revision``)."""
+    """A draft with its base document (``base_snapshot``: trunk at ``base_revision``).
+
+    Treat the documents as read-only: a draft just forked or created returns the same
+    object as ``snapshot`` and ``base_snapshot`` (they are equal; no deep copy)."""
 
     base_snapshot: dict[str, Any]
     created_at: datetime
@@ -575,12 +578,15 @@ class UnitStore:
                       source: DraftSource, base_revision: int,
                       snapshot: dict[str, Any]) -> Draft:
         now = utcnow()
-        conn.execute(self._insert_ignore(DRAFTS), {
+        inserted = conn.execute(self._insert_ignore(DRAFTS).returning(DRAFTS.c.unit_id), {
             "worktree_id": worktree_id, "unit_id": unit_id, "unit_type": unit_type,
             "source": str(source), "base_revision": base_revision, "base_draft_revision": 0,
             "base_snapshot": snapshot, "snapshot": snapshot, "revision": 0,
-            "created_at": now, "updated_at": now})
-        # inserted, or inserted concurrently by another transaction (committed: we waited)
+            "created_at": now, "updated_at": now}).first()
+        if inserted is not None:  # (no re-read of the two documents just written)
+            return Draft(worktree_id, unit_id, unit_type, str(source), base_revision, 0,
+                         snapshot, 0, now, snapshot, now)
+        # inserted concurrently by another transaction (committed: we waited for it)
         found = _select_draft(conn, worktree_id, unit_id)
         if found is None:  # pragma: no cover - deleted between the two statements
             raise DraftNotFound("The draft was deleted concurrently.")
@@ -1078,15 +1084,15 @@ def _record(row: Any) -> MergeRecord:
 
 def _replay(document: dict[str, Any], revisions: Sequence[DraftRevision]) -> Any:
     """``document`` (the caller's own copy, changed in place) with the revisions' stored
-    changesets applied in order; None if one of them no longer applies."""
+    changesets applied in order; None if one of them no longer applies. Their operations
+    run as one changeset: the size of the result is measured once, not once per revision
+    (a whole-document serialization each)."""
+    operations = [op for revision in revisions for op in revision.changeset]
     try:
-        for revision in revisions:
-            document = apply_changeset(document, parse_changeset(revision.changeset,
-                                                                 _REPLAY_LIMITS),
-                                       _REPLAY_LIMITS, lambda: 0)
+        return apply_changeset(document, parse_changeset(operations, _REPLAY_LIMITS),
+                               _REPLAY_LIMITS, lambda: 0)
     except StorageError:
         return None
-    return document
 
 
 def _append(conn: Connection, unit_id: str, expected_revision: int, snapshot: dict[str, Any],
