@@ -494,6 +494,7 @@ class UnitStore:
                                     .where(UNITS.c.id == unit_id)).first()
                 if head is None:
                     raise UnitNotFound("No such unit.")
+                _check_trunk_revision(head.revision, expected_revision)
                 self._check_snapshot(snapshot, lambda: _stored_size(conn, UNITS.c.snapshot,
                                                                     UNITS.c.id == unit_id))
                 new_rev = _append(conn, unit_id, expected_revision, snapshot,

@@ -601,9 +601,10 @@ def test_append_revision_with_snapshot_stores_the_given_document(store):
     store.append_revision_with_snapshot("u1", 1, [{"op": "remove", "path": "/given"}],
                                         {"a": 1, "b": 2}, None)
     assert store.revisions("u1")[-1].origin is None
-    with pytest.raises(RevisionConflict):
+    with pytest.raises(RevisionConflict) as stale:
         store.append_revision_with_snapshot("u1", 1, [{"op": "add", "path": "/c",
                                                        "value": 1}], {}, "a")
+    assert stale.value.details == {"current_revision": 2, "scope": "trunk"}
     with pytest.raises(UnitNotFound):
         store.append_revision_with_snapshot("nope", 0, [{"op": "add", "path": "/c",
                                                          "value": 1}], {}, "a")
