@@ -1,0 +1,787 @@
+"""UnitStore schema version 2: worktree drafts, draft revisions, merge records, and the
+commits a merge makes through them (spec assets-worktrees §3.2, §7.4, §8.2, §11).
+
+Every test runs on SQLite and on PostgreSQL (the ``backend`` fixture). The merge algorithm
+is not under test here: the patches and merged documents below are written by hand, as
+the core's ``wharf/merge.py`` would compute them.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import (
+    JSON,
+    Column,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    inspect,
+    text,
+)
+
+from storage.clock import utcnow
+from storage.db import Database
+from storage.errors import DatabaseBusy
+from storage.types import UTCDateTime
+from storage.unitstore import (
+    MERGE_AUTHOR,
+    SCHEMA_VERSION,
+    ChangesetTooLarge,
+    DraftKey,
+    DraftNotFound,
+    DraftRevisionKind,
+    FastForwardUnavailable,
+    InvalidChangeset,
+    MergeOutcome,
+    RevisionConflict,
+    UnitConflict,
+    UnitLimits,
+    UnitNotFound,
+    UnitStore,
+    UnitStoreSchemaError,
+    UnitStoreUnavailable,
+    UnitTooLarge,
+    initial_snapshot,
+    merge_origin,
+    prepare_unitstore_db,
+)
+from tests.support import services
+
+V2_TABLES = ("worktree_drafts", "worktree_draft_revisions", "unit_merge_records")
+WT, OP, OP2 = "wt1", "op1", "op2"
+
+
+def _quiet(*_: object) -> None:
+    pass
+
+
+@pytest.fixture
+def store(unitstore_url):
+    db = Database(unitstore_url)
+    if db.is_postgres:  # conftest truncates the v1 tables only
+        with db.write() as s:
+            s.execute(text("TRUNCATE " + ", ".join(V2_TABLES)))
+    yield UnitStore(db)
+    db.dispose()
+
+
+@pytest.fixture
+def empty_url(backend, tmp_path, request):
+    """The URL of an empty database (no UnitStore schema yet), SQLite or PostgreSQL."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty-units.db'}"
+        return
+    services.need(services.postgres_error())
+    request.getfixturevalue("postgres_database")  # the suite's PostgreSQL is set up
+    name = f"wharf_test_{os.getpid()}_{uuid.uuid4().hex[:6]}_v1"
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _create_v1_store(url: str) -> None:
+    """The schema version 1 wrote (storage/unitstore.py before worktrees), with data."""
+    meta = MetaData()
+    units = Table("units", meta, Column("id", String(32), primary_key=True),
+                  Column("unit_type", String(8)), Column("snapshot", JSON),
+                  Column("revision", Integer), Column("created_at", UTCDateTime),
+                  Column("updated_at", UTCDateTime))
+    revisions = Table("unit_revisions", meta,
+                      Column("unit_id", String(32), ForeignKey("units.id", ondelete="CASCADE"),
+                             primary_key=True),
+                      Column("revision", Integer, primary_key=True),
+                      Column("changeset", JSON), Column("author_id", String(64)),
+                      Column("created_at", UTCDateTime))
+    unitstore_meta = Table("unitstore_meta", meta, Column("key", String(32), primary_key=True),
+                           Column("value", String(64)))
+    engine = create_engine(url)
+    meta.create_all(engine)
+    now = utcnow()
+    with engine.begin() as conn:
+        conn.execute(unitstore_meta.insert(), {"key": "schema_version", "value": "1"})
+        conn.execute(units.insert(), [
+            {"id": "old1", "unit_type": "sheet", "snapshot": {"a": 2}, "revision": 2,
+             "created_at": now, "updated_at": now},
+            {"id": "old2", "unit_type": "doc", "snapshot": initial_snapshot("doc"),
+             "revision": 0, "created_at": now, "updated_at": now}])
+        conn.execute(revisions.insert(), [
+            {"unit_id": "old1", "revision": 1, "author_id": "alice", "created_at": now,
+             "changeset": [{"op": "add", "path": "/a", "value": 1}]},
+            {"unit_id": "old1", "revision": 2, "author_id": "bob", "created_at": now,
+             "changeset": [{"op": "replace", "path": "/a", "value": 2}]}])
+    engine.dispose()
+
+
+def _version(db: Database) -> str:
+    with db.read() as s:
+        return s.execute(text("SELECT value FROM unitstore_meta "
+                              "WHERE key = 'schema_version'")).scalar_one()
+
+
+# -- schema -------------------------------------------------------------------------------
+
+def test_a_fresh_store_is_created_at_version_2(store):
+    assert SCHEMA_VERSION == 2 and _version(store.db) == "2"
+    with store.db.engine.connect() as conn:
+        insp = inspect(conn)
+        assert set(V2_TABLES) <= set(insp.get_table_names())
+        assert "origin" in {c["name"] for c in insp.get_columns("unit_revisions")}
+
+
+def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_url):
+    _create_v1_store(empty_url)
+    db = Database(empty_url)
+    try:
+        said: list[str] = []
+        prepare_unitstore_db(db, report=said.append)
+        assert said == ["wharf: unit store schema upgraded from version 1 to 2"]
+        assert _version(db) == "2"
+        store = UnitStore(db)
+        old1 = store.get("old1")
+        assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
+        assert [(r.revision, r.author_id, r.origin) for r in store.revisions("old1")] == \
+            [(1, "alice", None), (2, "bob", None)]
+        assert store.get("old2").snapshot == initial_snapshot("doc")
+        # the upgraded store does everything a fresh one does
+        store.fork_draft(WT, "old1")
+        store.apply_draft_changeset(WT, "old1", 0, [{"op": "add", "path": "/b", "value": 1}],
+                                    "carol")
+        record = store.commit_fast_forward(OP, WT, "old1", expected_trunk_revision=2,
+                                           expected_draft_revision=1)
+        assert (record.trunk_revision_before, record.trunk_revision_after) == (2, 3)
+        assert store.revisions("old1", after=2)[0].origin == merge_origin(WT, OP)
+        assert store.apply_changeset("old2", 0, [{"op": "add", "path": "/x", "value": 1}],
+                                     "dave").revision == 1
+        assert store.delete_unit("old1") and store.get("old1") is None
+        said.clear()
+        prepare_unitstore_db(db, report=said.append)  # at version 2: nothing to do
+        assert said == []
+    finally:
+        db.dispose()
+
+
+def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
+    _create_v1_store(empty_url)
+    dbs = [Database(empty_url) for _ in range(3)]
+    barrier, errors = threading.Barrier(len(dbs)), []
+
+    def prepare(db: Database) -> None:
+        barrier.wait()
+        try:
+            prepare_unitstore_db(db, report=_quiet)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=prepare, args=(db,)) for db in dbs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    try:
+        assert errors == [] and _version(dbs[0]) == "2"
+        assert UnitStore(dbs[0]).get("old1").revision == 2
+    finally:
+        for db in dbs:
+            db.dispose()
+
+
+def test_a_store_newer_than_this_code_is_refused(store):
+    with store.db.write() as s:
+        s.execute(text("UPDATE unitstore_meta SET value = '3' WHERE key = 'schema_version'"))
+    try:
+        with pytest.raises(UnitStoreSchemaError, match="version 3"):
+            prepare_unitstore_db(store.db, report=_quiet)
+    finally:
+        with store.db.write() as s:
+            s.execute(text("UPDATE unitstore_meta SET value = '2' "
+                           "WHERE key = 'schema_version'"))
+
+
+# -- drafts -------------------------------------------------------------------------------
+
+def _trunk(store: UnitStore, unit_id: str = "u1", snapshot: dict | None = None) -> None:
+    store.create_unit(unit_id, "sheet", snapshot if snapshot is not None else {"a": 1})
+
+
+def _edit(store: UnitStore, rev: int, path: str, value: object, author: str = "alice",
+          unit_id: str = "u1", wt: str = WT):
+    return store.apply_draft_changeset(wt, unit_id, rev,
+                                       [{"op": "add", "path": path, "value": value}], author)
+
+
+def test_fork_copies_the_trunk_head_and_is_idempotent(store):
+    _trunk(store)
+    store.apply_changeset("u1", 0, [{"op": "add", "path": "/b", "value": 2}], "x")
+    draft = store.fork_draft(WT, "u1")
+    assert (draft.source, draft.unit_type, draft.base_revision, draft.revision,
+            draft.base_draft_revision) == ("trunk", "sheet", 1, 0, 0)
+    assert draft.snapshot == draft.base_snapshot == {"a": 1, "b": 2}
+    _edit(store, 0, "/c", 3)
+    again = store.fork_draft(WT, "u1")  # the existing draft, edits kept
+    assert (again.revision, again.snapshot, again.created_at) == \
+        (1, {"a": 1, "b": 2, "c": 3}, draft.created_at)
+    assert store.fork_draft("wt2", "u1").snapshot == {"a": 1, "b": 2}  # another worktree
+    with pytest.raises(UnitNotFound):
+        store.fork_draft(WT, "missing")
+    store.create_local_draft(WT, "local", "doc")
+    with pytest.raises(UnitConflict):
+        store.fork_draft(WT, "local")
+
+
+def test_a_local_draft_starts_at_revision_0_and_is_idempotent_on_its_type(store):
+    draft = store.create_local_draft(WT, "n1", "doc")
+    assert (draft.source, draft.base_revision, draft.revision, draft.snapshot,
+            draft.base_snapshot) == ("worktree", 0, 0, initial_snapshot("doc"),
+                                     initial_snapshot("doc"))
+    assert store.create_local_draft(WT, "n1", "doc") == draft
+    with pytest.raises(UnitConflict):
+        store.create_local_draft(WT, "n1", "sheet")
+    assert store.create_local_draft(WT, "n2", "sheet", {"x": 1}).snapshot == {"x": 1}
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    with pytest.raises(UnitConflict):
+        store.create_local_draft(WT, "u1", "sheet")
+    with pytest.raises(InvalidChangeset):
+        store.create_local_draft(WT, "n3", "sheet", ["not", "an", "object"])  # type: ignore[arg-type]
+    assert store.get("n1") is None  # no trunk unit until a merge creates it
+
+
+def test_get_draft_and_its_head(store):
+    assert store.get_draft(WT, "u1") is None and store.get_draft_head(WT, "u1") is None
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/b", 2)
+    draft, head = store.get_draft(WT, "u1"), store.get_draft_head(WT, "u1")
+    assert draft.base_snapshot == {"a": 1}
+    assert (head.snapshot, head.revision, head.base_revision) == ({"a": 1, "b": 2}, 1, 0)
+
+
+def test_a_draft_changeset_is_compare_and_set_and_leaves_trunk_alone(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    head = _edit(store, 0, "/b", 2, author="alice")
+    assert (head.revision, head.snapshot) == (1, {"a": 1, "b": 2})
+    _edit(store, 1, "/c", 3, author="bob")
+    with pytest.raises(RevisionConflict) as stale:
+        _edit(store, 1, "/d", 4)
+    assert stale.value.details == {"current_revision": 2}
+    assert [(r.revision, r.author_id, r.kind) for r in store.draft_revisions(WT, "u1")] == \
+        [(1, "alice", "edit"), (2, "bob", "edit")]
+    assert [r.revision for r in store.draft_revisions(WT, "u1", after=1)] == [2]
+    assert store.get("u1").snapshot == {"a": 1} and store.get("u1").revision == 0
+    with pytest.raises(DraftNotFound):
+        _edit(store, 0, "/b", 1, unit_id="nope")
+    assert issubclass(DraftNotFound, UnitNotFound)  # the core's 404
+
+
+def test_a_draft_changeset_has_the_limits_of_a_trunk_changeset(store):
+    small = UnitStore(store.db, UnitLimits(max_bytes=200, max_ops=2, max_depth=5))
+    _trunk(small)
+    small.fork_draft(WT, "u1")
+    add = {"op": "add", "path": "/b", "value": 1}
+    with pytest.raises(ChangesetTooLarge):
+        small.apply_draft_changeset(WT, "u1", 0, [add] * 3, "a")
+    with pytest.raises(UnitTooLarge):
+        _edit(small, 0, "/big", "x" * 300)
+    with pytest.raises(InvalidChangeset):
+        small.apply_draft_changeset(WT, "u1", 0, [{"op": "remove", "path": "/zz"}], "a")
+    with pytest.raises(InvalidChangeset):
+        small.apply_draft_changeset(WT, "u1", 0, [], "a")
+    assert small.get_draft_head(WT, "u1").revision == 0  # nothing written
+
+
+# -- merge commits ------------------------------------------------------------------------
+
+def _revs(store: UnitStore, unit_id: str = "u1") -> list[tuple]:
+    return [(r.revision, r.author_id, r.origin) for r in store.revisions(unit_id)]
+
+
+def test_fast_forward_appends_the_draft_revisions_with_their_authors(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/b", 2, author="alice")
+    _edit(store, 1, "/c", 3, author="bob")
+    record = store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                       expected_draft_revision=2)
+    assert (record.outcome, record.trunk_revision_before, record.trunk_revision_after,
+            record.conflicts, record.conflict_count) == ("fast_forward", 0, 2, [], 0)
+    origin = merge_origin(WT, OP)
+    assert origin == {"merge": {"worktree_id": WT, "operation_id": OP}}
+    assert _revs(store) == [(1, "alice", origin), (2, "bob", origin)]
+    assert store.get("u1").snapshot == {"a": 1, "b": 2, "c": 3}
+    draft = store.get_draft(WT, "u1")  # re-based onto the new head
+    assert (draft.base_revision, draft.base_draft_revision, draft.revision) == (2, 2, 2)
+    assert draft.base_snapshot == draft.snapshot == {"a": 1, "b": 2, "c": 3}
+    assert store.merge_record(OP, "u1") == record and store.has_merge_records(OP)
+    assert store.merge_records(OP) == [record] and not store.has_merge_records(OP2)
+
+    # later edits after a partial merge fast-forward on their own, authors kept again
+    _edit(store, 2, "/d", 4, author="carol")
+    again = store.commit_fast_forward(OP2, WT, "u1", expected_trunk_revision=2,
+                                      expected_draft_revision=3)
+    assert (again.trunk_revision_before, again.trunk_revision_after) == (2, 3)
+    assert _revs(store)[-1] == (3, "carol", merge_origin(WT, OP2))
+
+
+def test_fast_forward_refuses_when_trunk_or_draft_moved(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/b", 2)
+    with pytest.raises(RevisionConflict) as draft_moved:
+        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                  expected_draft_revision=0)
+    assert draft_moved.value.details["scope"] == "draft"
+    store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "x")
+    with pytest.raises(RevisionConflict) as stale:  # the caller's view of trunk is stale
+        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                  expected_draft_revision=1)
+    assert stale.value.details == {"current_revision": 1, "scope": "trunk"}
+    with pytest.raises(RevisionConflict, match="not a fast-forward"):  # trunk moved since
+        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
+                                  expected_draft_revision=1)
+    assert store.merge_record(OP, "u1") is None and store.get("u1").revision == 1
+
+
+def test_fast_forward_unavailable_writes_nothing(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    with pytest.raises(FastForwardUnavailable) as none:
+        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                  expected_draft_revision=0)
+    assert none.value.details == {"reason": "no_revisions"}
+    # a rebase with a resolution: the draft head is unlike its base, so the later
+    # revisions do not replay onto trunk
+    _edit(store, 0, "/b", 1)
+    store.apply_changeset("u1", 0, [{"op": "add", "path": "/b", "value": 9}], "trunker")
+    store.rebase_draft(WT, "u1", expected_draft_revision=1, base_revision=1,
+                       base_snapshot={"a": 1, "b": 9}, snapshot={"a": 1, "b": 1},
+                       changeset=[], author_id="alice")  # take: draft
+    _edit(store, 1, "/c", 2)
+    with pytest.raises(FastForwardUnavailable) as differs:
+        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
+                                  expected_draft_revision=2)
+    assert differs.value.details == {"reason": "replay_differs"}
+    assert store.get("u1").revision == 1 and store.merge_record(OP, "u1") is None
+    # the single-revision form
+    record = store.commit_merge(
+        OP, WT, "u1", expected_trunk_revision=1, expected_draft_revision=2,
+        changeset=[{"op": "replace", "path": "/b", "value": 1},
+                   {"op": "add", "path": "/c", "value": 2}],
+        snapshot={"a": 1, "b": 1, "c": 2}, draft_changeset=[], author_id="merger",
+        outcome=MergeOutcome.FAST_FORWARD)
+    assert (record.outcome, record.trunk_revision_after) == ("fast_forward", 2)
+    assert store.get("u1").snapshot == {"a": 1, "b": 1, "c": 2}
+    assert _revs(store)[-1] == (2, "merger", merge_origin(WT, OP))
+
+
+def test_merge_appends_one_revision_with_the_precomputed_snapshot(store):
+    _trunk(store, snapshot={"a": 1, "b": 1})
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/d", 1, author="alice")                       # draft: + d
+    store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "trunker")
+    merged = {"a": 1, "b": 1, "t": 1, "d": 1}
+    # stored as given: a marker the patch does not produce proves no re-application
+    record = store.commit_merge(
+        OP, WT, "u1", expected_trunk_revision=1, expected_draft_revision=1,
+        changeset=[{"op": "add", "path": "/d", "value": 1}],
+        snapshot={**merged, "given": True},
+        draft_changeset=[{"op": "add", "path": "/t", "value": 1}], author_id="merger")
+    assert (record.outcome, record.trunk_revision_before, record.trunk_revision_after) == \
+        ("merged", 1, 2)
+    assert store.get("u1").snapshot == {**merged, "given": True}
+    last = store.revisions("u1")[-1]
+    assert (last.revision, last.author_id, last.origin, last.changeset) == \
+        (2, "merger", merge_origin(WT, OP), [{"op": "add", "path": "/d", "value": 1}])
+    draft = store.get_draft(WT, "u1")  # re-based: base and head are the merge result
+    assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (2, 2, 2)
+    assert draft.snapshot == draft.base_snapshot == {**merged, "given": True}
+    sync = store.draft_revisions(WT, "u1")[-1]
+    assert (sync.kind, sync.author_id, sync.changeset) == \
+        (DraftRevisionKind.MERGE_SYNC, MERGE_AUTHOR, [{"op": "add", "path": "/t", "value": 1}])
+
+
+def test_merge_without_a_draft_change_writes_no_sync_revision(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/d", 1)
+    store.commit_merge(OP, WT, "u1", expected_trunk_revision=0, expected_draft_revision=1,
+                       changeset=[{"op": "add", "path": "/d", "value": 1}],
+                       snapshot={"a": 1, "d": 1}, draft_changeset=[], author_id="m")
+    assert [r.kind for r in store.draft_revisions(WT, "u1")] == ["edit"]
+    assert store.get_draft(WT, "u1").base_draft_revision == 1
+
+
+def test_merge_refusals_write_nothing(store):
+    small = UnitStore(store.db, UnitLimits(max_bytes=100))
+    _trunk(small)
+    small.fork_draft(WT, "u1")
+    _edit(small, 0, "/d", 1)
+    args = {"expected_trunk_revision": 0, "expected_draft_revision": 1,
+            "changeset": [{"op": "add", "path": "/d", "value": 1}],
+            "snapshot": {"a": 1, "d": 1}, "draft_changeset": [], "author_id": "m"}
+    with pytest.raises(RevisionConflict):
+        small.commit_merge(OP, WT, "u1", **{**args, "expected_trunk_revision": 5})
+    with pytest.raises(RevisionConflict):
+        small.commit_merge(OP, WT, "u1", **{**args, "expected_draft_revision": 0})
+    with pytest.raises(UnitTooLarge):
+        small.commit_merge(OP, WT, "u1", **{**args, "snapshot": {"big": "x" * 200}})
+    with pytest.raises(InvalidChangeset):
+        small.commit_merge(OP, WT, "u1", **{**args, "changeset": []})
+    with pytest.raises(InvalidChangeset):
+        small.commit_merge(OP, WT, "u1", **{**args, "snapshot": ["no"]})
+    with pytest.raises(ValueError):
+        small.commit_merge(OP, WT, "u1", **args, outcome=MergeOutcome.CREATED)
+    with pytest.raises(DraftNotFound):
+        small.commit_merge(OP, "other", "u1", **args)
+    assert small.get("u1").revision == 0 and small.merge_record(OP, "u1") is None
+    assert small.get_draft(WT, "u1").revision == 1
+
+
+def test_created_makes_the_trunk_unit_with_the_draft_history(store):
+    store.create_local_draft(WT, "n1", "doc")
+    _edit(store, 0, "/x", 1, author="alice", unit_id="n1")
+    _edit(store, 1, "/y", 2, author="bob", unit_id="n1")
+    record = store.commit_created(OP, WT, "n1", expected_draft_revision=2)
+    assert (record.outcome, record.trunk_revision_before, record.trunk_revision_after) == \
+        ("created", None, 2)
+    unit = store.get("n1")
+    assert (unit.unit_type, unit.revision) == ("doc", 2)
+    assert unit.snapshot == {**initial_snapshot("doc"), "x": 1, "y": 2}
+    origin = merge_origin(WT, OP)
+    assert _revs(store, "n1") == [(1, "alice", origin), (2, "bob", origin)]
+    draft = store.get_draft(WT, "n1")  # behaves as a trunk draft from now on
+    assert (draft.base_revision, draft.base_draft_revision) == (2, 2)
+    assert draft.base_snapshot == unit.snapshot
+
+
+def test_created_without_revisions_and_when_the_unit_exists(store):
+    store.create_local_draft(WT, "n1", "sheet", {"s": 1})
+    record = store.commit_created(OP, WT, "n1", expected_draft_revision=0)
+    assert (record.trunk_revision_before, record.trunk_revision_after) == (None, 0)
+    assert store.get("n1").snapshot == {"s": 1} and store.revisions("n1") == []
+    # a later merge (the first one's activation was blocked): nothing appended
+    again = store.commit_created(OP2, WT, "n1", expected_draft_revision=0)
+    assert (again.outcome, again.trunk_revision_before, again.trunk_revision_after) == \
+        ("created", 0, 0)
+    store.create_local_draft(WT, "n2", "doc")
+    store.create_unit("n2", "sheet")
+    with pytest.raises(UnitConflict):
+        store.commit_created(OP, WT, "n2", expected_draft_revision=0)
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    with pytest.raises(UnitConflict):
+        store.commit_created(OP, WT, "u1", expected_draft_revision=0)
+    with pytest.raises(DraftNotFound):
+        store.commit_created(OP, WT, "nope", expected_draft_revision=0)
+
+
+def test_record_outcome_conflict_and_unchanged(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/a", 11)
+    conflicts = [{"path": "/a", "base": 1, "trunk": 10, "draft": 11}]
+    record = store.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=1,
+                                  conflicts=conflicts, conflict_count=12_345)
+    assert (record.outcome, record.conflicts, record.conflict_count,
+            record.trunk_revision_before, record.trunk_revision_after) == \
+        ("conflict", conflicts, 12_345, 1, 1)
+    assert store.get_draft(WT, "u1").revision == 1  # draft untouched
+    # a second call for the same (operation, unit) gets the first record back
+    assert store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED,
+                                trunk_revision=1) == record
+    assert store.record_outcome(OP2, WT, "u1", MergeOutcome.FAILED,
+                                trunk_revision=None).outcome == "failed"
+    with pytest.raises(ValueError):
+        store.record_outcome(OP, WT, "u2", MergeOutcome.MERGED, trunk_revision=1)
+    with pytest.raises(ValueError):
+        store.record_outcome(OP, WT, "u2", MergeOutcome.CONFLICT, trunk_revision=1,
+                             sync_changeset=[], expected_draft_revision=0)
+    with pytest.raises(ValueError):
+        store.record_outcome(OP, WT, "u2", MergeOutcome.UNCHANGED, trunk_revision=1,
+                             sync_changeset=[])
+
+
+def test_unchanged_with_trunk_moved_rebases_the_draft_onto_trunk(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "trunker")
+    sync = [{"op": "add", "path": "/t", "value": 1}]
+    with pytest.raises(RevisionConflict):  # trunk moved on since the caller looked
+        store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=0,
+                             sync_changeset=sync, expected_draft_revision=0)
+    record = store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=1,
+                                  sync_changeset=sync, expected_draft_revision=0)
+    assert (record.outcome, record.trunk_revision_after) == ("unchanged", 1)
+    draft = store.get_draft(WT, "u1")
+    assert draft.snapshot == draft.base_snapshot == {"a": 1, "t": 1}
+    assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (1, 1, 1)
+    assert store.draft_revisions(WT, "u1")[0].kind == "merge_sync"
+    assert store.get("u1").revision == 1  # trunk untouched
+    # with an empty patch (merged == trunk == draft): re-based, no draft revision
+    store.apply_changeset("u1", 1, [{"op": "add", "path": "/u", "value": 1}], "trunker")
+    _edit(store, 1, "/u", 1)
+    store.record_outcome(OP2, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=2,
+                         sync_changeset=[], expected_draft_revision=2)
+    draft = store.get_draft(WT, "u1")
+    assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (2, 2, 2)
+
+
+def test_rebase_moves_the_draft_onto_the_trunk_head(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/a", 11)
+    store.apply_changeset("u1", 0, [{"op": "replace", "path": "/a", "value": 10},
+                                    {"op": "add", "path": "/t", "value": 1}], "trunker")
+    args = {"base_revision": 1, "base_snapshot": {"a": 10, "t": 1},
+            "snapshot": {"a": 11, "t": 1}, "changeset": [{"op": "add", "path": "/t",
+                                                          "value": 1}],
+            "author_id": "alice"}
+    with pytest.raises(RevisionConflict) as stale_draft:
+        store.rebase_draft(WT, "u1", expected_draft_revision=0, **args)
+    assert stale_draft.value.details["scope"] == "draft"
+    with pytest.raises(RevisionConflict) as stale_trunk:
+        store.rebase_draft(WT, "u1", expected_draft_revision=1, **{**args, "base_revision": 0})
+    assert stale_trunk.value.details == {"current_revision": 1, "scope": "trunk"}
+    head = store.rebase_draft(WT, "u1", expected_draft_revision=1, **args)
+    assert (head.revision, head.base_revision, head.base_draft_revision, head.snapshot) == \
+        (2, 1, 2, {"a": 11, "t": 1})
+    draft = store.get_draft(WT, "u1")
+    assert draft.base_snapshot == {"a": 10, "t": 1} and draft.snapshot == {"a": 11, "t": 1}
+    rebase = store.draft_revisions(WT, "u1")[-1]
+    assert (rebase.kind, rebase.author_id) == ("rebase", "alice")
+    # now a fast-forward of the single-revision form merges it
+    assert store.get("u1").revision == 1
+    store.create_local_draft(WT, "n1", "doc")
+    with pytest.raises(UnitNotFound):  # a local unit never merged has no trunk
+        store.rebase_draft(WT, "n1", expected_draft_revision=0, **args)
+
+
+def test_delete_drafts_and_orphan_candidates(store):
+    _trunk(store)
+    for wt in ("w1", "w2"):
+        store.fork_draft(wt, "u1")
+        store.create_local_draft(wt, "n1", "doc")
+        _edit(store, 0, "/x", 1, unit_id="n1", wt=wt)
+    store.record_outcome(OP, "w1", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
+    later = utcnow() + timedelta(seconds=1)
+    assert store.orphan_drafts(utcnow() - timedelta(hours=1)) == []
+    everything = store.orphan_drafts(later)
+    assert everything == [DraftKey("w1", "n1"), DraftKey("w1", "u1"), DraftKey("w2", "n1"),
+                          DraftKey("w2", "u1")]
+    assert store.orphan_drafts(later, limit=2) == everything[:2]
+    assert store.orphan_drafts(later, after=everything[1], limit=2) == everything[2:]
+    assert store.delete_draft("w2", "n1") and not store.delete_draft("w2", "n1")
+    assert store.draft_revisions("w2", "n1") == []
+    assert store.delete_drafts("w1") == 2 and store.delete_drafts("w1") == 0
+    assert store.get_draft("w1", "u1") is None and store.draft_revisions("w1", "n1") == []
+    assert store.get_draft("w2", "u1") is not None  # another worktree's draft stays
+    assert store.merge_record(OP, "u1") is not None  # records describe trunk: kept
+    assert store.get("u1") is not None
+
+
+def test_append_revision_with_snapshot_stores_the_given_document(store):
+    _trunk(store)
+    unit = store.append_revision_with_snapshot(
+        "u1", 0, [{"op": "add", "path": "/b", "value": 2}], {"a": 1, "b": 2, "given": 1},
+        "alice", {"merge": {"worktree_id": WT, "operation_id": OP}})
+    assert (unit.revision, unit.snapshot) == (1, {"a": 1, "b": 2, "given": 1})
+    assert store.get("u1").snapshot == {"a": 1, "b": 2, "given": 1}
+    assert _revs(store) == [(1, "alice", merge_origin(WT, OP))]
+    store.append_revision_with_snapshot("u1", 1, [{"op": "remove", "path": "/given"}],
+                                        {"a": 1, "b": 2}, None)
+    assert store.revisions("u1")[-1].origin is None
+    with pytest.raises(RevisionConflict) as stale:
+        store.append_revision_with_snapshot("u1", 1, [{"op": "add", "path": "/c",
+                                                       "value": 1}], {}, "a")
+    assert stale.value.details == {"current_revision": 2, "scope": "trunk"}
+    with pytest.raises(UnitNotFound):
+        store.append_revision_with_snapshot("nope", 0, [{"op": "add", "path": "/c",
+                                                         "value": 1}], {}, "a")
+    with pytest.raises(InvalidChangeset):
+        store.append_revision_with_snapshot("u1", 2, [{"path": "/c"}], {}, "a")
+    assert store.get("u1").revision == 2
+
+
+def test_a_large_fast_forward_and_merge(store):
+    """200 sheet rows x 50 cells: the documents a merge moves are not small."""
+    rows = {str(r): {str(c): {"v": r * c} for c in range(50)} for r in range(200)}
+    _trunk(store, snapshot={"cellData": rows})
+    store.fork_draft(WT, "u1")
+    for i in range(20):
+        _edit(store, i, f"/cellData/{i}/0/v", -i, author=f"user{i % 3}")
+    record = store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                       expected_draft_revision=20)
+    assert record.trunk_revision_after == 20
+    assert store.get("u1").snapshot == store.get_draft(WT, "u1").snapshot
+    assert {r.author_id for r in store.revisions("u1")} == {"user0", "user1", "user2"}
+
+
+# -- crashes, re-runs and races --------------------------------------------------------------
+
+def _merge_args(store: UnitStore) -> dict:
+    return {"expected_trunk_revision": 0, "expected_draft_revision": 1,
+            "changeset": [{"op": "add", "path": "/d", "value": 1}],
+            "snapshot": {"a": 1, "d": 1}, "draft_changeset": [], "author_id": "m"}
+
+
+def test_a_rerun_after_a_crash_gets_the_record_and_writes_nothing_again(store, unitstore_url):
+    _trunk(store)
+    store.create_local_draft(WT, "n1", "doc")
+    _edit(store, 0, "/x", 1, unit_id="n1")
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/d", 1)
+    _trunk(store, "u2")
+    store.fork_draft(WT, "u2")
+    _edit(store, 0, "/e", 1, unit_id="u2")
+    first = {
+        "u1": store.commit_merge(OP, WT, "u1", **_merge_args(store)),
+        "n1": store.commit_created(OP, WT, "n1", expected_draft_revision=1),
+        "u2": store.commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
+                                        expected_draft_revision=1)}
+    heads = {u: (store.get(u).revision, store.get_draft(WT, u).revision) for u in first}
+    # the worker died before its product commit; another process runs the operation again
+    # with what it read before (stale revisions): the records come back, nothing is written
+    rerun_db = Database(unitstore_url)
+    try:
+        rerun = UnitStore(rerun_db)
+        assert rerun.commit_merge(OP, WT, "u1", **_merge_args(store)) == first["u1"]
+        assert rerun.commit_created(OP, WT, "n1", expected_draft_revision=1) == first["n1"]
+        assert rerun.commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
+                                         expected_draft_revision=1) == first["u2"]
+        assert rerun.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
+                                    trunk_revision=0) == first["u1"]
+    finally:
+        rerun_db.dispose()
+    assert {u: (store.get(u).revision, store.get_draft(WT, u).revision) for u in first} == \
+        heads
+    assert len(store.revisions("u1")) == 1 and len(store.revisions("n1")) == 1
+    assert len(store.revisions("u2")) == 1
+    assert store.merge_records(OP) == sorted(first.values(), key=lambda r: r.unit_id)
+
+
+def test_a_crash_before_the_record_leaves_no_trunk_revision(store, monkeypatch):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/d", 1)
+
+    def die(*_a, **_k):
+        raise RuntimeError("killed between the trunk write and the record")
+    with monkeypatch.context() as m:
+        m.setattr(UnitStore, "_insert_record", die)
+        with pytest.raises(RuntimeError):
+            store.commit_merge(OP, WT, "u1", **_merge_args(store))
+        with pytest.raises(RuntimeError):
+            store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                      expected_draft_revision=1)
+    # one transaction: no trunk revision, no draft re-base, no record
+    assert store.get("u1").revision == 0 and store.revisions("u1") == []
+    assert store.get_draft(WT, "u1").revision == 1 and store.merge_record(OP, "u1") is None
+    record = store.commit_merge(OP, WT, "u1", **_merge_args(store))  # the re-run writes once
+    assert record.trunk_revision_after == 1 and len(store.revisions("u1")) == 1
+
+
+def _race(n: int, fn) -> tuple[list, list]:
+    barrier, results, errors = threading.Barrier(n), [], []
+    lock = threading.Lock()
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            out = fn(i)
+            with lock:
+                results.append(out)
+        except Exception as exc:
+            with lock:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results, errors
+
+
+def test_concurrent_runs_of_one_merge_write_trunk_once(store):
+    """Two workers running the same operation (a lease expired): one trunk write, one
+    record, both get it."""
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    _edit(store, 0, "/d", 1)
+    store.create_local_draft(WT, "n1", "doc")
+    _edit(store, 0, "/x", 1, unit_id="n1")
+    results, errors = _race(6, lambda i: (
+        store.commit_merge(OP, WT, "u1", **_merge_args(store)) if i % 2 else
+        store.commit_created(OP, WT, "n1", expected_draft_revision=1)))
+    assert errors == [] and len(results) == 6
+    assert {(r.unit_id, r.trunk_revision_after) for r in results} == {("u1", 1), ("n1", 1)}
+    assert len(store.revisions("u1")) == 1 and len(store.revisions("n1")) == 1
+    assert len(store.merge_records(OP)) == 2
+
+
+def test_concurrent_merges_into_one_unit_compare_and_set(store):
+    """Different operations racing on one trunk unit: one wins, the others must recompute."""
+    _trunk(store)
+    for i in range(4):
+        store.fork_draft(f"w{i}", "u1")
+        _edit(store, 0, f"/d{i}", i, wt=f"w{i}")
+    results, errors = _race(4, lambda i: store.commit_merge(
+        f"op{i}", f"w{i}", "u1", expected_trunk_revision=0, expected_draft_revision=1,
+        changeset=[{"op": "add", "path": f"/d{i}", "value": i}],
+        snapshot={"a": 1, f"d{i}": i}, draft_changeset=[], author_id="m"))
+    assert len(results) == 1 and len(errors) == 3
+    assert all(isinstance(e, RevisionConflict) for e in errors)
+    assert store.get("u1").revision == 1 and len(store.revisions("u1")) == 1
+
+
+# -- transient trouble ----------------------------------------------------------------------
+
+CALLS = {
+    "fork_draft": lambda s: s.fork_draft(WT, "u1"),
+    "create_local_draft": lambda s: s.create_local_draft(WT, "n1", "doc"),
+    "get_draft": lambda s: s.get_draft(WT, "u1"),
+    "get_draft_head": lambda s: s.get_draft_head(WT, "u1"),
+    "draft_revisions": lambda s: s.draft_revisions(WT, "u1"),
+    "apply_draft_changeset": lambda s: s.apply_draft_changeset(
+        WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}], "a"),
+    "rebase_draft": lambda s: s.rebase_draft(WT, "u1", expected_draft_revision=0,
+                                             base_revision=0, base_snapshot={}, snapshot={},
+                                             changeset=[], author_id="a"),
+    "delete_draft": lambda s: s.delete_draft(WT, "u1"),
+    "delete_drafts": lambda s: s.delete_drafts(WT),
+    "orphan_drafts": lambda s: s.orphan_drafts(utcnow()),
+    "merge_record": lambda s: s.merge_record(OP, "u1"),
+    "merge_records": lambda s: s.merge_records(OP),
+    "has_merge_records": lambda s: s.has_merge_records(OP),
+    "commit_fast_forward": lambda s: s.commit_fast_forward(
+        OP, WT, "u1", expected_trunk_revision=0, expected_draft_revision=1),
+    "commit_merge": lambda s: s.commit_merge(OP, WT, "u1", **_merge_args(s)),
+    "commit_created": lambda s: s.commit_created(OP, WT, "n1", expected_draft_revision=0),
+    "record_outcome": lambda s: s.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
+                                                 trunk_revision=0),
+    "append_revision_with_snapshot": lambda s: s.append_revision_with_snapshot(
+        "u1", 0, [{"op": "add", "path": "/b", "value": 1}], {"b": 1}, "a"),
+    "revisions": lambda s: s.revisions("u1"),
+}
+
+
+@pytest.mark.parametrize("method", list(CALLS))
+def test_transient_database_trouble_is_the_unit_store_being_unavailable(store, monkeypatch,
+                                                                        method):
+    def busy(*_a, **_k):
+        raise DatabaseBusy("locked")
+    monkeypatch.setattr(store.db, "write", busy)
+    monkeypatch.setattr(store.db, "read", busy)
+    with pytest.raises(UnitStoreUnavailable):
+        CALLS[method](store)
