@@ -87,6 +87,13 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/trash-batches/{batch_id}/restore", lifecycle.BatchRestore(db))
         app.add_route("/api/resources/{resource_id}/open", lifecycle.ResourceOpen(db))
         app.add_route("/api/me/recent", lifecycle.MyRecent(db))
+        from api.resources import worktrees
+        app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
+        app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db))
+        app.add_route("/api/worktrees/{worktree_id}/ready", worktrees.WorktreeReady(db))
+        app.add_route("/api/worktrees/{worktree_id}/reopen", worktrees.WorktreeReopen(db))
+        app.add_route("/api/worktrees/{worktree_id}/discard",
+                      worktrees.WorktreeDiscard(operations))
         if unitstore is not None:
             app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",

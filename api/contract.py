@@ -291,6 +291,8 @@ TAGS = {
     "blobs": "Upload sessions, blob content, ranged reads and downloads.",
     "assets": "Files embedded in units (images in a doc): uploaded, published by a "
               "worker, served through a permission gate.",
+    "worktrees": "Isolated drafts of units, merged back into trunk by operations: "
+                 "create, list, rename, ready/reopen, discard.",
 }
 
 #: Response headers the server sends, declared once and referenced by name.

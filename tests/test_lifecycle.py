@@ -279,7 +279,7 @@ def test_purge_is_refused_while_a_worktree_references_a_resource(world, worker, 
     top = node(alice, sp, "Top")
     alice.post(f"/api/nodes/{top}/trash")
     monkeypatch.setattr(trash, "PURGE_BLOCKERS",
-                        [lambda s, ids: "an active worktree references a resource below"])
+                        [lambda s, resource_ids, node_ids: "an active worktree references a resource below"])
     r = alice.delete(f"/api/nodes/{top}", headers={"Idempotency-Key": key()})
     assert r.status_code == 409 and r.json["code"] == "worktree_reference"
 

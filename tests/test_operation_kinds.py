@@ -48,6 +48,14 @@ STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
     (kinds.PublishAssetResult,
      {"asset_id": ID + "b", "unit_id": ID + "4", "size": 5, "sha256": "ab" * 32,
       "media_type": "image/png", "content_url": "/api/assets/" + ID + "b/content"}),
+    (kinds.CreateWorktreePayload,
+     {"worktree_id": ID + "d", "kind": "team", "name": "Review", "summary": None,
+      "team_space_id": ID + "1", "visibility": "space"}),
+    (kinds.CreateWorktreeResult, {"worktree_id": ID + "d"}),
+    (kinds.DiscardWorktreePayload, {"worktree_id": ID + "d", "from_state": "ready"}),
+    (kinds.DiscardWorktreeResult,
+     {"worktree_id": ID + "d", "state": "discarded", "assets_deleted": 2,
+      "uploads_cancelled": 1, "intents_discarded": 0}),
     (kinds.OperationError, {"code": "cancelled", "message": "Cancelled by the submitter.",
                             "retryable": False}),
     (kinds.OperationError, {"code": "permission_revoked", "message": "gone",
@@ -70,4 +78,4 @@ def test_unknown_keys_in_an_old_row_are_ignored():
 def test_every_kind_has_a_payload_and_a_result():
     assert set(kinds.PAYLOADS) == set(kinds.RESULTS) == {
         "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
-        "publish_asset"}
+        "publish_asset", "create_worktree", "discard_worktree"}

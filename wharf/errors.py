@@ -102,7 +102,10 @@ class ProblemCode(StrEnum):
     USERNAME_TAKEN = "username_taken"
     VALIDATION_FAILED = "validation_failed"
     VERIFICATION_FAILED = "verification_failed"
+    WORKTREE_BUSY = "worktree_busy"
+    WORKTREE_DISCARDED = "worktree_discarded"
     WORKTREE_REFERENCE = "worktree_reference"
+    WORKTREE_STATE = "worktree_state"
 
 
 class WharfError(Exception):

@@ -76,9 +76,10 @@ log = logging.getLogger("wharf.trash")
 
 KIND = PURGE_TRASH
 
-# Each blocker returns a reason when a purge of these resources must wait (worktrees add
-# one: an active worktree that references a resource below blocks its permanent delete).
-PURGE_BLOCKERS: list[Callable[[Session, list[str]], str | None]] = []
+# Each blocker receives the resource ids and node ids of the subtree being purged and
+# returns a reason when the purge must wait (wharf.worktrees registers one: an active
+# worktree that references a resource below, or will create a document below, blocks it).
+PURGE_BLOCKERS: list[Callable[[Session, list[str], list[str]], str | None]] = []
 
 
 def subtree(s: Session, root_id: str) -> list[Node]:
@@ -230,9 +231,15 @@ def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
     return scan_page(fetch, after, limit, "trash", lambda b: [b.id], visible)
 
 
-def _blocked(s: Session, resource_ids: list[str]) -> str | None:
+def _blocked(s: Session, root_node_id: str) -> str | None:
+    """Why the purge of the subtree at ``root_node_id`` must wait (``PURGE_BLOCKERS``),
+    or None."""
+    if not PURGE_BLOCKERS:
+        return None
+    node_ids = [n.id for n in subtree(s, root_node_id)]
+    resource_ids = [r.id for r in _resources_below(s, node_ids)]
     for blocker in PURGE_BLOCKERS:
-        reason = blocker(s, resource_ids)
+        reason = blocker(s, resource_ids, node_ids)
         if reason:
             return reason
     return None
@@ -255,8 +262,7 @@ def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
         if batch is None or node.trash_batch_id != batch.id:
             raise Conflict("Only the root of a trash batch can be deleted permanently; "
                            "trash the node first.", code="not_trashed")
-        reason = _blocked(s, [r.id for r in _resources_below(s, [n.id for n in
-                                                                 subtree(s, node.id)])])
+        reason = _blocked(s, node.id)
         if reason:
             raise Conflict(reason, code="worktree_reference")
         return node.space_id, PurgeTrashPayload(batch_id=batch.id, root_node_id=node.id,
@@ -319,8 +325,7 @@ class PurgeTrash:
         self._batch(s, p)
         if not p.by_retention:
             require_purge(s, actor, p.root_node_id)
-        reason = _blocked(s, [r.id for r in _resources_below(
-            s, [n.id for n in subtree(s, p.root_node_id)])])
+        reason = _blocked(s, p.root_node_id)
         if reason:
             raise Conflict(reason, code="worktree_reference")
 

@@ -39,6 +39,7 @@ from wharf.operations.service import Operations
 from wharf.resources import CreateResource
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
+from wharf.worktrees import CreateWorktree, DiscardWorktree
 
 
 class Components:
@@ -81,7 +82,9 @@ class Components:
             CreateBlobResource(self.blob_store, settings),
             ReplaceBlobContent(self.blob_store, settings),
             PublishAsset(self.db, self.blob_store, settings),
-            PurgeTrash(self.db, self.unitstore))}
+            PurgeTrash(self.db, self.unitstore),
+            CreateWorktree(),
+            DiscardWorktree(self.db, self.unitstore, settings))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)

@@ -16,6 +16,8 @@ from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitTyp
 from wharf.operations.kinds import (
     CreateBlobResourceResult,
     CreateResourceResult,
+    CreateWorktreeResult,
+    DiscardWorktreeResult,
     OperationError,
     OperationKind,
     PublishAssetResult,
@@ -85,8 +87,23 @@ class PublishAssetOperation(_Operation, tag=OperationKind.PUBLISH_ASSET.value):
         description="Once completed: the asset and where its bytes are served.")]
 
 
+class CreateWorktreeOperation(_Operation, tag=OperationKind.CREATE_WORKTREE.value):
+    """``create_worktree``: a worktree created (POST /api/worktrees)."""
+
+    result: Annotated[CreateWorktreeResult | None, msgspec.Meta(
+        description="Once completed: the new worktree.")]
+
+
+class DiscardWorktreeOperation(_Operation, tag=OperationKind.DISCARD_WORKTREE.value):
+    """``discard_worktree``: a worktree discarded, its assets deleted."""
+
+    result: Annotated[DiscardWorktreeResult | None, msgspec.Meta(
+        description="Once completed: what the discard deleted and cancelled.")]
+
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
-             | ReplaceBlobContentOperation | PublishAssetOperation)
+             | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
+             | DiscardWorktreeOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -94,6 +111,8 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_BLOB_RESOURCE.value: CreateBlobResourceOperation,
     OperationKind.REPLACE_BLOB_CONTENT.value: ReplaceBlobContentOperation,
     OperationKind.PUBLISH_ASSET.value: PublishAssetOperation,
+    OperationKind.CREATE_WORKTREE.value: CreateWorktreeOperation,
+    OperationKind.DISCARD_WORKTREE.value: DiscardWorktreeOperation,
 }
 
 

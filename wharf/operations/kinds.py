@@ -29,6 +29,8 @@ class OperationKind(StrEnum):
     CREATE_BLOB_RESOURCE = "create_blob_resource"
     REPLACE_BLOB_CONTENT = "replace_blob_content"
     PUBLISH_ASSET = "publish_asset"
+    CREATE_WORKTREE = "create_worktree"
+    DISCARD_WORKTREE = "discard_worktree"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -36,6 +38,8 @@ PURGE_TRASH = OperationKind.PURGE_TRASH.value
 CREATE_BLOB_RESOURCE = OperationKind.CREATE_BLOB_RESOURCE.value
 REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
 PUBLISH_ASSET = OperationKind.PUBLISH_ASSET.value
+CREATE_WORKTREE = OperationKind.CREATE_WORKTREE.value
+DISCARD_WORKTREE = OperationKind.DISCARD_WORKTREE.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -154,6 +158,40 @@ class PublishAssetResult(_Shape, frozen=True):
     worktree_id: str | None = None
 
 
+# --- create_worktree, discard_worktree (wharf/worktrees/) ---------------------------
+
+class CreateWorktreePayload(_Shape, frozen=True):
+    """The new worktree, its id fixed at submission (``team_space_id`` None: a user
+    worktree, always ``private``)."""
+
+    worktree_id: str
+    kind: str
+    name: str
+    summary: str | None
+    team_space_id: str | None
+    visibility: str
+
+
+class CreateWorktreeResult(_Shape, frozen=True):
+    worktree_id: str
+
+
+class DiscardWorktreePayload(_Shape, frozen=True):
+    """The worktree being discarded and the state it left at submission (restored if
+    the operation fails)."""
+
+    worktree_id: str
+    from_state: str
+
+
+class DiscardWorktreeResult(_Shape, frozen=True):
+    worktree_id: str
+    state: str
+    assets_deleted: int
+    uploads_cancelled: int
+    intents_discarded: int
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -173,6 +211,8 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     CREATE_BLOB_RESOURCE: CreateBlobResourcePayload,
     REPLACE_BLOB_CONTENT: ReplaceBlobContentPayload,
     PUBLISH_ASSET: PublishAssetPayload,
+    CREATE_WORKTREE: CreateWorktreePayload,
+    DISCARD_WORKTREE: DiscardWorktreePayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -180,6 +220,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_BLOB_RESOURCE: CreateBlobResourceResult,
     REPLACE_BLOB_CONTENT: ReplaceBlobContentResult,
     PUBLISH_ASSET: PublishAssetResult,
+    CREATE_WORKTREE: CreateWorktreeResult,
+    DISCARD_WORKTREE: DiscardWorktreeResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

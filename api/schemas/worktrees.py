@@ -1,0 +1,159 @@
+"""Worktrees: isolated drafts of units, merged back into trunk by operations."""
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, ClassVar
+
+import msgspec
+
+from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
+from api.schemas.tree import _Patch
+from storage.enums import (
+    MergeState,
+    UnitType,
+    WorktreeKind,
+    WorktreeState,
+    WorktreeUnitSource,
+    WorktreeVisibility,
+)
+from wharf.pagination import DEFAULT_LIMIT
+
+WorktreeName = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=255, examples=["Q3 plan review"],
+    description="1-255 characters, no control characters or `/`.")]
+WorktreeSummaryText = Annotated[str, msgspec.Meta(
+    max_length=10_000, description="Free text (line breaks allowed); blank is null.")]
+
+
+class WorktreeScope(StrEnum):
+    """``active``: not merged or discarded yet; ``processed``: merged or discarded."""
+
+    ACTIVE = "active"
+    PROCESSED = "processed"
+
+
+class TeamSpaceRef(Response):
+    id: Id
+    name: str
+
+
+class UserRef(Response):
+    id: Id
+    username: str
+
+
+class WorktreeCapabilities(Response):
+    """What the caller may do with the worktree now (its state, their role and every
+    unit's own permission considered)."""
+
+    review: Annotated[bool, msgspec.Meta(description="See its units, drafts and conflicts.")]
+    edit_draft: bool
+    add_unit: bool
+    change_visibility: bool
+    mark_ready: bool
+    reopen: bool
+    merge: bool
+    discard: bool
+
+
+class Worktree(Response):
+    """A worktree's summary. A `user` worktree is its creator's alone (always `private`);
+    a `team` worktree belongs to a team space, seen by the creator and the space's
+    owner and admins, and by every member when its visibility is `space`."""
+
+    id: Id
+    kind: WorktreeKind
+    name: str
+    summary: str | None
+    team_space: Annotated[TeamSpaceRef | None, msgspec.Meta(
+        description="The team space (null: a user worktree).")]
+    visibility: WorktreeVisibility
+    state: Annotated[WorktreeState, msgspec.Meta(
+        description="`draft` (editable) → `ready` (frozen for review) → `merging` → "
+                    "`merged`; `draft|ready` → `discarding` → `discarded`.")]
+    creator: UserRef
+    unit_count: Annotated[int, msgspec.Meta(ge=0)]
+    busy_operation_id: Annotated[Id | None, msgspec.Meta(
+        description="The merge or discard under way (states `merging`, `discarding`).")]
+    last_merge_operation_id: Id | None
+    processed_at: Annotated[Timestamp | None, msgspec.Meta(
+        description="When it was merged or discarded (null while active).")]
+    created_at: Timestamp
+    updated_at: Timestamp
+    capabilities: WorktreeCapabilities
+
+
+class WorktreeTarget(Response):
+    space_id: Id
+    parent_id: Id | None
+
+
+class WorktreeUnit(Response):
+    """A unit in a worktree: a trunk unit's draft, or a unit new in the worktree."""
+
+    unit_id: Id
+    resource_id: Id
+    node_id: Id
+    source: WorktreeUnitSource
+    unit_type: UnitType
+    name: str
+    target: WorktreeTarget | None
+    base_revision: int
+    draft_revision: int
+    change: Annotated[str, msgspec.Meta(extra_json_schema={
+        "enum": ["added", "modified", "unchanged"]})]
+    trunk_revision: int | None
+    trunk_moved: bool
+    merge_state: MergeState
+    conflict_count: int
+    activation: Annotated[str, msgspec.Meta(extra_json_schema={
+        "enum": ["not_applicable", "waiting", "activated", "discarded", "blocked"]})]
+
+
+class WorktreeDetail(Worktree):
+    """The summary and the units (empty when the caller may not review them)."""
+
+    units: list[WorktreeUnit]
+
+
+class WorktreeList(Response):
+    items: list[Worktree]
+    next_cursor: str | None
+
+
+class WorktreeListQuery(msgspec.Struct, forbid_unknown_fields=False):
+    """``?scope=&kind=&team_space_id=&limit=&cursor=`` of GET /api/worktrees."""
+
+    scope: Annotated[WorktreeScope, msgspec.Meta(
+        description="`active` (default) or `processed` (merged or discarded).")] = \
+        WorktreeScope.ACTIVE
+    kind: Annotated[WorktreeKind | None, msgspec.Meta(
+        description="Only user or only team worktrees.")] = None
+    team_space_id: Annotated[IdRef | None, msgspec.Meta(
+        description="Only the worktrees of this team space.")] = None
+    limit: Limit = DEFAULT_LIMIT
+    cursor: Cursor | None = None
+
+
+class CreateWorktreeRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {
+        "kind": "team", "name": "Q3 plan review",
+        "team_space_id": "0f8fad5bd9cb469fa16570867728950e", "visibility": "space"}
+    kind: WorktreeKind
+    name: WorktreeName
+    summary: WorktreeSummaryText | None = None
+    team_space_id: Annotated[IdRef | None, msgspec.Meta(
+        description="Required for a team worktree (editor or above in that team space); "
+                    "refused for a user worktree.")] = None
+    visibility: Annotated[WorktreeVisibility | None, msgspec.Meta(
+        description="Team worktrees: `private` (default: the creator, owner and admins) "
+                    "or `space` (every member). A user worktree is always `private`.")] \
+        = None
+
+
+class UpdateWorktreeRequest(_Patch):
+    __example__: ClassVar[dict[str, object]] = {"name": "Q3 plan review (final)"}
+    name: WorktreeName | msgspec.UnsetType = msgspec.UNSET
+    summary: WorktreeSummaryText | msgspec.UnsetType | None = msgspec.UNSET
+    visibility: Annotated[WorktreeVisibility | msgspec.UnsetType, msgspec.Meta(
+        description="Team worktrees only (400 for a user worktree).")] = msgspec.UNSET

@@ -1,0 +1,49 @@
+"""Worktrees: isolated drafts of units, merged back into trunk by operations
+(specs/assets-worktrees.md). This package holds their lifecycle: creating one
+(``create_worktree``), listing and reading them, renaming and visibility, ready/reopen,
+discarding (``discard_worktree``), and the purge blocker that keeps trash a worktree
+still needs.
+
+- ``access``: discoverability and the capability matrix (§5);
+- ``errors``: ``worktree_state`` and ``worktree_busy``;
+- ``service``: the requests;
+- ``handlers``: the operation handlers;
+- ``blockers``: the ``PURGE_BLOCKERS`` hook, registered on import.
+"""
+from __future__ import annotations
+
+from wharf import trash
+from wharf.worktrees.blockers import referencing_worktrees, worktree_reference
+from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
+from wharf.worktrees.handlers import CreateWorktree, DiscardWorktree
+from wharf.worktrees.service import (
+    Summary,
+    get_worktree,
+    list_worktrees,
+    mark_ready,
+    reopen,
+    submit_create_worktree,
+    submit_discard,
+    update_worktree,
+)
+
+# Whoever runs operations or serves the API imports this package (its handlers and
+# resources), so every process that purges trash knows the blocker.
+if worktree_reference not in trash.PURGE_BLOCKERS:
+    trash.PURGE_BLOCKERS.append(worktree_reference)
+
+__all__ = [
+    "CreateWorktree",
+    "DiscardWorktree",
+    "Summary",
+    "WorktreeBusy",
+    "WorktreeStateConflict",
+    "get_worktree",
+    "list_worktrees",
+    "mark_ready",
+    "referencing_worktrees",
+    "reopen",
+    "submit_create_worktree",
+    "submit_discard",
+    "update_worktree",
+]

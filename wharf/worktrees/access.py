@@ -1,0 +1,215 @@
+"""Who may see and do what with a worktree (specs/assets-worktrees.md §5).
+
+A user worktree belongs to its creator alone. A team worktree belongs to a team space:
+only its members find it at all (a ``public_read`` space gives visitors nothing here),
+and among them the creator and the space's owner and admins always, the others only
+when its visibility is ``space``. A worktree the caller cannot discover is 404 (ids leak
+nothing); one they can discover but may not change is 403; a right the caller has but
+the worktree's state refuses is 409 (``worktree_busy`` while a merge or discard runs,
+``worktree_state`` otherwise).
+
+The capabilities are computed in two parts: :func:`rights` from the caller's relation to
+the worktree (creator, team role) and the state rules of :data:`STATES`, decided from the
+worktree row alone, so a listing needs no query per row; and :func:`unit_rights`, every
+unit's own permission (read on a trunk unit to review it, edit to change or merge it, the
+right to create in the target folder of a local unit), which is the hook the units of a
+worktree plug into.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility
+from storage.models import Space, SpaceMember, Worktree
+from wharf.context import Principal
+from wharf.errors import Forbidden, NotFound
+from wharf.ids import is_id
+from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
+
+#: Team roles that manage every worktree of the space (see it, rename, discard, reopen).
+MANAGERS = frozenset(("owner", "admin"))
+#: Team roles that may create, edit and merge.
+WRITERS = frozenset(("owner", "admin", "editor"))
+
+#: The capabilities a worktree summary reports, in order.
+CAPABILITIES = ("review", "edit_draft", "add_unit", "change_visibility", "mark_ready",
+                "reopen", "merge", "discard")
+#: What else a request may need: ``update`` (PATCH name/summary).
+ACTIONS = (*CAPABILITIES, "update")
+
+_D, _R = WorktreeState.DRAFT.value, WorktreeState.READY.value
+BUSY_STATES = (WorktreeState.MERGING.value, WorktreeState.DISCARDING.value)
+#: The states in which each action is accepted (every state for ``review``).
+STATES: dict[str, tuple[str, ...]] = {
+    "review": tuple(s.value for s in WorktreeState),
+    "edit_draft": (_D,), "add_unit": (_D,), "mark_ready": (_D,),
+    "change_visibility": (_D, _R), "update": (_D, _R),
+    "reopen": (_R,), "merge": (_R,), "discard": (_D, _R),
+}
+#: What each action needs of every unit (None: nothing unit by unit).
+UNIT_NEEDS: dict[str, str | None] = {
+    "review": "read", "edit_draft": "edit", "add_unit": None, "change_visibility": None,
+    "mark_ready": "edit", "reopen": None, "merge": "edit", "discard": None, "update": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """The caller's relation to a worktree: creator or not, and their role in its team
+    space (``owner`` or a membership role; None for a user worktree or a non-member)."""
+
+    is_creator: bool
+    team_role: str | None
+
+
+def relation(principal: Principal, worktree: Worktree, team_role: str | None) -> Relation:
+    return Relation(is_creator=principal.is_user and worktree.creator_id == principal.user_id,
+                    team_role=team_role)
+
+
+def team_role(session: Session, principal: Principal, space_id: str | None) -> str | None:
+    """The principal's role in the team space from the space itself: ``owner`` or their
+    membership role (public read gives nothing here). One query (two for a member)."""
+    if space_id is None or not principal.is_user:
+        return None
+    owner = session.scalar(select(Space.owner_id).where(Space.id == space_id))
+    if owner is not None and owner == principal.user_id:
+        return "owner"
+    return session.scalar(select(SpaceMember.role).where(
+        SpaceMember.space_id == space_id, SpaceMember.user_id == principal.user_id))
+
+
+def discoverable(kind: str, visibility: str, rel: Relation) -> bool:
+    """Whether the worktree exists for the caller at all (else 404)."""
+    if kind == WorktreeKind.USER:
+        return rel.is_creator
+    if rel.team_role is None:  # only the team's members see its worktrees
+        return False
+    return (rel.is_creator or rel.team_role in MANAGERS
+            or visibility == WorktreeVisibility.SPACE)
+
+
+def rights(kind: str, visibility: str, rel: Relation) -> dict[str, bool]:
+    """What the caller's relation allows, whatever the state and the units (the 403
+    part of each action)."""
+    if not discoverable(kind, visibility, rel):
+        return dict.fromkeys(ACTIONS, False)
+    creator = rel.is_creator
+    if kind == WorktreeKind.USER:
+        return {**dict.fromkeys(ACTIONS, creator), "change_visibility": False}
+    role = rel.team_role
+    writer = role in WRITERS
+    manager = role in MANAGERS
+    return {
+        # owner/admin of a private worktree see its summary, not its units
+        "review": creator or visibility == WorktreeVisibility.SPACE,
+        "edit_draft": creator and writer,
+        "add_unit": creator and writer,
+        "mark_ready": creator and writer,
+        "change_visibility": creator or manager,
+        "update": creator or manager,
+        "reopen": creator or manager,
+        "merge": writer,  # the review flow: not only the creator
+        "discard": creator or manager,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class UnitRights:
+    """Whether every unit of the worktree allows reading, and editing (or, for a local
+    unit, creating in its target folder)."""
+
+    read: bool = True
+    edit: bool = True
+
+    def allows(self, need: str | None) -> bool:
+        return need is None or getattr(self, need)
+
+
+#: No units, nothing refused.
+NO_UNITS = UnitRights()
+
+
+def unit_rights(session: Session, principal: Principal, worktree: Worktree) -> UnitRights:
+    """Every unit's own permission for the caller (§5: *unit read* / *unit edit* on trunk
+    units, *target create* on unactivated local units). Units are added to worktrees by
+    operations that do not exist yet, so today this sees no units and refuses nothing;
+    the unit operations replace this body (and the listing, which reports capabilities
+    without it, must then say so or batch it)."""
+    return NO_UNITS
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    review: bool
+    edit_draft: bool
+    add_unit: bool
+    change_visibility: bool
+    mark_ready: bool
+    reopen: bool
+    merge: bool
+    discard: bool
+
+    def as_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+
+def capabilities(state: str, allowed: dict[str, bool],
+                 units: UnitRights = NO_UNITS) -> Capabilities:
+    """What the caller may do now: their rights, in this state, on these units."""
+    return Capabilities(**{a: allowed[a] and state in STATES[a]
+                           and units.allows(UNIT_NEEDS[a]) for a in CAPABILITIES})
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeView:
+    """A worktree as one caller sees it."""
+
+    worktree: Worktree
+    relation: Relation
+    rights: dict[str, bool]
+    units: UnitRights
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities(self.worktree.state, self.rights, self.units)
+
+
+def find(session: Session, principal: Principal, worktree_id: object, *,
+         lock: bool = False) -> WorktreeView:
+    """The worktree if the caller can discover it (404 otherwise); ``lock`` takes its
+    row FOR UPDATE (state changes wait for each other)."""
+    wt = session.get(Worktree, worktree_id, with_for_update=lock) \
+        if is_id(worktree_id) else None
+    if wt is None:
+        raise NotFound("No such worktree.")
+    rel = relation(principal, wt, team_role(session, principal, wt.team_space_id))
+    if not discoverable(wt.kind, wt.visibility, rel):
+        raise NotFound("No such worktree.")
+    return WorktreeView(wt, rel, rights(wt.kind, wt.visibility, rel),
+                        unit_rights(session, principal, wt))
+
+
+def check_state(worktree: Worktree, action: str) -> None:
+    """409 unless the worktree's state accepts ``action``: ``worktree_busy`` while a merge
+    or discard runs, ``worktree_state`` otherwise."""
+    allowed = STATES[action]
+    if worktree.state in allowed:
+        return
+    if worktree.state in BUSY_STATES:
+        raise WorktreeBusy(worktree.state, worktree.busy_operation_id)
+    raise WorktreeStateConflict(worktree.state, allowed, action.replace("_", " "))
+
+
+def require(view: WorktreeView, action: str) -> None:
+    """403 when the caller may not do ``action`` at all, then 409 when the state refuses
+    it, then 403 when a unit refuses it."""
+    if not view.rights[action]:
+        raise Forbidden(f"You may not {action.replace('_', ' ')} this worktree.")
+    check_state(view.worktree, action)
+    if not view.units.allows(UNIT_NEEDS[action]):
+        raise Forbidden(f"A unit of this worktree does not allow you to "
+                        f"{action.replace('_', ' ')} it.")
