@@ -131,7 +131,8 @@ def unitstore_url(backend, request, tmp_path) -> str:
     url = request.getfixturevalue("postgres_unitstore")
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("TRUNCATE unit_revisions, units"))
+        conn.execute(text("TRUNCATE unit_revisions, units, worktree_draft_revisions, "
+                          "worktree_drafts, unit_merge_records"))
     engine.dispose()
     return url
 
