@@ -120,9 +120,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/assets/{asset_id}", asset_res.AssetItem(db))
         app.add_route("/api/assets/{asset_id}/content", asset_res.AssetContent(db, blob_store))
         app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/assets",
-                      asset_res.WorktreeUnitAssets())
+                      asset_res.WorktreeUnitAssets(db, blob_store, operations, settings))
         app.add_route("/api/worktrees/{worktree_id}/assets/{asset_id}/content",
-                      asset_res.WorktreeAssetContent())
+                      asset_res.WorktreeAssetContent(db, blob_store))
 
     if extra_routes is not None:
         extra_routes(app)

@@ -20,7 +20,6 @@ from storage.db import Database
 from storage.models import UnitAsset
 from wharf import assets
 from wharf.config import Settings
-from wharf.errors import NotFound
 from wharf.operations.service import Operations, check_key
 
 
@@ -47,7 +46,9 @@ UPLOAD_DESCRIPTION = (
     "short, `checksum_mismatch` when it does not hash to `Content-SHA256`.")
 
 
-class UnitAssets:
+class _Uploads:
+    """An upload into a unit's scope, and the scope's listing."""
+
     def __init__(self, db: Database, store: BlobStore, ops: Operations, settings: Settings):
         self.db, self.store, self.ops, self.settings = db, store, ops, settings
         # No generic body limit here: check_upload refuses a declared length above
@@ -56,6 +57,30 @@ class UnitAssets:
         # body.
         self.max_body_bytes = math.inf
 
+    def _upload(self, req: falcon.Request, resp: falcon.Response, unit_id: str,
+                worktree_id: str | None) -> None:
+        # The key first (spec §9 step 1): a request without one is refused 400 whatever
+        # else is wrong with it, as on every 202 endpoint.
+        idempotency_key = check_key(req.get_header("Idempotency-Key"))
+        q = contract.read_query(req, AssetUploadQuery)
+        upload = assets.check_upload(
+            self.settings, unit_id, filename=q.filename, content_type=req.content_type,
+            content_length=req.content_length, content_sha256=req.get_header("Content-SHA256"),
+            worktree_id=worktree_id)
+        answer_submission(resp, assets.upload_asset(
+            self.ops, self.db, self.store, self.settings, req.context.ctx,
+            idempotency_key, upload, body_reader(req)))
+
+    def _list(self, req: falcon.Request, resp: falcon.Response, unit_id: str,
+              worktree_id: str | None) -> None:
+        q = contract.read_query(req, PageQuery)
+        with self.db.read() as s:
+            items, nxt = assets.list_assets(s, req.context.ctx, unit_id, limit=q.limit,
+                                            cursor=q.cursor, worktree_id=worktree_id)
+            resp.media = AssetList(items=[asset_body(a) for a in items], next_cursor=nxt)
+
+
+class UnitAssets(_Uploads):
     @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
                  tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
                  headers=("Idempotency-Key", "Content-SHA256"), raw_body=(OCTETS, BINARY),
@@ -63,26 +88,13 @@ class UnitAssets:
                                               "done)."),
                  problems=(403, 404, 409, 411, 413))
     def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
-        # The key first (spec §9 step 1): a request without one is refused 400 whatever
-        # else is wrong with it, as on every 202 endpoint.
-        idempotency_key = check_key(req.get_header("Idempotency-Key"))
-        q = contract.read_query(req, AssetUploadQuery)
-        upload = assets.check_upload(
-            self.settings, unit_id, filename=q.filename, content_type=req.content_type,
-            content_length=req.content_length, content_sha256=req.get_header("Content-SHA256"))
-        answer_submission(resp, assets.upload_asset(
-            self.ops, self.db, self.store, self.settings, req.context.ctx,
-            idempotency_key, upload, body_reader(req)))
+        self._upload(req, resp, unit_id, None)
 
     @contract.op(operation_id="listAssets", summary="A unit's assets, oldest first (viewer)",
                  tags=["assets"], query=PageQuery, responses={200: AssetList},
                  auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
-        q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = assets.list_assets(s, req.context.ctx, unit_id, limit=q.limit,
-                                            cursor=q.cursor)
-            resp.media = AssetList(items=[asset_body(a) for a in items], next_cursor=nxt)
+        self._list(req, resp, unit_id, None)
 
 
 class AssetItem:
@@ -113,14 +125,17 @@ class AssetContent:
     def __init__(self, db: Database, store: BlobStore):
         self.db, self.store = db, store
 
-    def _read(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
-        with self.db.read() as s:
-            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
+    def _send(self, req: falcon.Request, resp: falcon.Response, asset: UnitAsset) -> None:
         resp.set_header("Cross-Origin-Resource-Policy", "same-origin")
         send_content(req, resp, self.store, object_key=asset.object_key, size=asset.size,
                      etag=assets.etag_header(asset), media_type=asset.declared_media_type,
                      cache_control="private, no-store",
                      attachment=asset.filename if assets.is_risky(asset) else None)
+
+    def _read(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
+        with self.db.read() as s:
+            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
+        self._send(req, resp, asset)
 
     @contract.op(operation_id="getAssetContent",
                  summary="An asset's bytes: strong ETag, single Range, never cached",
@@ -139,37 +154,55 @@ class AssetContent:
         self._read(req, resp, asset_id)
 
 
-NO_WORKTREE = "No such worktree."
-
-
-class WorktreeUnitAssets:
-    """The worktree-scoped upload and listing: worktrees do not exist yet, so every
-    worktree id is unknown (404)."""
-
-    max_body_bytes = math.inf  # 404 whatever the body, not 413 first
+class WorktreeUnitAssets(_Uploads):
+    """Uploads into a worktree's unit (published as worktree assets; a merge of the unit
+    moves them to trunk) and their listing."""
 
     @contract.op(operation_id="uploadWorktreeAsset",
-                 summary="Upload an asset into a worktree's unit (404 until worktrees exist)",
-                 tags=["assets"], headers=("Idempotency-Key",), raw_body=(OCTETS, BINARY),
-                 responses=submission_answers("Stored; publishing."), problems=(404,))
+                 summary="Upload an asset into a worktree's unit (edit draft)",
+                 tags=["assets"],
+                 description="As `uploadAsset`, in the worktree's scope: the worktree's "
+                             "edit-draft right and the unit's own edit permission; 409 "
+                             "`worktree_state` unless the worktree is a draft. The asset "
+                             "is served by the worktree's gateway until a merge of its "
+                             "unit publishes it to trunk.",
+                 query=AssetUploadQuery, headers=("Idempotency-Key", "Content-SHA256"),
+                 raw_body=(OCTETS, BINARY),
+                 responses=submission_answers("Stored; publishing (or a replay while not "
+                                              "done)."),
+                 problems=(403, 404, 409, 411, 413))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                 unit_id: str) -> None:
-        raise NotFound(NO_WORKTREE)
+        self._upload(req, resp, unit_id, worktree_id)
 
     @contract.op(operation_id="listWorktreeAssets",
-                 summary="A worktree unit's assets (404 until worktrees exist)",
-                 tags=["assets"], responses={200: AssetList}, problems=(404,))
+                 summary="A worktree unit's assets, oldest first (review)",
+                 tags=["assets"], query=PageQuery, responses={200: AssetList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                unit_id: str) -> None:
-        raise NotFound(NO_WORKTREE)
+        self._list(req, resp, unit_id, worktree_id)
 
 
-class WorktreeAssetContent:
+class WorktreeAssetContent(AssetContent):
+    """A worktree's gateway: its own assets and the trunk assets of its units, to those who
+    may review it (and read the unit)."""
+
+    def _read_in(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
+                 asset_id: str) -> None:
+        with self.db.read() as s:
+            asset = assets.worktree_asset_for_read(s, req.context.ctx, worktree_id, asset_id)
+        self._send(req, resp, asset)
+
     @contract.op(operation_id="getWorktreeAssetContent",
-                 summary="A worktree asset's bytes (404 until worktrees exist)",
-                 tags=["assets"], responses={200: contract.Answer(
-                     None, "The bytes.", content_type=OCTETS, schema=BINARY)},
-                 problems=(404,))
-    def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
-               asset_id: str) -> None:
-        raise NotFound(NO_WORKTREE)
+                 summary="An asset's bytes through a worktree's gateway (review)",
+                 tags=["assets"], headers=READ_HEADERS, responses=DOWNLOAD)
+    def on_get(self, req: falcon.Request, resp: falcon.Response,  # type: ignore[override]
+               worktree_id: str, asset_id: str) -> None:
+        self._read_in(req, resp, worktree_id, asset_id)
+
+    @contract.op(operation_id="getWorktreeAssetContentHead",
+                 summary="getWorktreeAssetContent without the body", tags=["assets"],
+                 headers=READ_HEADERS, responses=head_answers(DOWNLOAD))
+    def on_head(self, req: falcon.Request, resp: falcon.Response,  # type: ignore[override]
+                worktree_id: str, asset_id: str) -> None:
+        self._read_in(req, resp, worktree_id, asset_id)

@@ -10,6 +10,7 @@ every request.
 - ``errors``: the problems the capability raises;
 - ``upload``: checking an upload request, reserving, streaming and storing it;
 - ``handler``: the ``publish_asset`` operation handler;
+- ``scope``: whose permission an asset inherits (its trunk unit's, or its worktree's);
 - ``reading``: finding an asset to read, listing a unit's assets, deleting one;
 - ``lifecycle``: what purges and the sweep do to assets and uploads.
 """
@@ -36,6 +37,7 @@ from wharf.assets.reading import (
     etag_header,
     is_risky,
     list_assets,
+    worktree_asset_for_read,
 )
 from wharf.assets.upload import AssetUpload, check_upload, upload_asset
 
@@ -60,4 +62,5 @@ __all__ = [
     "purge_unit_assets",
     "stored_but_idle",
     "upload_asset",
+    "worktree_asset_for_read",
 ]

@@ -8,22 +8,23 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.enums import AssetUploadState
-from storage.models import Operation, UnitAsset, UnitAssetUpload
+from storage.enums import AssetUploadState, MergeState, WorktreeState
+from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from wharf import audit, deletion
+from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
 from wharf.assets.reading import content_url
 from wharf.blobs import verify_object
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
+from wharf.errors import Conflict
 from wharf.operations.kinds import (
     PUBLISH_ASSET,
     PublishAssetPayload,
     PublishAssetResult,
     payload,
 )
-from wharf.resources import find_unit
 
 KIND = PUBLISH_ASSET
 FAILED = "asset_upload_failed"
@@ -34,6 +35,28 @@ def _stored(s: Session, upload_id: str, *, lock: bool = False) -> UnitAssetUploa
     if upload is None or upload.state != AssetUploadState.STORED:
         raise UploadIncomplete("the upload's bytes never arrived completely")
     return upload
+
+
+#: A worktree unit's merge outcomes after which its assets belong to trunk.
+MERGED_STATES = frozenset((MergeState.UNCHANGED, MergeState.FAST_FORWARD, MergeState.MERGED,
+                           MergeState.CREATED))
+
+
+def _worktree_scope(session: Session, p: PublishAssetPayload) -> str | None:
+    """Where a worktree upload is published (§7.7): a discarded worktree refuses it; a
+    merged one whose unit merged takes it straight into trunk (None: a publish delayed
+    past the merge is not lost); any other state keeps it in the worktree until the
+    unit's next successful merge."""
+    assert p.worktree_id is not None
+    wt = session.get(Worktree, p.worktree_id, with_for_update=True)
+    wu = session.get(WorktreeUnit, (p.worktree_id, p.unit_id))
+    if wt is None or wu is None:
+        raise Conflict("The unit left the worktree.", code="worktree_discarded")
+    if wt.state == WorktreeState.DISCARDED:
+        raise Conflict("The worktree was discarded.", code="worktree_discarded")
+    if wt.state == WorktreeState.MERGED and wu.merge_state in MERGED_STATES:
+        return None
+    return p.worktree_id
 
 
 class PublishAsset:
@@ -52,11 +75,14 @@ class PublishAsset:
     def target_key(self, op: Operation) -> Hashable:
         """Uploads of one actor into one unit share a batch's permission check; each
         upload's own state is checked in ``perform`` and again, locked, in ``commit``."""
-        return (op.actor_id, payload(op, PublishAssetPayload).unit_id)
+        p = payload(op, PublishAssetPayload)
+        return (op.actor_id, p.worktree_id, p.unit_id)
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        # The scope's edit permission; a worktree's state is decided in commit (a publish
+        # delayed past "ready" or the merge is not refused for it).
         p = payload(op, PublishAssetPayload)
-        find_unit(session, RequestContext(principal=actor), p.unit_id, "editor")
+        scope.check(session, actor, p.unit_id, p.worktree_id, scope.EDIT, check_state=False)
 
     def perform(self, op: Operation) -> None:
         p = payload(op, PublishAssetPayload)
@@ -76,11 +102,13 @@ class PublishAsset:
         assert upload.received_size is not None and upload.sha256 is not None \
             and upload.etag is not None  # stored
         detected = upload.detected_media_type or p.media_type
+        worktree_id = _worktree_scope(session, p) if p.worktree_id is not None else None
         session.add(UnitAsset(
-            id=p.asset_id, unit_id=p.unit_id, worktree_id=None, object_key=p.object_key,
-            filename=p.filename, declared_media_type=p.media_type,
+            id=p.asset_id, unit_id=p.unit_id, worktree_id=worktree_id,
+            object_key=p.object_key, filename=p.filename, declared_media_type=p.media_type,
             detected_media_type=detected, size=upload.received_size, sha256=upload.sha256,
-            etag=upload.etag, created_by=op.actor_id, created_at=now, published_at=now))
+            etag=upload.etag, created_by=op.actor_id, created_at=now,
+            published_at=now if worktree_id is None else None))
         session.delete(upload)
         session.flush()
         deletion.release(session, p.object_key)
@@ -90,7 +118,8 @@ class PublishAsset:
                               "on_behalf_of": op.actor_id})
         return PublishAssetResult(asset_id=p.asset_id, unit_id=p.unit_id,
                                   size=upload.received_size, sha256=upload.sha256,
-                                  media_type=p.media_type, content_url=content_url(p.asset_id))
+                                  media_type=p.media_type, worktree_id=worktree_id,
+                                  content_url=content_url(p.asset_id, worktree_id))
 
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
         p = payload(op, PublishAssetPayload)

@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.models import UnitAsset
 from wharf import audit, deletion
+from wharf.assets import scope
 from wharf.blobs.ingest import risky
 from wharf.context import RequestContext
 from wharf.errors import NotFound
@@ -17,8 +18,11 @@ from wharf.resources import find_unit
 DELETED = "asset_deleted"
 
 
-def content_url(asset_id: str) -> str:
-    """The same-origin gateway path of a trunk asset (it re-checks access on every read)."""
+def content_url(asset_id: str, worktree_id: str | None = None) -> str:
+    """The same-origin gateway path of an asset (it re-checks access on every read): the
+    trunk gateway, or its worktree's."""
+    if worktree_id is not None:
+        return f"/api/worktrees/{worktree_id}/assets/{asset_id}/content"
     return f"/api/assets/{asset_id}/content"
 
 
@@ -47,11 +51,26 @@ def asset_for_read(s: Session, ctx: RequestContext, asset_id: str,
     return asset, node.space_id
 
 
+def worktree_asset_for_read(s: Session, ctx: RequestContext, worktree_id: str,
+                            asset_id: str) -> UnitAsset:
+    """Through a worktree's gateway: its own assets, and the trunk assets of its units
+    (review on the worktree and read on the unit); 404 for anything else."""
+    asset = s.get(UnitAsset, asset_id) if is_id(asset_id) else None
+    if asset is None or asset.worktree_id not in (None, worktree_id):
+        raise NotFound("No such asset in this worktree.")
+    scope.worktree(s, ctx.principal, worktree_id, asset.unit_id, scope.READ)
+    return asset
+
+
 def list_assets(s: Session, ctx: RequestContext, unit_id: str, *, limit: int,
-                cursor: str | None) -> tuple[list[UnitAsset], str | None]:
-    """A page of the unit's trunk assets, oldest first (viewer)."""
-    find_unit(s, ctx, unit_id, "viewer")
-    q = select(UnitAsset).where(UnitAsset.unit_id == unit_id, UnitAsset.worktree_id.is_(None))
+                cursor: str | None,
+                worktree_id: str | None = None) -> tuple[list[UnitAsset], str | None]:
+    """A page of a unit's assets, oldest first: its trunk assets (viewer), or a worktree's
+    assets of the unit (review)."""
+    scope.check(s, ctx.principal, unit_id, worktree_id, scope.READ)
+    q = select(UnitAsset).where(UnitAsset.unit_id == unit_id,
+                                UnitAsset.worktree_id.is_(None) if worktree_id is None
+                                else UnitAsset.worktree_id == worktree_id)
     after = decode_cursor("assets", cursor, (TIMESTAMP, str))
     if after:
         at = after[0]

@@ -24,6 +24,7 @@ from storage.errors import StorageError
 from storage.models import Operation, UnitAssetUpload
 from storage.results import rowcount
 from wharf import audit, deletion, metrics
+from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.clock import utcnow
@@ -34,7 +35,6 @@ from wharf.ids import new_id
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
 from wharf.operations.service import Operations, Submission, check_key, outbox_for
-from wharf.resources import find_unit
 from wharf.validation import clean_name
 
 log = logging.getLogger("wharf.assets")
@@ -56,19 +56,22 @@ ABANDONED = "asset_upload_abandoned"
 
 @dataclass(frozen=True)
 class AssetUpload:
-    """A checked upload request (trunk scope)."""
+    """A checked upload request, into a trunk unit (``worktree_id`` None) or a worktree's
+    unit."""
 
     unit_id: str
     filename: str
     media_type: str
     size: int
     content_sha256: str | None = None
+    worktree_id: str | None = None
 
     def request(self) -> dict[str, Any]:
         """What the Idempotency-Key fingerprint covers (not the bytes: a replay is
         recognised before they are read, then checked against the recorded digest)."""
-        return {"scope": "trunk", "unit_id": self.unit_id, "filename": self.filename,
-                "content_type": self.media_type, "content_length": self.size}
+        return {"scope": self.worktree_id or "trunk", "unit_id": self.unit_id,
+                "filename": self.filename, "content_type": self.media_type,
+                "content_length": self.size}
 
 
 def _media_type(content_type: str | None) -> str:
@@ -88,7 +91,7 @@ def too_large(limit: int) -> AssetTooLarge:
 
 def check_upload(settings: Settings, unit_id: str, *, filename: str | None,
                  content_type: str | None, content_length: int | None,
-                 content_sha256: str | None) -> AssetUpload:
+                 content_sha256: str | None, worktree_id: str | None = None) -> AssetUpload:
     """The request's limits, before anything is read or recorded: 411 without a length,
     413 above ``WHARF_MAX_ASSET_SIZE``, 400 for a bad filename, media type or digest."""
     if content_length is None:
@@ -103,7 +106,7 @@ def check_upload(settings: Settings, unit_id: str, *, filename: str | None,
                                    details={"field": "Content-SHA256"})
         digest = content_sha256.lower()
     return AssetUpload(unit_id=unit_id, filename=name, media_type=_media_type(content_type),
-                       size=content_length, content_sha256=digest)
+                       size=content_length, content_sha256=digest, worktree_id=worktree_id)
 
 
 def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Settings,
@@ -114,27 +117,30 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
     key = check_key(key)
     expires = utcnow() + timedelta(seconds=settings.asset_upload_ttl)
 
-    def prepare(s: Session, op_id: str) -> tuple[str, PublishAssetPayload]:
-        _unit, _res, node, _access = find_unit(s, ctx, upload.unit_id, "editor")
+    def prepare(s: Session, op_id: str) -> tuple[str | None, PublishAssetPayload]:
+        space_id = scope.check(s, ctx.principal, upload.unit_id, upload.worktree_id,
+                               scope.EDIT)
         now = utcnow()
         p = PublishAssetPayload(upload_id=new_id(), asset_id=new_id(), unit_id=upload.unit_id,
                                 object_key=f"assets/{new_id()}", filename=upload.filename,
                                 media_type=upload.media_type, size=upload.size,
+                                worktree_id=upload.worktree_id,
                                 content_sha256=upload.content_sha256)
         # If this process dies mid-stream, the reservation deletes the partial object.
         deletion.schedule(s, p.object_key, "asset_upload_reservation",
                           not_before=expires + RESERVATION_GRACE)
         s.add(UnitAssetUpload(
             id=p.upload_id, operation_id=op_id, asset_id=p.asset_id,
-            object_key=p.object_key, unit_id=p.unit_id, worktree_id=None,
+            object_key=p.object_key, unit_id=p.unit_id, worktree_id=p.worktree_id,
             actor_id=ctx.principal.user_id, filename=p.filename,
             declared_media_type=p.media_type, expected_size=p.size,
             state=AssetUploadState.RECEIVING, created_at=now, updated_at=now,
             expires_at=expires))
-        audit.record(s, ctx, "asset.upload", "asset", p.asset_id, space_id=node.space_id,
-                     details={"unit_id": p.unit_id, "size": p.size,
-                              "media_type": p.media_type, "operation_id": op_id})
-        return node.space_id, p
+        audit.record(s, ctx, "asset.upload", "asset", p.asset_id, space_id=space_id,
+                     details={"unit_id": p.unit_id, "worktree_id": p.worktree_id,
+                              "size": p.size, "media_type": p.media_type,
+                              "operation_id": op_id})
+        return space_id, p
 
     # Due (if nothing rang it before) once the request can no longer store the bytes: its
     # reads stop at the deadline, and its last write and commit finish within the grace.
