@@ -124,12 +124,17 @@ def test_create_a_local_unit_and_edit_its_intent(world, worker, components, db):
     folder = make_node(alice, sp, "Folder")["id"]
     other = make_node(alice, sp, "Other")["id"]
     wt = create(alice, name="New things")["id"]
-    r = post_unit(alice, wt, source="worktree", name="Budget", unit_type="sheet",
-                  target={"space_id": sp, "parent_id": folder},
-                  initial_snapshot={"type": "sheet", "cells": {"A1": 1}})
+    k = key()
+    body = {"source": "worktree", "name": "Budget", "unit_type": "sheet",
+            "target": {"space_id": sp, "parent_id": folder},
+            "initial_snapshot": {"type": "sheet", "cells": {"A1": 1}}}
+    r = post_unit(alice, wt, k, **body)
     assert r.status_code == 202 and r.json["kind"] == "create_worktree_unit", r.text
     op = wait_done(alice, r.json["id"])
     assert op["status"] == "completed", op
+    again = post_unit(alice, wt, k, **body)  # a replay: the same operation, the same ids
+    assert again.status_code == 200 and again.json["id"] == op["id"]
+    assert again.json["result"] == op["result"]
     res = op["result"]
     assert set(res) == {"worktree_id", "unit_id", "resource_id", "node_id"}
     assert res["worktree_id"] == wt
