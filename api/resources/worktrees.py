@@ -104,7 +104,11 @@ class Worktrees:
 
     @contract.op(operation_id="listWorktrees",
                  summary="Worktrees I can see, most recently updated first",
-                 tags=["worktrees"], query=WorktreeListQuery, responses={200: WorktreeList})
+                 tags=["worktrees"],
+                 description="One query per page: the capabilities reported here leave out "
+                             "each unit's own permission (a unit the caller may no longer "
+                             "edit); `GET /api/worktrees/{id}` accounts for it.",
+                 query=WorktreeListQuery, responses={200: WorktreeList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, WorktreeListQuery)
         with self.db.read() as s:
