@@ -89,12 +89,19 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/me/recent", lifecycle.MyRecent(db))
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
-        app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db))
+        app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))
         app.add_route("/api/worktrees/{worktree_id}/ready", worktrees.WorktreeReady(db))
         app.add_route("/api/worktrees/{worktree_id}/reopen", worktrees.WorktreeReopen(db))
         app.add_route("/api/worktrees/{worktree_id}/discard",
                       worktrees.WorktreeDiscard(operations))
         if unitstore is not None:
+            from api.resources import worktree_units as wtu
+            app.add_route("/api/worktrees/{worktree_id}/units",
+                          wtu.WorktreeUnits(operations, settings))
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}",
+                          wtu.WorktreeUnitItem(db, unitstore, settings))
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/changesets",
+                          wtu.WorktreeUnitChangesets(db, unitstore))
             app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",
                           ops_res.UnitChangesets(db, unitstore))

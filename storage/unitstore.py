@@ -307,6 +307,14 @@ class DraftRevision:
     created_at: datetime
 
 
+class DraftState(NamedTuple):
+    """A draft's revisions, and whether its content differs from its base."""
+
+    base_revision: int
+    revision: int
+    changed: bool
+
+
 class DraftKey(NamedTuple):
     worktree_id: str
     unit_id: str
@@ -607,6 +615,48 @@ class UnitStore:
                 row = s.connection().execute(select(*_DRAFT_HEAD_COLUMNS).where(
                     *_draft_is(worktree_id, unit_id))).first()
                 return _head(row) if row is not None else None
+        return self._guard(run)
+
+    def draft_states(self, worktree_id: str, unit_ids: Sequence[str],
+                     same: Callable[[Any, Any], bool]) -> dict[str, DraftState]:
+        """The revisions of the worktree's drafts of ``unit_ids`` and whether each draft's
+        content differs from its base by ``same`` (the caller's equality), in two
+        statements: the documents are read only for drafts edited since they were forked
+        (a draft at revision 0 is its base). Drafts that do not exist are left out."""
+        if not unit_ids:
+            return {}
+
+        def run() -> dict[str, DraftState]:
+            with self.db.read() as s:
+                conn = s.connection()
+                ids = list(unit_ids)
+                heads = conn.execute(select(DRAFTS.c.unit_id, DRAFTS.c.base_revision,
+                                            DRAFTS.c.revision).where(
+                    DRAFTS.c.worktree_id == worktree_id, DRAFTS.c.unit_id.in_(ids))).all()
+                edited = [h.unit_id for h in heads if h.revision > 0]
+                changed: set[str] = set()
+                if edited:
+                    for d in conn.execute(select(DRAFTS.c.unit_id, DRAFTS.c.base_snapshot,
+                                                 DRAFTS.c.snapshot).where(
+                            DRAFTS.c.worktree_id == worktree_id,
+                            DRAFTS.c.unit_id.in_(edited))):
+                        if not same(d.base_snapshot, d.snapshot):
+                            changed.add(d.unit_id)
+                return {h.unit_id: DraftState(h.base_revision, h.revision,
+                                              h.unit_id in changed) for h in heads}
+        return self._guard(run)
+
+    def trunk_revisions(self, unit_ids: Sequence[str]) -> dict[str, int]:
+        """The trunk head revision of each unit of ``unit_ids`` that exists (no document
+        is read)."""
+        if not unit_ids:
+            return {}
+
+        def run() -> dict[str, int]:
+            with self.db.read() as s:
+                return {r.id: r.revision for r in s.connection().execute(
+                    select(UNITS.c.id, UNITS.c.revision).where(
+                        UNITS.c.id.in_(list(unit_ids))))}
         return self._guard(run)
 
     def draft_revisions(self, worktree_id: str, unit_id: str,

@@ -361,6 +361,10 @@ class Settings:
         "largest unit asset (a file embedded in a unit, e.g. an image in a doc), bytes; "
         "larger uploads are refused (413 `asset_too_large`) before a byte is read",
         ge=0, note="20 MiB")] = 20 * 1024 * 1024
+    worktree_max_units: Annotated[int, setting(
+        "most units one worktree may hold (trunk units added and units new in it); one "
+        "more is refused with 409 `worktree_unit_limit`",
+        ge=1)] = 200
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "
         "(size and ETag are always checked)")] = True

@@ -106,6 +106,12 @@ class ProblemCode(StrEnum):
     WORKTREE_DISCARDED = "worktree_discarded"
     WORKTREE_REFERENCE = "worktree_reference"
     WORKTREE_STATE = "worktree_state"
+    # units inside worktrees (wharf/worktrees/units.py)
+    NOT_A_UNIT = "not_a_unit"
+    NOT_LOCAL_UNIT = "not_local_unit"
+    OUTSIDE_TEAM_SPACE = "outside_team_space"
+    UNIT_ALREADY_ADDED = "unit_already_added"
+    WORKTREE_UNIT_LIMIT = "worktree_unit_limit"
 
 
 class WharfError(Exception):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import falcon
+import msgspec
+from sqlalchemy.orm import Session
 
 from api import contract
 from api.resources.operations import answer_submission, submission_answers
@@ -19,13 +21,19 @@ from api.schemas.worktrees import (
     WorktreeDetail,
     WorktreeList,
     WorktreeListQuery,
+    WorktreeUnit,
 )
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility
+from storage.unitstore import UnitStore
 from wharf import worktrees
 from wharf.clock import iso
+from wharf.context import RequestContext
 from wharf.operations.service import Operations
+from wharf.worktrees import access
+from wharf.worktrees import service as wt_service
+from wharf.worktrees import units as wt_units
 
 W = TypeVar("W", bound=Worktree)
 
@@ -51,9 +59,20 @@ def summary_body(s: worktrees.Summary) -> Worktree:
     return worktree_as(Worktree, s)
 
 
-def detail_body(s: worktrees.Summary) -> WorktreeDetail:
-    # Units enter worktrees through operations that do not exist yet: none to list.
-    return worktree_as(WorktreeDetail, s, units=[])
+def detail_body(s: worktrees.Summary,
+                units: list[WorktreeUnit] | None = None) -> WorktreeDetail:
+    return worktree_as(WorktreeDetail, s, units=units or [])
+
+
+def detail(s: Session, store: UnitStore | None, ctx: RequestContext,
+           worktree_id: str) -> WorktreeDetail:
+    """The summary and the units the caller may review (§6.1: ``change`` read from the
+    unit store); the units' own permissions are read once for both."""
+    view = access.find(s, ctx.principal, worktree_id)
+    summary = wt_service.summarize(s, ctx, view.worktree, view.units)
+    units = [] if store is None else [msgspec.convert(u.as_dict(), WorktreeUnit)
+                                      for u in wt_units.list_units(s, store, view)]
+    return detail_body(summary, units)
 
 
 NOT_WHILE = ("409 `worktree_busy` while a merge or discard runs (`details.operation_id`), "
@@ -85,7 +104,11 @@ class Worktrees:
 
     @contract.op(operation_id="listWorktrees",
                  summary="Worktrees I can see, most recently updated first",
-                 tags=["worktrees"], query=WorktreeListQuery, responses={200: WorktreeList})
+                 tags=["worktrees"],
+                 description="One query per page: the capabilities reported here leave out "
+                             "each unit's own permission (a unit the caller may no longer "
+                             "edit); `GET /api/worktrees/{id}` accounts for it.",
+                 query=WorktreeListQuery, responses={200: WorktreeList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, WorktreeListQuery)
         with self.db.read() as s:
@@ -98,14 +121,14 @@ class Worktrees:
 
 
 class WorktreeItem:
-    def __init__(self, db: Database):
-        self.db = db
+    def __init__(self, db: Database, store: UnitStore | None = None):
+        self.db, self.store = db, store
 
     @contract.op(operation_id="getWorktree", summary="A worktree and its units",
                  tags=["worktrees"], responses={200: WorktreeDetail})
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
         with self.db.read() as s:
-            resp.media = detail_body(worktrees.get_worktree(s, req.context.ctx, worktree_id))
+            resp.media = detail(s, self.store, req.context.ctx, worktree_id)
 
     @contract.op(operation_id="updateWorktree",
                  summary="Rename a worktree, change its summary or visibility",
@@ -118,9 +141,11 @@ class WorktreeItem:
                  problems=(403, 409))
     def on_patch(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
         body = contract.read_body(req, UpdateWorktreeRequest)
+        ctx = req.context.ctx
         with self.db.write() as s:
-            resp.media = detail_body(worktrees.update_worktree(s, req.context.ctx,
-                                                               worktree_id, changes(body)))
+            worktrees.update_worktree(s, ctx, worktree_id, changes(body))
+        with self.db.read() as s:
+            resp.media = detail(s, self.store, ctx, worktree_id)
 
 
 class WorktreeReady:

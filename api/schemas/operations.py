@@ -14,9 +14,11 @@ from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Time
 from api.schemas.tree import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
 from wharf.operations.kinds import (
+    AddWorktreeUnitResult,
     CreateBlobResourceResult,
     CreateResourceResult,
     CreateWorktreeResult,
+    CreateWorktreeUnitResult,
     DiscardWorktreeResult,
     OperationError,
     OperationKind,
@@ -101,9 +103,24 @@ class DiscardWorktreeOperation(_Operation, tag=OperationKind.DISCARD_WORKTREE.va
         description="Once completed: what the discard deleted and cancelled.")]
 
 
+class AddWorktreeUnitOperation(_Operation, tag=OperationKind.ADD_WORKTREE_UNIT.value):
+    """``add_worktree_unit``: a trunk unit added to a worktree (its draft forked)."""
+
+    result: Annotated[AddWorktreeUnitResult | None, msgspec.Meta(
+        description="Once completed: the unit and the trunk revision its draft starts at.")]
+
+
+class CreateWorktreeUnitOperation(_Operation, tag=OperationKind.CREATE_WORKTREE_UNIT.value):
+    """``create_worktree_unit``: a unit new in a worktree (node created at merge)."""
+
+    result: Annotated[CreateWorktreeUnitResult | None, msgspec.Meta(
+        description="Once completed: the unit and its reserved resource and node ids.")]
+
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
              | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
-             | DiscardWorktreeOperation)
+             | DiscardWorktreeOperation | AddWorktreeUnitOperation
+             | CreateWorktreeUnitOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -113,6 +130,8 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.PUBLISH_ASSET.value: PublishAssetOperation,
     OperationKind.CREATE_WORKTREE.value: CreateWorktreeOperation,
     OperationKind.DISCARD_WORKTREE.value: DiscardWorktreeOperation,
+    OperationKind.ADD_WORKTREE_UNIT.value: AddWorktreeUnitOperation,
+    OperationKind.CREATE_WORKTREE_UNIT.value: CreateWorktreeUnitOperation,
 }
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -157,3 +157,46 @@ class UpdateWorktreeRequest(_Patch):
     summary: WorktreeSummaryText | msgspec.UnsetType | None = msgspec.UNSET
     visibility: Annotated[WorktreeVisibility | msgspec.UnsetType, msgspec.Meta(
         description="Team worktrees only (400 for a user worktree).")] = msgspec.UNSET
+
+
+# --- units inside a worktree ---------------------------------------------------------------
+
+class WorktreeUnitDetail(WorktreeUnit):
+    """A unit in a worktree and its draft's document (the draft head)."""
+
+    snapshot: dict[str, Any]
+
+
+class WorktreeTargetRequest(Request):
+    """Where a unit new in the worktree gets its node when the worktree is merged."""
+
+    space_id: IdRef
+    parent_id: Annotated[IdRef | None, msgspec.Meta(
+        description="The folder (null: the space's root).")] = None
+
+
+class AddWorktreeUnitRequest(Request):
+    """`{source: "trunk", resource_id}` adds a unit of trunk (its draft starts as trunk's
+    head); `{source: "worktree", name, unit_type, target, initial_snapshot?}` creates a
+    unit new in the worktree (its node is created by the merge). Ids are the server's."""
+
+    __example__: ClassVar[dict[str, object]] = {
+        "source": "trunk", "resource_id": "0f8fad5bd9cb469fa16570867728950e"}
+    source: WorktreeUnitSource
+    resource_id: Annotated[IdRef | None, msgspec.Meta(
+        description="`trunk`: the unit resource to add (editor on it).")] = None
+    name: Annotated[WorktreeName | None, msgspec.Meta(
+        description="`worktree`: the node's name.")] = None
+    unit_type: Annotated[UnitType | None, msgspec.Meta(
+        description="`worktree`: the unit's type.")] = None
+    target: Annotated[WorktreeTargetRequest | None, msgspec.Meta(
+        description="`worktree`: where its node will be created (editor there).")] = None
+    initial_snapshot: Annotated[dict[str, Any] | None, msgspec.Meta(
+        description="`worktree`: its first document (default: the type's empty one).")] \
+        = None
+
+
+class UpdateWorktreeUnitRequest(_Patch):
+    __example__: ClassVar[dict[str, object]] = {"name": "Budget 2027"}
+    name: WorktreeName | msgspec.UnsetType = msgspec.UNSET
+    target: WorktreeTargetRequest | msgspec.UnsetType = msgspec.UNSET

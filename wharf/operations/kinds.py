@@ -31,6 +31,8 @@ class OperationKind(StrEnum):
     PUBLISH_ASSET = "publish_asset"
     CREATE_WORKTREE = "create_worktree"
     DISCARD_WORKTREE = "discard_worktree"
+    ADD_WORKTREE_UNIT = "add_worktree_unit"
+    CREATE_WORKTREE_UNIT = "create_worktree_unit"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -40,6 +42,8 @@ REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
 PUBLISH_ASSET = OperationKind.PUBLISH_ASSET.value
 CREATE_WORKTREE = OperationKind.CREATE_WORKTREE.value
 DISCARD_WORKTREE = OperationKind.DISCARD_WORKTREE.value
+ADD_WORKTREE_UNIT = OperationKind.ADD_WORKTREE_UNIT.value
+CREATE_WORKTREE_UNIT = OperationKind.CREATE_WORKTREE_UNIT.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -192,6 +196,47 @@ class DiscardWorktreeResult(_Shape, frozen=True):
     intents_discarded: int
 
 
+# --- add_worktree_unit, create_worktree_unit (wharf/worktrees/units.py) ---------------
+
+class AddWorktreeUnitPayload(_Shape, frozen=True):
+    """A trunk unit to add to a worktree: its draft is forked from the trunk head."""
+
+    worktree_id: str
+    resource_id: str
+    unit_id: str
+    unit_type: str
+
+
+class AddWorktreeUnitResult(_Shape, frozen=True):
+    worktree_id: str
+    unit_id: str
+    resource_id: str
+    base_revision: int
+
+
+class CreateWorktreeUnitPayload(_Shape, frozen=True):
+    """A unit new in the worktree, its ids fixed at submission (``resource_id`` and
+    ``node_id`` are reserved: they exist once a merge activates the unit), where its node
+    will be created, and its first document (None: the type's initial snapshot)."""
+
+    worktree_id: str
+    unit_id: str
+    resource_id: str
+    node_id: str
+    unit_type: str
+    name: str
+    space_id: str
+    parent_id: str | None
+    initial_snapshot: dict[str, Any] | None = None
+
+
+class CreateWorktreeUnitResult(_Shape, frozen=True):
+    worktree_id: str
+    unit_id: str
+    resource_id: str
+    node_id: str
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -213,6 +258,8 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     PUBLISH_ASSET: PublishAssetPayload,
     CREATE_WORKTREE: CreateWorktreePayload,
     DISCARD_WORKTREE: DiscardWorktreePayload,
+    ADD_WORKTREE_UNIT: AddWorktreeUnitPayload,
+    CREATE_WORKTREE_UNIT: CreateWorktreeUnitPayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -222,6 +269,8 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     PUBLISH_ASSET: PublishAssetResult,
     CREATE_WORKTREE: CreateWorktreeResult,
     DISCARD_WORKTREE: DiscardWorktreeResult,
+    ADD_WORKTREE_UNIT: AddWorktreeUnitResult,
+    CREATE_WORKTREE_UNIT: CreateWorktreeUnitResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

@@ -8,6 +8,8 @@ still needs.
 - ``errors``: ``worktree_state`` and ``worktree_busy``;
 - ``service``: the requests;
 - ``handlers``: the operation handlers;
+- ``units``, ``unit_handlers``: units inside a worktree (add, create, read, changesets,
+  rename or re-target, remove) and their operation handlers;
 - ``blockers``: the ``PURGE_BLOCKERS`` hook, registered on import.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from wharf.worktrees.service import (
     submit_discard,
     update_worktree,
 )
+from wharf.worktrees.unit_handlers import AddWorktreeUnit, CreateWorktreeUnit
 
 # Whoever runs operations or serves the API imports this package (its handlers and
 # resources), so every process that purges trash knows the blocker.
@@ -33,7 +36,9 @@ if worktree_reference not in trash.PURGE_BLOCKERS:
     trash.PURGE_BLOCKERS.append(worktree_reference)
 
 __all__ = [
+    "AddWorktreeUnit",
     "CreateWorktree",
+    "CreateWorktreeUnit",
     "DiscardWorktree",
     "Summary",
     "WorktreeBusy",

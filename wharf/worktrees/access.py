@@ -19,14 +19,24 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility
-from storage.models import Space, SpaceMember, Worktree
-from wharf.context import Principal
-from wharf.errors import Forbidden, NotFound
+from storage.enums import WorktreeKind, WorktreeState, WorktreeUnitSource, WorktreeVisibility
+from storage.models import (
+    Node,
+    Resource,
+    Space,
+    SpaceMember,
+    Worktree,
+    WorktreeNodeIntent,
+    WorktreeUnit,
+)
+from wharf.access import at_least, node_access, space_role
+from wharf.context import Principal, RequestContext
+from wharf.errors import Forbidden, NotFound, WharfError
 from wharf.ids import is_id
+from wharf.nodes import resolve_parent
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 
 #: Team roles that manage every worktree of the space (see it, rename, discard, reopen).
@@ -133,13 +143,64 @@ class UnitRights:
 NO_UNITS = UnitRights()
 
 
+def unit_access(session: Session, principal: Principal, worktree: Worktree,
+                only: str | None = None) -> dict[str, UnitRights]:
+    """Each unit's own permission for the caller (§5), by unit id: a trunk unit (or a
+    local unit a merge activated) by the caller's role on its node (*unit read* = viewer,
+    *unit edit* = editor; a trashed node allows nothing); a local unit still waiting by
+    its target (*read*: a viewer role in the target space — in a user worktree the
+    creator always; *edit*: the right to create in the target folder, as
+    ``wharf.nodes.resolve_parent`` decides it). A few queries per unit, bounded by
+    ``WHARF_WORKTREE_MAX_UNITS``; ``only``: that unit alone."""
+    rows = session.execute(
+        select(WorktreeUnit.unit_id, WorktreeUnit.source, Resource.node_id,
+               WorktreeNodeIntent.node_id.label("intent_node"),
+               WorktreeNodeIntent.activated_at, WorktreeNodeIntent.target_space_id,
+               WorktreeNodeIntent.target_parent_id)
+        .outerjoin(Resource, Resource.id == WorktreeUnit.resource_id)
+        .outerjoin(WorktreeNodeIntent, and_(
+            WorktreeNodeIntent.worktree_id == WorktreeUnit.worktree_id,
+            WorktreeNodeIntent.unit_id == WorktreeUnit.unit_id))
+        .where(WorktreeUnit.worktree_id == worktree.id,
+               *([WorktreeUnit.unit_id == only] if only is not None else []))).all()
+    out: dict[str, UnitRights] = {}
+    ctx = RequestContext(principal=principal)
+    for r in rows:
+        node_id = r.node_id if r.source == WorktreeUnitSource.TRUNK else (
+            r.intent_node if r.activated_at is not None else None)
+        if node_id is not None:
+            node = session.get(Node, node_id)
+            acc = node_access(session, principal, node) if node is not None else None
+            out[r.unit_id] = UnitRights(read=acc is not None and acc.can_read,
+                                        edit=acc is not None and acc.can_edit)
+            continue
+        if r.target_space_id is None:  # a trunk unit whose resource is gone
+            out[r.unit_id] = UnitRights(read=False, edit=False)
+            continue
+        space = session.get(Space, r.target_space_id)
+        read = worktree.kind == WorktreeKind.USER or (
+            space is not None and at_least(space_role(session, principal, space), "viewer"))
+        try:
+            resolve_parent(session, ctx, r.target_space_id, r.target_parent_id)
+            edit = True
+        except WharfError:
+            edit = False
+        out[r.unit_id] = UnitRights(read=read, edit=edit)
+    return out
+
+
+def all_units(units: dict[str, UnitRights]) -> UnitRights:
+    """What every unit allows together."""
+    return UnitRights(read=all(u.read for u in units.values()),
+                      edit=all(u.edit for u in units.values()))
+
+
 def unit_rights(session: Session, principal: Principal, worktree: Worktree) -> UnitRights:
-    """Every unit's own permission for the caller (§5: *unit read* / *unit edit* on trunk
-    units, *target create* on unactivated local units). Units are added to worktrees by
-    operations that do not exist yet, so today this sees no units and refuses nothing;
-    the unit operations replace this body (and the listing, which reports capabilities
-    without it, must then say so or batch it)."""
-    return NO_UNITS
+    """Every unit's own permission for the caller together (§5: *unit read* / *unit
+    edit* on trunk units, *target create* on unactivated local units); see
+    :func:`unit_access`. The listing reports capabilities without it (one query per
+    page); a worktree's own answers include it."""
+    return all_units(unit_access(session, principal, worktree))
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +225,29 @@ def capabilities(state: str, allowed: dict[str, bool],
                            and units.allows(UNIT_NEEDS[a]) for a in CAPABILITIES})
 
 
-@dataclass(frozen=True, slots=True)
 class WorktreeView:
-    """A worktree as one caller sees it."""
+    """A worktree as one caller sees it. Its units' own permissions are read when first
+    asked for (most requests concern one unit, or none)."""
 
-    worktree: Worktree
-    relation: Relation
-    rights: dict[str, bool]
-    units: UnitRights
+    def __init__(self, session: Session, principal: Principal, worktree: Worktree,
+                 relation: Relation, rights: dict[str, bool]) -> None:
+        self.worktree = worktree
+        self.relation = relation
+        self.rights = rights
+        self.principal = principal
+        self._session = session
+        self._units: dict[str, UnitRights] | None = None
+
+    @property
+    def unit_access(self) -> dict[str, UnitRights]:
+        """Each unit's own permission (:func:`unit_access`), by unit id."""
+        if self._units is None:
+            self._units = unit_access(self._session, self.principal, self.worktree)
+        return self._units
+
+    @property
+    def units(self) -> UnitRights:
+        return all_units(self.unit_access)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -189,8 +265,7 @@ def find(session: Session, principal: Principal, worktree_id: object, *,
     rel = relation(principal, wt, team_role(session, principal, wt.team_space_id))
     if not discoverable(wt.kind, wt.visibility, rel):
         raise NotFound("No such worktree.")
-    return WorktreeView(wt, rel, rights(wt.kind, wt.visibility, rel),
-                        unit_rights(session, principal, wt))
+    return WorktreeView(session, principal, wt, rel, rights(wt.kind, wt.visibility, rel))
 
 
 def check_state(worktree: Worktree, action: str) -> None:
