@@ -78,4 +78,5 @@ def test_unknown_keys_in_an_old_row_are_ignored():
 def test_every_kind_has_a_payload_and_a_result():
     assert set(kinds.PAYLOADS) == set(kinds.RESULTS) == {
         "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
-        "publish_asset", "create_worktree", "discard_worktree"}
+        "publish_asset", "create_worktree", "discard_worktree",
+        "merge_worktree"}

@@ -361,6 +361,10 @@ class Settings:
         "largest unit asset (a file embedded in a unit, e.g. an image in a doc), bytes; "
         "larger uploads are refused (413 `asset_too_large`) before a byte is read",
         ge=0, note="20 MiB")] = 20 * 1024 * 1024
+    merge_max_conflicts: Annotated[int, setting(
+        "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
+        "number); a rebase reports at most this many unresolved",
+        ge=1)] = 10_000
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "
         "(size and ETag are always checked)")] = True

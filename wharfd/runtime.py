@@ -40,6 +40,7 @@ from wharf.resources import CreateResource
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
 from wharf.worktrees import CreateWorktree, DiscardWorktree
+from wharf.worktrees.merging import MergeWorktree
 
 
 class Components:
@@ -84,7 +85,8 @@ class Components:
             PublishAsset(self.db, self.blob_store, settings),
             PurgeTrash(self.db, self.unitstore),
             CreateWorktree(),
-            DiscardWorktree(self.db, self.unitstore, settings))}
+            DiscardWorktree(self.db, self.unitstore, settings),
+            MergeWorktree(self.db, self.unitstore, settings))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)

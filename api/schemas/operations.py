@@ -18,6 +18,7 @@ from wharf.operations.kinds import (
     CreateResourceResult,
     CreateWorktreeResult,
     DiscardWorktreeResult,
+    MergeWorktreeResult,
     OperationError,
     OperationKind,
     PublishAssetResult,
@@ -101,9 +102,17 @@ class DiscardWorktreeOperation(_Operation, tag=OperationKind.DISCARD_WORKTREE.va
         description="Once completed: what the discard deleted and cancelled.")]
 
 
+class MergeWorktreeOperation(_Operation, tag=OperationKind.MERGE_WORKTREE.value):
+    """``merge_worktree``: a ready worktree merged into trunk, unit by unit."""
+
+    result: Annotated[MergeWorktreeResult | None, msgspec.Meta(
+        description="Once completed: each unit's outcome and the worktree's new state "
+                    "(a conflict is an outcome, not a failure).")]
+
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
              | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
-             | DiscardWorktreeOperation)
+             | DiscardWorktreeOperation | MergeWorktreeOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -113,6 +122,7 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.PUBLISH_ASSET.value: PublishAssetOperation,
     OperationKind.CREATE_WORKTREE.value: CreateWorktreeOperation,
     OperationKind.DISCARD_WORKTREE.value: DiscardWorktreeOperation,
+    OperationKind.MERGE_WORKTREE.value: MergeWorktreeOperation,
 }
 
 

@@ -31,6 +31,7 @@ class OperationKind(StrEnum):
     PUBLISH_ASSET = "publish_asset"
     CREATE_WORKTREE = "create_worktree"
     DISCARD_WORKTREE = "discard_worktree"
+    MERGE_WORKTREE = "merge_worktree"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -40,6 +41,7 @@ REPLACE_BLOB_CONTENT = OperationKind.REPLACE_BLOB_CONTENT.value
 PUBLISH_ASSET = OperationKind.PUBLISH_ASSET.value
 CREATE_WORKTREE = OperationKind.CREATE_WORKTREE.value
 DISCARD_WORKTREE = OperationKind.DISCARD_WORKTREE.value
+MERGE_WORKTREE = OperationKind.MERGE_WORKTREE.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -192,6 +194,36 @@ class DiscardWorktreeResult(_Shape, frozen=True):
     intents_discarded: int
 
 
+# --- merge_worktree (wharf/worktrees/merging.py) -------------------------------------
+
+class MergeWorktreePayload(_Shape, frozen=True):
+    """The worktree being merged (it is ``merging``, held by this operation)."""
+
+    worktree_id: str
+
+
+class MergeUnitResult(_Shape, frozen=True):
+    """One unit's outcome (``unchanged``, ``fast_forward``, ``merged``, ``created``,
+    ``conflict`` or ``activation_blocked``); ``conflicts``: the first 20 of them."""
+
+    unit_id: str
+    resource_id: str
+    node_id: str | None
+    outcome: str
+    trunk_revision_before: int | None
+    trunk_revision_after: int | None
+    conflict_count: int
+    conflicts: list[dict[str, Any]]
+
+
+class MergeWorktreeResult(_Shape, frozen=True):
+    worktree_id: str
+    state: str
+    counts: dict[str, int]
+    assets_published: int
+    units: list[MergeUnitResult]
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -213,6 +245,7 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     PUBLISH_ASSET: PublishAssetPayload,
     CREATE_WORKTREE: CreateWorktreePayload,
     DISCARD_WORKTREE: DiscardWorktreePayload,
+    MERGE_WORKTREE: MergeWorktreePayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -222,6 +255,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     PUBLISH_ASSET: PublishAssetResult,
     CREATE_WORKTREE: CreateWorktreeResult,
     DISCARD_WORKTREE: DiscardWorktreeResult,
+    MERGE_WORKTREE: MergeWorktreeResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)
