@@ -22,7 +22,7 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from tests.support.foundation import assert_problem
+from tests.support.foundation import assert_problem, make_node
 from wharf.clock import utcnow
 from wharf.ids import new_id
 
@@ -315,3 +315,103 @@ def test_merge_refusals(world, components, db):
     assert refused.json["details"]["unit_ids"] == [doc["unit_id"]]
     with db.read() as s:
         assert s.get(Worktree, wt).state == "ready"
+
+
+def test_a_blocked_activation_then_a_later_merge_activates(world, components, db):
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    folder = make_node(alice, sp, "Target")
+    wt = make_worktree(components, alice)
+    local = add_local_unit(components, db, wt, alice, 0, {"type": "doc", "schemaVersion": 1,
+                                                         "body": {"x": 1}})
+    with db.write() as s:
+        s.scalars(select(WorktreeNodeIntent)).one().target_parent_id = folder["id"]
+    ready(alice, wt)
+    r = merge(alice, wt)
+    assert r.status_code == 202, r.text
+    handler = components.handlers["merge_worktree"]
+    with db.read() as s:
+        op = s.get(Operation, r.json["id"])
+    handler.perform(op)  # the unit is in trunk; then its target folder is trashed
+    trashed = alice.post(f"/api/nodes/{folder['id']}/trash")
+    assert trashed.status_code in (200, 201), trashed.text
+    result = run(components, alice, r)["result"]  # past the first write: no re-check
+    assert result["state"] == "draft"
+    assert result["counts"]["activation_blocked"] == 1 and result["counts"]["created"] == 0
+    assert result["units"][0]["node_id"] is None
+    assert components.unitstore.get(local["unit_id"]) is not None
+    with db.read() as s:
+        assert s.get(Node, local["node_id"]) is None
+        assert s.scalars(select(WorktreeUnit.merge_state)).one() == "activation_blocked"
+    # the folder comes back; the next merge creates nothing new and activates the node
+    restored = alice.post(f"/api/trash-batches/{trashed.json['id']}/restore")
+    assert restored.status_code == 200, restored.text
+    revision = components.unitstore.get(local["unit_id"]).revision
+    ready(alice, wt)
+    again = run(components, alice, merge(alice, wt))["result"]
+    assert again["state"] == "merged" and again["counts"]["created"] == 1
+    assert components.unitstore.get(local["unit_id"]).revision == revision
+    node = alice.get(f"/api/nodes/{local['node_id']}")
+    assert node.status_code == 200 and node.json["parent_id"] == folder["id"]
+
+
+def test_a_failed_merge_gives_ready_back_and_a_retry_takes_it_again(world, components, db):
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"a": 1})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [{"op": "add", "path": "/body/b", "value": 2}],
+               alice.user_id)
+    ready(alice, wt)
+    r = merge(alice, wt)
+    assert r.status_code == 202
+    # the unit is trashed before the worker claims the merge: it fails, nothing written
+    trashed = alice.post(f"/api/nodes/{doc['node_id']}/trash")
+    assert trashed.status_code in (200, 201), trashed.text
+    assert components.executor.execute(r.json["id"]) == "failed"
+    failed = alice.get(f"/api/operations/{r.json['id']}").json
+    assert failed["error"]["code"] == "unit_unavailable"
+    with db.read() as s:
+        row = s.get(Worktree, wt)
+        assert row.state == "ready" and row.busy_operation_id is None
+    assert components.unitstore.get(doc["unit_id"]).revision == 1
+    # restored, the same operation is retried: the claim takes the worktree again
+    assert alice.post(f"/api/trash-batches/{trashed.json['id']}/restore").status_code == 200
+    assert alice.post(f"/api/operations/{r.json['id']}/retry").status_code == 200
+    assert components.executor.execute(r.json["id"]) == "completed"
+    done = alice.get(f"/api/operations/{r.json['id']}").json["result"]
+    assert done["state"] == "merged" and done["counts"]["fast_forward"] == 1
+    assert body_of(components, doc["unit_id"]) == {"a": 1, "b": 2}
+    # a cancelled merge gives ready back too
+    wt2 = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt2, alice.user_id, doc, 0)
+    ready(alice, wt2)
+    c = merge(alice, wt2)
+    assert alice.post(f"/api/operations/{c.json['id']}/cancel").status_code == 200
+    with db.read() as s:
+        assert s.get(Worktree, wt2).state == "ready"
+
+
+def test_trunk_moving_during_the_merge_is_recomputed(world, components, db, monkeypatch):
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"a": 1, "b": 2})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [{"op": "replace", "path": "/body/a",
+                                                 "value": 10}], alice.user_id)
+    ready(alice, wt)
+    store = components.unitstore
+    real = store.commit_fast_forward
+    moves = []
+
+    def racing(*args, **kwargs):  # someone edits trunk just before the merge writes
+        if not moves:
+            moves.append(edit_trunk(alice, doc["unit_id"], 1,
+                                    [{"op": "replace", "path": "/body/b", "value": 20}]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_fast_forward", racing)
+    result = run(components, alice, merge(alice, wt))["result"]
+    assert result["counts"]["merged"] == 1 and result["state"] == "merged"
+    assert body_of(components, doc["unit_id"]) == {"a": 10, "b": 20}
+    assert store.get(doc["unit_id"]).revision == 3

@@ -400,7 +400,7 @@ class MergeWorktree:
             row.merged_trunk_revision = rec.trunk_revision_after
             row.conflict_count = rec.conflict_count
             row.last_merge_operation_id = op.id
-            counts[outcome] += 1
+            counts[outcome] = counts.get(outcome, 0) + 1
             if outcome in DONE:
                 published_units.append(u.unit_id)
             results.append(MergeUnitResult(
