@@ -415,3 +415,46 @@ def test_trunk_moving_during_the_merge_is_recomputed(world, components, db, monk
     assert result["counts"]["merged"] == 1 and result["state"] == "merged"
     assert body_of(components, doc["unit_id"]) == {"a": 10, "b": 20}
     assert store.get(doc["unit_id"]).revision == 3
+
+
+MERGE_OPERATIONS = {
+    ("POST", "/api/worktrees/{worktree_id}/merge"),
+    ("GET", "/api/worktrees/{worktree_id}/units/{unit_id}/merge-preview"),
+    ("GET", "/api/worktrees/{worktree_id}/units/{unit_id}/conflicts"),
+    ("POST", "/api/worktrees/{worktree_id}/units/{unit_id}/rebase"),
+}
+
+
+def test_schemathesis_merge_endpoints(world, app, components, db):
+    import copy
+
+    import schemathesis
+    from schemathesis import GenerationMode
+
+    from api.contract import document
+    from tests.support.foundation import bearer, make_token
+    from tests.test_schemathesis import EXAMPLES, NEGATIVE_EXAMPLES, RANDOM_ID_EXAMPLES, _run
+
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"a": 1})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [{"op": "replace", "path": "/body/a",
+                                                 "value": 2}], alice.user_id)
+    edit_trunk(alice, doc["unit_id"], 1, [{"op": "replace", "path": "/body/a", "value": 3}])
+    headers = bearer(make_token(alice)["token"])
+    schema = schemathesis.openapi.from_dict(copy.deepcopy(document(app)))
+    ran = set()
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        label = (operation.method.upper(), operation.path)
+        if label not in MERGE_OPERATIONS:
+            continue
+        ran.add(label)
+        names = {p.name for p in operation.path_parameters}
+        known = {"worktree_id": wt, **({"unit_id": doc["unit_id"]} if "unit_id" in names
+                                       else {})}
+        _run(operation, app, headers, GenerationMode.POSITIVE, EXAMPLES, known)
+        _run(operation, app, headers, GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, known)
+        _run(operation, app, headers, GenerationMode.POSITIVE, RANDOM_ID_EXAMPLES)
+    assert ran == MERGE_OPERATIONS
