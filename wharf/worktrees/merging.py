@@ -54,6 +54,7 @@ from wharf.context import Principal, RequestContext
 from wharf.errors import (
     Conflict,
     Forbidden,
+    InvalidCursor,
     NotFound,
     TransientFailure,
     ValidationFailed,
@@ -546,8 +547,7 @@ def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_
     start = 0
     if after:
         if not after[0].isdigit() or len(after[0]) > 9:
-            raise ValidationFailed("The cursor is not valid for this listing.",
-                                   code="invalid_cursor")
+            raise InvalidCursor("The cursor is not valid for this listing.")
         start = int(after[0])
     with db.read() as s:
         wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
