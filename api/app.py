@@ -94,6 +94,16 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/worktrees/{worktree_id}/reopen", worktrees.WorktreeReopen(db))
         app.add_route("/api/worktrees/{worktree_id}/discard",
                       worktrees.WorktreeDiscard(operations))
+        from api.resources import worktree_merge
+        app.add_route("/api/worktrees/{worktree_id}/merge",
+                      worktree_merge.WorktreeMerge(operations))
+        if unitstore is not None:
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/merge-preview",
+                          worktree_merge.UnitMergePreview(db, unitstore, settings))
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/conflicts",
+                          worktree_merge.UnitMergeConflicts(db, unitstore))
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/rebase",
+                          worktree_merge.UnitRebase(db, unitstore, settings))
         if unitstore is not None:
             from api.resources import worktree_units as wtu
             app.add_route("/api/worktrees/{worktree_id}/units",

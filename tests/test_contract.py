@@ -147,7 +147,15 @@ def test_nullable_enums_reference_one_component(make_app):
 
 def test_request_bodies_have_examples_that_validate(make_app):
     """Each example decodes into its request type (the example is the documentation)."""
-    from api.schemas import blobs, identity, lifecycle, operations, tree, worktrees
+    from api.schemas import (
+        blobs,
+        identity,
+        lifecycle,
+        operations,
+        tree,
+        worktree_merge,
+        worktrees,
+    )
     doc = contract.document(make_app(operations=object(), unitstore=object(),
                                      blob_store=object()))
     seen = 0
@@ -159,7 +167,8 @@ def test_request_bodies_have_examples_that_validate(make_app):
             media = body["content"]["application/json"]
             name = media["schema"]["$ref"].rsplit("/", 1)[1]
             type_ = next(getattr(m, name) for m in (identity, tree, lifecycle, operations,
-                                                    blobs, worktrees) if hasattr(m, name))
+                                                    blobs, worktrees, worktree_merge)
+                         if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1
     assert seen >= 10

@@ -365,6 +365,10 @@ class Settings:
         "most units one worktree may hold (trunk units added and units new in it); one "
         "more is refused with 409 `worktree_unit_limit`",
         ge=1)] = 200
+    merge_max_conflicts: Annotated[int, setting(
+        "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
+        "number); a rebase reports at most this many unresolved",
+        ge=1)] = 10_000
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "
         "(size and ETag are always checked)")] = True

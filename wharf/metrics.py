@@ -78,6 +78,15 @@ ASSET_UPLOADS = Counter("wharf_asset_uploads_total",
                         "abandoned)", ["result"], registry=REGISTRY)
 ASSET_UPLOAD_BYTES = Counter("wharf_asset_upload_bytes_total",
                              "Bytes of unit-asset uploads stored", registry=REGISTRY)
+MERGE_UNITS = Counter("wharf_merge_units_total",
+                      "Units of worktree merges by outcome (unchanged, fast_forward, merged, "
+                      "created, conflict, activation_blocked)", ["outcome"], registry=REGISTRY)
+MERGE_CONFLICTS = Counter("wharf_merge_conflicts_total",
+                          "Conflicts found by worktree merges", registry=REGISTRY)
+MERGE_DURATION = Histogram("wharf_merge_duration_seconds",
+                           "Time to merge one unit of a worktree (UnitStore write included)",
+                           registry=REGISTRY,
+                           buckets=(0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, float("inf")))
 LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
                              "Long-polls answered at once: WHARF_LONG_POLL_MAX_WAITERS were "
                              "already waiting", registry=REGISTRY)

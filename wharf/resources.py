@@ -51,13 +51,16 @@ def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None
 
 
 def publish_node(session: Session, op: Operation, *, node_id: str, resource_id: str,
-                 space_id: str, parent_id: str | None, name: str, kind: str) -> None:
+                 space_id: str, parent_id: str | None, name: str, kind: str,
+                 created_by: str | None = None) -> None:
     """Insert the node and its resource with the ids fixed in the operation's payload;
-    the caller adds the kind's extension row in the same transaction."""
+    the caller adds the kind's extension row in the same transaction. ``created_by``
+    (default: the operation's actor) is who the node and resource are credited to."""
+    author = created_by or op.actor_id
     session.add(Node(id=node_id, space_id=space_id, parent_id=parent_id, name=name,
-                     created_by=op.actor_id))
+                     created_by=author))
     session.flush()
-    session.add(Resource(id=resource_id, node_id=node_id, kind=kind, created_by=op.actor_id))
+    session.add(Resource(id=resource_id, node_id=node_id, kind=kind, created_by=author))
     session.flush()
 
 

@@ -45,6 +45,7 @@ from wharf.worktrees import (
     CreateWorktreeUnit,
     DiscardWorktree,
 )
+from wharf.worktrees.merging import MergeWorktree
 
 
 class Components:
@@ -91,7 +92,8 @@ class Components:
             CreateWorktree(),
             DiscardWorktree(self.db, self.unitstore, settings),
             AddWorktreeUnit(self.db, self.unitstore, settings),
-            CreateWorktreeUnit(self.db, self.unitstore, settings))}
+            CreateWorktreeUnit(self.db, self.unitstore, settings),
+            MergeWorktree(self.db, self.unitstore, settings))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)

@@ -20,6 +20,7 @@ from wharf.operations.kinds import (
     CreateWorktreeResult,
     CreateWorktreeUnitResult,
     DiscardWorktreeResult,
+    MergeWorktreeResult,
     OperationError,
     OperationKind,
     PublishAssetResult,
@@ -115,12 +116,18 @@ class CreateWorktreeUnitOperation(_Operation, tag=OperationKind.CREATE_WORKTREE_
 
     result: Annotated[CreateWorktreeUnitResult | None, msgspec.Meta(
         description="Once completed: the unit and its reserved resource and node ids.")]
+class MergeWorktreeOperation(_Operation, tag=OperationKind.MERGE_WORKTREE.value):
+    """``merge_worktree``: a ready worktree merged into trunk, unit by unit."""
+
+    result: Annotated[MergeWorktreeResult | None, msgspec.Meta(
+        description="Once completed: each unit's outcome and the worktree's new state "
+                    "(a conflict is an outcome, not a failure).")]
 
 
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
              | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
              | DiscardWorktreeOperation | AddWorktreeUnitOperation
-             | CreateWorktreeUnitOperation)
+             | CreateWorktreeUnitOperation | MergeWorktreeOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -132,6 +139,7 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.DISCARD_WORKTREE.value: DiscardWorktreeOperation,
     OperationKind.ADD_WORKTREE_UNIT.value: AddWorktreeUnitOperation,
     OperationKind.CREATE_WORKTREE_UNIT.value: CreateWorktreeUnitOperation,
+    OperationKind.MERGE_WORKTREE.value: MergeWorktreeOperation,
 }
 
 

@@ -33,6 +33,7 @@ class OperationKind(StrEnum):
     DISCARD_WORKTREE = "discard_worktree"
     ADD_WORKTREE_UNIT = "add_worktree_unit"
     CREATE_WORKTREE_UNIT = "create_worktree_unit"
+    MERGE_WORKTREE = "merge_worktree"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -44,6 +45,7 @@ CREATE_WORKTREE = OperationKind.CREATE_WORKTREE.value
 DISCARD_WORKTREE = OperationKind.DISCARD_WORKTREE.value
 ADD_WORKTREE_UNIT = OperationKind.ADD_WORKTREE_UNIT.value
 CREATE_WORKTREE_UNIT = OperationKind.CREATE_WORKTREE_UNIT.value
+MERGE_WORKTREE = OperationKind.MERGE_WORKTREE.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -235,6 +237,34 @@ class CreateWorktreeUnitResult(_Shape, frozen=True):
     unit_id: str
     resource_id: str
     node_id: str
+# --- merge_worktree (wharf/worktrees/merging.py) -------------------------------------
+
+class MergeWorktreePayload(_Shape, frozen=True):
+    """The worktree being merged (it is ``merging``, held by this operation)."""
+
+    worktree_id: str
+
+
+class MergeUnitResult(_Shape, frozen=True):
+    """One unit's outcome (``unchanged``, ``fast_forward``, ``merged``, ``created``,
+    ``conflict`` or ``activation_blocked``); ``conflicts``: the first 20 of them."""
+
+    unit_id: str
+    resource_id: str
+    node_id: str | None
+    outcome: str
+    trunk_revision_before: int | None
+    trunk_revision_after: int | None
+    conflict_count: int
+    conflicts: list[dict[str, Any]]
+
+
+class MergeWorktreeResult(_Shape, frozen=True):
+    worktree_id: str
+    state: str
+    counts: dict[str, int]
+    assets_published: int
+    units: list[MergeUnitResult]
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -260,6 +290,7 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     DISCARD_WORKTREE: DiscardWorktreePayload,
     ADD_WORKTREE_UNIT: AddWorktreeUnitPayload,
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitPayload,
+    MERGE_WORKTREE: MergeWorktreePayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -271,6 +302,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     DISCARD_WORKTREE: DiscardWorktreeResult,
     ADD_WORKTREE_UNIT: AddWorktreeUnitResult,
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitResult,
+    MERGE_WORKTREE: MergeWorktreeResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

@@ -1,0 +1,626 @@
+"""Merging a worktree into trunk (specs/assets-worktrees.md §7.4, §8): the
+``merge_worktree`` operation, its submission, and the reads and writes around it — a
+unit's merge preview (§6.2), the conflicts of its last merge, and a rebase with explicit
+resolutions (§8.7).
+
+The merge runs unit by unit, in ``ordinal`` order, outside the product database: each
+unit's outcome is decided by :mod:`wharf.merge` and written by one UnitStore transaction
+that also stores the unit's merge record (``commit_fast_forward``, ``commit_merge``,
+``commit_created``, ``record_outcome``). A re-run of the operation (crash, retry) finds
+the records and writes nothing twice. All the product effects — each unit's
+``merge_state``, the activation of units created by the merge, the publication of the
+worktree's assets, the worktree's new state, the audit row — happen in the one completion
+transaction. A conflict is an outcome, not a failure: the operation completes, the unit
+is left for its author and the worktree goes back to ``draft``.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
+from storage.errors import RevisionConflict
+from storage.models import (
+    Node,
+    Operation,
+    Resource,
+    Space,
+    UnitAsset,
+    UnitResource,
+    Worktree,
+    WorktreeNodeIntent,
+    WorktreeUnit,
+)
+from storage.unitstore import (
+    Draft,
+    FastForwardUnavailable,
+    MergeOutcome,
+    MergeRecord,
+    Unit,
+    UnitStore,
+)
+from wharf import audit, metrics
+from wharf import merge as three_way
+from wharf.access import ancestors, check, node_access
+from wharf.clock import utcnow
+from wharf.config import Settings
+from wharf.context import Principal, RequestContext
+from wharf.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCursor,
+    NotFound,
+    TransientFailure,
+    ValidationFailed,
+)
+from wharf.ids import is_id
+from wharf.nodes import resolve_parent
+from wharf.operations.kinds import (
+    MERGE_WORKTREE,
+    MergeUnitResult,
+    MergeWorktreePayload,
+    MergeWorktreeResult,
+    payload,
+)
+from wharf.operations.service import Operations, Submission
+from wharf.pagination import decode_cursor, encode_cursor
+from wharf.resources import publish_node
+from wharf.worktrees import access
+from wharf.worktrees.errors import WorktreeStateConflict
+from wharf.worktrees.service import scope_of
+
+#: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).
+CAS_ATTEMPTS = 5
+#: Conflicts per unit in the operation's result (the full list: ``/conflicts``).
+RESULT_CONFLICTS = 20
+#: Conflicts a preview, or a refused rebase, reports.
+SHOWN_CONFLICTS = 100
+#: The outcomes that count as merged: the worktree is ``merged`` when every unit has one.
+DONE = frozenset((MergeState.UNCHANGED.value, MergeState.FAST_FORWARD.value,
+                  MergeState.MERGED.value, MergeState.CREATED.value))
+#: Every outcome the result counts, in order.
+#: The states in which a worktree is not processed yet.
+OPEN_STATES = (WorktreeState.DRAFT.value, WorktreeState.READY.value,
+               WorktreeState.MERGING.value, WorktreeState.DISCARDING.value)
+OUTCOMES = ("unchanged", "fast_forward", "merged", "created", "conflict",
+            "activation_blocked")
+
+
+class UnitUnavailable(Conflict):
+    """Units of the worktree cannot be merged: their node is trashed or gone, or (a unit
+    new in the worktree) the folder it is to be created in is (``details.unit_ids``)."""
+
+    code = "unit_unavailable"
+    title = "Unit unavailable"
+
+    def __init__(self, unit_ids: list[str]) -> None:
+        super().__init__("Restore or remove these units before merging: their node (or "
+                         "target folder) is trashed or gone.", details={"unit_ids": unit_ids})
+
+
+class MergeConflict(Conflict):
+    """A rebase left conflicts without a resolution (``details``: the first 100 and
+    ``conflict_count``)."""
+
+    code = "merge_conflict"
+    title = "Merge conflict"
+
+
+# --- the units of a worktree, and who may merge them -----------------------------------
+
+@dataclass(frozen=True, slots=True)
+class UnitRow:
+    unit_id: str
+    resource_id: str
+    source: str
+    unit_type: str
+    ordinal: int
+    intent_node_id: str | None
+    activated: bool
+    target_space_id: str | None
+    target_parent_id: str | None
+
+    @property
+    def pending_creation(self) -> bool:
+        """A unit new in the worktree whose node does not exist yet."""
+        return self.source == WorktreeUnitSource.WORKTREE and not self.activated
+
+
+def _units(s: Session, worktree_id: str, unit_id: str | None = None) -> list[UnitRow]:
+    q = (select(WorktreeUnit.unit_id, WorktreeUnit.resource_id, WorktreeUnit.source,
+                WorktreeUnit.unit_type, WorktreeUnit.ordinal, WorktreeNodeIntent.node_id,
+                WorktreeNodeIntent.activated_at, WorktreeNodeIntent.target_space_id,
+                WorktreeNodeIntent.target_parent_id)
+         .outerjoin(WorktreeNodeIntent, and_(
+             WorktreeNodeIntent.worktree_id == WorktreeUnit.worktree_id,
+             WorktreeNodeIntent.unit_id == WorktreeUnit.unit_id))
+         .where(WorktreeUnit.worktree_id == worktree_id))
+    if unit_id is not None:
+        q = q.where(WorktreeUnit.unit_id == unit_id)
+    return [UnitRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6] is not None, r[7], r[8])
+            for r in s.execute(q.order_by(WorktreeUnit.ordinal, WorktreeUnit.unit_id))]
+
+
+def _trunk_node(s: Session, resource_id: str) -> Node | None:
+    return s.scalar(select(Node).join(Resource, Resource.node_id == Node.id)
+                    .where(Resource.id == resource_id))
+
+
+def _trashed(s: Session, node: Node) -> bool:
+    return any(batch is not None for _, batch in ancestors(s, node))
+
+
+def check_units(s: Session, principal: Principal, units: Sequence[UnitRow]) -> None:
+    """The per-unit part of *merge* (§5): *unit edit* on every trunk (or activated) unit,
+    *target create* on every unit still to be created. A trashed or vanished node or
+    target is 409 ``unit_unavailable`` (with every such unit); a refused right is 403."""
+    unavailable: list[str] = []
+    refused = False
+    ctx = RequestContext(principal=principal)
+    for u in units:
+        if u.pending_creation:
+            try:
+                resolve_parent(s, ctx, u.target_space_id, u.target_parent_id)
+            except NotFound:
+                unavailable.append(u.unit_id)
+            except Forbidden:
+                refused = True
+            continue
+        node = _trunk_node(s, u.resource_id)
+        if node is None or _trashed(s, node):
+            unavailable.append(u.unit_id)
+            continue
+        try:
+            check(node_access(s, principal, node), "editor", "node")
+        except (NotFound, Forbidden):
+            refused = True
+    if unavailable:
+        raise UnitUnavailable(unavailable)
+    if refused:
+        raise Forbidden("A unit of this worktree does not allow you to merge it.")
+
+
+# --- submission -----------------------------------------------------------------------
+
+def submit_merge(ops: Operations, ctx: RequestContext, key: str | None,
+                 worktree_id: str) -> Submission:
+    """``ready → merging`` in the transaction that records the operation (a second merge
+    or a discard is refused with 409 ``worktree_busy`` from then on)."""
+    request = {"worktree_id": worktree_id}
+
+    def prepare(s: Session, op_id: str) -> tuple[str | None, MergeWorktreePayload]:
+        view = access.find(s, ctx.principal, worktree_id, lock=True)
+        access.require(view, "merge")
+        wt = view.worktree
+        check_units(s, ctx.principal, _units(s, wt.id))
+        wt.state = WorktreeState.MERGING.value
+        wt.busy_operation_id = op_id
+        wt.updated_at = utcnow()
+        s.flush()
+        scope = scope_of(s, wt)
+        audit.record(s, ctx, "worktree.merge_submit", "worktree", wt.id, space_id=scope,
+                     details={"operation_id": op_id})
+        return scope, MergeWorktreePayload(worktree_id=wt.id)
+
+    return ops.submit(ctx, MERGE_WORKTREE, key, request, prepare)
+
+
+# --- deciding one unit (§8.2) -----------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What merging a trunk unit's draft would do now (``outcome`` per §8.2)."""
+
+    outcome: str
+    trunk_revision: int
+    merge: three_way.MergeResult | None = None
+
+    @property
+    def patch_ops(self) -> int:
+        return len(self.merge.patch) if self.merge is not None else 0
+
+
+def decide(draft: Draft, trunk: Unit, max_conflicts: int) -> Decision:
+    if three_way.same(draft.snapshot, draft.base_snapshot):
+        return Decision(MergeOutcome.UNCHANGED.value, trunk.revision)
+    if trunk.revision == draft.base_revision:
+        return Decision(MergeOutcome.FAST_FORWARD.value, trunk.revision,
+                        three_way.merge(draft.base_snapshot, trunk.snapshot, draft.snapshot,
+                                        max_conflicts=max_conflicts))
+    result = three_way.merge(draft.base_snapshot, trunk.snapshot, draft.snapshot,
+                             max_conflicts=max_conflicts)
+    return Decision(result.outcome, trunk.revision, result)
+
+
+def _conflicts(result: three_way.MergeResult | None, limit: int) -> list[dict[str, Any]]:
+    return [] if result is None else [c.to_json() for c in result.conflicts[:limit]]
+
+
+# --- the operation ----------------------------------------------------------------------
+
+class MergeWorktree:
+    """``merge_worktree`` (§7.4). Retryable: a failure gives the worktree back ``ready``;
+    ``POST /operations/{id}/retry`` re-takes it (authorize, in the claim transaction)
+    and reuses the merge records already written."""
+
+    kind = MERGE_WORKTREE
+
+    def __init__(self, db: Database, unitstore: UnitStore, settings: Settings):
+        self.db = db
+        self.unitstore = unitstore
+        self.settings = settings
+
+    # -- authorize (claim and commit) ---------------------------------------------------
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = payload(op, MergeWorktreePayload)
+        wt = session.get(Worktree, p.worktree_id, with_for_update=True)
+        ours = wt is not None and wt.state == WorktreeState.MERGING and \
+            wt.busy_operation_id == op.id
+        retaken = wt is not None and wt.state == WorktreeState.READY and \
+            wt.busy_operation_id is None
+        if wt is None or not (ours or retaken):
+            raise WorktreeStateConflict(wt.state if wt is not None else "missing",
+                                        (WorktreeState.MERGING.value,), "this merge")
+        if not self.unitstore.has_merge_records(op.id):
+            # Before the first trunk write the actor's right decides; after it, the merge
+            # runs to completion (undoing published trunk content is worse, §5).
+            rel = access.relation(actor, wt,
+                                  access.team_role(session, actor, wt.team_space_id))
+            if not access.discoverable(wt.kind, wt.visibility, rel):
+                raise NotFound("No such worktree.")
+            if not access.rights(wt.kind, wt.visibility, rel)["merge"]:
+                raise Forbidden("You may no longer merge this worktree.")
+            check_units(session, actor, _units(session, wt.id))
+        if retaken:  # a retried operation holds the worktree again before any effect
+            wt.state = WorktreeState.MERGING.value
+            wt.busy_operation_id = op.id
+            wt.updated_at = utcnow()
+            session.flush()
+
+    # -- perform ------------------------------------------------------------------------
+    def perform(self, op: Operation) -> None:
+        p = payload(op, MergeWorktreePayload)
+        with self.db.read() as s:
+            units = _units(s, p.worktree_id)
+        for u in units:
+            if self.unitstore.merge_record(op.id, u.unit_id) is not None:
+                continue  # an earlier attempt merged it
+            started = time.perf_counter()
+            self._merge_unit(op, p.worktree_id, u)
+            metrics.MERGE_DURATION.observe(time.perf_counter() - started)
+
+    def _merge_unit(self, op: Operation, worktree_id: str, u: UnitRow) -> MergeRecord:
+        for _ in range(CAS_ATTEMPTS):
+            try:
+                if u.pending_creation:
+                    return self._create(op, worktree_id, u.unit_id)
+                return self._write(op, worktree_id, u.unit_id)
+            except RevisionConflict:
+                continue  # trunk (or the draft) moved: decide again
+        raise TransientFailure(f"unit {u.unit_id} kept changing during the merge; "
+                               f"the merge is retried")
+
+    def _draft(self, worktree_id: str, unit_id: str) -> Draft:
+        draft = self.unitstore.get_draft(worktree_id, unit_id)
+        if draft is None:
+            raise Conflict(f"unit {unit_id} has no draft in this worktree",
+                           code="unit_unavailable")
+        return draft
+
+    def _create(self, op: Operation, worktree_id: str, unit_id: str) -> MergeRecord:
+        draft = self._draft(worktree_id, unit_id)
+        return self.unitstore.commit_created(op.id, worktree_id, unit_id,
+                                             expected_draft_revision=draft.revision)
+
+    def _write(self, op: Operation, worktree_id: str, unit_id: str) -> MergeRecord:
+        draft = self._draft(worktree_id, unit_id)
+        trunk = self.unitstore.get(unit_id)
+        if trunk is None:
+            raise Conflict(f"unit {unit_id} no longer exists in trunk",
+                           code="unit_unavailable")
+        d = decide(draft, trunk, self.settings.merge_max_conflicts)
+        store = self.unitstore
+        if d.outcome == MergeOutcome.FAST_FORWARD:
+            try:
+                return store.commit_fast_forward(
+                    op.id, worktree_id, unit_id, expected_trunk_revision=trunk.revision,
+                    expected_draft_revision=draft.revision)
+            except FastForwardUnavailable:
+                return store.commit_merge(
+                    op.id, worktree_id, unit_id, expected_trunk_revision=trunk.revision,
+                    expected_draft_revision=draft.revision,
+                    changeset=three_way.diff(trunk.snapshot, draft.snapshot),
+                    snapshot=draft.snapshot, draft_changeset=[], author_id=op.actor_id,
+                    outcome=MergeOutcome.FAST_FORWARD)
+        if d.outcome == MergeOutcome.MERGED:
+            assert d.merge is not None
+            return store.commit_merge(
+                op.id, worktree_id, unit_id, expected_trunk_revision=trunk.revision,
+                expected_draft_revision=draft.revision, changeset=d.merge.patch,
+                snapshot=d.merge.merged,
+                draft_changeset=three_way.diff(draft.snapshot, d.merge.merged),
+                author_id=op.actor_id)
+        if d.outcome == MergeOutcome.CONFLICT:
+            assert d.merge is not None
+            return store.record_outcome(
+                op.id, worktree_id, unit_id, MergeOutcome.CONFLICT,
+                trunk_revision=trunk.revision,
+                conflicts=[c.to_json() for c in d.merge.conflicts],
+                conflict_count=d.merge.conflict_count)
+        # unchanged: re-base onto trunk when it moved, so a later merge still finds it so
+        if trunk.revision != draft.base_revision:
+            return store.record_outcome(
+                op.id, worktree_id, unit_id, MergeOutcome.UNCHANGED,
+                trunk_revision=trunk.revision,
+                sync_changeset=three_way.diff(draft.snapshot, trunk.snapshot),
+                expected_draft_revision=draft.revision)
+        return store.record_outcome(op.id, worktree_id, unit_id, MergeOutcome.UNCHANGED,
+                                    trunk_revision=trunk.revision)
+
+    # -- commit ---------------------------------------------------------------------------
+    def commit(self, session: Session, op: Operation,
+               ctx: RequestContext) -> MergeWorktreeResult:
+        p = payload(op, MergeWorktreePayload)
+        wt = session.get(Worktree, p.worktree_id, with_for_update=True)
+        assert wt is not None  # authorize() locked it, in this transaction
+        records = {r.unit_id: r for r in self.unitstore.merge_records(op.id)}
+        rows = {u.unit_id: u for u in session.scalars(
+            select(WorktreeUnit).where(WorktreeUnit.worktree_id == wt.id))}
+        intents = {i.unit_id: i for i in session.scalars(
+            select(WorktreeNodeIntent).where(WorktreeNodeIntent.worktree_id == wt.id))}
+        now = utcnow()
+        counts = dict.fromkeys(OUTCOMES, 0)
+        results: list[MergeUnitResult] = []
+        published_units: list[str] = []
+        for u in _units(session, wt.id):
+            rec = records.get(u.unit_id)
+            if rec is None:  # not performed yet (cannot happen unless a unit was added)
+                raise TransientFailure(f"unit {u.unit_id} has not been merged yet")
+            outcome = rec.outcome
+            node_id: str | None
+            if outcome == MergeOutcome.CREATED and u.pending_creation:
+                intent = intents[u.unit_id]
+                if _activate(session, op, intent, u, now):
+                    node_id = intent.node_id
+                else:
+                    outcome = MergeState.ACTIVATION_BLOCKED.value
+                    node_id = None
+            elif u.source == WorktreeUnitSource.WORKTREE:
+                node_id = u.intent_node_id
+            else:
+                node_id = session.scalar(select(Resource.node_id)
+                                         .where(Resource.id == u.resource_id))
+            row = rows[u.unit_id]
+            row.merge_state = outcome
+            row.merged_trunk_revision = rec.trunk_revision_after
+            row.conflict_count = rec.conflict_count
+            row.last_merge_operation_id = op.id
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome in DONE:
+                published_units.append(u.unit_id)
+            results.append(MergeUnitResult(
+                unit_id=u.unit_id, resource_id=u.resource_id, node_id=node_id,
+                outcome=outcome, trunk_revision_before=rec.trunk_revision_before,
+                trunk_revision_after=rec.trunk_revision_after,
+                conflict_count=rec.conflict_count,
+                conflicts=list(rec.conflicts[:RESULT_CONFLICTS])))
+        session.flush()
+        published = 0
+        if published_units:
+            res = session.execute(
+                update(UnitAsset).where(UnitAsset.worktree_id == wt.id,
+                                        UnitAsset.unit_id.in_(published_units))
+                .values(worktree_id=None, published_at=now)
+                .execution_options(synchronize_session=False))
+            published = int(getattr(res, "rowcount", 0) or 0)
+        merged = all(r.outcome in DONE for r in results)
+        wt.state = (WorktreeState.MERGED if merged else WorktreeState.DRAFT).value
+        if merged:
+            wt.processed_at = now
+        wt.busy_operation_id = None
+        wt.last_merge_operation_id = op.id
+        wt.updated_at = now
+        session.flush()
+        audit.record(session, ctx, "worktree.merge", "worktree", wt.id, space_id=op.scope_id,
+                     details={"counts": counts, "assets_published": published,
+                              "state": wt.state, "on_behalf_of": op.actor_id})
+        for outcome, n in counts.items():
+            if n:
+                metrics.MERGE_UNITS.labels(outcome).inc(n)
+        conflicts = sum(r.conflict_count for r in results)
+        if conflicts:
+            metrics.MERGE_CONFLICTS.inc(conflicts)
+        return MergeWorktreeResult(worktree_id=wt.id, state=wt.state, counts=counts,
+                                   assets_published=published, units=results)
+
+    def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
+        p = payload(op, MergeWorktreePayload)
+        wt = session.get(Worktree, p.worktree_id, with_for_update=True)
+        if wt is not None and wt.state == WorktreeState.MERGING and \
+                wt.busy_operation_id == op.id:
+            wt.state = WorktreeState.READY.value
+            wt.busy_operation_id = None
+            wt.updated_at = utcnow()
+            session.flush()
+
+    def compensate(self, op: Operation) -> None:
+        pass  # trunk writes already made are legitimate content (§11)
+
+
+def _activate(session: Session, op: Operation, intent: WorktreeNodeIntent, u: UnitRow,
+              now: Any) -> bool:
+    """Create the node, resource and unit row of a unit the merge created, if its target
+    still holds (the space exists; the parent exists, in that space, not trashed). The
+    actor's create right is not checked again: the unit is in trunk already (§7.4)."""
+    if session.get(Space, intent.target_space_id) is None:
+        return False
+    if intent.target_parent_id is not None:
+        parent = session.get(Node, intent.target_parent_id)
+        if parent is None or parent.space_id != intent.target_space_id or \
+                _trashed(session, parent):
+            return False
+    publish_node(session, op, node_id=intent.node_id, resource_id=u.resource_id,
+                 space_id=intent.target_space_id, parent_id=intent.target_parent_id,
+                 name=intent.name, kind="unit", created_by=intent.created_by)
+    session.add(UnitResource(resource_id=u.resource_id, unit_id=u.unit_id,
+                             unit_type=u.unit_type))
+    intent.activated_at = now
+    intent.updated_at = now
+    session.flush()
+    return True
+
+
+# --- preview, conflicts, rebase (§6.2, §8.7) --------------------------------------------
+
+def _reviewed_unit(s: Session, ctx: RequestContext, worktree_id: str, unit_id: str,
+                   action: str) -> tuple[Worktree, UnitRow]:
+    """The worktree and one of its units, if the caller may ``action`` it (404 for a
+    worktree or unit they cannot see; the unit's own read right for a trunk unit)."""
+    view = access.find(s, ctx.principal, worktree_id)
+    access.require(view, action)
+    found = _units(s, view.worktree.id, unit_id) if is_id(unit_id) else []
+    if not found:
+        raise NotFound("No such unit in this worktree.")
+    u = found[0]
+    if not u.pending_creation:
+        node = _trunk_node(s, u.resource_id)
+        if node is None:
+            raise NotFound("No such unit in this worktree.")
+        check(node_access(s, ctx.principal, node),
+              "viewer" if action == "review" else "editor", "node")
+    return view.worktree, u
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    outcome: str
+    trunk_revision: int | None
+    conflict_count: int
+    conflicts: list[dict[str, Any]]
+    patch_ops: int
+
+
+def preview(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestContext,
+            worktree_id: str, unit_id: str) -> Preview:
+    """What merging the unit would do now (§8.2, nothing written): ``created`` for a unit
+    new in the worktree, else ``unchanged``, ``fast_forward``, ``merged`` or
+    ``conflict`` with the first 100 conflicts; ``patch_ops``: operations it would write
+    to trunk."""
+    with db.read() as s:
+        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
+        if wt.processed_at is not None:
+            raise WorktreeStateConflict(wt.state, OPEN_STATES, "a merge preview")
+        wt_id = wt.id
+    draft = unitstore.get_draft(wt_id, u.unit_id)
+    if draft is None:
+        raise NotFound("No such unit in this worktree.")
+    if u.pending_creation:
+        return Preview(MergeOutcome.CREATED.value, None, 0, [], 0)
+    trunk = unitstore.get(u.unit_id)
+    if trunk is None:
+        raise NotFound("No such unit in this worktree.")
+    d = decide(draft, trunk, settings.merge_max_conflicts)
+    count = d.merge.conflict_count if d.merge is not None else 0
+    return Preview(d.outcome, d.trunk_revision, count, _conflicts(d.merge, SHOWN_CONFLICTS),
+                   d.patch_ops if d.outcome != MergeOutcome.FAST_FORWARD
+                   else len(three_way.diff(trunk.snapshot, draft.snapshot)))
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictPage:
+    operation_id: str | None
+    conflict_count: int
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_id: str,
+              unit_id: str, *, limit: int, cursor: str | None) -> ConflictPage:
+    """A page of the conflicts the unit's last merge recorded (in document order)."""
+    after = decode_cursor("merge_conflicts", cursor, 1)
+    start = 0
+    if after:
+        if not after[0].isdigit() or len(after[0]) > 9:
+            raise InvalidCursor("The cursor is not valid for this listing.")
+        start = int(after[0])
+    with db.read() as s:
+        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
+        op_id = s.scalar(select(WorktreeUnit.last_merge_operation_id).where(
+            WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == u.unit_id))
+    if op_id is None:
+        return ConflictPage(None, 0, [], None)
+    rec = unitstore.merge_record(op_id, u.unit_id)
+    if rec is None:
+        return ConflictPage(op_id, 0, [], None)
+    items = list(rec.conflicts[start:start + limit])
+    end = start + len(items)
+    nxt = encode_cursor("merge_conflicts", [str(end)]) if end < len(rec.conflicts) else None
+    return ConflictPage(op_id, rec.conflict_count, items, nxt)
+
+
+@dataclass(frozen=True, slots=True)
+class Rebased:
+    draft_revision: int
+    base_revision: int
+
+
+def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestContext,
+           worktree_id: str, unit_id: str, draft_revision: int,
+           resolutions: Mapping[str, three_way.Take]) -> Rebased:
+    """Move the unit's draft onto the trunk head (§8.7): each conflict must have a
+    resolution (409 ``merge_conflict`` otherwise, 400 ``unknown_conflict_path`` for a
+    path that is not one), the draft must still be at ``draft_revision`` (409
+    ``revision_conflict``); one UnitStore transaction, then the unit's ``merge_state``
+    goes back to ``pending`` (a display field)."""
+    with db.read() as s:
+        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "edit_draft")
+        wt_id, scope = wt.id, scope_of(s, wt)
+    if u.pending_creation:
+        raise ValidationFailed("A unit new in this worktree has no trunk to rebase onto.",
+                               details={"field": "unit_id"})
+    draft = unitstore.get_draft(wt_id, u.unit_id)
+    trunk = unitstore.get(u.unit_id)
+    if draft is None or trunk is None:
+        raise NotFound("No such unit in this worktree.")
+    if draft.revision != draft_revision:
+        raise Conflict(f"draft revision {draft_revision} is stale; the draft is at "
+                       f"revision {draft.revision}", code="revision_conflict",
+                       details={"current_revision": draft.revision, "scope": "draft"})
+    try:
+        result = three_way.rebase(draft.base_snapshot, trunk.snapshot, draft.snapshot,
+                                  resolutions, max_conflicts=settings.merge_max_conflicts)
+    except three_way.UnknownConflictPaths as exc:
+        raise ValidationFailed("These resolution paths are not conflicts.",
+                               code="unknown_conflict_path",
+                               details={"paths": exc.paths[:SHOWN_CONFLICTS]}) from None
+    except three_way.UnresolvedConflicts as exc:
+        raise MergeConflict(f"{exc.conflict_count} conflict(s) need a resolution.",
+                            details={"conflict_count": exc.conflict_count,
+                                     "conflicts": [c.to_json() for c in
+                                                   exc.conflicts[:SHOWN_CONFLICTS]]}) from None
+    except three_way.MergeTooDeep as exc:
+        raise ValidationFailed(str(exc), code="unit_too_deep") from None
+    head = unitstore.rebase_draft(wt_id, u.unit_id, expected_draft_revision=draft_revision,
+                                  base_revision=trunk.revision, base_snapshot=trunk.snapshot,
+                                  snapshot=result.draft, changeset=result.patch,
+                                  author_id=ctx.principal.user_id)
+    with db.write() as s:
+        s.execute(update(WorktreeUnit).where(
+            WorktreeUnit.worktree_id == wt_id, WorktreeUnit.unit_id == u.unit_id).values(
+            merge_state=MergeState.PENDING.value, conflict_count=0)
+            .execution_options(synchronize_session=False))
+        audit.record(s, ctx, "worktree.rebase", "worktree", wt_id, space_id=scope,
+                     details={"unit_id": u.unit_id, "base_revision": trunk.revision,
+                              "draft_revision": head.revision,
+                              "resolved": result.resolved})
+    return Rebased(draft_revision=head.revision, base_revision=head.base_revision)
+
+
+__all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "conflicts",
+           "preview", "rebase", "submit_merge"]
