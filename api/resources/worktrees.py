@@ -17,7 +17,6 @@ from api.schemas.worktrees import (
     UpdateWorktreeRequest,
     UserRef,
     Worktree,
-    WorktreeCapabilities,
     WorktreeDetail,
     WorktreeList,
     WorktreeListQuery,
@@ -52,7 +51,7 @@ def worktree_as(cls: type[W], s: worktrees.Summary, **extra: Any) -> W:
         last_merge_operation_id=wt.last_merge_operation_id,
         processed_at=iso(wt.processed_at), created_at=timestamp(wt.created_at),
         updated_at=timestamp(wt.updated_at),
-        capabilities=WorktreeCapabilities(**s.capabilities.as_dict()), **extra)
+        capabilities=s.capabilities, **extra)
 
 
 def summary_body(s: worktrees.Summary) -> Worktree:

@@ -17,6 +17,7 @@ from storage.enums import (
     WorktreeVisibility,
 )
 from wharf.pagination import DEFAULT_LIMIT
+from wharf.worktrees.access import WorktreeCapabilities  # the core's own Struct
 
 WorktreeName = Annotated[str, msgspec.Meta(
     min_length=1, max_length=255, examples=["Q3 plan review"],
@@ -42,18 +43,6 @@ class UserRef(Response):
     username: str
 
 
-class WorktreeCapabilities(Response):
-    """What the caller may do with the worktree now (its state, their role and every
-    unit's own permission considered)."""
-
-    review: Annotated[bool, msgspec.Meta(description="See its units, drafts and conflicts.")]
-    edit_draft: bool
-    add_unit: bool
-    change_visibility: bool
-    mark_ready: bool
-    reopen: bool
-    merge: bool
-    discard: bool
 
 
 class Worktree(Response):

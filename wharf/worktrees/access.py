@@ -17,8 +17,10 @@ worktree plug into.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import Annotated
 
+import msgspec
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
@@ -203,9 +205,11 @@ def unit_rights(session: Session, principal: Principal, worktree: Worktree) -> U
     return all_units(unit_access(session, principal, worktree))
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    review: bool
+class WorktreeCapabilities(msgspec.Struct, frozen=True):
+    """What the caller may do with the worktree now (its state, their role and every
+    unit's own permission considered); the API's ``WorktreeCapabilities``."""
+
+    review: Annotated[bool, msgspec.Meta(description="See its units, drafts and conflicts.")]
     edit_draft: bool
     add_unit: bool
     change_visibility: bool
@@ -214,14 +218,12 @@ class Capabilities:
     merge: bool
     discard: bool
 
-    def as_dict(self) -> dict[str, bool]:
-        return asdict(self)
 
 
 def capabilities(state: str, allowed: dict[str, bool],
-                 units: UnitRights = NO_UNITS) -> Capabilities:
+                 units: UnitRights = NO_UNITS) -> WorktreeCapabilities:
     """What the caller may do now: their rights, in this state, on these units."""
-    return Capabilities(**{a: allowed[a] and state in STATES[a]
+    return WorktreeCapabilities(**{a: allowed[a] and state in STATES[a]
                            and units.allows(UNIT_NEEDS[a]) for a in CAPABILITIES})
 
 
@@ -250,7 +252,7 @@ class WorktreeView:
         return all_units(self.unit_access)
 
     @property
-    def capabilities(self) -> Capabilities:
+    def capabilities(self) -> WorktreeCapabilities:
         return capabilities(self.worktree.state, self.rights, self.units)
 
 

@@ -28,7 +28,7 @@ from wharf.operations.service import Operations, Submission
 from wharf.pagination import TIMESTAMP, decode_cursor, page
 from wharf.validation import clean_name, one_of
 from wharf.worktrees import access
-from wharf.worktrees.access import MANAGERS, WRITERS, Capabilities
+from wharf.worktrees.access import MANAGERS, WRITERS, WorktreeCapabilities
 
 KINDS = values(WorktreeKind)
 VISIBILITIES = values(WorktreeVisibility)
@@ -134,7 +134,7 @@ class Summary:
     team_space_name: str | None
     creator_username: str
     unit_count: int
-    capabilities: Capabilities
+    capabilities: WorktreeCapabilities
 
 
 def _summaries(principal: Principal) -> tuple[Select[Any], Any]:
