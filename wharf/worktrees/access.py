@@ -281,12 +281,14 @@ def check_state(worktree: Worktree, action: str) -> None:
     raise WorktreeStateConflict(worktree.state, allowed, action.replace("_", " "))
 
 
-def require(view: WorktreeView, action: str) -> None:
+def require(view: WorktreeView, action: str, *, units: bool = True) -> None:
     """403 when the caller may not do ``action`` at all, then 409 when the state refuses
-    it, then 403 when a unit refuses it."""
+    it, then (with ``units``) 403 when a unit refuses it. A caller that checks the units
+    itself, with answers of its own (the merge: 409 ``unit_unavailable`` for a trashed
+    unit), passes ``units=False``."""
     if not view.rights[action]:
         raise Forbidden(f"You may not {action.replace('_', ' ')} this worktree.")
     check_state(view.worktree, action)
-    if not view.units.allows(UNIT_NEEDS[action]):
+    if units and not view.units.allows(UNIT_NEEDS[action]):
         raise Forbidden(f"A unit of this worktree does not allow you to "
                         f"{action.replace('_', ' ')} it.")
