@@ -38,6 +38,7 @@ class ProblemCode(StrEnum):
     CROSS_ORIGIN = "cross_origin"
     CROSS_SPACE_MOVE = "cross_space_move"
     DATABASE_BUSY = "database_busy"
+    DRAFT_PURGED = "draft_purged"
     FORBIDDEN = "forbidden"
     GRANTS_NOT_ALLOWED = "grants_not_allowed"
     HEADERS_TOO_LARGE = "headers_too_large"
