@@ -116,6 +116,9 @@ class ProblemCode(StrEnum):
     OUTSIDE_TEAM_SPACE = "outside_team_space"
     UNIT_ALREADY_ADDED = "unit_already_added"
     WORKTREE_UNIT_LIMIT = "worktree_unit_limit"
+    # worktree retention and re-driven activations (sweeps, wharf/worktrees/activation.py)
+    NOT_BLOCKED = "not_blocked"
+    UNIT_MISSING = "unit_missing"
 
 
 class WharfError(Exception):
