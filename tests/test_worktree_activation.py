@@ -119,3 +119,32 @@ def test_activation_fails_when_the_trunk_unit_is_missing(world, components, db):
         assert s.get(Node, local["node_id"]) is None
         unit = s.get(WorktreeUnit, (wt, local["unit_id"]))
         assert unit.merge_state == "activation_blocked"
+
+
+def test_schemathesis_activate_endpoint(world, app, components, db):
+    import copy
+
+    import schemathesis
+    from schemathesis import GenerationMode
+
+    from api.contract import document
+    from tests.support.foundation import bearer, make_token
+    from tests.test_schemathesis import EXAMPLES, NEGATIVE_EXAMPLES, RANDOM_ID_EXAMPLES, _run
+
+    alice = world.user("alice")
+    wt, local = blocked_unit(components, db, alice,
+                             make_node(alice, alice.personal_space_id, "Target"))
+    headers = bearer(make_token(alice)["token"])
+    schema = schemathesis.openapi.from_dict(copy.deepcopy(document(app)))
+    label = ("POST", "/api/worktrees/{worktree_id}/units/{unit_id}/activate")
+    ran = False
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if (operation.method.upper(), operation.path) != label:
+            continue
+        ran = True
+        known = {"worktree_id": wt, "unit_id": local["unit_id"]}
+        _run(operation, app, headers, GenerationMode.POSITIVE, EXAMPLES, known)
+        _run(operation, app, headers, GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, known)
+        _run(operation, app, headers, GenerationMode.POSITIVE, RANDOM_ID_EXAMPLES)
+    assert ran
