@@ -104,6 +104,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                           worktree_merge.UnitMergeConflicts(db, unitstore))
             app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/rebase",
                           worktree_merge.UnitRebase(db, unitstore, settings))
+            app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/activate",
+                          worktree_merge.UnitActivate(operations))
         if unitstore is not None:
             from api.resources import worktree_units as wtu
             app.add_route("/api/worktrees/{worktree_id}/units",

@@ -367,6 +367,7 @@ PROBLEM_RESPONSES: dict[int, tuple[str, str, tuple[str, ...]]] = {
           ()),
     404: ("NotFound", "No such target, or the caller may not see it.", ()),
     409: ("Conflict", "The request conflicts with the current state.", ()),
+    410: ("Gone", "It existed, and retention deleted it (`draft_purged`).", ()),
     411: ("LengthRequired", "Send `Content-Length`.", ()),
     412: ("PreconditionFailed", "A precondition (`If-Match`) did not hold.", ()),
     413: ("PayloadTooLarge", "The body is larger than the configured limit.", ()),

@@ -8,6 +8,7 @@ import dramatiq
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.unitstore import UnitStore
 from tasks.dispatch import BrokerDispatcher
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -31,6 +32,8 @@ class SweepComponents(Protocol):
     def handlers(self) -> Mapping[str, Any]: ...
     @property
     def schedules(self) -> list[Schedule]: ...
+    @property
+    def unitstore(self) -> UnitStore: ...
 
 
 def declare_sweep_actors(broker: dramatiq.Broker,
@@ -42,7 +45,8 @@ def declare_sweep_actors(broker: dramatiq.Broker,
             ctx = SweepContext(db=components.db, settings=components.settings, now=utcnow(),
                                send=components.dispatcher.send,
                                blob_store=components.blob_store,
-                               handlers=components.handlers)
+                               handlers=components.handlers,
+                               unitstore=components.unitstore)
             run_tick(ctx, tick_id, plan)
         run.__name__ = actor_for(name)
         actors[name] = dramatiq.Actor(run, broker=broker, actor_name=actor_for(name),

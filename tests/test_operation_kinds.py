@@ -79,4 +79,5 @@ def test_every_kind_has_a_payload_and_a_result():
     assert set(kinds.PAYLOADS) == set(kinds.RESULTS) == {
         "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
         "publish_asset", "create_worktree", "discard_worktree",
-        "add_worktree_unit", "create_worktree_unit", "merge_worktree"}
+        "add_worktree_unit", "create_worktree_unit", "merge_worktree",
+        "activate_worktree_resource"}

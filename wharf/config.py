@@ -369,6 +369,11 @@ class Settings:
         "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
         "number); a rebase reports at most this many unresolved",
         ge=1)] = 10_000
+    worktree_retention: Annotated[int, setting(
+        "a merged or discarded worktree's drafts are deleted this long after it was "
+        "processed (the worktree and its unit list stay; a unit's draft then answers 410 "
+        "`draft_purged`)",
+        ge=0, note="30 days")] = 2592000
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "
         "(size and ETag are always checked)")] = True

@@ -38,6 +38,7 @@ class ProblemCode(StrEnum):
     CROSS_ORIGIN = "cross_origin"
     CROSS_SPACE_MOVE = "cross_space_move"
     DATABASE_BUSY = "database_busy"
+    DRAFT_PURGED = "draft_purged"
     FORBIDDEN = "forbidden"
     GRANTS_NOT_ALLOWED = "grants_not_allowed"
     HEADERS_TOO_LARGE = "headers_too_large"
@@ -115,6 +116,9 @@ class ProblemCode(StrEnum):
     OUTSIDE_TEAM_SPACE = "outside_team_space"
     UNIT_ALREADY_ADDED = "unit_already_added"
     WORKTREE_UNIT_LIMIT = "worktree_unit_limit"
+    # worktree retention and re-driven activations (sweeps, wharf/worktrees/activation.py)
+    NOT_BLOCKED = "not_blocked"
+    UNIT_MISSING = "unit_missing"
 
 
 class WharfError(Exception):

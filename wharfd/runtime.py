@@ -45,6 +45,7 @@ from wharf.worktrees import (
     CreateWorktreeUnit,
     DiscardWorktree,
 )
+from wharf.worktrees.activation import ActivateWorktreeResource
 from wharf.worktrees.merging import MergeWorktree
 
 
@@ -93,7 +94,8 @@ class Components:
             DiscardWorktree(self.db, self.unitstore, settings),
             AddWorktreeUnit(self.db, self.unitstore, settings),
             CreateWorktreeUnit(self.db, self.unitstore, settings),
-            MergeWorktree(self.db, self.unitstore, settings))}
+            MergeWorktree(self.db, self.unitstore, settings),
+            ActivateWorktreeResource(self.db, self.unitstore))}
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)

@@ -9,6 +9,7 @@ from api import contract
 from api.resources.operations import answer_submission, submission_answers
 from api.resources.worktrees import NOT_WHILE
 from api.schemas.worktree_merge import (
+    ActivateUnitRequest,
     ConflictList,
     ConflictQuery,
     MergeConflictRecord,
@@ -22,7 +23,7 @@ from storage.unitstore import UnitStore
 from wharf.config import Settings
 from wharf.merge import Take
 from wharf.operations.service import Operations
-from wharf.worktrees import merging
+from wharf.worktrees import activation, merging
 
 
 def _records(items: list[dict[str, object]]) -> list[MergeConflictRecord]:
@@ -114,3 +115,31 @@ class UnitRebase:
                               worktree_id, unit_id, body.draft_revision, resolutions)
         resp.media = RebaseResult(draft_revision=done.draft_revision,
                                   base_revision=done.base_revision)
+
+
+class UnitActivate:
+    def __init__(self, ops: Operations):
+        self.ops = ops
+
+    @contract.op(operation_id="activateWorktreeUnit",
+                 summary="Create the node of a merged unit whose activation was blocked "
+                         "(operation activate_worktree_resource)",
+                 tags=["worktrees"],
+                 description="A unit new in the worktree that the merge put in trunk while "
+                             "its target folder was gone (`activation: blocked`): its node "
+                             "is created at `target` (stored now; the right to create "
+                             "there), else at the stored target (409 `unit_unavailable` "
+                             "while it is still gone). 409 `not_blocked` for any other "
+                             "unit. Its worktree assets are published; the worktree is "
+                             "`merged` when it was the last unmerged unit. Draft or ready "
+                             "worktrees, with the merge right.",
+                 body=ActivateUnitRequest, headers=("Idempotency-Key",),
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(403, 409))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
+                unit_id: str) -> None:
+        body = contract.read_body(req, ActivateUnitRequest)
+        target = msgspec.to_builtins(body.target) if body.target is not None else None
+        answer_submission(resp, activation.submit_activate(
+            self.ops, req.context.ctx, req.get_header("Idempotency-Key"), worktree_id,
+            unit_id, target))

@@ -71,7 +71,10 @@ class WorktreeUnitItem:
         self.db, self.store, self.settings = db, store, settings
 
     @contract.op(operation_id="getWorktreeUnit", summary="A worktree unit and its draft",
-                 tags=["worktrees"], responses={200: WorktreeUnitDetail})
+                 tags=["worktrees"], responses={200: WorktreeUnitDetail},
+                 description="410 `draft_purged` once retention deleted the drafts of a "
+                             "processed worktree.",
+                 problems=(410,))
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                unit_id: str) -> None:
         view, snapshot = units.get_unit(self.db, self.store, req.context.ctx, worktree_id,
@@ -113,7 +116,7 @@ class WorktreeUnitChangesets:
                  description="Same contract as trunk changesets, against the draft's "
                              "revision. " + CHANGESET_PROBLEMS + " " + NOT_WHILE,
                  body=ChangesetRequest, responses={200: ChangesetResult},
-                 problems=(403, 409))
+                 problems=(403, 409, 410))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                 unit_id: str) -> None:
         body = read_changeset(req)

@@ -14,6 +14,7 @@ from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Time
 from api.schemas.tree import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
 from wharf.operations.kinds import (
+    ActivateWorktreeResourceResult,
     AddWorktreeUnitResult,
     CreateBlobResourceResult,
     CreateResourceResult,
@@ -124,10 +125,20 @@ class MergeWorktreeOperation(_Operation, tag=OperationKind.MERGE_WORKTREE.value)
                     "(a conflict is an outcome, not a failure).")]
 
 
+
+class ActivateWorktreeResourceOperation(
+        _Operation, tag=OperationKind.ACTIVATE_WORKTREE_RESOURCE.value):
+    """``activate_worktree_resource``: the node of a merged unit, blocked at the merge,
+    created at its (new) target."""
+
+    result: Annotated[ActivateWorktreeResourceResult | None, msgspec.Meta(
+        description="Once completed: the unit and its new node and resource.")]
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
              | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
              | DiscardWorktreeOperation | AddWorktreeUnitOperation
-             | CreateWorktreeUnitOperation | MergeWorktreeOperation)
+             | CreateWorktreeUnitOperation | MergeWorktreeOperation
+             | ActivateWorktreeResourceOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -140,6 +151,7 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.ADD_WORKTREE_UNIT.value: AddWorktreeUnitOperation,
     OperationKind.CREATE_WORKTREE_UNIT.value: CreateWorktreeUnitOperation,
     OperationKind.MERGE_WORKTREE.value: MergeWorktreeOperation,
+    OperationKind.ACTIVATE_WORKTREE_RESOURCE.value: ActivateWorktreeResourceOperation,
 }
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from api.schemas.common import Cursor, Id, Limit, Request, Response
+from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response
 from wharf.pagination import DEFAULT_LIMIT
 
 
@@ -81,3 +81,20 @@ class RebaseRequest(Request):
 class RebaseResult(Response):
     draft_revision: int
     base_revision: int
+
+
+class ActivateTargetRequest(Request):
+    """Where the node is to be created instead (the right to create there)."""
+
+    space_id: IdRef
+    parent_id: Annotated[IdRef | None, msgspec.Meta(
+        description="The folder (null: the space's root).")] = None
+
+
+class ActivateUnitRequest(Request):
+    """Re-drive the blocked activation of a unit new in the worktree (its node), at its
+    stored target or at ``target``."""
+
+    __example__: ClassVar[dict[str, object]] = {
+        "target": {"space_id": "0f8fad5bd9cb469fa16570867728950e", "parent_id": None}}
+    target: ActivateTargetRequest | None = None

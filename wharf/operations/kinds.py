@@ -34,6 +34,7 @@ class OperationKind(StrEnum):
     ADD_WORKTREE_UNIT = "add_worktree_unit"
     CREATE_WORKTREE_UNIT = "create_worktree_unit"
     MERGE_WORKTREE = "merge_worktree"
+    ACTIVATE_WORKTREE_RESOURCE = "activate_worktree_resource"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -46,6 +47,7 @@ DISCARD_WORKTREE = OperationKind.DISCARD_WORKTREE.value
 ADD_WORKTREE_UNIT = OperationKind.ADD_WORKTREE_UNIT.value
 CREATE_WORKTREE_UNIT = OperationKind.CREATE_WORKTREE_UNIT.value
 MERGE_WORKTREE = OperationKind.MERGE_WORKTREE.value
+ACTIVATE_WORKTREE_RESOURCE = OperationKind.ACTIVATE_WORKTREE_RESOURCE.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -267,6 +269,25 @@ class MergeWorktreeResult(_Shape, frozen=True):
     units: list[MergeUnitResult]
 
 
+# --- activate_worktree_resource (wharf/worktrees/activation.py) ------------------------
+
+class ActivateWorktreeResourcePayload(_Shape, frozen=True):
+    """A unit new in a worktree, in trunk already, whose node's activation was blocked
+    (its target folder went away): its node is created at the intent's (new) target."""
+
+    worktree_id: str
+    unit_id: str
+    node_id: str
+    resource_id: str
+
+
+class ActivateWorktreeResourceResult(_Shape, frozen=True):
+    worktree_id: str
+    unit_id: str
+    node_id: str
+    resource_id: str
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -291,6 +312,7 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     ADD_WORKTREE_UNIT: AddWorktreeUnitPayload,
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitPayload,
     MERGE_WORKTREE: MergeWorktreePayload,
+    ACTIVATE_WORKTREE_RESOURCE: ActivateWorktreeResourcePayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -303,6 +325,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     ADD_WORKTREE_UNIT: AddWorktreeUnitResult,
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitResult,
     MERGE_WORKTREE: MergeWorktreeResult,
+    ACTIVATE_WORKTREE_RESOURCE: ActivateWorktreeResourceResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

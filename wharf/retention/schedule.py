@@ -108,6 +108,7 @@ def schedules(settings: Settings) -> list[Schedule]:
         make("retry_deletion_jobs", every),
         make("purge_old_trash", every),
         make("delete_expired_credentials", every),
+        make("sweep_worktree_drafts", every),
     ]
 
 

@@ -22,8 +22,11 @@ from storage.models import (
     Operation,
     OperationAttempt,
     ScheduleTick,
+    Worktree,
+    WorktreeUnit,
 )
 from storage.results import rowcount
+from storage.unitstore import DraftKey, UnitStore
 from wharf import assets, blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
@@ -48,6 +51,7 @@ class SweepContext:
     # Test seam: called after each committed batch with (sweep, batch number, rows).
     on_batch: Callable[[str, int, int], None] | None = None
     batches: dict[str, int] = field(default_factory=dict)
+    unitstore: UnitStore | None = None    # the sweeps that delete worktree drafts
 
     def sender(self) -> Send:
         """``send``, which the sweeps that ring the broker need."""
@@ -60,6 +64,12 @@ class SweepContext:
         if self.blob_store is None:
             raise RuntimeError("this sweep deletes objects: SweepContext.blob_store is required")
         return self.blob_store
+
+    def units(self) -> UnitStore:
+        """``unitstore``, which the sweeps that delete worktree drafts need."""
+        if self.unitstore is None:
+            raise RuntimeError("this sweep deletes drafts: SweepContext.unitstore is required")
+        return self.unitstore
 
     def batch_done(self, sweep: str, rows: int) -> None:
         self.batches[sweep] = self.batches.get(sweep, 0) + 1
@@ -283,6 +293,64 @@ def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
                                                   limit=ctx.batch_size)}
 
 
+#: A unit-store draft with no product row is an orphan only after this long: the
+#: operation that adds a unit writes the draft first and its product row at completion.
+ORPHAN_DRAFT_AGE = timedelta(hours=1)
+
+
+def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
+    """(a) Worktrees merged or discarded more than WHARF_WORKTREE_RETENTION ago: their
+    drafts are deleted from the unit store, then ``drafts_purged_at`` is set (the
+    worktree and its unit rows stay, listed as processed; a unit's draft answers 410
+    ``draft_purged``). (b) Unit-store drafts older than an hour with no
+    ``worktree_units`` row (an addition whose compensation did not run) are deleted."""
+    store = ctx.units()
+    cutoff = ctx.now - timedelta(seconds=ctx.settings.worktree_retention)
+    purged = 0
+    for _ in range(ctx.max_batches):
+        with ctx.db.read() as s:
+            ids = list(s.scalars(
+                select(Worktree.id).where(Worktree.processed_at <= cutoff,
+                                          Worktree.drafts_purged_at.is_(None))
+                .order_by(Worktree.processed_at, Worktree.id).limit(ctx.batch_size)))
+        if not ids:
+            break
+        for wt_id in ids:  # idempotent: a crash before the mark below deletes nothing twice
+            store.delete_drafts(wt_id)
+        with ctx.db.write() as s:
+            purged += rowcount(s.execute(
+                update(Worktree).where(Worktree.id.in_(ids),
+                                       Worktree.drafts_purged_at.is_(None))
+                .values(drafts_purged_at=ctx.now)))
+        ctx.batch_done("sweep_worktree_drafts", len(ids))
+        if len(ids) < ctx.batch_size:
+            break
+    orphans = 0
+    after: DraftKey | None = None
+    for _ in range(ctx.max_batches):
+        keys = store.orphan_drafts(ctx.now - ORPHAN_DRAFT_AGE, after=after,
+                                   limit=ctx.batch_size)
+        if not keys:
+            break
+        with ctx.db.read() as s:
+            known = {(r[0], r[1]) for r in s.execute(
+                select(WorktreeUnit.worktree_id, WorktreeUnit.unit_id).where(
+                    WorktreeUnit.worktree_id.in_({k.worktree_id for k in keys}),
+                    WorktreeUnit.unit_id.in_({k.unit_id for k in keys})))}
+        for k in keys:
+            if (k.worktree_id, k.unit_id) not in known and \
+                    store.delete_draft(k.worktree_id, k.unit_id):
+                orphans += 1
+        ctx.batch_done("sweep_worktree_drafts", len(keys))
+        after = keys[-1]
+        if len(keys) < ctx.batch_size:
+            break
+    if purged or orphans:
+        log.info("sweep_worktree_drafts: %d worktree(s) purged, %d orphan draft(s) deleted",
+                 purged, orphans)
+    return {"purged_worktrees": purged, "orphan_drafts": orphans}
+
+
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
@@ -292,4 +360,5 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "retry_deletion_jobs": retry_deletion_jobs,
     "purge_old_trash": purge_old_trash,
     "delete_expired_credentials": delete_expired_credentials,
+    "sweep_worktree_drafts": sweep_worktree_drafts,
 }

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wharf.errors import Conflict
+from wharf.errors import Conflict, WharfError
 
 
 class WorktreeStateConflict(Conflict):
@@ -30,3 +30,12 @@ class WorktreeBusy(Conflict):
     def __init__(self, state: str, operation_id: str | None) -> None:
         super().__init__(f"The worktree is {state}; wait for operation {operation_id}.",
                          details={"state": state, "operation_id": operation_id})
+
+
+class DraftPurged(WharfError):
+    """The worktree was processed long enough ago that retention deleted its drafts
+    (``details.drafts_purged_at``): the unit list stays, its documents are gone."""
+
+    status = 410
+    code = "draft_purged"
+    title = "Draft purged"

@@ -386,7 +386,7 @@ class MergeWorktree:
             node_id: str | None
             if outcome == MergeOutcome.CREATED and u.pending_creation:
                 intent = intents[u.unit_id]
-                if _activate(session, op, intent, u, now):
+                if activate_intent(session, op, intent, u.resource_id, u.unit_type, now):
                     node_id = intent.node_id
                 else:
                     outcome = MergeState.ACTIVATION_BLOCKED.value
@@ -411,14 +411,7 @@ class MergeWorktree:
                 conflict_count=rec.conflict_count,
                 conflicts=list(rec.conflicts[:RESULT_CONFLICTS])))
         session.flush()
-        published = 0
-        if published_units:
-            res = session.execute(
-                update(UnitAsset).where(UnitAsset.worktree_id == wt.id,
-                                        UnitAsset.unit_id.in_(published_units))
-                .values(worktree_id=None, published_at=now)
-                .execution_options(synchronize_session=False))
-            published = int(getattr(res, "rowcount", 0) or 0)
+        published = publish_assets(session, wt.id, published_units, now)
         merged = all(r.outcome in DONE for r in results)
         wt.state = (WorktreeState.MERGED if merged else WorktreeState.DRAFT).value
         if merged:
@@ -453,11 +446,13 @@ class MergeWorktree:
         pass  # trunk writes already made are legitimate content (§11)
 
 
-def _activate(session: Session, op: Operation, intent: WorktreeNodeIntent, u: UnitRow,
-              now: Any) -> bool:
-    """Create the node, resource and unit row of a unit the merge created, if its target
-    still holds (the space exists; the parent exists, in that space, not trashed). The
-    actor's create right is not checked again: the unit is in trunk already (§7.4)."""
+def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
+                    resource_id: str, unit_type: str, now: Any) -> bool:
+    """Create the node, resource and unit row of a unit new in a worktree that is in
+    trunk already (the merge created it), if its target still holds (the space exists;
+    the parent exists, in that space, not trashed); False, nothing written, otherwise.
+    The actor's create right is not checked again: the unit is in trunk already (§7.4).
+    Shared by ``merge_worktree`` and ``activate_worktree_resource`` (§7.6)."""
     if session.get(Space, intent.target_space_id) is None:
         return False
     if intent.target_parent_id is not None:
@@ -465,15 +460,28 @@ def _activate(session: Session, op: Operation, intent: WorktreeNodeIntent, u: Un
         if parent is None or parent.space_id != intent.target_space_id or \
                 _trashed(session, parent):
             return False
-    publish_node(session, op, node_id=intent.node_id, resource_id=u.resource_id,
+    publish_node(session, op, node_id=intent.node_id, resource_id=resource_id,
                  space_id=intent.target_space_id, parent_id=intent.target_parent_id,
                  name=intent.name, kind="unit", created_by=intent.created_by)
-    session.add(UnitResource(resource_id=u.resource_id, unit_id=u.unit_id,
-                             unit_type=u.unit_type))
+    session.add(UnitResource(resource_id=resource_id, unit_id=intent.unit_id,
+                             unit_type=unit_type))
     intent.activated_at = now
     intent.updated_at = now
     session.flush()
     return True
+
+
+def publish_assets(session: Session, worktree_id: str, unit_ids: Sequence[str],
+                   now: Any) -> int:
+    """The worktree assets of these (merged) units become trunk assets; how many."""
+    if not unit_ids:
+        return 0
+    res = session.execute(
+        update(UnitAsset).where(UnitAsset.worktree_id == worktree_id,
+                                UnitAsset.unit_id.in_(list(unit_ids)))
+        .values(worktree_id=None, published_at=now)
+        .execution_options(synchronize_session=False))
+    return int(getattr(res, "rowcount", 0) or 0)
 
 
 # --- preview, conflicts, rebase (§6.2, §8.7) --------------------------------------------
@@ -622,5 +630,5 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
     return Rebased(draft_revision=head.revision, base_revision=head.base_revision)
 
 
-__all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "conflicts",
-           "preview", "rebase", "submit_merge"]
+__all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent",
+           "conflicts", "preview", "publish_assets", "rebase", "submit_merge"]

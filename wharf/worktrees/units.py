@@ -52,6 +52,7 @@ from wharf.operations.service import Operations, Submission
 from wharf.validation import clean_name, one_of
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
+from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.service import scope_of
 
 #: ``object_deletion_jobs.reason`` of the assets of a unit removed from its worktree.
@@ -319,11 +320,20 @@ def get_unit(db: Database, store: UnitStore, ctx: RequestContext, worktree_id: s
     with db.read() as s:
         view = access.find(s, ctx.principal, worktree_id)
         row, _ = _unit(s, view, unit_id)
+        _not_purged(view.worktree)
         unit_view = _views(store, view.worktree.id, [row])[0]
     draft = store.get_draft_head(worktree_id, unit_id)
     if draft is None:
         raise NotFound("This unit's draft is gone.")
     return unit_view, draft.snapshot
+
+
+def _not_purged(wt: Worktree) -> None:
+    """410 ``draft_purged`` once retention deleted the worktree's drafts (§12)."""
+    if wt.drafts_purged_at is not None:
+        raise DraftPurged("This worktree was processed and its drafts were deleted by "
+                          "retention.",
+                          details={"drafts_purged_at": wt.drafts_purged_at.isoformat()})
 
 
 def _may(view: WorktreeView, rights: UnitRights, action: str) -> None:
@@ -356,6 +366,7 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, worktre
     with db.write() as s:
         view = access.find(s, ctx.principal, worktree_id, lock=True)
         row, rights = _unit(s, view, unit_id)
+        _not_purged(view.worktree)
         _may(view, rights, "edit_draft")
         head = store.apply_draft_changeset(worktree_id, unit_id, base_revision, changes,
                                            ctx.principal.user_id)
