@@ -951,7 +951,8 @@ class UnitStore:
         return self._commit(operation_id, unit_id, work)
 
     def commit_created(self, operation_id: str, worktree_id: str, unit_id: str, *,
-                       expected_draft_revision: int) -> MergeRecord:
+                       expected_draft_revision: int,
+                       catch_up: list[Any] | None = None) -> MergeRecord:
         """Create the trunk unit of a local draft: at revision 0 with the draft's
         ``base_snapshot``, then the draft revisions ``1..n`` appended with their authors
         and ``origin`` = :func:`merge_origin` (history kept) — or, when there are none or
@@ -960,9 +961,11 @@ class UnitStore:
         transaction (``trunk_revision_before`` None).
 
         Idempotent on the unit id too: if the trunk unit exists already (an earlier merge
-        created it and its activation was blocked), nothing is appended and the record says
-        ``created`` with before == after == its revision (another type:
-        :class:`UnitConflict`). Compare-and-set on ``expected_draft_revision``. Returns the
+        created it and its activation was blocked, or failed before its commit), the
+        draft's later edits are appended as one revision (``catch_up``: the patch from the
+        trunk unit to the draft, computed by the caller; nobody else can edit a unit with
+        no node), or nothing when the two are equal; the record says ``created`` (another
+        type: :class:`UnitConflict`). Compare-and-set on ``expected_draft_revision``. Returns the
         existing record, writing nothing, if the operation already has one for the unit."""
         def work(conn: Connection) -> MergeRecord:
             draft = conn.execute(select(DRAFTS.c.unit_type, DRAFTS.c.source,
@@ -981,6 +984,11 @@ class UnitStore:
                     raise UnitConflict(f"unit {unit_id} exists with type {trunk.unit_type}")
                 before: int | None = trunk.revision
                 after, head = trunk.revision, trunk.snapshot
+                if catch_up and trunk.snapshot != draft.snapshot:
+                    after = _append(conn, unit_id, trunk.revision, draft.snapshot,
+                                    [(catch_up, MERGE_AUTHOR)],
+                                    merge_origin(worktree_id, operation_id))
+                    head = draft.snapshot
             else:
                 before, head = None, draft.snapshot
                 after = self._create_from_draft(conn, worktree_id, operation_id, unit_id,

@@ -785,3 +785,23 @@ def test_transient_database_trouble_is_the_unit_store_being_unavailable(store, m
     monkeypatch.setattr(store.db, "read", busy)
     with pytest.raises(UnitStoreUnavailable):
         CALLS[method](store)
+
+
+def test_a_local_unit_created_earlier_catches_up_with_its_draft(store):
+    """Review finding: a local unit whose trunk unit an earlier merge created (its
+    activation then blocked, or that merge failed before its commit) and whose draft was
+    edited since: the next merge brings the edits over instead of recording `created`
+    over the stale content."""
+    store.create_local_draft(WT, "loc", "doc", {"a": 1})
+    store.commit_created("opA", WT, "loc", expected_draft_revision=0)
+    assert store.get("loc").snapshot == {"a": 1}
+    head = store.apply_draft_changeset(WT, "loc", store.get_draft(WT, "loc").revision,
+                                       [{"op": "replace", "path": "/a", "value": 2}], "alice")
+    rec = store.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
+                               catch_up=[{"op": "replace", "path": "/a", "value": 2}])
+    assert store.get("loc").snapshot == {"a": 2}
+    assert rec.outcome == "created" and rec.trunk_revision_after == store.get("loc").revision
+    # A re-run of opB finds its record and writes nothing more.
+    again = store.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
+                                 catch_up=[{"op": "replace", "path": "/a", "value": 2}])
+    assert again == rec and store.get("loc").snapshot == {"a": 2}

@@ -458,3 +458,46 @@ def test_schemathesis_merge_endpoints(world, app, components, db):
         _run(operation, app, headers, GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, known)
         _run(operation, app, headers, GenerationMode.POSITIVE, RANDOM_ID_EXAMPLES)
     assert ran == MERGE_OPERATIONS
+
+
+def test_a_retry_of_a_merge_that_wrote_to_trunk_is_refused(world, components, db):
+    """Review finding: a merge that failed after writing some units released the
+    worktree, which may have been edited since; retrying it would reuse stale per-unit
+    records (and skip the permission checks). The retry fails `worktree_state`, nothing
+    more is written, and a new merge decides every unit afresh."""
+    alice = world.user("alice")
+    first = make_doc(components, alice, {"a": 1})
+    second = make_doc(components, alice, {"a": 1})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, first, 0)
+    add_trunk_unit(components, db, wt, alice.user_id, second, 1)
+    edit_draft(components, wt, first["unit_id"], [{"op": "add", "path": "/body/b", "value": 2}],
+               alice.user_id)
+    ready(alice, wt)
+    r = merge(alice, wt)
+    op_id = r.json["id"]
+    # The first unit was merged by an attempt that then failed for good (simulated: its
+    # record written, the operation failed by the submitter's cancel once it is pending).
+    draft = components.unitstore.get_draft(wt, first["unit_id"])
+    components.unitstore.commit_fast_forward(
+        op_id, wt, first["unit_id"], expected_trunk_revision=draft.base_revision,
+        expected_draft_revision=draft.revision)
+    assert alice.post(f"/api/operations/{op_id}/cancel").status_code == 200
+    with db.read() as s:
+        assert s.get(Worktree, wt).state == "ready"
+    # Meanwhile the author reopens and edits the first unit again.
+    assert alice.post(f"/api/worktrees/{wt}/reopen").status_code == 200
+    edit_draft(components, wt, first["unit_id"], [{"op": "add", "path": "/body/c", "value": 3}],
+               alice.user_id)
+    ready(alice, wt)
+    revision = components.unitstore.get(first["unit_id"]).revision
+    assert alice.post(f"/api/operations/{op_id}/retry").status_code == 200
+    assert components.executor.execute(op_id) == "failed"
+    assert alice.get(f"/api/operations/{op_id}").json["error"]["code"] == "worktree_state"
+    assert components.unitstore.get(first["unit_id"]).revision == revision
+    with db.read() as s:
+        assert s.get(Worktree, wt).state == "ready"
+    # A new merge brings the later edit over.
+    r2 = merge(alice, wt)
+    assert components.executor.execute(r2.json["id"]) == "completed"
+    assert body_of(components, first["unit_id"]) == {"a": 1, "b": 2, "c": 3}

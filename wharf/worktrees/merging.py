@@ -267,9 +267,19 @@ class MergeWorktree:
         if wt is None or not (ours or retaken):
             raise WorktreeStateConflict(wt.state if wt is not None else "missing",
                                         (WorktreeState.MERGING.value,), "this merge")
-        if not self.unitstore.has_merge_records(op.id):
+        if retaken and self.unitstore.has_merge_records(op.id):
+            # It failed after writing to trunk and released the worktree, which may have
+            # changed since (reopened, edited): its per-unit records may no longer describe
+            # the drafts. A new merge decides every unit afresh (units it already wrote
+            # come out unchanged).
+            raise Conflict("This merge wrote to trunk before it failed, and the worktree "
+                           "may have changed since: merge again with a new request.",
+                           code="worktree_state",
+                           details={"state": wt.state, "allowed": [WorktreeState.MERGING]})
+        if retaken or not self.unitstore.has_merge_records(op.id):
             # Before the first trunk write the actor's right decides; after it, the merge
-            # runs to completion (undoing published trunk content is worse, §5).
+            # runs to completion (undoing published trunk content is worse, §5) -- unless
+            # it failed and released the worktree: a retry is a new decision.
             rel = access.relation(actor, wt,
                                   access.team_role(session, actor, wt.team_space_id))
             if not access.discoverable(wt.kind, wt.visibility, rel):
@@ -315,8 +325,15 @@ class MergeWorktree:
 
     def _create(self, op: Operation, worktree_id: str, unit_id: str) -> MergeRecord:
         draft = self._draft(worktree_id, unit_id)
+        # The trunk unit may exist already without its node (an earlier merge created it,
+        # then its activation was blocked or the merge failed before its commit): the
+        # draft's edits since then are brought over.
+        trunk = self.unitstore.get(unit_id)
+        catch_up = three_way.diff(trunk.snapshot, draft.snapshot) \
+            if trunk is not None else None
         return self.unitstore.commit_created(op.id, worktree_id, unit_id,
-                                             expected_draft_revision=draft.revision)
+                                             expected_draft_revision=draft.revision,
+                                             catch_up=catch_up)
 
     def _write(self, op: Operation, worktree_id: str, unit_id: str) -> MergeRecord:
         draft = self._draft(worktree_id, unit_id)
