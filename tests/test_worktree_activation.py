@@ -148,3 +148,22 @@ def test_schemathesis_activate_endpoint(world, app, components, db):
         _run(operation, app, headers, GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, known)
         _run(operation, app, headers, GenerationMode.POSITIVE, RANDOM_ID_EXAMPLES)
     assert ran
+
+
+def test_a_blocked_unit_draft_is_read_only_until_activated(world, components, db):
+    """Its trunk unit holds the draft's content already: an edit now would be lost by the
+    activation, so it is refused (409 ``activation_blocked``) and changes nothing."""
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    wt, local = blocked_unit(components, db, alice, make_node(alice, sp, "Target"))
+    unit_id = local["unit_id"]
+    # The target folder restored from the trash: the unit is editable again as far as
+    # rights go, but still blocked.
+    for batch in alice.get(f"/api/spaces/{sp}/trash").json["items"]:
+        assert alice.post(f"/api/trash-batches/{batch['id']}/restore").status_code == 200
+    before = components.unitstore.get_draft(wt, unit_id)
+    r = alice.post(f"/api/worktrees/{wt}/units/{unit_id}/changesets",
+                   json={"base_revision": before.revision,
+                         "changes": [{"op": "add", "path": "/late", "value": 1}]})
+    assert r.status_code == 409 and r.json["code"] == "activation_blocked", r.text
+    assert components.unitstore.get_draft(wt, unit_id).snapshot == before.snapshot

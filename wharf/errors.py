@@ -25,6 +25,7 @@ class ProblemCode(StrEnum):
     every member is used somewhere. A new code is added here first.
     """
 
+    ACTIVATION_BLOCKED = "activation_blocked"
     ANCESTOR_TRASHED = "ancestor_trashed"
     ASSET_TOO_LARGE = "asset_too_large"
     BAD_REQUEST = "bad_request"

@@ -368,6 +368,13 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, worktre
         row, rights = _unit(s, view, unit_id)
         _not_purged(view.worktree)
         _may(view, rights, "edit_draft")
+        if row[0].merge_state == MergeState.ACTIVATION_BLOCKED:
+            # Its trunk unit exists (without a node) with the draft's content: the draft
+            # is read-only until it is activated (or its target changed), so the two
+            # cannot drift apart (spec §7.4).
+            raise Conflict("This unit's activation is blocked: activate it (POST …/activate) "
+                           "or change its target before editing it.",
+                           code=ProblemCode.ACTIVATION_BLOCKED)
         head = store.apply_draft_changeset(worktree_id, unit_id, base_revision, changes,
                                            ctx.principal.user_id)
         _changed(s, view.worktree, row[0])
