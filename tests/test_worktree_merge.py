@@ -501,3 +501,35 @@ def test_a_retry_of_a_merge_that_wrote_to_trunk_is_refused(world, components, db
     r2 = merge(alice, wt)
     assert components.executor.execute(r2.json["id"]) == "completed"
     assert body_of(components, first["unit_id"]) == {"a": 1, "b": 2, "c": 3}
+
+
+def test_a_unit_store_outage_at_the_claim_retries_the_merge(world, components, db,
+                                                            monkeypatch):
+    """Review finding: the merge's claim asks the unit store whether it already wrote;
+    an outage there makes this merge retry later (it used to roll back the whole claim,
+    holding up every operation claimed with it)."""
+    from storage.errors import UnitStoreUnavailable
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"a": 1})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [{"op": "add", "path": "/body/b", "value": 2}],
+               alice.user_id)
+    ready(alice, wt)
+    op_id = merge(alice, wt).json["id"]
+
+    def down(*_a, **_k):
+        raise UnitStoreUnavailable("the unit store is down")
+
+    monkeypatch.setattr(components.unitstore, "has_merge_records", down)
+    assert components.executor.execute(op_id) == "retry"
+    pending = alice.get(f"/api/operations/{op_id}").json
+    assert pending["status"] == "pending" and pending["error"]["code"] == "unitstore_unavailable"
+    monkeypatch.undo()
+    with db.write() as s:  # its backoff elapsed
+        from sqlalchemy import update
+
+        from storage.models import Operation
+        s.execute(update(Operation).where(Operation.id == op_id).values(next_attempt_at=None))
+    assert components.executor.execute(op_id) == "completed"
+    assert body_of(components, doc["unit_id"]) == {"a": 1, "b": 2}

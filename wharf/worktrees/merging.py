@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
-from storage.errors import RevisionConflict
+from storage.errors import RevisionConflict, StorageError
 from storage.models import (
     Node,
     Operation,
@@ -58,6 +58,7 @@ from wharf.errors import (
     NotFound,
     TransientFailure,
     ValidationFailed,
+    from_storage,
 )
 from wharf.ids import is_id
 from wharf.nodes import resolve_parent
@@ -267,7 +268,13 @@ class MergeWorktree:
         if wt is None or not (ours or retaken):
             raise WorktreeStateConflict(wt.state if wt is not None else "missing",
                                         (WorktreeState.MERGING.value,), "this merge")
-        if retaken and self.unitstore.has_merge_records(op.id):
+        try:
+            written = self.unitstore.has_merge_records(op.id)
+        except StorageError as exc:
+            # The unit store is down: this operation retries later; the rest of the claim
+            # (other kinds, other worktrees) goes on.
+            raise from_storage(exc) from exc
+        if retaken and written:
             # It failed after writing to trunk and released the worktree, which may have
             # changed since (reopened, edited): its per-unit records may no longer describe
             # the drafts. A new merge decides every unit afresh (units it already wrote
@@ -276,7 +283,7 @@ class MergeWorktree:
                            "may have changed since: merge again with a new request.",
                            code="worktree_state",
                            details={"state": wt.state, "allowed": [WorktreeState.MERGING]})
-        if retaken or not self.unitstore.has_merge_records(op.id):
+        if retaken or not written:
             # Before the first trunk write the actor's right decides; after it, the merge
             # runs to completion (undoing published trunk content is worse, §5) -- unless
             # it failed and released the worktree: a retry is a new decision.
