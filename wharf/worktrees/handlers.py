@@ -15,15 +15,13 @@ from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import (
     Operation,
-    UnitAsset,
-    UnitAssetUpload,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
 from storage.unitstore import UnitStore
-from wharf import audit, deletion
-from wharf.assets.upload import fail_upload
+from wharf import audit
+from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
@@ -141,34 +139,19 @@ class DiscardWorktree:
             WorktreeNodeIntent.discarded_at.is_(None)).values(
             discarded_at=now, updated_at=now).execution_options(synchronize_session=False))
         intents_discarded = int(getattr(intents, "rowcount", 0) or 0)
-        assets = session.execute(select(UnitAsset.id, UnitAsset.object_key)
-                                 .where(UnitAsset.worktree_id == wt.id)).all()
-        for a in assets:
-            deletion.schedule(session, a.object_key, DISCARDED)
-            session.execute(UnitAsset.__table__.delete().where(UnitAsset.id == a.id))
-        uploads = session.execute(
-            select(UnitAssetUpload.id, UnitAssetUpload.operation_id,
-                   UnitAssetUpload.object_key, Operation.status)
-            .join(Operation, Operation.id == UnitAssetUpload.operation_id, isouter=True)
-            .where(UnitAssetUpload.worktree_id == wt.id)
-            .with_for_update(of=UnitAssetUpload)).all()
-        cancelled = 0
-        for u in uploads:
-            if u.status == "running":
-                continue  # its worker finds the worktree discarded and fails it itself
-            fail_upload(session, u.operation_id, u.id, u.object_key,
-                        ProblemCode.WORKTREE_DISCARDED, "the worktree was discarded",
-                        idempotency_key_ttl=self.settings.idempotency_key_ttl, now=now)
-            cancelled += 1
+        assets, cancelled = drop_worktree_assets(
+            session, wt.id, reason=DISCARDED, code=ProblemCode.WORKTREE_DISCARDED,
+            message="the worktree was discarded", now=now,
+            idempotency_key_ttl=self.settings.idempotency_key_ttl)
         session.flush()
         audit.record(session, ctx, "worktree.discard", "worktree", wt.id,
                      space_id=op.scope_id,
                      details={"from": payload(op, DiscardWorktreePayload).from_state,
-                              "assets_deleted": len(assets), "uploads_cancelled": cancelled,
+                              "assets_deleted": assets, "uploads_cancelled": cancelled,
                               "intents_discarded": intents_discarded,
                               "on_behalf_of": op.actor_id})
         return DiscardWorktreeResult(worktree_id=wt.id, state=wt.state,
-                                     assets_deleted=len(assets), uploads_cancelled=cancelled,
+                                     assets_deleted=assets, uploads_cancelled=cancelled,
                                      intents_discarded=intents_discarded)
 
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:

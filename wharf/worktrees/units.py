@@ -22,19 +22,16 @@ from storage.enums import MergeState, WorktreeKind, WorktreeUnitSource
 from storage.errors import UnitStoreUnavailable
 from storage.models import (
     Node,
-    Operation,
     Resource,
-    UnitAsset,
-    UnitAssetUpload,
     UnitResource,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
 from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore
-from wharf import audit, deletion
+from wharf import audit
 from wharf.access import require_node
-from wharf.assets.upload import fail_upload
+from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
@@ -451,24 +448,10 @@ def remove_unit(db: Database, store: UnitStore, settings: Settings, ctx: Request
         access.check_state(view.worktree, "edit_draft")
         unit = rows[0][0]
         now = utcnow()
-        assets = s.execute(select(UnitAsset.id, UnitAsset.object_key).where(
-            UnitAsset.worktree_id == worktree_id, UnitAsset.unit_id == unit_id)).all()
-        for a in assets:
-            deletion.schedule(s, a.object_key, UNIT_REMOVED)
-            s.execute(UnitAsset.__table__.delete().where(UnitAsset.id == a.id))
-        uploads = s.execute(
-            select(UnitAssetUpload.id, UnitAssetUpload.operation_id,
-                   UnitAssetUpload.object_key, Operation.status)
-            .join(Operation, Operation.id == UnitAssetUpload.operation_id, isouter=True)
-            .where(UnitAssetUpload.worktree_id == worktree_id,
-                   UnitAssetUpload.unit_id == unit_id)
-            .with_for_update(of=UnitAssetUpload)).all()
-        for u in uploads:
-            if u.status == "running":
-                continue  # its worker finds the unit gone and fails it itself
-            fail_upload(s, u.operation_id, u.id, u.object_key,
-                        ProblemCode.NOT_FOUND, "the unit was removed from the worktree",
-                        idempotency_key_ttl=settings.idempotency_key_ttl, now=now)
+        assets, _cancelled = drop_worktree_assets(
+            s, worktree_id, unit_id=unit_id, reason=UNIT_REMOVED, code=ProblemCode.NOT_FOUND,
+            message="the unit was removed from the worktree", now=now,
+            idempotency_key_ttl=settings.idempotency_key_ttl)
         s.execute(WorktreeNodeIntent.__table__.delete().where(
             WorktreeNodeIntent.worktree_id == worktree_id,
             WorktreeNodeIntent.unit_id == unit_id))
@@ -479,7 +462,7 @@ def remove_unit(db: Database, store: UnitStore, settings: Settings, ctx: Request
         audit.record(s, ctx, "worktree.unit_remove", "worktree", worktree_id,
                      space_id=scope_of(s, view.worktree),
                      details={"unit_id": unit_id, "resource_id": unit.resource_id,
-                              "source": unit.source, "assets_deleted": len(assets)})
+                              "source": unit.source, "assets_deleted": assets})
     try:
         store.delete_draft(worktree_id, unit_id)
     except UnitStoreUnavailable:
