@@ -7,7 +7,9 @@
 #   make run                    serve on 127.0.0.1:8080 (WHARF_HOST, WHARF_PORT and every
 #                               other WHARF_* variable in the environment are honoured)
 #   make test                   the whole suite, on two xdist workers
-#   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default `-n 2`
+#   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default
+#                               `-n 2 --durations=25` (the 25 slowest tests listed at the
+#                               end: the suite's budget is 15 minutes in CI)
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
 #   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy, strict,
 #                               on every package ([tool.mypy]); both must pass
@@ -19,7 +21,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Two xdist workers (the machine has two cores; many tests wait on subprocesses and
 # servers): 398 tests took 153 s this way against 257 s in one process (same tree).
-PYTEST_ARGS ?= -n 2
+PYTEST_ARGS ?= -n 2 --durations=25
 
 .DEFAULT_GOAL := help
 .PHONY: help run test lint install install-dev clean

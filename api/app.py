@@ -30,7 +30,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     ``dependency_checks`` (broker, blob store, ...) are reported by ``/healthz/details`` and
     ``/metrics``; readiness is the database alone."""
     identity = identity or Identity(settings)
-    app = App()
+    app = contract.new_app()  # traced when tracing instrumented Falcon (wharfd.tracing)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     app.resp_options.secure_cookies_by_default = settings.secure_cookies
@@ -43,6 +43,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/healthz/details", system.HealthDetails(dependencies, settings.metrics_token))
     app.add_route("/readyz", system.Ready({"database": db.ping}))
     app.add_route("/api/openapi.json", system.OpenApi(app))
+    from api.resources import dashboard as dashboard_res
+    dashboard_res.mount(app, db, settings)  # the operator dashboard: /ops (WHARF_OPERATORS)
     if metrics:
         collector = DatabaseCollector(db, dependencies, kinds=operation_kinds,
                                       ttl=settings.metrics_cache_seconds)
@@ -52,7 +54,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/login-sessions", identity_res.LoginSessions(db, identity, settings))
     app.add_route("/api/login-sessions/current",
                   identity_res.CurrentLoginSession(db, identity, settings))
-    app.add_route("/api/me", identity_res.Me(db))
+    app.add_route("/api/me", identity_res.Me(db) if operations is None
+                  else identity_res.MeWithDeletion(db, identity, settings, operations))
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
 
@@ -142,6 +145,20 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       asset_res.WorktreeUnitAssets(db, blob_store, operations, settings))
         app.add_route("/api/worktrees/{worktree_id}/assets/{asset_id}/content",
                       asset_res.WorktreeAssetContent(db, blob_store))
+
+    if operations is not None:  # completion webhooks (wharf.webhooks)
+        from api.resources import webhooks as webhook_res
+        from wharf.webhooks.service import Webhooks
+        hooks = Webhooks(settings)
+        app.add_route("/api/webhooks", webhook_res.WebhookCollection(db, hooks))
+        app.add_route("/api/webhooks/{webhook_id}", webhook_res.WebhookItem(db, hooks))
+        app.add_route("/api/webhooks/{webhook_id}/enable",
+                      webhook_res.WebhookEnable(db, hooks))
+        app.add_route("/api/webhooks/{webhook_id}/deliveries",
+                      webhook_res.WebhookDeliveries(db, hooks))
+
+    from api.resources import issues as issue_res
+    issue_res.mount(app, db)  # team-space issues (wharf.issues)
 
     if extra_routes is not None:
         extra_routes(app)

@@ -147,6 +147,26 @@ class App(falcon.App[falcon.Request, falcon.Response]):
         return MappingProxyType(self._routes)
 
 
+#: ``falcon.App`` as this module found it (``App``'s base).
+_FALCON_APP = falcon.App
+
+
+@cache
+def _on_top_of(base: type[Any]) -> type[App]:
+    return type("App", (App, base), {"__doc__": App.__doc__})
+
+
+def new_app() -> App:
+    """An :class:`App`. When ``falcon.App`` was replaced since this module was imported --
+    OpenTelemetry's Falcon instrumentation replaces it with a traced subclass
+    (``wharfd.tracing``) -- the app is built on top of the replacement as well, so the
+    instrumentation applies whatever the import order."""
+    current = falcon.App
+    if current is _FALCON_APP or issubclass(App, current):
+        return App()
+    return _on_top_of(current)()
+
+
 def routes(app: App) -> dict[str, Route]:
     return dict(app.routes)
 
@@ -293,6 +313,9 @@ TAGS = {
               "worker, served through a permission gate.",
     "worktrees": "Isolated drafts of units, merged back into trunk by operations: "
                  "create, list, rename, ready/reopen, discard.",
+    "dashboard": "The operator dashboard (WHARF_OPERATORS only): its page, its numbers.",
+    "issues": "Team-space issues: #N per space, comments and events, labels, assignees "
+              "and node references.",
 }
 
 #: Response headers the server sends, declared once and referenced by name.
@@ -374,7 +397,9 @@ PROBLEM_RESPONSES: dict[int, tuple[str, str, tuple[str, ...]]] = {
     415: ("UnsupportedMediaType", "Send `application/json`.", ()),
     416: ("RangeNotSatisfiable", "The range is outside the content.", ()),
     428: ("PreconditionRequired", "Send `If-Match`.", ()),
-    429: ("TooManyRequests", "Too many attempts; retry after `Retry-After` seconds.",
+    429: ("TooManyRequests", "Too many attempts (`rate_limited`), or a quota is used up "
+                             "(`quota_exceeded`: `details` name the `quota`, its `limit` "
+                             "and the `current` count); retry after `Retry-After` seconds.",
           ("Retry-After",)),
     503: ("ServiceUnavailable", "A dependency is busy or down; retry after `Retry-After`.",
           ("Retry-After",)),
@@ -392,6 +417,10 @@ SECURITY_SCHEMES = {
 }
 
 PATH_PARAMETER_DESCRIPTION = "An id (32 lowercase hex digits); unknown ids are 404."
+#: Path parameters that are not ids.
+PATH_PARAMETER_DESCRIPTIONS = {
+    "number": "An issue's `#N` in its space (digits); an unknown number is 404.",
+}
 
 
 def problem_codes() -> tuple[str, ...]:
@@ -493,7 +522,8 @@ class _Builder:
     def _path_param(self, name: str) -> dict[str, str]:
         self.parameters.setdefault(name, {
             "name": name, "in": "path", "required": True,
-            "description": PATH_PARAMETER_DESCRIPTION, "schema": {"type": "string"}})
+            "description": PATH_PARAMETER_DESCRIPTIONS.get(name, PATH_PARAMETER_DESCRIPTION),
+            "schema": {"type": "string"}})
         return {"$ref": f"#/components/parameters/{name}"}
 
     def _query_params(self, type_: Any, schemas: dict[str, Any]) -> list[dict[str, Any]]:
@@ -557,6 +587,8 @@ class _Builder:
             problems |= {401, 403, 503}
         if meta.auth == "metrics":
             problems |= {401}
+        if "Idempotency-Key" in meta.headers:
+            problems |= {429}  # quota_exceeded (wharf.operations.quotas)
         for status in sorted(problems):
             if str(status) in responses:
                 continue
@@ -610,5 +642,5 @@ def document(app: App, server_url: str | None = None) -> dict[str, Any]:
 
 
 __all__ = ["Answer", "App", "Auth", "MsgspecJSON", "Operation", "Route", "Undocumented",
-           "auth_modes", "document", "install", "op", "operation_of", "problem_codes",
+           "auth_modes", "document", "install", "new_app", "op", "operation_of", "problem_codes",
            "read_body", "read_query", "routes", "validation_failed"]

@@ -11,6 +11,7 @@ import falcon
 
 from api.contract import Auth
 from storage.db import Database
+from wharf import logctx
 from wharf.config import origin
 from wharf.context import ANONYMOUS, RequestContext
 from wharf.errors import Forbidden, PayloadTooLarge, Unauthenticated
@@ -46,6 +47,10 @@ def _trusted_hop(value: str | None, proxies: int) -> str | None:
 
 
 class RequestIdMiddleware:
+    """The request's id (the client's ``X-Request-Id`` when well-formed, else a new one),
+    echoed in the response and bound to the log context of the request's thread from its
+    start to its end (``wharf.logctx``: every line the request writes carries it)."""
+
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         from wharf.ids import new_id
         rid = req.get_header("X-Request-Id")
@@ -53,6 +58,13 @@ class RequestIdMiddleware:
             rid = new_id()
         req.context.request_id = rid
         resp.set_header("X-Request-Id", rid)
+        logctx.bind_request(rid)
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         req_succeeded: bool) -> None:
+        # First in the list, so its process_response runs last: the error handlers' lines
+        # and the other middleware's are written before this.
+        logctx.clear_request()
 
 
 class BodyLimitMiddleware:
@@ -186,6 +198,8 @@ class AuthMiddleware:
                 if by_cookie is not None:
                     req.context.principal = by_cookie
                     req.context.auth_via = "cookie"
+        if req.context.principal.user_id is not None:
+            logctx.bind_user(req.context.principal.user_id)
         req.context.ctx = RequestContext(
             principal=req.context.principal, request_id=req.context.request_id,
             client_ip=self._client_ip(req), user_agent=req.user_agent)

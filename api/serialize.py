@@ -57,4 +57,6 @@ def token(t: ApiToken) -> ApiTokenBody:
     return ApiTokenBody(id=t.id, name=t.name, prefix=t.prefix,
                         scopes=[TokenScope(s) for s in t.scopes.split()],
                         created_at=timestamp(t.created_at), expires_at=iso(t.expires_at),
-                        last_used_at=iso(t.last_used_at))
+                        last_used_at=iso(t.last_used_at),
+                        quota_pending_operations=t.quota_pending_operations,
+                        quota_submissions_per_minute=t.quota_submissions_per_minute)

@@ -56,6 +56,18 @@ def head_revision() -> str:
     return _head(ScriptDirectory.from_config(alembic_config()))
 
 
+def known(revision: str) -> bool:
+    """Whether this code's migrations include ``revision`` (a newer release's is not)."""
+    return _known(ScriptDirectory.from_config(alembic_config()), revision)
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except Exception:
+        return False
+
+
 def _head(script: ScriptDirectory) -> str:
     head = script.get_current_head()
     if head is None:  # the package ships its migrations; without one there is no schema
@@ -119,16 +131,11 @@ def _check(script: ScriptDirectory, head: str, before: str | None, tables: set[s
             "the database has tables but no Wharf revision stamp "
             f"({', '.join(sorted(wharf_tables)[:5])}...): it is partially migrated or not a "
             "Wharf database; restore a backup or point WHARF_DATABASE_URL elsewhere")
-    if before is not None:
-        try:
-            known = script.get_revision(before) is not None
-        except Exception:
-            known = False
-        if not known:
-            raise MigrationRefused(
-                f"the database is at revision {before!r}, which this version of Wharf does not "
-                f"know (its head is {head!r}); it was written by a newer Wharf — upgrade Wharf, "
-                "or restore a backup")
+    if before is not None and not _known(script, before):
+        raise MigrationRefused(
+            f"the database is at revision {before!r}, which this version of Wharf does not "
+            f"know (its head is {head!r}); it was written by a newer Wharf — upgrade Wharf, "
+            "or restore a backup")
 
 
 def _set_sqlite_foreign_keys(conn: Connection, on: bool) -> None:

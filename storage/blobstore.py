@@ -6,7 +6,11 @@
 - ``FileBlobStore`` (``file:///path``): writes to a temporary file, fsyncs, and renames it
   into place atomically.
 
-Both stream: ``put_stream`` consumes an iterator of chunks, ``open`` yields chunks. A missing
+Both stream: ``put_stream`` consumes an iterator of chunks, ``open`` yields chunks, and
+``list_objects`` yields the stored objects (key, size, last modified) one at a time in
+bytewise (UTF-8 binary) key order -- S3's ListObjectsV2 order, which the filesystem store
+reproduces by walking one directory at a time -- so a listing can be merged with another
+sorted stream without holding either in memory. A missing
 key is :class:`BlobNotFound` whatever the backend; an unreachable backend is
 :class:`BlobStoreUnavailable` (retryable).
 """
@@ -20,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -38,7 +43,8 @@ PING_TIMEOUT = 2  # seconds to connect, and to read, for a health check of the s
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
 
 __all__ = ["CHUNK", "BlobNotFound", "BlobStore", "BlobStoreUnavailable", "BucketNotFound",
-           "FileBlobStore", "FileRange", "ObjectInfo", "S3BlobStore", "blob_store_from_url"]
+           "FileBlobStore", "FileRange", "ListedObject", "ObjectInfo", "S3BlobStore",
+           "blob_store_from_url"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,14 @@ class ObjectInfo:
     key: str
     size: int
     etag: str
+
+
+@dataclass(frozen=True)
+class ListedObject:
+    """One object of a listing: its key, size and last-modified time (UTC)."""
+    key: str
+    size: int
+    modified: datetime
 
 
 def _check_key(key: str) -> str:
@@ -72,9 +86,16 @@ class BlobStore(ABC):
     def delete(self, key: str) -> None:
         """Delete ``key``; deleting a missing key succeeds."""
 
-    @abstractmethod
     def list_keys(self, prefix: str = "") -> Iterator[str]:
-        """Every key under ``prefix`` (operations and tests: compare with references)."""
+        """Every key under ``prefix``, in bytewise order (see :meth:`list_objects`)."""
+        return (obj.key for obj in self.list_objects(prefix))
+
+    @abstractmethod
+    def list_objects(self, prefix: str = "", page_size: int = 1000) -> Iterator[ListedObject]:
+        """Every object under ``prefix``, streamed in bytewise (UTF-8 binary) key order,
+        with its size and last-modified time (``wharf fsck`` merges it with the database's
+        references and ages orphans by it). ``page_size``: keys per listing request, where
+        the backend pages."""
 
     def ping(self) -> None:
         list(zip(range(1), self.list_keys()))
@@ -135,12 +156,34 @@ class FileBlobStore(BlobStore):
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
 
-    def list_keys(self, prefix: str = "") -> Iterator[str]:
-        for path in sorted(self.root.rglob("*")):
-            if path.is_file() and self.tmp not in path.parents:
-                key = path.relative_to(self.root).as_posix()
-                if key.startswith(prefix):
-                    yield key
+    def list_objects(self, prefix: str = "", page_size: int = 1000) -> Iterator[ListedObject]:
+        """A depth-first walk that holds one directory's entries at a time. Each directory
+        is sorted by name, a subdirectory as ``name + "/"``: every key under it starts with
+        that, so the keys come out in the same bytewise order as S3's listing (``a-b``
+        before ``a/b``, which a plain path sort gets wrong)."""
+        yield from self._walk(self.root, "", prefix)
+
+    def _walk(self, directory: Path, base: str, prefix: str) -> Iterator[ListedObject]:
+        try:
+            with os.scandir(directory) as it:
+                entries = [(e.name + "/" if e.is_dir(follow_symlinks=False) else e.name, e)
+                           for e in it]
+        except FileNotFoundError:  # removed while we walked
+            return
+        for name, entry in sorted(entries, key=lambda pair: pair[0]):
+            key = base + name
+            if name.endswith("/"):
+                if (not base and entry.name == self.tmp.name) or not (
+                        key.startswith(prefix) or prefix.startswith(key)):
+                    continue
+                yield from self._walk(Path(entry.path), key, prefix)
+            elif key.startswith(prefix):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # deleted since the directory was read
+                    continue
+                yield ListedObject(key, st.st_size,
+                                   datetime.fromtimestamp(st.st_mtime, UTC))
 
 
 class FileRange:
@@ -414,12 +457,19 @@ class S3BlobStore(BlobStore):
         except BlobNotFound:
             pass
 
-    def list_keys(self, prefix: str = "") -> Iterator[str]:
+    def list_objects(self, prefix: str = "", page_size: int = 1000) -> Iterator[ListedObject]:
+        """ListObjectsV2, one page (at most ``page_size`` keys) at a time: S3 returns keys
+        in UTF-8 binary order; the store's prefix, the same on every key, keeps it."""
         paginator = self.client.get_paginator("list_objects_v2")
         try:
-            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix,
+                                           PaginationConfig={"PageSize": page_size}):
                 for item in page.get("Contents", []):
-                    yield item["Key"][len(self.prefix):]
+                    modified = item["LastModified"]
+                    if modified.tzinfo is None:
+                        modified = modified.replace(tzinfo=UTC)
+                    yield ListedObject(item["Key"][len(self.prefix):], int(item["Size"]),
+                                       modified.astimezone(UTC))
         except Exception as exc:
             translated = self._translate(exc, prefix)
             if translated is exc:

@@ -170,6 +170,7 @@ class OutboxNotice:
     actor_name: str
     subject_id: str | None
     delay_ms: int = 0
+    trace_context: str | None = None  # the trace the message is sent in (W3C traceparent)
 
 
 def send_after_commit(session: Session, row: Any) -> None:

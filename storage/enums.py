@@ -173,3 +173,45 @@ class TickStatus(StrEnum):
 def values(enum: type[StrEnum]) -> tuple[str, ...]:
     """The stored strings of ``enum``, in declaration order."""
     return tuple(member.value for member in enum)
+
+
+# --- team-space issues (wharf.issues) ---------------------------------------------------
+
+class IssueState(StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class IssueStateReason(StrEnum):
+    """Why a closed issue was closed (an open issue has none)."""
+
+    COMPLETED = "completed"
+    NOT_PLANNED = "not_planned"
+
+
+class IssueEventKind(StrEnum):
+    """What an ``issue_events`` row records (its payload snapshots the names involved)."""
+
+    CLOSED = "closed"
+    REOPENED = "reopened"
+    RENAMED = "renamed"
+    LABELED = "labeled"
+    UNLABELED = "unlabeled"
+    ASSIGNED = "assigned"
+    UNASSIGNED = "unassigned"
+    NODE_REFERENCED = "node_referenced"
+    NODE_UNREFERENCED = "node_unreferenced"
+
+
+class LabelColor(StrEnum):
+    """The palette keys of issue labels (checked by the service only: changing the palette
+    needs no migration)."""
+
+    GRAY = "gray"
+    BLUE = "blue"
+    GREEN = "green"
+    YELLOW = "yellow"
+    ORANGE = "orange"
+    RED = "red"
+    PURPLE = "purple"
+    PINK = "pink"

@@ -26,6 +26,8 @@ from storage.ids import new_id
 from storage.types import UTCDateTime
 
 ID = String(32)
+#: A W3C ``traceparent`` (version 00: ``00-<32 hex>-<16 hex>-<2 hex>``), see wharf.tracing.
+TRACE_CONTEXT_LENGTH = 55
 
 
 class Base(DeclarativeBase):
@@ -42,6 +44,9 @@ class User(Base):
     username: Mapped[str] = mapped_column(String(64))
     username_key: Mapped[str] = mapped_column(String(64), unique=True)  # lower-cased
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # active | deleting (wharf.accounts: no access; a delete_account operation runs)
+    status: Mapped[str] = mapped_column(String(16), default="active",
+                                        server_default=text("'active'"))
 
 
 class PasswordCredential(Base):
@@ -78,6 +83,9 @@ class ApiToken(Base):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The token's own quotas (wharf.operations.quotas); NULL: the server's settings.
+    quota_pending_operations: Mapped[int | None] = mapped_column(Integer)
+    quota_submissions_per_minute: Mapped[int | None] = mapped_column(Integer)
 
 
 class AuthThrottle(Base):
@@ -110,6 +118,10 @@ class Space(Base):
     public_read: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # A team space whose owner's account was deleted with no admin to take it over: owned
+    # by the deleted-account placeholder, members read only, until an operator acts.
+    read_only: Mapped[bool] = mapped_column(Boolean, default=False,
+                                            server_default=text("false"))
 
 
 class SpaceMember(Base):
@@ -164,7 +176,9 @@ class UnitResource(Base):
 
 class AuditLog(Base):
     __tablename__ = "audit_logs"
-    __table_args__ = (Index("ix_audit_scope", "space_id", "at"),)
+    __table_args__ = (Index("ix_audit_scope", "space_id", "at"),
+                      # an account deletion walks its user's rows (wharf.accounts._audit)
+                      Index("ix_audit_actor", "actor_id", "id"))
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -198,6 +212,19 @@ class Operation(Base):
         Index("ix_operations_claim", "created_at", "id",
               postgresql_where=text("status IN ('pending', 'running')"),
               sqlite_where=text("status IN ('pending', 'running')")),
+        # The dashboard's "most retried" open operations: the index's last entries.
+        Index("ix_operations_retried", "attempts",
+              postgresql_where=text("status IN ('pending', 'running')"),
+              sqlite_where=text("status IN ('pending', 'running')")),
+        # Fair claiming (``executor.claim_statement``): the distinct actors with due
+        # operations of a kind (a loose index scan), then each one's oldest.
+        Index("ix_operations_fair", "kind", "actor_id", "created_at", "id",
+              postgresql_where=text("status IN ('pending', 'running')"),
+              sqlite_where=text("status IN ('pending', 'running')")),
+        # Quotas (wharf.operations.quotas): an actor's open operations, counted bounded.
+        Index("ix_operations_open", "actor_id",
+              postgresql_where=text("status IN ('pending', 'running')"),
+              sqlite_where=text("status IN ('pending', 'running')")),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
@@ -219,6 +246,9 @@ class Operation(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     key_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The submitting request's trace (a W3C ``traceparent``; NULL when tracing is off):
+    # every attempt's span is its child, retries and re-runs after a crash included.
+    trace_context: Mapped[str | None] = mapped_column(String(TRACE_CONTEXT_LENGTH))
 
 
 class OperationAttempt(Base):
@@ -252,6 +282,9 @@ class OutboxMessage(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     send_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # The trace the message is sent in (the operation's ``trace_context``; NULL when
+    # tracing is off or for rows that announce no operation).
+    trace_context: Mapped[str | None] = mapped_column(String(TRACE_CONTEXT_LENGTH))
 
 
 # --- blobs ----------------------------------------------------------------------------
@@ -467,7 +500,12 @@ class ObjectDeletionJob(Base):
     """
 
     __tablename__ = "object_deletion_jobs"
-    __table_args__ = (Index("ix_deletion_jobs_due", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_deletion_jobs_due", "next_attempt_at"),
+        # ``wharf.deletion.failing_jobs``: failing ones (attempted at least once), oldest.
+        Index("ix_deletion_jobs_failing", "created_at",
+              postgresql_where=text("attempts > 0"), sqlite_where=text("attempts > 0")),
+    )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     object_key: Mapped[str] = mapped_column(String(255), unique=True)
@@ -556,3 +594,238 @@ class RecentOpen(Base):
     resource_id: Mapped[str] = mapped_column(ID, ForeignKey("resources.id", ondelete="CASCADE"),
                                              primary_key=True)
     opened_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# --- process heartbeats (issue 15) ----------------------------------------------------
+
+class ProcessHeartbeat(Base):
+    """One running (or lately stopped) Wharf process: its writer upserts the row every
+    ``WHARF_HEARTBEAT_SECONDS`` (``wharf.heartbeats``)."""
+
+    __tablename__ = "process_heartbeats"
+    __table_args__ = (Index("ix_process_heartbeats_seen", "last_seen_at"),)
+
+    # host:pid:started-epoch
+    process_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))  # api | worker | scheduler | serve
+    hostname: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    version: Mapped[str] = mapped_column(String(64))
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+# --- wharf fsck's bytewise key order on PostgreSQL (migration 0012) ------------------------
+#: ``wharf fsck`` reads each object-key column (and ``unit_resources.unit_id``) in keyset
+#: pages ``ORDER BY key COLLATE "C"`` when the database's default collation is not
+#: bytewise: these indexes serve those pages. PostgreSQL only: SQLite's default order
+#: already is bytewise, and its unique indexes serve it.
+#: (The collation rides in ``postgresql_ops``, rendered after the column, because
+#: PostgreSQL reflects such an index as a plain column index, which is what Alembic's
+#: comparison then sees on both sides.)
+FSCK_KEY_ORDER_INDEXES: tuple[Index, ...] = tuple(
+    Index(f"ix_{column.class_.__tablename__}_{column.key}_c", column,
+          postgresql_ops={column.key: 'COLLATE "C"'}).ddl_if(dialect="postgresql")
+    for column in (BlobResource.object_key, BlobUploadSession.object_key,
+                   UnitAsset.object_key, UnitAssetUpload.object_key,
+                   ObjectDeletionJob.object_key, UnitResource.unit_id))
+
+
+# --- webhooks (wharf.webhooks) ----------------------------------------------------------
+
+class Webhook(Base):
+    """An endpoint a user registered to be told when their operations finish."""
+
+    __tablename__ = "webhooks"
+    __table_args__ = (Index("ix_webhooks_user", "user_id", "enabled"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(String(2048))
+    events: Mapped[list[str]] = mapped_column(JSON)
+    secret: Mapped[str] = mapped_column(String(128))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    disabled_reason: Mapped[str | None] = mapped_column(String(500))
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    # The first failed attempt since the last success (None: the last attempt succeeded).
+    failing_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WebhookDelivery(Base):
+    """One event for one endpoint: written with the change it announces, sent by workers
+    until it succeeds or gives up. Its id is the ``webhook-id`` header (same on retries)."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_webhook", "webhook_id", "id"),
+        Index("ix_webhook_deliveries_due", "next_attempt_at"),
+        Index("ix_webhook_deliveries_created", "created_at"),  # retention
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    webhook_id: Mapped[str] = mapped_column(ID, ForeignKey("webhooks.id",
+                                                           ondelete="CASCADE"))
+    event_type: Mapped[str] = mapped_column(String(64))
+    subject_id: Mapped[str] = mapped_column(ID)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_status_code: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The token of the send in progress: only the worker holding it records the attempt.
+    claim: Mapped[str | None] = mapped_column(String(32))
+    # ``data`` of the body, as the operation was when it finished (written by ``announce``).
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+# --- team-space issues (wharf.issues) ---------------------------------------------------
+
+class IssueCounter(Base):
+    """The last ``#N`` handed out in a space: creating an issue increments it in the same
+    transaction (the row lock serialises creators of one space; a rollback takes the number
+    back, so numbers have no gaps)."""
+
+    __tablename__ = "issue_counters"
+
+    space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    last_number: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Issue(Base):
+    """An issue of a team space, numbered ``#N`` per space."""
+
+    __tablename__ = "issues"
+    __table_args__ = (
+        UniqueConstraint("space_id", "number", name="uq_issues_space_number"),
+        Index("ix_issues_space_state", "space_id", "state", "number"),
+        CheckConstraint("(state = 'open' AND state_reason IS NULL) OR "
+                        "(state = 'closed' AND state_reason IS NOT NULL AND "
+                        "state_reason IN ('completed', 'not_planned'))",
+                        name="ck_issues_state_reason"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(String(256))
+    # The title lower-cased (Python's str.lower, the same on both databases): the text search.
+    title_key: Mapped[str] = mapped_column(String(1024))
+    body: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))  # open | closed
+    state_reason: Mapped[str | None] = mapped_column(String(16))  # completed | not_planned
+    author_user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id"), index=True)
+    closed_by_user_id: Mapped[str | None] = mapped_column(ID, ForeignKey("users.id"))
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The number of its comments, kept in the transaction that adds or deletes one (the
+    # issue row is locked): listings read it instead of counting.
+    comment_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class IssueComment(Base):
+    __tablename__ = "issue_comments"
+    __table_args__ = (Index("ix_issue_comments_timeline", "issue_id", "created_at", "id"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    issue_id: Mapped[str] = mapped_column(ID, ForeignKey("issues.id", ondelete="CASCADE"))
+    author_user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id"))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IssueEvent(Base):
+    """One change of an issue; ``payload`` snapshots the names involved (label name and
+    colour, username, node name) so the history stays readable after they change."""
+
+    __tablename__ = "issue_events"
+    __table_args__ = (Index("ix_issue_events_timeline", "issue_id", "created_at", "id"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    issue_id: Mapped[str] = mapped_column(ID, ForeignKey("issues.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    # None: the system (a node purged by retention or by an operation).
+    actor_user_id: Mapped[str | None] = mapped_column(ID, ForeignKey("users.id"))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IssueLabel(Base):
+    __tablename__ = "issue_labels"
+    __table_args__ = (UniqueConstraint("space_id", "name_key", name="uq_issue_labels_name"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    space_id: Mapped[str] = mapped_column(ID, ForeignKey("spaces.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(50))
+    name_key: Mapped[str] = mapped_column(String(200))  # lower-cased: unique per space
+    color: Mapped[str] = mapped_column(String(16))  # a LabelColor key
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IssueLabelLink(Base):
+    __tablename__ = "issue_label_links"
+
+    issue_id: Mapped[str] = mapped_column(ID, ForeignKey("issues.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    label_id: Mapped[str] = mapped_column(ID, ForeignKey("issue_labels.id", ondelete="CASCADE"),
+                                          primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IssueAssignee(Base):
+    __tablename__ = "issue_assignees"
+
+    issue_id: Mapped[str] = mapped_column(ID, ForeignKey("issues.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IssueNodeRef(Base):
+    """A node an issue references (same space). Deleted with the node's purge, which writes
+    a ``node_unreferenced`` event (``wharf.issues.service.unreference_purged``)."""
+
+    __tablename__ = "issue_node_refs"
+
+    issue_id: Mapped[str] = mapped_column(ID, ForeignKey("issues.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    node_id: Mapped[str] = mapped_column(ID, ForeignKey("nodes.id", ondelete="CASCADE"),
+                                         primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The node's name when the reference was made: the node_unreferenced events carry it.
+    name: Mapped[str] = mapped_column(String(255))
+
+
+# --- the deletion ledger (wharf.accounts, issue 18) --------------------------------------
+
+class DeletionRecord(Base):
+    """A permanent deletion (an account, or an object key), appended in the transaction
+    that decides it and shipped to the blob store's ``ledger/`` prefix by a sweep; a
+    restored backup replays them (``wharf restore-check``)."""
+
+    __tablename__ = "deletion_records"
+    __table_args__ = (
+        Index("ix_deletion_records_shipping", "shipped_at", "recorded_at", "id"),
+        Index("ix_deletion_records_recorded", "recorded_at"),
+        Index("ix_deletion_records_username", "username_digest", "recorded_at"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(16))  # account | object
+    subject: Mapped[str] = mapped_column(String(255))  # a user id, or an object key
+    # SHA-256 of the lower-cased username (accounts): holds the name for a while.
+    username_digest: Mapped[str | None] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(String(64))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    shipped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ledger_key: Mapped[str | None] = mapped_column(String(255))

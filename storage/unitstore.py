@@ -522,6 +522,30 @@ class UnitStore:
         with self.db.read() as s:
             return list(s.scalars(select(UnitRow.id)))
 
+    def unit_page(self, after: str | None, limit: int) -> list[tuple[str, datetime]]:
+        """Up to ``limit`` trunk units (id, created_at) with an id after ``after``, in
+        bytewise id order: keyset pages that ``wharf fsck`` merges with the product
+        database's references. Ids are lower-case hex, which every collation orders
+        bytewise, so the primary key's own order serves each page."""
+        def run() -> list[tuple[str, datetime]]:
+            key = UNITS.c.id
+            query = select(UNITS.c.id, UNITS.c.created_at)
+            if after is not None:
+                query = query.where(key > after)
+            with self.db.read() as s:
+                return [(r.id, r.created_at) for r in
+                        s.connection().execute(query.order_by(key).limit(limit))]
+        return self._guard(run)
+
+    def existing_units(self, unit_ids: Sequence[str]) -> set[str]:
+        """Those of ``unit_ids`` that are trunk units now (one query)."""
+        def run() -> set[str]:
+            if not unit_ids:
+                return set()
+            with self.db.read() as s:
+                return set(s.scalars(select(UnitRow.id).where(UnitRow.id.in_(unit_ids))))
+        return self._guard(run)
+
     @staticmethod
     def _unit(row: UnitRow) -> Unit:
         return Unit(row.id, row.unit_type, row.snapshot, row.revision, row.updated_at)

@@ -20,6 +20,10 @@ The drain loop (see ``tasks.doorbell`` for why no operation is missed):
 - an unexpected error leaves and rings before it is raised.
 Long kinds are not coalesced at all (``tasks.dispatch``): one bell per operation, so an
 idle thread takes the next one while a drain still verifies the first.
+
+Webhook sends (``deliver_webhook``) use the same threads: at most ``webhook_slots`` (half
+the worker threads, at least one) send at once per process; a send finding no free slot
+re-queues itself ``WEBHOOK_BUSY_DELAY_MS`` later instead of blocking a thread.
 """
 from __future__ import annotations
 
@@ -39,12 +43,21 @@ from tasks.doorbell import LONG_KINDS, Doorbell
 from wharf import deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
+from wharf.webhooks import delivery as webhook_delivery
+from wharf.webhooks import events as webhook_events
 
 #: How long one bell drains before it hands over to the next one.
 DRAIN_SECONDS = 2.0
 #: Pause before claiming again after the database answered busy.
 BUSY_PAUSE = 0.1
+#: How long a webhook send that found every sending slot taken waits before it is tried again.
+WEBHOOK_BUSY_DELAY_MS = 500
 log = logging.getLogger("wharf.operations")
+
+
+def webhook_slots(worker_threads: int) -> int:
+    """How many worker threads of one process may send webhooks at once: half, at least 1."""
+    return max(1, worker_threads // 2)
 
 
 class Ringer(Protocol):
@@ -133,6 +146,26 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                                             actor_name=deletion.ACTOR,
                                             queue_name=deletion.QUEUE, priority=10,
                                             options={"max_retries": 0})
+
+    sending = threading.BoundedSemaphore(webhook_slots(executor.settings.worker_threads))
+
+    def deliver_webhook(delivery_id: str) -> None:
+        # Webhook sends share the worker threads with the operation bells: at most
+        # ``webhook_slots`` send at once, so slow receivers never take every thread. A
+        # send that finds no slot comes back shortly (a new message; the thread is freed).
+        if not sending.acquire(blocking=False):
+            actors[webhook_events.ACTOR].send_with_options(args=(delivery_id,),
+                                                           delay=WEBHOOK_BUSY_DELAY_MS)
+            return
+        try:
+            webhook_delivery.run_delivery(db, executor.settings, delivery_id)
+        finally:
+            sending.release()
+
+    actors[webhook_events.ACTOR] = dramatiq.Actor(deliver_webhook, broker=broker,
+                                                  actor_name=webhook_events.ACTOR,
+                                                  queue_name=webhook_events.QUEUE,
+                                                  priority=5, options={"max_retries": 0})
     stopping = Stopping()
     broker.add_middleware(stopping)
     for kind in executor.handlers:

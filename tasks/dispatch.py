@@ -5,9 +5,11 @@ worker that answers drains every due operation of that kind. The fast path (righ
 the submitting transaction commits) rings only when no bell already on its way covers the
 operation, so a burst of submissions puts far fewer messages on the broker than it has
 operations. A covered row counts as dispatched, like a sent one. Rows are marked
-dispatched from a small background thread in batches (one write per batch, not per
-request). If the process dies before marking, the relay sends them again: a duplicate
-bell is harmless because claims are conditional.
+dispatched from a small background thread in batches (one Core UPDATE per batch, not per
+request; a batch gathers for up to ``MARK_GATHER_SECONDS``, far inside the relay's grace
+period, so under load one write marks dozens of rows). If the process dies before
+marking, the relay sends them again: a duplicate bell is harmless because claims are
+conditional.
 
 Other rows (object deletion jobs, scheduled sweeps) and delayed bells (a retry's backoff:
 the operation is not due before then, so a bell now would not help it) are sent one
@@ -18,25 +20,39 @@ threads idle.
 The dispatcher is the one place that knows the broker: ``send`` (slow paths), ``dispatch``
 (fast path) and ``ring_more`` (a draining worker) are what the rest uses, so another broker
 can take Redis's place with a doorbell of its own (``PlainDoorbell``: no coalescing).
+
+Tracing: a row's message is enqueued under an ``outbox.dispatch`` span, a child of the
+row's stored ``trace_context`` (the submitter's trace; of the current span when NULL), so
+the message -- which carries that span as its parent (``tasks.tracing``) -- and the
+drain that answers it join the submitter's trace, whether the fast path or the relay
+sends it.
 """
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import time
 from typing import Any
 
 import dramatiq
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 
 from storage.db import Database
 from storage.models import OutboxMessage
 from tasks.doorbell import LONG_ACTORS, Doorbell, PlainDoorbell
+from wharf import tracing
 from wharf.clock import utcnow
 from wharf.operations.recovery import is_bell
 from wharf.operations.service import QUEUE
 
 log = logging.getLogger("wharf.dispatch")
+#: How long the marker gathers rows after the first before it writes them (seconds). The
+#: relay re-sends only rows older than its grace period (5 s), so a mark may wait a while.
+MARK_GATHER_SECONDS = 0.25
+_OUTBOX = OutboxMessage.__table__
+_MARK = (update(_OUTBOX).where(_OUTBOX.c.id.in_(bindparam("ids", expanding=True)))
+         .values(dispatched_at=bindparam("now")))
 
 
 def to_message(row: OutboxMessage) -> dramatiq.Message[Any]:
@@ -64,8 +80,18 @@ class BrokerDispatcher:
         self.rung = 0
         self.covered = 0
 
-    def _enqueue(self, message: dramatiq.Message[Any], delay_ms: int | None = None) -> None:
-        self.broker.enqueue(message, delay=delay_ms or None)
+    def _enqueue(self, message: dramatiq.Message[Any], delay_ms: int | None = None,
+                 row: OutboxMessage | None = None) -> None:
+        if row is None or not tracing.enabled():
+            self.broker.enqueue(message, delay=delay_ms or None)
+            return
+        with tracing.start_span("outbox.dispatch", parent=row.trace_context,
+                                kind=tracing.SpanKind.PRODUCER, attributes={
+                                    "wharf.outbox.id": row.id,
+                                    "messaging.destination.name": row.queue_name,
+                                    "wharf.actor": row.actor_name,
+                                    "wharf.operation.id": row.subject_id or ""}):
+            self.broker.enqueue(message, delay=delay_ms or None)
 
     def send(self, row: OutboxMessage) -> None:
         """The slow paths (relay, recovery): enqueue one row's message, never trusting a
@@ -74,7 +100,7 @@ class BrokerDispatcher:
         if is_bell(row):
             self.doorbell.rang(row.actor_name)
         try:
-            self._enqueue(to_message(row), row.delay_ms)
+            self._enqueue(to_message(row), row.delay_ms, row)
         except Exception:
             if is_bell(row):
                 self.doorbell.unring(row.actor_name)
@@ -91,7 +117,8 @@ class BrokerDispatcher:
             log.warning("could not ring %s once more", actor, exc_info=True)
             return
         try:
-            self._enqueue(bell(actor))
+            with tracing.detached():  # the next drain is no part of this one's trace
+                self._enqueue(bell(actor))
         except Exception:
             self.doorbell.unring(actor)
             log.warning("could not ring %s once more", actor, exc_info=True)
@@ -113,7 +140,7 @@ class BrokerDispatcher:
                             exc_info=True)
                 return
             try:
-                self._enqueue(to_message(row), row.delay_ms)
+                self._enqueue(to_message(row), row.delay_ms, row)
             except Exception:
                 if coalesce:
                     self.doorbell.unring(row.actor_name)
@@ -139,9 +166,13 @@ class BrokerDispatcher:
             if first is None:
                 return
             ids, stop = [first], False
+            deadline = time.monotonic() + MARK_GATHER_SECONDS
             while len(ids) < self.mark_batch:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
                 try:
-                    nxt = self._marks.get(timeout=0.02)
+                    nxt = self._marks.get(timeout=left)
                 except queue.Empty:
                     break
                 if nxt is None:
@@ -155,8 +186,7 @@ class BrokerDispatcher:
     def _mark(self, ids: list[str]) -> None:
         try:
             with self.db.write() as s:
-                s.execute(update(OutboxMessage).where(OutboxMessage.id.in_(ids))
-                          .values(dispatched_at=utcnow()))
+                s.connection().execute(_MARK, {"ids": ids, "now": utcnow()})
         except Exception:
             log.warning("could not mark %d outbox row(s) dispatched; the relay will resend",
                         len(ids), exc_info=True)

@@ -47,8 +47,11 @@ a drain then reads generation 0, unlike its mark, and claims once more. The argu
 needs claims to be disjoint (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, the one writer of
 SQLite): a claim comes back short only when fewer due operations were free.
 
-``PlainDoorbell`` (any other broker, e.g. RabbitMQ later): no coalescing, one bell per
-operation -- still correct, only more messages.
+``PlainDoorbell`` (any other broker: RabbitMQ, which has no shared flag Wharf could set
+atomically beside its queues): no coalescing, one bell per operation -- still correct,
+only more messages. A Redis behind Sentinel is Redis: ``RedisDoorbell`` on the master's
+client (a failover may lose flags and drains with unreplicated writes; as with FLUSHDB,
+that costs extra bells or waits for the recovery sweep, never an operation).
 """
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Cross-process completion notices over Redis pub/sub, for long-polls in API processes."""
+"""Cross-process completion notices over Redis pub/sub, for long-polls in API processes.
+
+:func:`notifier_for` picks the notifier of a broker: in-process for the embedded one,
+Redis pub/sub for Redis (plain or behind Sentinel), and for RabbitMQ none of the broker's:
+long-polls re-read the database (``PollingNotifier``; the database is the truth anyway).
+"""
 from __future__ import annotations
 
 import logging
@@ -6,9 +11,9 @@ import threading
 import time
 from collections.abc import Callable
 
-import redis
-
-from wharf.operations.notify import LocalNotifier
+from tasks.broker import REDIS_OPTIONS, redis_client
+from wharf.config import Settings, broker_kind
+from wharf.operations.notify import LocalNotifier, PollingNotifier
 
 log = logging.getLogger("wharf.notify")
 CHANNEL = "operations:done"  # after the namespace: ``wharf:operations:done``
@@ -20,8 +25,7 @@ class RedisNotifier(LocalNotifier):
     def __init__(self, url: str, namespace: str = "wharf", max_waiters: int | None = None):
         super().__init__(max_waiters)
         self.channel = f"{namespace}:{CHANNEL}"
-        self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
-                                           health_check_interval=30)
+        self.client = redis_client(url, **REDIS_OPTIONS)
         self._sub_thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._closed = threading.Event()
@@ -62,3 +66,18 @@ class RedisNotifier(LocalNotifier):
 
     def close(self) -> None:
         self._closed.set()
+
+
+#: How often a long-poll re-reads the database on a broker without pub/sub (seconds).
+POLL_INTERVAL = 0.5
+
+
+def notifier_for(settings: Settings) -> LocalNotifier:
+    """The notifier of the configured broker (module docstring)."""
+    kind = broker_kind(settings.broker_url)
+    if kind == "embedded":
+        return LocalNotifier(settings.long_poll_max_waiters)
+    if kind == "rabbitmq":
+        return PollingNotifier(settings.long_poll_max_waiters, POLL_INTERVAL)
+    return RedisNotifier(settings.broker_url, settings.broker_namespace,
+                         max_waiters=settings.long_poll_max_waiters)

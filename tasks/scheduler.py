@@ -14,6 +14,7 @@ from wharf.clock import utcnow
 from wharf.config import Settings
 
 if TYPE_CHECKING:  # imports prometheus_client, which must wait for run_scheduler's pop
+    from wharf.heartbeats import Details, Heartbeat
     from wharf.retention.schedule import Scheduler
 
 
@@ -21,6 +22,8 @@ class SchedulerComponents(Protocol):
     """What ``wharf scheduler`` runs with (built by the composition root)."""
 
     def scheduler(self, scheduler_id: str) -> Scheduler: ...
+
+    def heartbeat(self, role: str, details: Details | None = None) -> Heartbeat: ...
 
     def close(self) -> None: ...
 
@@ -58,9 +61,13 @@ def run_scheduler(settings: Settings,
         components.close()
         raise
     loop.start()
+    heartbeat = components.heartbeat("scheduler", lambda: {
+        "scheduler_id": scheduler.scheduler_id, "schedules": len(scheduler.plan),
+        "ticking": loop.alive()}).start()
     print(f"wharf: scheduler started ({len(scheduler.plan)} schedules)", flush=True)
     stop.wait()
     loop.stop()
+    heartbeat.stop()
     if server is not None:
         server.stop()
     components.close()

@@ -1,4 +1,5 @@
-"""``wharf worker``: N Dramatiq worker processes against Redis, with a graceful shutdown.
+"""``wharf worker``: N Dramatiq worker processes against Redis or RabbitMQ, with a
+graceful shutdown.
 
 The parent starts ``processes`` children (spawned, not forked, so no connection is shared),
 restarts a child that dies, and on SIGTERM/SIGINT asks every child to stop: each stops
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     import dramatiq
 
     from tasks.loops import Periodic
+    from wharf.heartbeats import Details, Heartbeat
 
 log = logging.getLogger("wharf.worker")
 STOP_TIMEOUT_MS = 30_000
@@ -42,6 +44,8 @@ class WorkerComponents(Protocol):
     def broker(self) -> dramatiq.Broker: ...
 
     def relay_loop(self) -> Periodic: ...
+
+    def heartbeat(self, role: str, details: Details | None = None) -> Heartbeat: ...
 
     def close(self) -> None: ...
 
@@ -69,6 +73,9 @@ def run_child(index: int, threads: int, build: Callable[[Settings], WorkerCompon
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     components = build(settings)
+    from tasks.heartbeat import HeartbeatMiddleware  # the heartbeat runs with the worker
+    components.broker.add_middleware(HeartbeatMiddleware(
+        lambda details: components.heartbeat("worker", details), extra={"index": index}))
     worker = make_worker(components.broker, threads)
     worker.start()
     relay = components.relay_loop()
@@ -86,8 +93,9 @@ def run_workers(settings: Settings, processes: int | None = None,
     """Supervise ``processes`` spawned children, each running ``child(index, threads)``
     (a module-level function that calls :func:`run_child`)."""
     if settings.embedded_broker:
-        print("wharf: `wharf worker` needs WHARF_BROKER_URL=redis://...; the embedded broker "
-              "lives inside `wharf serve`", flush=True)
+        print("wharf: `wharf worker` needs WHARF_BROKER_URL=redis://..., "
+              "redis+sentinel://... or amqp://...; the embedded broker lives inside "
+              "`wharf serve`", flush=True)
         return 2
     processes = processes or settings.worker_processes
     threads = threads or settings.worker_threads

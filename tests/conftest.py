@@ -189,19 +189,38 @@ def client(app) -> ApiClient:
     return ApiClient(app)
 
 
-class World:
-    """Creates users and logged-in clients against one app."""
+def register_operator(components, username: str) -> dict:
+    """Create the account of an operator that ``WHARF_OPERATORS`` already lists, as an
+    administrator would have before listing it (registration refuses listed names); the
+    ``POST /api/users`` body of the new user."""
+    import dataclasses
 
-    def __init__(self, app):
+    from wharf.context import RequestContext
+    from wharf.identity import Identity
+    unlisted = Identity(dataclasses.replace(components.settings, operators=()))
+    user, space = unlisted.register(components.db, RequestContext(), username, PASSWORD)
+    return {"id": user.id, "username": user.username, "personal_space_id": space.id}
+
+
+class World:
+    """Creates users and logged-in clients against one app (``components``: to create the
+    accounts of listed operators, see :func:`register_operator`)."""
+
+    def __init__(self, app, components=None):
         self.app = app
+        self.components = components
         self.ids: dict[str, dict] = {}
 
     def user(self, username: str) -> ApiClient:
         c = ApiClient(self.app)
         if username not in self.ids:
-            r = c.post("/api/users", json={"username": username, "password": PASSWORD})
-            assert r.status_code == 201, r.text
-            self.ids[username] = r.json
+            if self.components is not None and \
+                    username.lower() in self.components.settings.operators:
+                self.ids[username] = register_operator(self.components, username)
+            else:
+                r = c.post("/api/users", json={"username": username, "password": PASSWORD})
+                assert r.status_code == 201, r.text
+                self.ids[username] = r.json
         r = c.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
         assert r.status_code == 201, r.text
         c.user_id = self.ids[username]["id"]
@@ -213,8 +232,8 @@ class World:
 
 
 @pytest.fixture
-def world(app) -> World:
-    return World(app)
+def world(app, components) -> World:
+    return World(app, components)
 
 
 @pytest.fixture(scope="session")

@@ -58,6 +58,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--sqlite", action="store_true")
     ap.add_argument("--profile", type=int, default=0, help="print the top N of a cProfile")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra WHARF_* settings (e.g. WHARF_QUOTA_PENDING_OPERATIONS=0)")
     ap.add_argument("--auth-cache-seconds", default=None,
                     help="WHARF_AUTH_CACHE_SECONDS (default: the setting's default)")
     ap.add_argument("--no-cte", action="store_true",
@@ -95,7 +97,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
         "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
         "WHARF_ARGON2_PARALLELISM": "1",
         **({"WHARF_AUTH_CACHE_SECONDS": args.auth_cache_seconds}
-           if args.auth_cache_seconds is not None else {})})
+           if args.auth_cache_seconds is not None else {}),
+        **dict(kv.split("=", 1) for kv in getattr(args, "env", None) or [])})
     comps = Components(settings)
     if getattr(args, "no_cte", False) and hasattr(comps.operations, "_record_all"):
         comps.operations._record_all = None

@@ -42,15 +42,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.support import services
 from tests.support.processes import (
+    ProcessApi,
     ProcessCluster,
-    one_test,
-    redis_namespace,
-    throwaway_databases,
+    cluster_for_test,
+    databases_fixture,
+    redis_fixture,
     wait_until,
 )
-from tests.support.s3 import MotoServer, free_port
+from tests.support.s3 import MotoServer, free_port, moto_fixture, s3_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -70,70 +70,16 @@ def sha(b: bytes) -> str:
 
 
 # -- fixtures -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_databases():
-    """Two throw-away PostgreSQL databases (product, UnitStore), migrated once per module."""
-    with throwaway_databases("wharf_assetproc") as urls:
-        yield urls
+pg_databases = databases_fixture("wharf_assetproc")
+redis_ns = redis_fixture("assets-processes")
+moto = moto_fixture()
 
 
-@pytest.fixture
-def redis_ns():
-    with redis_namespace("assets-processes") as ns:
-        yield ns
-
-
-@pytest.fixture(scope="module")
-def moto():
-    server = MotoServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-class Api:
+class Api(ProcessApi):
     """HTTP against the ``wharf api`` subprocess (requests; http.client for bodies sent in
     pieces)."""
 
-    def __init__(self, port: int):
-        import requests
-        self.port = port
-        self.base = f"http://127.0.0.1:{port}"
-        self.http = requests.Session()
-        self.http.trust_env = False  # no HTTP(S)_PROXY from the environment
-
-    def get(self, path, **kw):
-        return self.http.get(self.base + path, timeout=kw.pop("timeout", 30), **kw)
-
-    def post(self, path, **kw):
-        return self.http.post(self.base + path, timeout=kw.pop("timeout", 30), **kw)
-
-    def login(self, username: str = "alice") -> str:
-        r = self.post("/api/users", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        space_id = r.json()["personal_space_id"]
-        r = self.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        return space_id
-
-    def op(self, op_id: str, wait: float = 0) -> dict:
-        r = self.get(f"/api/operations/{op_id}", params={"wait": str(wait)} if wait else None,
-                     timeout=wait + 30)
-        assert r.status_code == 200, r.text
-        return r.json()
-
-    def wait_done(self, op_id: str, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
-        op = self.op(op_id)
-        while not op["done"] and time.monotonic() < deadline:
-            op = self.op(op_id, wait=max(0.5, min(10.0, deadline - time.monotonic())))
-        return op
-
-    def attempts(self, op_id: str) -> list[dict]:
-        r = self.get(f"/api/operations/{op_id}/attempts")
-        assert r.status_code == 200, r.text
-        return r.json()["items"]
+    max_wait = 10.0  # longest long-poll of wait_done
 
     def create_unit(self, space_id: str) -> str:
         r = self.post("/api/resources", json={"space_id": space_id, "name": "Doc",
@@ -190,12 +136,7 @@ class Cluster(ProcessCluster):
 
     def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns,
                  moto: MotoServer, **env: str):
-        import boto3
-        from botocore.config import Config
-        self.s3 = boto3.client(
-            "s3", endpoint_url=moto.endpoint, region_name="us-east-1",
-            aws_access_key_id="test", aws_secret_access_key="test",
-            config=Config(s3={"addressing_style": "path"}))
+        self.s3 = s3_client(moto.endpoint)
         self.bucket = f"wharf-assets-{uuid.uuid4().hex[:12]}"
         self.s3.create_bucket(Bucket=self.bucket)
         self.api_port = free_port()
@@ -225,23 +166,9 @@ class Cluster(ProcessCluster):
 
     def wait_api(self, proc: subprocess.Popen, timeout: float = 30,
                  port: int | None = None) -> Api:
-        import requests
         api = Api(port or self.api_port)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"the API exited with {proc.returncode}\n{self.logs()}")
-            try:
-                if api.get("/healthz", timeout=2).status_code == 200:
-                    return api
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"the API did not come up in {timeout}s\n{self.logs()}")
-
-    def wait_worker(self, proc: subprocess.Popen, timeout: float = 30) -> None:
-        wait_until(lambda: "consuming with" in self.log_text(proc), timeout,
-                   f"{proc.name} to consume", self)  # type: ignore[attr-defined]
+        self.wait_http(proc, api, timeout)
+        return api
 
     def workers(self) -> list[subprocess.Popen]:
         return [p for p in self.processes
@@ -269,7 +196,8 @@ class Cluster(ProcessCluster):
             conn.execute(text(sql), params)
 
     def stored_keys(self) -> set[str]:
-        return set(self.store.list_keys())
+        """The objects (not the shipped deletion ledger, ``ledger/``)."""
+        return {k for k in self.store.list_keys() if not k.startswith("ledger/")}
 
     def asset_keys(self) -> set[str]:
         return {r[0] for r in self.rows("SELECT object_key FROM unit_assets")}
@@ -299,10 +227,7 @@ class Cluster(ProcessCluster):
 
 
 def make_cluster(tmp_path, pg_databases, redis_ns, moto, **env):
-    services.need(services.postgres_error())
-    services.need(services.redis_error())
-    product_url, units_url = pg_databases
-    return one_test(Cluster(tmp_path, product_url, units_url, redis_ns, moto, **env))
+    return cluster_for_test(Cluster, tmp_path, pg_databases, redis_ns, moto, **env)
 
 
 # -- kill -9 of the API mid-upload ----------------------------------------------------------------

@@ -40,16 +40,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.support import services
 from tests.support.faultproxy import FaultProxy
 from tests.support.processes import (
+    ProcessApi,
     ProcessCluster,
-    one_test,
-    redis_namespace,
-    throwaway_databases,
+    cluster_for_test,
+    databases_fixture,
+    redis_fixture,
     wait_until,
 )
-from tests.support.s3 import MotoServer, free_port
+from tests.support.s3 import MotoServer, free_port, s3_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -77,18 +77,8 @@ def digest(seed: int, size: int) -> str:
 
 
 # -- fixtures -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_databases():
-    """Two throw-away PostgreSQL databases (product, UnitStore), migrated once per module."""
-    with throwaway_databases("wharf_blobproc") as urls:
-        yield urls
-
-
-@pytest.fixture
-def redis_ns():
-    """This test's Redis namespace, its keys deleted afterwards; other xdist workers wait."""
-    with redis_namespace("blobs-processes") as ns:
-        yield ns
+pg_databases = databases_fixture("wharf_blobproc")
+redis_ns = redis_fixture("blobs-processes")
 
 
 class S3:
@@ -97,12 +87,8 @@ class S3:
     def __init__(self):
         self.moto = MotoServer().start()
         self.proxy = FaultProxy("127.0.0.1", self.moto.port, port=free_port()).start()
-        import boto3
-        from botocore.config import Config
-        self.client = boto3.client(  # direct to moto: never affected by the proxy
-            "s3", endpoint_url=self.moto.endpoint, region_name="us-east-1",
-            aws_access_key_id="test", aws_secret_access_key="test",
-            config=Config(s3={"addressing_style": "path"}))
+        # direct to moto: never affected by the proxy
+        self.client = s3_client(self.moto.endpoint)
 
     def close(self):
         self.proxy.close()
@@ -118,33 +104,9 @@ def s3():
         server.close()
 
 
-class Api:
+class Api(ProcessApi):
     """HTTP against the ``wharf api`` subprocess: requests for JSON, http.client for
     streamed uploads (a body of any size from a generator, with a known Content-Length)."""
-
-    def __init__(self, port: int):
-        import requests
-        self.port = port
-        self.base = f"http://127.0.0.1:{port}"
-        self.http = requests.Session()
-        self.http.trust_env = False  # no HTTP(S)_PROXY from the environment
-
-    def get(self, path, **kw):
-        return self.http.get(self.base + path, timeout=kw.pop("timeout", 30), **kw)
-
-    def post(self, path, **kw):
-        return self.http.post(self.base + path, timeout=kw.pop("timeout", 30), **kw)
-
-    def delete(self, path, **kw):
-        return self.http.delete(self.base + path, timeout=kw.pop("timeout", 30), **kw)
-
-    def login(self, username: str = "alice") -> str:
-        r = self.post("/api/users", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        space_id = r.json()["personal_space_id"]
-        r = self.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        return space_id
 
     def put_stream(self, path: str, size: int, chunks, headers: dict | None = None,
                    progress=None) -> tuple[int, bytes]:
@@ -192,24 +154,6 @@ class Api:
         assert r.status_code == 200, r.text
         return r.json()
 
-    def op(self, op_id: str, wait: float = 0) -> dict:
-        r = self.get(f"/api/operations/{op_id}", params={"wait": str(wait)} if wait else None,
-                     timeout=wait + 30)
-        assert r.status_code == 200, r.text
-        return r.json()
-
-    def wait_done(self, op_id: str, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
-        op = self.op(op_id)
-        while not op["done"] and time.monotonic() < deadline:
-            op = self.op(op_id, wait=max(0.5, min(30.0, deadline - time.monotonic())))
-        return op
-
-    def attempts(self, op_id: str) -> list[dict]:
-        r = self.get(f"/api/operations/{op_id}/attempts")
-        assert r.status_code == 200, r.text
-        return r.json()["items"]
-
     def content_digest(self, resource_id: str) -> tuple[int, str]:
         """(size, sha256) of the blob's content, streamed."""
         r = self.get(f"/api/blob-resources/{resource_id}/content", stream=True)
@@ -248,23 +192,9 @@ class Cluster(ProcessCluster):
         return self._start(name, ["api", "--port", str(self.api_port), "--workers", "1"])
 
     def wait_api(self, proc: subprocess.Popen, timeout: float = 30) -> Api:
-        import requests
         api = Api(self.api_port)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"the API exited with {proc.returncode}\n{self.logs()}")
-            try:
-                if api.get("/healthz", timeout=2).status_code == 200:
-                    return api
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"the API did not come up in {timeout}s\n{self.logs()}")
-
-    def wait_worker(self, proc: subprocess.Popen, timeout: float = 30) -> None:
-        wait_until(lambda: "consuming with" in self.log_text(proc), timeout,
-                   f"{proc.name} to consume", self)  # type: ignore[attr-defined]
+        self.wait_http(proc, api, timeout)
+        return api
 
     def start_all(self) -> Api:
         """API, scheduler and worker started together (their imports overlap)."""
@@ -310,7 +240,8 @@ class Cluster(ProcessCluster):
         return f"{PREFIX}/{key}"
 
     def stored_keys(self) -> set[str]:
-        return set(self.store.list_keys())
+        """The objects (not the shipped deletion ledger, ``ledger/``)."""
+        return {k for k in self.store.list_keys() if not k.startswith("ledger/")}
 
     def referenced_keys(self) -> set[str]:
         with self.engine.connect() as conn:
@@ -329,10 +260,7 @@ class Cluster(ProcessCluster):
 
 @pytest.fixture
 def cluster(tmp_path, pg_databases, redis_ns, s3):
-    services.need(services.postgres_error())
-    services.need(services.redis_error())
-    product_url, units_url = pg_databases
-    with one_test(Cluster(tmp_path, product_url, units_url, redis_ns, s3)) as c:
+    with cluster_for_test(Cluster, tmp_path, pg_databases, redis_ns, s3) as c:
         yield c
 
 

@@ -70,6 +70,24 @@ def test_list_keys(blob_store):
     assert sorted(blob_store.list_keys("a/")) == ["a/1", "a/2"]
 
 
+def test_list_objects_streams_bytewise_order_with_size_and_age(blob_store):
+    """Keys come out in UTF-8 binary order (S3's ListObjectsV2 order) on both stores: a
+    path sort would put ``a/b`` before ``a-c`` ('/' sorts after '-' bytewise)."""
+    from datetime import UTC, datetime, timedelta
+    keys = ["a/b", "a-c", "a.d", "a/a/z", "b", "A", "a0", "assets/x", "assets-y"]
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    for i, k in enumerate(keys):
+        blob_store.put_stream(k, [b"x" * i])
+    listed = list(blob_store.list_objects(page_size=2))
+    assert [o.key for o in listed] == sorted(keys, key=lambda k: k.encode())
+    assert {o.key: o.size for o in listed} == {k: i for i, k in enumerate(keys)}
+    after = datetime.now(UTC) + timedelta(seconds=5)
+    assert all(before <= o.modified <= after for o in listed)
+    assert [o.key for o in blob_store.list_objects("a/")] == ["a/a/z", "a/b"]
+    assert [o.key for o in blob_store.list_objects("assets")] == ["assets-y", "assets/x"]
+    assert list(blob_store.list_keys()) == [o.key for o in listed]
+
+
 def test_invalid_keys_are_refused(blob_store):
     for bad in ("../etc/passwd", "/abs", "a/../../b", ""):
         with pytest.raises(ValueError):

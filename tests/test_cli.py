@@ -232,7 +232,7 @@ def test_help_lists_every_command_in_plain_text(tmp_path):
         assert words in description, description
     commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
     assert commands == ["serve", "api", "worker", "scheduler", "sweeps", "deletion-jobs",
-                        "migrate"]
+                        "processes", "migrate", "fsck", "restore-check", "space-owner"]
 
 
 @pytest.mark.slow
@@ -428,7 +428,8 @@ def test_api_under_gunicorn_serves_and_stops_on_sigterm(tmp_path, spawn):
     assert r.status_code == 200, r.text
     assert r.json()["status"] == "ok" and r.headers["x-request-id"] == "probe-1"
     assert requests.get(base + "/healthz", timeout=10).json() == {"status": "ok"}
-    api.wait_for(r'"GET /healthz HTTP/1.1" 200 .* rid=', timeout=10)  # access log
+    # access log (a JSON line by default: its quotes escaped)
+    api.wait_for(r'\\?"GET /healthz HTTP/1.1\\?" 200 .* rid=', timeout=10)
     code, _took = api.terminate(timeout=40)
     assert code == 0, api.output
     assert api.group_empty(), api.output
@@ -556,3 +557,37 @@ def test_missing_bucket_stops_the_start_with_its_name(tmp_path, s3_server, comma
     assert r.returncode == 1, r.stderr
     assert "wharf: blob store: the bucket 'wharf-not-created' does not exist" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [["processes"], ["sweeps"], ["deletion-jobs"], ["fsck"],
+                                     ["restore-check", "--since", "2026-01-01T00:00:00Z"],
+                                     ["space-owner", "some-space", "someone"]])
+def test_inspection_commands_on_an_unmigrated_database_say_to_migrate(tmp_path, command):
+    """A command that reads the product database refuses one that is not at this code's
+    revision (empty here, or left behind by an older release) in one line, exit 2: not a
+    traceback about a missing table, and it changes nothing."""
+    import sqlite3
+    data = tmp_path / "data"
+    data.mkdir()
+    with sqlite3.connect(data / "wharf.db") as conn:
+        conn.execute("CREATE TABLE unrelated (a)")
+    result = run_wharf(tmp_path, *command, env=wharf_env(tmp_path), timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    assert "run `wharf migrate` first" in result.stderr
+    with sqlite3.connect(data / "wharf.db") as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["unrelated"]
+
+
+def test_inspection_commands_on_a_newer_database_say_so(tmp_path):
+    """A database a newer release migrated (a revision this code does not know): the
+    command says to use the newer release, not to migrate (which would refuse)."""
+    import sqlite3
+    data = tmp_path / "data"
+    data.mkdir()
+    with sqlite3.connect(data / "wharf.db") as conn:
+        conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+        conn.execute("INSERT INTO alembic_version VALUES ('9999')")
+    result = run_wharf(tmp_path, "processes", env=wharf_env(tmp_path), timeout=60)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    assert "'9999', newer than this Wharf's" in result.stderr
+    assert "wharf migrate" not in result.stderr

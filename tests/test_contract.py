@@ -150,9 +150,11 @@ def test_request_bodies_have_examples_that_validate(make_app):
     from api.schemas import (
         blobs,
         identity,
+        issues,
         lifecycle,
         operations,
         tree,
+        webhooks,
         worktree_merge,
         worktrees,
     )
@@ -167,7 +169,8 @@ def test_request_bodies_have_examples_that_validate(make_app):
             media = body["content"]["application/json"]
             name = media["schema"]["$ref"].rsplit("/", 1)[1]
             type_ = next(getattr(m, name) for m in (identity, tree, lifecycle, operations,
-                                                    blobs, worktrees, worktree_merge)
+                                                    blobs, worktrees, worktree_merge,
+                                                    webhooks, issues)
                          if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1

@@ -28,7 +28,10 @@ def _unit(world, worker):
                                            "unit_type": "doc"},
                    headers={"Idempotency-Key": uuid.uuid4().hex})
     assert r.status_code == 202, r.text
+    deadline = time.monotonic() + 60  # a loaded CI machine once took over 10 s
     op = alice.get(f"/api/operations/{r.json['id']}", params={"wait": "10"}).json
+    while not op["done"] and time.monotonic() < deadline:
+        op = alice.get(f"/api/operations/{r.json['id']}", params={"wait": "10"}).json
     assert op["status"] == "completed", op
     return alice, op["result"]["unit_id"]
 

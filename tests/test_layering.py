@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("wharfd", "api", "tasks", "wharf", "storage", "migrations")
+PACKAGES = ("wharfd", "api", "tasks", "wharf", "storage", "migrations", "wharfclient")
 CONTRACTS = {  # id -> name, as in pyproject.toml
     "layers": "Layers: wharfd -> (api | tasks) -> wharf -> storage; nothing imports wharfd",
     "migrations-from-composition": "Only the composition root (wharfd) runs the migrations",
     "migrations-on-storage": "Migrations build on storage alone",
+    "client-http-only": "The client talks HTTP only: no server package",
 }
 LINT = ("import sys; from importlinter.cli import lint_imports_command; "
         "sys.exit(lint_imports_command())")
@@ -69,6 +70,12 @@ FORBIDDEN = [
      "migrations-on-storage"),
     ("migrations do not import the composition root", "migrations/env.py", "wharfd.cli",
      "migrations-on-storage"),
+    ("the client imports nothing of the core", "wharfclient/http.py", "wharf.errors",
+     "client-http-only"),
+    ("the client imports nothing of api", "wharfclient/cli.py", "api.app",
+     "client-http-only"),
+    ("the client imports nothing of storage", "wharfclient/transfer.py", "storage.enums",
+     "client-http-only"),
 ]
 
 

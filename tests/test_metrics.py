@@ -365,3 +365,17 @@ def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_pa
     finally:
         silent.close()
         comps.close()
+
+
+def test_the_operations_guide_lists_every_metric_wharf_declares():
+    """Every metric name declared in ``wharf.metrics`` has a row in a table of
+    docs/operations.md (an operator alerting on it finds what it means there)."""
+    from pathlib import Path
+
+    import wharf.metrics
+    root = Path(__file__).resolve().parent.parent
+    declared = set(re.findall(r'"(wharf_[a-z_]+)"', Path(wharf.metrics.__file__).read_text()))
+    documented = set(re.findall(r"^\| `(wharf_[a-z_]+)`", (root / "docs" / "operations.md")
+                                .read_text(), re.M))
+    assert len(declared) > 20
+    assert sorted(declared - documented) == []

@@ -56,6 +56,8 @@ STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
     (kinds.DiscardWorktreeResult,
      {"worktree_id": ID + "d", "state": "discarded", "assets_deleted": 2,
       "uploads_cancelled": 1, "intents_discarded": 0}),
+    (kinds.DeleteAccountPayload, {"user_id": ID + "e"}),
+    (kinds.DeleteAccountResult, {"user_id": ID + "e"}),
     (kinds.OperationError, {"code": "cancelled", "message": "Cancelled by the submitter.",
                             "retryable": False}),
     (kinds.OperationError, {"code": "permission_revoked", "message": "gone",
@@ -80,4 +82,4 @@ def test_every_kind_has_a_payload_and_a_result():
         "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
         "publish_asset", "create_worktree", "discard_worktree",
         "add_worktree_unit", "create_worktree_unit", "merge_worktree",
-        "activate_worktree_resource"}
+        "activate_worktree_resource", "delete_account"}

@@ -36,7 +36,9 @@ def create(client: ApiClient, space_id: str, name: str = "Doc", k: str | None = 
                        headers={"Idempotency-Key": k or key()})
 
 
-def wait_done(client: ApiClient, op_id: str, seconds: float = 10) -> dict:
+def wait_done(client: ApiClient, op_id: str, seconds: float = 30) -> dict:
+    """The operation once done, or as it stands after ``seconds`` of long-polling (30 s:
+    a worker thread of a loaded CI machine may take more than 10 s to finish one)."""
     r = client.get(f"/api/operations/{op_id}", params={"wait": str(seconds)})
     assert r.status_code == 200, r.text
     return r.json

@@ -25,7 +25,6 @@ import signal
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -33,63 +32,31 @@ from sqlalchemy import text
 from tests.support import services
 from tests.support.processes import (
     ProcessCluster,
-    one_test,
-    redis_namespace,
-    throwaway_databases,
+    cluster_fixture,
+    databases_fixture,
+    redis_fixture,
+    sign_up,
     wait_until,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 DEAD_REDIS_URL = services.UNREACHABLE_REDIS_URL  # nothing listens on port 1
-PASSWORD = "correct horse battery staple"
 # DESIGN: a killed worker's operation is finished by another one well under 90 s.
 RECOVERY_TARGET = 90.0
 
 
 # -- fixtures --------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_databases():
-    """Two throw-away PostgreSQL databases (product, UnitStore), migrated once per module."""
-    with throwaway_databases("wharf_proc") as urls:
-        yield urls
-
-
-@pytest.fixture
-def redis_ns():
-    """This test's Redis namespace, its keys deleted afterwards; other xdist workers wait."""
-    with redis_namespace("operations-processes") as ns:
-        yield ns
+pg_databases = databases_fixture("wharf_proc")
+redis_ns = redis_fixture("operations-processes")
 
 
 class Cluster(ProcessCluster):
     """The databases, settings and environment of one test, plus the processes it starts."""
 
-    def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns):
-        super().__init__(tmp_path, product_url, units_url, redis_ns)
-        self.components = []
-
-    # -- in-process API --------------------------------------------------------------------
-    def settings(self, **env):
-        from wharf.config import Settings
-        return Settings.from_env({**self.env, **env})
-
-    def api(self, **env):
-        """An ApiClient on a ``Components`` API app (Redis broker, Redis notices)."""
-        from tests.support.client import ApiClient
-        from wharfd.runtime import Components
-        comps = Components(self.settings(**env))
-        self.components.append(comps)
-        return ApiClient(comps.api_app())
-
     def login(self, client, username: str = "alice") -> str:
         """Register and log in; returns the personal space id."""
-        r = client.post("/api/users", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        space_id = r.json["personal_space_id"]
-        r = client.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        return space_id
+        return sign_up(client, username)["personal_space_id"]
 
     def recovery_ticks(self, status: str) -> int:
         with self.engine.connect() as conn:
@@ -105,25 +72,8 @@ class Cluster(ProcessCluster):
                 "GROUP BY schedule, status")).all()
         return [f"--- recovery ticks: {[tuple(map(str, r)) for r in rows]}"]
 
-    def close(self) -> None:
-        super().close()
-        for comps in self.components:
-            comps.close()
 
-    # -- observations ----------------------------------------------------------------------
-    def count(self, table: str) -> int:
-        engine = self.units_engine if table in ("units", "unit_revisions") else self.engine
-        with engine.connect() as conn:
-            return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
-
-
-@pytest.fixture
-def cluster(tmp_path, pg_databases, redis_ns):
-    services.need(services.postgres_error())
-    services.need(services.redis_error())
-    product_url, units_url = pg_databases
-    with one_test(Cluster(tmp_path, product_url, units_url, redis_ns)) as c:
-        yield c
+cluster = cluster_fixture(Cluster)
 
 
 # -- helpers ---------------------------------------------------------------------------------

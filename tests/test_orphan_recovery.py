@@ -20,61 +20,43 @@ from sqlalchemy import text
 from tests.support import services
 from tests.support.processes import (
     ProcessCluster,
+    databases_fixture,
     one_test,
-    redis_namespace,
-    throwaway_databases,
+    redis_fixture,
+    sign_up,
     wait_until,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
-PASSWORD = "correct horse battery staple"
 TARGET = 15.0  # seconds from the SIGKILL to the operation's completion
 #: The timing settings the harness shortens for the other process tests: defaults here.
 TIMING = ("WHARF_OPERATION_LEASE_SECONDS", "WHARF_RECOVERY_INTERVAL", "WHARF_RELAY_INTERVAL")
 
 
-@pytest.fixture(scope="module")
-def pg_databases():
-    with throwaway_databases("wharf_orphan") as urls:
-        yield urls
+pg_databases = databases_fixture("wharf_orphan")
+# The same lock as the other process tests: they measure recovery times too.
+redis_ns = redis_fixture("operations-processes")
 
 
 @pytest.fixture
-def cluster(tmp_path, pg_databases):
+def cluster(tmp_path, pg_databases, redis_ns):
     services.need(services.postgres_error())
     services.need(services.redis_error())
     product_url, units_url = pg_databases
-    # The same lock as the other process tests: they measure recovery times too.
-    with redis_namespace("operations-processes") as ns:
-        c = Cluster(tmp_path, product_url, units_url, ns)
-        for name in TIMING:
-            del c.env[name]
-        with one_test(c):
-            yield c
+    c = Cluster(tmp_path, product_url, units_url, redis_ns)
+    for name in TIMING:
+        del c.env[name]
+    with one_test(c):
+        yield c
 
 
 class Cluster(ProcessCluster):
-    components: list
-
-    def api(self):
-        from tests.support.client import ApiClient
-        from wharf.config import Settings
-        from wharfd.runtime import Components
-        comps = Components(Settings.from_env(self.env))
-        assert comps.settings.operation_lease_seconds == 8  # the default, not the harness's
-        self.components = [*getattr(self, "components", []), comps]
-        return ApiClient(comps.api_app())
-
-    def close(self) -> None:
-        super().close()
-        for comps in getattr(self, "components", []):
-            comps.close()
-
-    def count(self, table: str) -> int:
-        engine = self.units_engine if table in ("units", "unit_revisions") else self.engine
-        with engine.connect() as conn:
-            return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+    def api(self, **env: str):
+        client = super().api(**env)
+        # the default, not the harness's
+        assert self.components[-1].settings.operation_lease_seconds == 8
+        return client
 
     def lease_owner(self, op_id: str) -> str | None:
         with self.engine.connect() as conn:
@@ -88,11 +70,7 @@ def consuming(proc) -> bool:
 
 def test_an_orphan_of_kill_9_completes_within_15_seconds(cluster):
     client = cluster.api()
-    r = client.post("/api/users", json={"username": "alice", "password": PASSWORD})
-    assert r.status_code == 201, r.text
-    space = r.json["personal_space_id"]
-    assert client.post("/api/login-sessions",
-                       json={"username": "alice", "password": PASSWORD}).status_code == 201
+    space = sign_up(client)["personal_space_id"]
     cluster.start_scheduler()
     workers = [cluster.start_worker("a"), cluster.start_worker("b")]
     for w in workers:

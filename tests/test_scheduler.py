@@ -123,7 +123,8 @@ def _scheduler_process(url: str, name: str, times: list[str], barrier) -> None:
     from wharf.config import Settings
     db = Database(url)
     settings = Settings.from_env({"WHARF_DATABASE_URL": url, "WHARF_SWEEP_INTERVAL": "60",
-                                  "WHARF_RECOVERY_INTERVAL": "60"})
+                                  "WHARF_RECOVERY_INTERVAL": "60",
+                                  "WHARF_FSCK_INTERVAL": "60"})
     sched = Scheduler(db, settings, name)
     barrier.wait()
     for raw in times:
@@ -148,7 +149,8 @@ def test_three_schedulers_enqueue_each_tick_exactly_once(db, settings):
     for p in procs:
         p.join(240)
         assert p.exitcode == 0
-    plan = schedules(settings.replace(sweep_interval=60, recovery_interval=60))
+    plan = schedules(settings.replace(sweep_interval=60, recovery_interval=60,
+                                      fsck_interval=60))
     expected_ticks = 60  # 10:00 .. 10:59, one per minute
     with db.read() as s:
         for sched in plan:
@@ -367,8 +369,8 @@ def test_serve_expires_uploads_and_deletes_their_objects(tmp_path):
         assert status == 200
         blobs_dir = data_dir / "blobs"  # objects are <id> files beside the store's .tmp
 
-        def objects():
-            return [p for p in blobs_dir.iterdir() if p.name != ".tmp"]
+        def objects():  # (ledger/: the shipped deletion ledger, docs/accounts.md)
+            return [p for p in blobs_dir.iterdir() if p.name not in (".tmp", "ledger")]
 
         assert len(objects()) == 1
         deadline = time.monotonic() + 20
@@ -392,3 +394,27 @@ def test_serve_expires_uploads_and_deletes_their_objects(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     log.close()
     assert proc.returncode == 0, (tmp_path / "serve.log").read_text()[-3000:]
+
+
+def test_sent_outbox_rows_are_deleted_an_hour_after_they_were_sent(components, db, settings):
+    """The outbox does not grow without bound: ``delete_finished_operations`` deletes rows
+    sent to the broker more than ``OUTBOX_KEEP`` ago; a recently sent row and one never
+    sent (the relay's work) stay."""
+    from storage.models import OutboxMessage
+    from wharf.retention.sweeps import OUTBOX_KEEP
+    now = utcnow()
+    rows = {"old": now - OUTBOX_KEEP - timedelta(seconds=1), "recent": now, "unsent": None}
+    ids = {}
+    with db.write() as s:
+        for name, sent in rows.items():
+            ids[name] = uuid.uuid4().hex
+            s.add(OutboxMessage(id=ids[name], actor_name="a", queue_name="q",
+                                subject_id=uuid.uuid4().hex, created_at=now - timedelta(days=1),
+                                dispatched_at=sent))
+    ctx = SweepContext(db=db, settings=settings, now=now, send=components.dispatcher.send,
+                       blob_store=components.blob_store)
+    assert run_sweep(ctx, "delete_finished_operations")["outbox"] >= 1
+    with db.read() as s:
+        left = set(s.scalars(select(OutboxMessage.id).where(
+            OutboxMessage.id.in_(list(ids.values())))))
+    assert left == {ids["recent"], ids["unsent"]}

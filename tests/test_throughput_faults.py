@@ -28,10 +28,7 @@ processes on one SQLite file is not a deployment Wharf supports at this scale.
 """
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -44,15 +41,19 @@ from sqlalchemy import text
 from tests.support import services
 from tests.support.processes import (
     ProcessCluster,
-    one_test,
-    redis_namespace,
-    throwaway_databases,
+    attempt_history,
+    cluster_fixture,
+    databases_fixture,
+    kill_a_busy_child,
+    redis_fixture,
+    sign_up,
+    wait_replaced,
     wait_until,
+    worker_children,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
-PASSWORD = "correct horse battery staple"
 OPERATIONS = 1000
 WORKER_PROCESSES = 4
 WORKER_THREADS = 4
@@ -63,16 +64,8 @@ RUN_DEADLINE = 300.0  # seconds from the first submission until all are done
 RESPAWN_DEADLINE = 60.0  # the supervisor replaces a killed child within this
 
 
-@pytest.fixture(scope="module")
-def pg_databases():
-    with throwaway_databases("wharf_proc") as urls:
-        yield urls
-
-
-@pytest.fixture
-def redis_ns():
-    with redis_namespace("throughput-faults") as ns:
-        yield ns
+pg_databases = databases_fixture("wharf_proc")
+redis_ns = redis_fixture("throughput-faults")
 
 
 class Cluster(ProcessCluster):
@@ -87,77 +80,12 @@ class Cluster(ProcessCluster):
                          # 5 kills could then fail it (correctly: it used them up); this
                          # test is about nothing lost or doubled, so give it room.
                          WHARF_OPERATION_MAX_ATTEMPTS=str(KILLS + 2))
-        self.components: list[Any] = []
-
-    def api(self) -> Any:
-        from tests.support.client import ApiClient
-        from wharf.config import Settings
-        from wharfd.runtime import Components
-        comps = Components(Settings.from_env(self.env))
-        self.components.append(comps)
-        return ApiClient(comps.api_app())
-
-    def start_workers(self) -> subprocess.Popen[bytes]:
-        """``wharf worker`` supervising WORKER_PROCESSES children (it restarts one that
-        dies)."""
-        return self._start("worker", ["worker", "--processes", str(WORKER_PROCESSES),
-                                      "--threads", str(WORKER_THREADS)])
-
-    def sql(self, query: str, **params: Any) -> list[Any]:
-        with self.engine.connect() as conn:
-            return list(conn.execute(text(query), params).all())
-
-    def by_status(self) -> dict[str, int]:
-        return {s: n for s, n in self.sql(
-            "SELECT status, count(*) FROM operations GROUP BY status")}
 
     def state(self) -> list[str]:
         return [f"--- operations by status: {self.by_status()}"]
 
-    def close(self) -> None:
-        super().close()
-        for comps in self.components:
-            comps.close()
 
-
-@pytest.fixture
-def cluster(tmp_path, pg_databases, redis_ns):
-    services.need(services.postgres_error())
-    services.need(services.redis_error())
-    product_url, units_url = pg_databases
-    with one_test(Cluster(tmp_path, product_url, units_url, redis_ns)) as c:
-        yield c
-
-
-# -- the worker children of the supervisor (from /proc) --------------------------------------
-def worker_children(supervisor: int) -> list[int]:
-    """The live worker processes the supervisor spawned (multiprocessing ``spawn_main``
-    children; not its resource tracker)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == supervisor and fields[0] != "Z" and b"spawn_main" in cmd:
-            found.append(int(entry))
-    return found
-
-
-def busy_pids(cluster: Cluster) -> set[int]:
-    """Pids that hold an unfinished attempt, read from the attempt's worker id where it
-    carries one (``host:pid:thread`` today); empty if the format says nothing."""
-    pids = set()
-    for (worker_id,) in cluster.sql(
-            "SELECT worker_id FROM operation_attempts WHERE finished_at IS NULL"):
-        for part in str(worker_id).split(":")[1:2]:
-            if part.isdigit():
-                pids.add(int(part))
-    return pids
+cluster = cluster_fixture(Cluster)
 
 
 # -- the test ---------------------------------------------------------------------------------
@@ -167,14 +95,11 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
     rng.seed(seed)
     print(f"random seed {seed}")
     client = cluster.api()
-    r = client.post("/api/users", json={"username": "alice", "password": PASSWORD})
-    assert r.status_code == 201, r.text
-    space = r.json["personal_space_id"]
-    r = client.post("/api/login-sessions", json={"username": "alice", "password": PASSWORD})
-    assert r.status_code == 201, r.text
+    space = sign_up(client)["personal_space_id"]
 
     cluster.start_scheduler()
-    supervisor = cluster.start_workers()
+    # one supervisor of WORKER_PROCESSES children (it restarts one that dies)
+    supervisor = cluster.start_worker(processes=WORKER_PROCESSES, threads=WORKER_THREADS)
     wait_until(lambda: len(worker_children(supervisor.pid)) == WORKER_PROCESSES, 60,
                f"{WORKER_PROCESSES} worker processes", cluster)
 
@@ -217,26 +142,13 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
                 f"{RUN_DEADLINE:.0f}s: {cluster.by_status()}\n{cluster.logs()}")
             time.sleep(0.05)
         time.sleep(rng.uniform(0, 0.3))
-        children = worker_children(supervisor.pid)
-        assert children, f"no worker process alive\n{cluster.logs()}"
         # Batches finish in milliseconds: look for a child holding work for a moment (a
         # kill of an idle child proves nothing) before falling back to any child.
-        busy: list[int] = []
-        look_until = time.monotonic() + BUSY_LOOK_SECONDS
-        while not busy and time.monotonic() < look_until:
-            held = busy_pids(cluster)
-            busy = [pid for pid in children if pid in held]
-            if not busy:
-                time.sleep(0.005)
-        victim = rng.choice(busy or children)
-        os.kill(victim, signal.SIGKILL)
+        victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS)
         killed_at = cluster.sql("SELECT now()")[0][0]
-        kills.append({"pid": victim, "at": killed_at, "done": done, "busy": bool(busy)})
+        kills.append({"pid": victim, "at": killed_at, "done": done, "busy": busy})
         # The supervisor replaces the child before the next kill: 4 processes run again.
-        wait_until(lambda: victim not in worker_children(supervisor.pid)
-                   and len(worker_children(supervisor.pid)) == WORKER_PROCESSES,
-                   RESPAWN_DEADLINE, f"the supervisor to replace worker {victim}", cluster,
-                   interval=0.2)
+        wait_replaced(cluster, supervisor.pid, victim, WORKER_PROCESSES, RESPAWN_DEADLINE)
 
     submitter.join(max(0.0, deadline - time.monotonic()))
     assert not submitter.is_alive(), f"submission did not finish in {RUN_DEADLINE:.0f}s"
@@ -290,11 +202,7 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
     assert all(r[1] == 1 for r in audits), [r for r in audits if r[1] != 1][:10]
 
     # -- attempt history: 1..attempts, earlier ones lost/retry, the last completed -----
-    history: dict[str, list[tuple[int, str | None, Any]]] = {}
-    for op_id, number, outcome, finished in cluster.sql(
-            "SELECT operation_id, number, outcome, finished_at FROM operation_attempts "
-            "ORDER BY operation_id, number"):
-        history.setdefault(op_id, []).append((number, outcome, finished))
+    history = attempt_history(cluster)
     bad = []
     for op_id, _, attempts, _, _, _ in ops:
         rows = history.get(op_id, [])
@@ -343,11 +251,7 @@ def test_orphan_of_kill_9_completes_within_15s_at_default_settings(cluster):
         cluster.env.pop(name)
     cluster.env["WHARF_LOG_LEVEL"] = "INFO"
     client = cluster.api()
-    r = client.post("/api/users", json={"username": "alice", "password": PASSWORD})
-    assert r.status_code == 201, r.text
-    space = r.json["personal_space_id"]
-    r = client.post("/api/login-sessions", json={"username": "alice", "password": PASSWORD})
-    assert r.status_code == 201, r.text
+    space = sign_up(client)["personal_space_id"]
     cluster.start_scheduler()
     cluster.pause_file.touch()
     workers = [cluster.start_worker("first"), cluster.start_worker("second")]

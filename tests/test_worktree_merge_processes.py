@@ -30,9 +30,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.support import services
-from tests.support.processes import one_test, redis_namespace, throwaway_databases, wait_until
-from tests.support.s3 import MotoServer
+from tests.support.processes import (
+    cluster_for_test,
+    databases_fixture,
+    redis_fixture,
+    wait_until,
+)
+from tests.support.s3 import moto_fixture
 from tests.test_assets_processes import Api, Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
@@ -52,25 +56,11 @@ def sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def pg_databases():
-    with throwaway_databases("wharf_mergeproc") as urls:
-        yield urls
+pg_databases = databases_fixture("wharf_mergeproc")
+redis_ns = redis_fixture("worktree-merge-processes")
 
 
-@pytest.fixture
-def redis_ns():
-    with redis_namespace("worktree-merge-processes") as ns:
-        yield ns
-
-
-@pytest.fixture(scope="module")
-def moto():
-    server = MotoServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+moto = moto_fixture()
 
 
 class MergeCluster(Cluster):
@@ -125,11 +115,8 @@ def changeset(api: Api, path: str, base: int, changes: list) -> dict:
 
 def test_kill_9_of_the_worker_mid_merge_merges_every_unit_once(
         tmp_path: Path, pg_databases, redis_ns, moto):
-    services.need(services.postgres_error())
-    services.need(services.redis_error())
-    product_url, units_url = pg_databases
-    with one_test(MergeCluster(tmp_path, product_url, units_url, redis_ns, moto,
-                               WHARF_ASSET_UPLOAD_TTL="120")) as cluster:
+    with cluster_for_test(MergeCluster, tmp_path, pg_databases, redis_ns, moto,
+                          WHARF_ASSET_UPLOAD_TTL="120") as cluster:
         t0 = time.monotonic()
         api_proc = cluster.start_api()
         cluster.start_scheduler()

@@ -87,9 +87,17 @@ def space_role(session: Session, principal: Principal, space: Space) -> str | No
         if space.type == "team":
             role = session.scalar(select(SpaceMember.role).where(
                 SpaceMember.space_id == space.id, SpaceMember.user_id == principal.user_id))
+            if space.read_only:
+                role = _read_only(role)
     if space.public_read:
         role = _best(role, "viewer")
     return role
+
+
+def _read_only(role: str | None) -> str | None:
+    """A member's role in a read-only team space (its owner's account was deleted and no
+    admin took it over, wharf.accounts): at most viewer."""
+    return None if role is None else "viewer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,7 @@ class SpaceFacts:
     owner_id: str
     public_read: bool
     member_role: str | None
+    read_only: bool = False
 
     def role(self, principal: Principal) -> str | None:
         """:func:`space_role`, from these facts."""
@@ -110,7 +119,7 @@ class SpaceFacts:
             if self.owner_id == principal.user_id:
                 return "owner"
             if self.type == "team":
-                role = self.member_role
+                role = _read_only(self.member_role) if self.read_only else self.member_role
         if self.public_read:
             role = _best(role, "viewer")
         return role
@@ -121,7 +130,8 @@ _MEMBER = (select(SpaceMember.__table__.c.role)
            .where(SpaceMember.__table__.c.space_id == _S.c.id,
                   SpaceMember.__table__.c.user_id == bindparam("uid"))
            .scalar_subquery())
-_SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read, _MEMBER)
+_SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read, _MEMBER,
+                       _S.c.read_only)
                 .where(_S.c.id == bindparam("sid")))
 # FOR SHARE OF spaces on PostgreSQL; SQLite (whose write transactions hold the database's
 # one write lock from BEGIN IMMEDIATE) renders no locking clause.
@@ -138,7 +148,7 @@ def space_facts(session: Session, principal: Principal, space_id: str, *,
         {"sid": space_id, "uid": principal.user_id if principal.is_user else None}).first()
     if row is None:
         return None
-    return SpaceFacts(row[0], row[1], row[2], bool(row[3]), row[4])
+    return SpaceFacts(row[0], row[1], row[2], bool(row[3]), row[4], bool(row[5]))
 
 
 def can_share(space: Space | SpaceFacts, space_role_: str | None) -> bool:

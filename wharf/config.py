@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from msgspec import Meta
 
@@ -46,7 +47,8 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0,
     return value
 
 
-def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0,
+           maximum: float | None = None) -> float:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -56,8 +58,9 @@ def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float 
         raise ConfigError(f"{name}={raw!r}: expected a number") from None
     if not math.isfinite(value):
         raise ConfigError(f"{name}={raw!r}: expected a finite number")
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r}: expected a number >= {minimum}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+        raise ConfigError(f"{name}={raw!r}: expected a number {bound}")
     return value
 
 
@@ -169,9 +172,137 @@ def _data_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
 
 def _broker(env: Mapping[str, str], name: str, default: str) -> str:
     broker = (env.get(name) or default).strip()
-    if broker != "embedded" and not broker.startswith(("redis://", "rediss://", "unix://")):
-        raise ConfigError(f"{name}={broker!r}: expected 'embedded' or a redis:// URL")
+    if broker == "embedded" or broker.startswith(("redis://", "rediss://", "unix://")):
+        return broker
+    try:
+        if broker.startswith(SENTINEL_SCHEME + "://"):
+            parse_sentinel_url(broker)
+        elif broker.startswith(("amqp://", "amqps://")):
+            _check_amqp_url(broker)
+        else:
+            raise ValueError("expected 'embedded', or a redis://, rediss://, unix://, "
+                             f"{SENTINEL_SCHEME}:// or amqp(s):// URL")
+    except ValueError as exc:
+        raise ConfigError(f"{name}={_redacted(broker)!r}: {exc}") from None
     return broker
+
+
+# -- broker URLs beyond redis:// (docs/operations.md, "Choosing a broker") -------------------
+SENTINEL_SCHEME = "redis+sentinel"
+SENTINEL_PORT = 26379
+#: The query options of a ``redis+sentinel://`` URL.
+SENTINEL_OPTIONS = frozenset({"sentinel_password", "client_name"})
+
+
+@dataclass(frozen=True)
+class SentinelURL:
+    """``redis+sentinel://[[user]:password@]host1[:port1][,host2[:port2]...]/master[/db]
+    [?sentinel_password=...&client_name=...]``: the sentinels to ask, the master's name
+    and DB; the user and password are the master's (and its replicas'), the sentinels'
+    own password (if they require one) is ``sentinel_password``."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    master: str
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    sentinel_password: str | None = None
+    client_name: str | None = None
+
+
+def _redacted(url: str) -> str:
+    """``url`` without the password of its user part nor the values of its query (one
+    of them may be a password: ``sentinel_password``), for messages."""
+    base, q, query = url.partition("?")
+    if q:
+        names = (part.partition("=") for part in query.split("&"))
+        query = "&".join(f"{name}=***" if eq else name for name, eq, _ in names)
+    scheme, sep, rest = base.partition("://")
+    userinfo, at, hosts = rest.rpartition("@")
+    if sep and at and ":" in userinfo:
+        base = f"{scheme}://{userinfo.split(':', 1)[0]}:***@{hosts}"
+    return f"{base}{q}{query}"
+
+
+def _host_port(raw: str, default_port: int) -> tuple[str, int]:
+    if raw.startswith("["):  # [IPv6]:port
+        host, _, rest = raw[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"bad host {raw!r}")
+    else:
+        host, _, port_text = raw.partition(":")
+    if not host or not re.fullmatch(r"[A-Za-z0-9_.:%-]{1,253}", host):
+        raise ValueError(f"bad host {raw!r}")
+    if port_text == "":
+        return host, default_port
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"bad port in {raw!r} (1 to 65535)")
+    return host, int(port_text)
+
+
+def parse_sentinel_url(url: str) -> SentinelURL:
+    """Parse a ``redis+sentinel://`` URL (:class:`SentinelURL`); ValueError says what is
+    wrong, without the password."""
+    parts = urlsplit(url)
+    if parts.scheme != SENTINEL_SCHEME:
+        raise ValueError(f"expected {SENTINEL_SCHEME}://")
+    if parts.fragment:
+        raise ValueError("no #fragment expected")
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    username = password = None
+    if at:
+        user, colon, secret = userinfo.partition(":")
+        username = unquote(user) or None
+        password = unquote(secret) if colon else None
+    if not hosts:
+        raise ValueError("expected at least one sentinel host:port")
+    raw_hosts = hosts.split(",")
+    if len(raw_hosts) > 16:
+        raise ValueError("at most 16 sentinels")
+    sentinels = tuple(_host_port(h.strip(), SENTINEL_PORT) for h in raw_hosts)
+    path = [p for p in parts.path.split("/") if p != ""]
+    if not 1 <= len(path) <= 2:
+        raise ValueError("expected the master's name after the hosts: "
+                         "redis+sentinel://host:port/<master-name>[/<db>]")
+    master = unquote(path[0])
+    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", master):
+        raise ValueError(f"bad master name {master!r}")
+    db = 0
+    if len(path) == 2:
+        if not path[1].isdigit() or not 0 <= int(path[1]) <= 1_000_000:
+            raise ValueError(f"bad DB number {path[1]!r}")
+        db = int(path[1])
+    options: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key not in SENTINEL_OPTIONS:
+            raise ValueError(f"unknown option {key!r} (expected "
+                             f"{', '.join(sorted(SENTINEL_OPTIONS))})")
+        options[key] = value
+    return SentinelURL(sentinels=sentinels, master=master, db=db, username=username,
+                       password=password,
+                       sentinel_password=options.get("sentinel_password") or None,
+                       client_name=options.get("client_name") or None)
+
+
+def _check_amqp_url(url: str) -> None:
+    """``amqp(s)://[user:password@]host[:port][/vhost][?options]`` (pika's URL form;
+    pika checks the options when the broker connects)."""
+    parts = urlsplit(url)
+    hosts = parts.netloc.rpartition("@")[2]
+    if not hosts:
+        raise ValueError("expected amqp://[user:password@]host[:port][/vhost]")
+    _host_port(hosts, 5671 if parts.scheme == "amqps" else 5672)
+    if parts.path.count("/") > 1:
+        raise ValueError("expected at most one path segment (the vhost; %2F for '/')")
+
+
+def broker_kind(url: str) -> str:
+    """``embedded``, ``redis`` (redis://, rediss://, unix://, redis+sentinel://) or
+    ``rabbitmq`` (amqp://, amqps://)."""
+    if url == "embedded":
+        return "embedded"
+    return "rabbitmq" if url.startswith(("amqp://", "amqps://")) else "redis"
 
 
 def _blob_store(env: Mapping[str, str], name: str, default: str) -> str:
@@ -183,7 +314,52 @@ def _blob_store(env: Mapping[str, str], name: str, default: str) -> str:
     return blob
 
 
+#: The pattern of a username, declared here (config imports nothing of the core) for
+#: ``WHARF_OPERATORS`` and ``wharf.identity.USERNAME_RE`` alike.
+USERNAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}"
+
+
+def _usernames(env: Mapping[str, str], name: str,
+               default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A comma-separated list of usernames, returned in lower case (usernames are
+    case-insensitive), without repeats."""
+    out: list[str] = []
+    for item in (env.get(name) or "").split(","):
+        raw = item.strip()
+        if not raw:
+            continue
+        if not re.fullmatch(USERNAME_PATTERN, raw):
+            raise ConfigError(f"{name}: {raw!r} is not a username; expected comma-separated "
+                              "usernames (3-64 letters, digits, '_', '.', '-')")
+        out.append(raw.lower())
+    return tuple(dict.fromkeys(out)) or default
+LOG_FORMATS = ("auto", "json", "text")
+
+
+def _log_format(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if raw.lower() not in LOG_FORMATS:
+        raise ConfigError(f"{name}={raw!r}: expected one of {', '.join(LOG_FORMATS)}")
+    return raw.lower()
+
+
 Parser = Callable[[Mapping[str, str], str, Any], Any]
+
+
+def _delays(env: Mapping[str, str], name: str, default: str) -> str:
+    """Comma-separated seconds (1 to 50 of them, each 0 to 86400)."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        values = [float(part) for part in raw.split(",")]
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected comma-separated seconds") from None
+    if not 1 <= len(values) <= 50 or not all(0 <= v <= 86400 for v in values):
+        raise ConfigError(f"{name}={raw!r}: expected 1 to 50 delays of 0 to 86400 seconds")
+    return raw
 
 
 def setting(description: str, *, ge: float | None = None, le: float | None = None,
@@ -222,15 +398,18 @@ class Settings:
         parse=_db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'units.db'}",
         shown="`sqlite:///$WHARF_DATA_DIR/units.db`")]
     broker_url: Annotated[str, setting(
-        "`embedded` (in-process broker, only inside `wharf serve`) or a `redis://`, "
-        "`rediss://` or `unix://` URL for Dramatiq's RedisBroker",
+        "`embedded` (in-process broker, only inside `wharf serve`); a `redis://`, "
+        "`rediss://` or `unix://` URL for Dramatiq's RedisBroker; "
+        "`redis+sentinel://[[user]:password@]host1:port1[,host2:port2…]/<master>[/<db>]"
+        "[?sentinel_password=…]` for Redis behind Sentinel; or `amqp://` / `amqps://` for "
+        "Dramatiq's RabbitmqBroker (docs/operations.md, \"Choosing a broker\")",
         parse=_broker)] = "embedded"
     # Prefix of every Redis key and channel Wharf uses (several deployments, or test runs,
     # can share one Redis DB).
     broker_namespace: Annotated[str, setting(
         "prefix of every Redis key and pub/sub channel Wharf uses (Dramatiq's namespace),"
         " so deployments — or test runs — can share one Redis DB; letters, digits, `_`, "
-        "`.`, `-`",
+        "`.`, `-`. On RabbitMQ, the prefix of every queue name (`<namespace>.operations`)",
         parse=_namespace)] = "wharf"
     blob_store_url: Annotated[str, setting(
         "blob storage: `s3://bucket[/prefix]` or `file:///path`; objects are stored as "
@@ -476,6 +655,90 @@ class Settings:
         "bytes per second a slow request must keep up past `WHARF_HTTP_RECEIVE_TIMEOUT` "
         "(`0`: the timeout is absolute)",
         ge=0)] = 1024
+    # operators (issue 15): who may see the dashboard and act on any user's operations
+    operators: Annotated[tuple[str, ...], setting(
+        "comma-separated usernames of the operators: they may open the dashboard and read,"
+        " retry and cancel any user's operation through the operations endpoints (with a "
+        "login session, or an API token that has both the `read` and `write` scopes); "
+        "case-insensitive",
+        parse=_usernames, shown="unset: nobody")] = ()
+    # process heartbeats (issue 15): what the dashboard and `wharf processes` show
+    heartbeat_seconds: Annotated[float, setting(
+        "every `wharf worker` process, `wharf scheduler`, `wharf serve` and `wharf api` "
+        "gunicorn worker writes its heartbeat row (`process_heartbeats`) this often; rows "
+        "not seen for a day are deleted; at most 3600 (an hour)",
+        ge=0.1, le=3600)] = 10.0
+    # logs (wharfd/logs.py; WHARF_LOG_LEVEL is read by the `wharf` command itself)
+    log_format: Annotated[str, setting(
+        "how every process writes its log lines (to stderr; gunicorn's access log: where "
+        "its configuration says): `json` (one JSON object per line: "
+        "`timestamp`, `level`, `logger`, `message`, `exception`, and the request's or "
+        "operation's context: `request_id`, `user_id`, `operation_id`, `kind`, `attempt`, "
+        "`trace_id`, `span_id`), `text` (for people) or `auto`: `json` for `wharf api`, "
+        "`wharf worker` and `wharf scheduler`, `text` for `wharf serve` and the short "
+        "commands (docs/operations.md, \"Logs\")",
+        parse=_log_format)] = "auto"
+    # wharf fsck (consistency of the stores with the product database)
+    fsck_grace_seconds: Annotated[int, setting(
+        "`wharf fsck --repair` (and the `fsck` sweep with `WHARF_FSCK_REPAIR`) queues the "
+        "deletion of an orphaned object only once it was last modified longer ago than "
+        "this; must exceed the longest a live upload may write (`WHARF_UPLOAD_SESSION_TTL`"
+        ", `WHARF_ASSET_UPLOAD_TTL` + 300 s), or fsck refuses to start",
+        ge=1, note="2 days")] = 172800
+    fsck_interval: Annotated[int, setting(
+        "period of the `fsck` sweep, seconds (ticks at multiples of it since the Unix "
+        "epoch, a Thursday: the default runs Thursdays at 00:00 UTC); it exports the "
+        "`wharf_fsck_*` gauges",
+        ge=60, note="7 days")] = 604800
+    fsck_repair: Annotated[bool, setting(
+        "the `fsck` sweep also queues the deletion of orphaned objects older than "
+        "`WHARF_FSCK_GRACE_SECONDS` (off: it only reports)")] = False
+    webhook_allow_private: Annotated[bool, setting(
+        "webhooks may target private, loopback, link-local and reserved addresses "
+        "(tests, trusted networks only: off refuses them, against SSRF)")] = False
+    webhook_max_per_user: Annotated[int, setting(
+        "how many webhook endpoints one user may register", ge=1)] = 10
+    webhook_timeout: Annotated[float, setting(
+        "seconds a webhook delivery may take (connect and response; 0.1 to 60: a "
+        "delivery holds a worker thread that long)", ge=0.1, le=60)] = 5.0
+    webhook_retry_schedule: Annotated[str, setting(
+        "seconds between the attempts of a webhook delivery (comma-separated; jitter "
+        "is added; after the last one the delivery gives up)", parse=_delays)] = (
+        "5,30,120,600,1800,3600,7200,14400,28800,28800")
+    webhook_claim_margin_seconds: Annotated[float, setting(
+        "margin of a webhook send's claim over its deadline (`WHARF_WEBHOOK_TIMEOUT` + "
+        "1 s): a worker that died mid-send leaves the delivery to be sent again this long "
+        "after the deadline, and the `retry_webhook_deliveries` sweep rings a delivery "
+        "overdue by this long (a lost message) again; 1 to 3600",
+        ge=1, le=3600)] = 60.0
+    fair_claiming: Annotated[bool, setting(
+        "a claim takes due operations round-robin across the actors that have some "
+        "(each actor's oldest first), so one actor's backlog cannot starve another's "
+        "(off: oldest first over all actors)")] = True
+    quota_pending_operations: Annotated[int, setting(
+        "how many operations one user may have pending or running at once; more answer "
+        "429 `quota_exceeded` (`0`: unlimited; an API token may carry its own)",
+        ge=0, le=10_000_000)] = 10000
+    quota_submissions_per_minute: Annotated[int, setting(
+        "how many operations one user may submit in any 60 seconds; more answer 429 "
+        "`quota_exceeded` (`0`: unlimited; an API token may carry its own)",
+        ge=0, le=10_000_000)] = 0
+    account_reauth_seconds: Annotated[int, setting(
+        "`DELETE /api/me` without the password is accepted from a login session at most "
+        "this old (`0`: the password is always required)",
+        ge=0, le=3600, note="5 minutes")] = 300
+    username_retention: Annotated[int, setting(
+        "a deleted account's username stays taken this long after the deletion was "
+        "requested",
+        ge=0, le=10 * 365 * 86400, note="30 days")] = 2592000
+    deletion_ledger_retention: Annotated[int, setting(
+        "deletion ledger rows (`deletion_records`) are kept in the database this long "
+        "after they were shipped to the blob store's `ledger/` prefix; set it at least "
+        "to the age of the oldest backup you may restore",
+        ge=86400, le=10 * 365 * 86400, note="90 days")] = 7776000
+    account_deletion_batch: Annotated[int, setting(
+        "rows an account deletion removes per transaction",
+        ge=10, le=10000)] = 500
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -523,7 +786,8 @@ class Declared:
             return _int(env, name, default, minimum=int(ge or 0),
                         maximum=None if le is None else int(le))
         if self.type is float:
-            return _float(env, name, default, minimum=float(ge or 0.0))
+            return _float(env, name, default, minimum=float(ge or 0.0),
+                          maximum=None if le is None else float(le))
         if self.type == int | None:
             return _optional_int(env, name, default, minimum=int(ge or 0),
                                  maximum=None if le is None else int(le))
@@ -558,6 +822,17 @@ def _declarations() -> tuple[Declared, ...]:
 
 
 DECLARED = _declarations()
+
+
+def read_setting(name: str, env: Mapping[str, str] | None = None) -> Any:
+    """One setting (by field name) from the environment, parsed and checked as
+    :meth:`Settings.from_env` would, without reading the others (for what a process must
+    know before its command checks the whole configuration, such as the log format)."""
+    declared = next(d for d in DECLARED if d.field == name)
+    if declared.derived is not None:
+        raise ValueError(f"{declared.variable}: derived from the data directory")
+    return declared.parse(os.environ if env is None else env, declared.variable,
+                          declared.default)
 
 
 def settings_table() -> str:

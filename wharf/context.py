@@ -32,6 +32,9 @@ class Principal:
     scopes: frozenset[str] | None = None
     token_id: str | None = None
     session_id: str | None = None
+    # The token's own quotas (``wharf.operations.quotas``); None: the server's settings.
+    quota_pending: int | None = None
+    quota_per_minute: int | None = None
 
     @property
     def is_user(self) -> bool:

@@ -8,13 +8,21 @@ A job whose ``next_attempt_at`` lies in the future doubles as a *reservation* fo
 object being uploaded right now: if the upload process dies, the job comes due and the
 partial or orphaned object is deleted; once something references the object the
 reservation is released.
+
+A job queued by ``wharf fsck --repair`` (reason :data:`FSCK_REASON`) takes one more look
+before it deletes: if anything names its key now (:func:`wharf.references.referenced`,
+the check fsck confirms orphans with), the job drops itself and the object stays.
+
+Every decided deletion (not a reservation, not an fsck repair) is appended to the deletion
+ledger (:mod:`wharf.ledger`) in the same transaction, so that a restored backup deletes the
+object again (``wharf restore-check``).
 """
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -22,14 +30,17 @@ from sqlalchemy.orm import Session
 from storage.blobstore import BlobStore
 from storage.db import Database, send_after_commit
 from storage.models import ObjectDeletionJob, OutboxMessage
+from wharf import ledger
 from wharf.clock import utcnow
 from wharf.ids import new_id
+from wharf.references import referenced
 
 log = logging.getLogger("wharf.deletion")
 
 ACTOR = "delete_object"
 QUEUE = "maintenance"
 MAX_BACKOFF = 3600.0
+FSCK_REASON = "fsck_orphaned"  # a job queued by ``wharf fsck --repair``
 
 
 def _message(job_id: str, delay_ms: int = 0) -> OutboxMessage:
@@ -46,6 +57,10 @@ def schedule(session: Session, object_key: str, reason: str, *,
     job = session.scalar(select(ObjectDeletionJob).where(
         ObjectDeletionJob.object_key == object_key))
     due = not_before or utcnow()
+    if not_before is None and reason != FSCK_REASON and (
+            job is None or due < job.next_attempt_at):
+        # A decided deletion (not a reservation): the ledger keeps it (wharf.ledger).
+        ledger.record_objects(session, [object_key], reason)
     if job is None:
         job = ObjectDeletionJob(id=new_id(), object_key=object_key, reason=reason,
                                 next_attempt_at=due)
@@ -59,11 +74,15 @@ def schedule(session: Session, object_key: str, reason: str, *,
     return job
 
 
-def schedule_many(session: Session, object_keys: list[str], reason: str) -> None:
+def schedule_many(session: Session, object_keys: list[str], reason: str, *,
+                  record: bool = True) -> None:
     """Queue many objects at once (sweeps): one INSERT, keys already queued are kept. No
-    message per job: the ``retry_deletion_jobs`` sweep runs due jobs on its next tick."""
+    message per job: the ``retry_deletion_jobs`` sweep runs due jobs on its next tick.
+    ``record=False``: not appended to the deletion ledger (a replay of it)."""
     if not object_keys:
         return
+    if record and reason != FSCK_REASON:
+        ledger.record_objects(session, object_keys, reason)
     postgres = session.get_bind().dialect.name == "postgresql"
     insert = pg_insert(ObjectDeletionJob) if postgres else sqlite_insert(ObjectDeletionJob)
     now = utcnow()
@@ -91,7 +110,13 @@ def run_job(db: Database, store: BlobStore, job_id: str) -> str:
             return "gone"
         if job.next_attempt_at > utcnow():
             return "not_due"
-        key = job.object_key
+        key, reason = job.object_key, job.reason
+    if reason == FSCK_REASON:
+        with db.write() as s:
+            if referenced(s, [key], deletion_jobs=False):
+                s.execute(delete(ObjectDeletionJob).where(ObjectDeletionJob.id == job_id))
+                log.warning("object %s is referenced again: its fsck deletion is dropped", key)
+                return "referenced"
     try:
         store.delete(key)
     except Exception as exc:
@@ -128,11 +153,17 @@ def run_due(db: Database, store: BlobStore, limit: int = 1000) -> dict[str, int]
     return counts
 
 
-def failing_jobs(db: Database,
-                 older_than: timedelta = timedelta(days=1)) -> list[ObjectDeletionJob]:
-    """Jobs that have been failing for longer than ``older_than`` (operators look here)."""
+#: Jobs attempted at least once: the predicate of ``ix_deletion_jobs_failing``, as literal
+#: SQL so that the planner can match it (a bound ``0`` would not prove the partial index).
+FAILING = text("object_deletion_jobs.attempts > 0")
+
+
+def failing_jobs(db: Database, older_than: timedelta = timedelta(days=1), *,
+                 limit: int | None = None) -> list[ObjectDeletionJob]:
+    """Jobs that have been failing for longer than ``older_than`` (operators look here),
+    oldest first; at most ``limit`` of them (None: all, for ``wharf deletion-jobs``)."""
     cutoff = utcnow() - older_than
     with db.read() as s:
-        return list(s.scalars(select(ObjectDeletionJob).where(
-            ObjectDeletionJob.attempts > 0, ObjectDeletionJob.created_at < cutoff)
-            .order_by(ObjectDeletionJob.created_at)))
+        return list(s.scalars(select(ObjectDeletionJob).where(  # ix_deletion_jobs_failing
+            FAILING, ObjectDeletionJob.created_at < cutoff)
+            .order_by(ObjectDeletionJob.created_at).limit(limit)))

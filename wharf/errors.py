@@ -120,6 +120,25 @@ class ProblemCode(StrEnum):
     # worktree retention and re-driven activations (sweeps, wharf/worktrees/activation.py)
     NOT_BLOCKED = "not_blocked"
     UNIT_MISSING = "unit_missing"
+    # webhooks (wharf/webhooks)
+    WEBHOOK_URL_REFUSED = "webhook_url_refused"
+    WEBHOOK_LIMIT = "webhook_limit"
+    # team-space issues (wharf/issues)
+    NOT_A_MEMBER = "not_a_member"
+    ISSUE_STATE = "issue_state"
+    LABEL_NAME_TAKEN = "label_name_taken"
+    LABEL_LIMIT = "label_limit"
+    ISSUE_LABEL_LIMIT = "issue_label_limit"
+    ASSIGNEE_LIMIT = "assignee_limit"
+    ASSIGNEE_NOT_MEMBER = "assignee_not_member"
+    NODE_REF_LIMIT = "node_ref_limit"
+    NODE_IN_OTHER_SPACE = "node_in_other_space"
+    NODE_TRASHED = "node_trashed"
+    # quotas (wharf/operations/quotas.py)
+    QUOTA_EXCEEDED = "quota_exceeded"
+    # account deletion (wharf/accounts.py)
+    ACCOUNT_DELETED = "account_deleted"
+    REAUTHENTICATION_REQUIRED = "reauthentication_required"
 
 
 class WharfError(Exception):

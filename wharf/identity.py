@@ -18,6 +18,8 @@ at that instant; a successful read from the database refreshes ``last_used_at`` 
 Any change to an API token, login session or user row made through the ORM in this process
 (revocation, logout, an expiry moved, a user removed: whatever code does it) drops the
 credentials concerned from every cache of the process, at flush and again after commit.
+Only ``active`` users authenticate: a user being deleted (``deleting``, wharf.accounts)
+is refused by the credential lookups and by login.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -41,17 +44,26 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, after_commit, retry_lost
 from storage.enums import TokenScope, values
-from storage.models import ApiToken, LoginSession, PasswordCredential, Space, User
+from storage.models import (
+    ApiToken,
+    DeletionRecord,
+    LoginSession,
+    PasswordCredential,
+    Space,
+    User,
+)
 from wharf import audit, throttle
 from wharf.clock import utcnow
-from wharf.config import Settings
+from wharf.config import USERNAME_PATTERN, Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, Forbidden, NotFound, Unauthenticated, ValidationFailed
 from wharf.ids import is_id, new_id
+from wharf.operations.quotas import check_token_quota
+from wharf.operators import OPERATOR_TOKEN_SCOPES, is_operator
 from wharf.throttle import Limit
 from wharf.validation import clean_label
 
-USERNAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}")  # used with fullmatch
+USERNAME_RE = re.compile(USERNAME_PATTERN)  # used with fullmatch
 PASSWORD_MIN, PASSWORD_MAX = 12, 1024
 TOKEN_SCOPES = values(TokenScope)
 TOKEN_PREFIX = "wharf_"
@@ -66,6 +78,11 @@ AUTH_CACHE_MAX_ENTRIES = 10_000
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def username_digest(username_key: str) -> str:
+    """What the deletion ledger keeps of a deleted account's (lower-cased) username."""
+    return _digest("username:" + username_key)
 
 
 @dataclass(slots=True)
@@ -191,14 +208,20 @@ def _credentials_changed(session: Session, _context: object, _instances: object)
         after_commit(session, lambda: _forget(credentials, users))
 
 
+#: ``users.status`` of a user who may authenticate (``deleting``: never again).
+USER_ACTIVE = "active"
+
 _T = ApiToken.__table__
 _U = User.__table__
 _L = LoginSession.__table__
 _TOKEN_LOOKUP = (select(_T.c.id, _T.c.secret_hash, _T.c.scopes, _T.c.expires_at,
-                        _T.c.revoked_at, _T.c.last_used_at, _U.c.id, _U.c.username)
-                 .join(_U, _U.c.id == _T.c.user_id).where(_T.c.prefix == bindparam("prefix")))
+                        _T.c.revoked_at, _T.c.last_used_at, _U.c.id, _U.c.username,
+                        _T.c.quota_pending_operations, _T.c.quota_submissions_per_minute)
+                 .join(_U, _U.c.id == _T.c.user_id).where(_T.c.prefix == bindparam("prefix"),
+                                                          _U.c.status == USER_ACTIVE))
 _SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _U.c.username)
-                   .join(_U, _U.c.id == _L.c.user_id).where(_L.c.id == bindparam("sid")))
+                   .join(_U, _U.c.id == _L.c.user_id).where(_L.c.id == bindparam("sid"),
+                                                            _U.c.status == USER_ACTIVE))
 _TOUCH = update(_T).where(_T.c.id == bindparam("tid")).values(
     last_used_at=bindparam("now", type_=_T.c.last_used_at.type))
 
@@ -260,8 +283,16 @@ class Identity:
             throttle.check(session, limits, "registrations from this address")
         with db.write() as session:
             throttle.take(session, limits, "registrations from this address")
+        if key in self.settings.operators:
+            # An operator's name is claimed before its account exists only by a mistake of
+            # order; whoever registered it first would operate (docs/operations.md,
+            # "Operators": register the account, then list it). Answered as taken, so the
+            # answer does not tell operators' names from others'.
+            raise taken
         with db.read() as session:
             if session.scalar(select(User.id).where(User.username_key == key)):
+                raise taken
+            if self.username_held(session, key):
                 raise taken
         password_hash = self.hasher.hash(password)
         with db.write() as session:
@@ -279,6 +310,31 @@ class Identity:
             audit.record(session, _as_user(ctx, user), "user.register", "user", user.id,
                          space_id=space.id)
         return user, space
+
+    def username_held(self, session: Session, key: str) -> bool:
+        """Whether a deleted account's username ``key`` (lower-cased) is still held
+        (``WHARF_USERNAME_RETENTION`` after its deletion was requested)."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.username_retention)
+        return session.scalar(select(DeletionRecord.id).where(
+            DeletionRecord.username_digest == username_digest(key),
+            DeletionRecord.recorded_at > cutoff).limit(1)) is not None
+
+    def verify_password(self, db: Database, user_id: str, password: object) -> bool:
+        """Whether ``password`` is ``user_id``'s (re-authentication; argon2 runs outside
+        any transaction)."""
+        if not isinstance(password, str) or len(password) > PASSWORD_MAX \
+                or not _encodable(password):
+            return False
+        with db.read() as session:
+            stored = session.scalar(select(PasswordCredential.password_hash).where(
+                PasswordCredential.user_id == user_id))
+        if stored is None:
+            self._burn(password)
+            return False
+        try:
+            return bool(self.hasher.verify(stored, password))
+        except (VerificationError, InvalidHashError):
+            return False
 
     # -- login sessions ----------------------------------------------------------------
     def login(self, db: Database, ctx: RequestContext, username: object,
@@ -315,7 +371,8 @@ class Identity:
             row = session.execute(
                 select(User.id, PasswordCredential.password_hash)
                 .join(PasswordCredential, PasswordCredential.user_id == User.id)
-                .where(User.username_key == username.lower())).first()
+                .where(User.username_key == username.lower(),
+                       User.status == USER_ACTIVE)).first()
         if row is None:
             self._burn(password)
             raise failure
@@ -401,7 +458,8 @@ class Identity:
 
     # -- API tokens --------------------------------------------------------------------
     def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
-                     expires_in_days: object) -> tuple[ApiToken, str]:
+                     expires_in_days: object, *, quota_pending_operations: object = None,
+                     quota_submissions_per_minute: object = None) -> tuple[ApiToken, str]:
         # Minting is credential management: it needs a login session (a person who knew
         # the password). A token that could mint would hand out credentials that outlive
         # its own expiry and survive its revocation.
@@ -418,16 +476,31 @@ class Identity:
                 or not 1 <= expires_in_days <= 3650):
             raise ValidationFailed("expires_in_days must be an integer from 1 to 3650",
                                    details={"field": "expires_in_days"})
+        # Only a token that will itself act as its operator's (every scope: see
+        # wharf.operators) keeps a looser quota at request time, so only such a token
+        # may be minted with one (a narrower one would be held to the server's silently).
+        operator = (is_operator(self.settings, ctx.principal)
+                    and set(scopes) >= OPERATOR_TOKEN_SCOPES)
+        quota_pending = check_token_quota(self.settings, "quota_pending_operations",
+                                          quota_pending_operations, operator=operator)
+        quota_per_minute = check_token_quota(self.settings, "quota_submissions_per_minute",
+                                             quota_submissions_per_minute, operator=operator)
         prefix = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         token = ApiToken(
             id=new_id(), user_id=ctx.principal.user_id, name=name, prefix=prefix,
             secret_hash=_digest(secret), scopes=" ".join(s for s in TOKEN_SCOPES if s in scopes),
-            expires_at=(utcnow() + timedelta(days=expires_in_days)) if expires_in_days else None)
+            expires_at=(utcnow() + timedelta(days=expires_in_days)) if expires_in_days else None,
+            quota_pending_operations=quota_pending,
+            quota_submissions_per_minute=quota_per_minute)
         session.add(token)
         session.flush()
-        audit.record(session, ctx, "api_token.create", "api_token", token.id,
-                     details={"scopes": token.scopes})
+        details: dict[str, Any] = {"scopes": token.scopes}
+        if quota_pending is not None:
+            details["quota_pending_operations"] = quota_pending
+        if quota_per_minute is not None:
+            details["quota_submissions_per_minute"] = quota_per_minute
+        audit.record(session, ctx, "api_token.create", "api_token", token.id, details=details)
         return token, f"{TOKEN_PREFIX}{prefix}_{secret}"
 
     def list_tokens(self, session: Session, ctx: RequestContext) -> list[ApiToken]:
@@ -459,7 +532,7 @@ class Identity:
         if row is None:
             return None
         token_id, secret_hash, scopes, expires_at, revoked_at, last_used_at, user_id, \
-            username = row
+            username, quota_pending, quota_per_minute = row
         if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
         now = utcnow()
@@ -467,7 +540,8 @@ class Identity:
             return None
         due = last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION
         return (Principal(kind="user", user_id=user_id, username=username,
-                          scopes=frozenset(scopes.split()), token_id=token_id),
+                          scopes=frozenset(scopes.split()), token_id=token_id,
+                          quota_pending=quota_pending, quota_per_minute=quota_per_minute),
                 due, expires_at)
 
     def token_principal(self, db: Database, raw: str) -> Principal | None:

@@ -45,6 +45,8 @@ from wharf.clock import utcnow
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
 
+    from sqlalchemy.orm import Session
+
     from storage.db import Database
     from wharf.config import Settings
 
@@ -76,6 +78,9 @@ SCHEDULE_TICKS = Counter("wharf_schedule_ticks_total",
 ASSET_UPLOADS = Counter("wharf_asset_uploads_total",
                         "Unit-asset upload requests by result (stored, replayed, refused, "
                         "abandoned)", ["result"], registry=REGISTRY)
+WEBHOOK_ATTEMPTS = Counter("wharf_webhook_attempts_total",
+                           "Webhook delivery attempts by outcome (delivered, retry, failed)",
+                           ["outcome"], registry=REGISTRY)
 ASSET_UPLOAD_BYTES = Counter("wharf_asset_upload_bytes_total",
                              "Bytes of unit-asset uploads stored", registry=REGISTRY)
 MERGE_UNITS = Counter("wharf_merge_units_total",
@@ -226,6 +231,8 @@ class DatabaseCollector:
                                          value=s.scalar(select(func.count()).select_from(
                                              OutboxMessage).where(
                                              OutboxMessage.dispatched_at.is_(None)))))
+            out += fsck_gauges(s)
+            out.append(webhook_pending_gauge(s))
         return out
 
 
@@ -410,3 +417,47 @@ def serve(settings: Settings, port: int | None, *, alive: Callable[[], bool] = l
                           f"({exc.strerror or exc})") from None
     print(f"wharf: {name} metrics on http://{settings.host}:{server.port}/metrics", flush=True)
     return server.start()
+
+
+#: The gauges of the last finished ``fsck`` sweep: gauge name -> its count in the tick.
+FSCK_GAUGES = {"wharf_fsck_orphaned_objects": "orphaned_object",
+               "wharf_fsck_missing_objects": "missing_object",
+               "wharf_fsck_orphaned_units": "orphaned_unit",
+               "wharf_fsck_missing_units": "missing_unit",
+               "wharf_fsck_foreign_objects": "foreign_object"}
+
+
+def fsck_gauges(s: Session) -> list[GaugeMetricFamily]:
+    """What the last finished ``fsck`` sweep found, read from its schedule tick (so every
+    API process reports it, and a restart loses nothing): the counts by kind and the time it
+    finished (no gauges before the first run)."""
+    from storage.models import ScheduleTick
+    last = s.execute(select(ScheduleTick.counts, ScheduleTick.finished_at).where(
+        ScheduleTick.schedule == "fsck", ScheduleTick.status == "done")
+        .order_by(ScheduleTick.tick_at.desc()).limit(1)).first()
+    if last is None or last.finished_at is None:
+        return []
+    counts = last.counts or {}
+    out = [GaugeMetricFamily(name, f"{item.replace('_', ' ')}s found by the last fsck sweep",
+                             value=float(counts.get(item, 0)))
+           for name, item in FSCK_GAUGES.items()]
+    out.append(GaugeMetricFamily("wharf_fsck_last_run_timestamp_seconds",
+                                 "When the last fsck sweep finished (Unix time)",
+                                 value=last.finished_at.timestamp()))
+    out.append(GaugeMetricFamily("wharf_fsck_last_run_complete",
+                                 "1 if the last fsck sweep compared everything, 0 if it "
+                                 "stopped at its time budget",
+                                 value=float(counts.get("complete", 0))))
+    return out
+
+
+def webhook_pending_gauge(s: Session) -> GaugeMetricFamily:
+    """``wharf_webhook_deliveries_pending``: webhook deliveries neither delivered nor given
+    up, parked ones (endpoint disabled) included; a growing value means receivers are down
+    or the workers do not keep up."""
+    from storage.models import WebhookDelivery
+    return GaugeMetricFamily(
+        "wharf_webhook_deliveries_pending",
+        "Webhook deliveries not yet delivered nor given up (parked ones included)",
+        value=s.scalar(select(func.count()).select_from(WebhookDelivery).where(
+            WebhookDelivery.status == "pending")) or 0)

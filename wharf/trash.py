@@ -62,6 +62,7 @@ from wharf.config import Settings
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, NotFound
 from wharf.ids import is_id, new_id
+from wharf.issues.service import unreference_purged
 from wharf.operations.kinds import (
     PURGE_TRASH,
     PurgeTrashPayload,
@@ -367,6 +368,8 @@ class PurgeTrash:
         for i in range(0, len(node_ids), 500):
             chunk = node_ids[i:i + 500]
             s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(chunk)))
+            # Issues referencing these nodes lose the reference, with a history event.
+            unreference_purged(s, chunk)
             s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(chunk)))
             batch_ids.extend(s.scalars(select(TrashBatch.id)
                                        .where(TrashBatch.root_node_id.in_(chunk))))

@@ -78,6 +78,9 @@ if os.path.isdir("/dev/shm"):
 
 accesslog = "-"
 errorlog = "-"
+# gunicorn's own lines (error log, access log) in Wharf's format: JSON lines by default
+# (WHARF_LOG_FORMAT, docs/operations.md "Logs").
+logger_class = "wharfd.gunicorn_logs.GunicornLogger"
 loglevel = (os.environ.get("WHARF_LOG_LEVEL") or "info").lower()
 access_log_format = ('%(h)s "%(r)s" %(s)s %(B)s %(M)sms '
                      'rid=%({x-request-id}o)s ua="%(a)s"')
@@ -105,3 +108,15 @@ def pre_request(worker: Worker, req: Request) -> None:
     # ``wharf api`` installs the same hook without this file.
     from api.expect_continue import defer_100_continue
     defer_100_continue(worker, req)
+
+
+def post_worker_init(worker: Worker) -> None:
+    # This worker's heartbeat row (wharf.heartbeats; ``wharf api`` installs the same hook
+    # without this file; starting it twice is a no-op).
+    from wharfd.wsgi import start_heartbeat
+    start_heartbeat(worker)
+
+
+def worker_exit(server: Arbiter, worker: Worker) -> None:
+    from wharfd.wsgi import stop_heartbeat
+    stop_heartbeat(worker)

@@ -2,7 +2,7 @@
 
 - ``Components``: database, UnitStore, broker, dispatcher, notifier, operations, executor.
 - ``EmbeddedRuntime`` (``wharf serve``): API + StubBroker + worker threads + relay + scheduler.
-- ``build_api_app``: the production API process (Redis broker for the fast path).
+- ``Components.api_app``: also the production API process's app (``wharfd/wsgi.py``).
 
 This is the one module that puts ``api``, ``tasks``, the core and ``storage`` together
 (docs/architecture.md, "Layers").
@@ -23,18 +23,21 @@ from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
 from tasks.doorbell import doorbell_for
+from tasks.heartbeat import HeartbeatMiddleware
 from tasks.hooks import from_env as hooks_from_env
 from tasks.loops import Periodic
-from tasks.notify import RedisNotifier
+from tasks.notify import notifier_for
 from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
+from tasks.tracing import install as install_tracing_middleware
 from tasks.worker import make_worker
+from wharf.accounts import DeleteAccount
 from wharf.assets import PublishAsset
 from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.config import Settings
+from wharf.heartbeats import Details, Heartbeat
 from wharf.operations import recovery
 from wharf.operations.executor import Executor, Handler, Hooks
-from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
 from wharf.resources import CreateResource
 from wharf.retention.schedule import Scheduler, schedules
@@ -47,6 +50,7 @@ from wharf.worktrees import (
 )
 from wharf.worktrees.activation import ActivateWorktreeResource
 from wharf.worktrees.merging import MergeWorktree
+from wharfd import tracing
 
 
 class Components:
@@ -67,17 +71,17 @@ class Components:
                 max_bytes=settings.unit_max_snapshot_bytes,
                 max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth))
         self.unitstore = unitstore
+        # Tracing (wharfd.tracing.setup, called by each process before this): the
+        # engines' statements, and the trace context through the broker's messages.
+        tracing.instrument_database(base_db)
+        if self.unit_db is not None:
+            tracing.instrument_database(self.unit_db)
         self.blob_store = blob_store or blob_store_from_url(
             settings.blob_store_url, endpoint_url=settings.s3_endpoint_url,
             region=settings.s3_region)
         self.broker = broker or broker_mod.make_broker(settings)
-        if notifier is None:
-            if settings.embedded_broker:
-                notifier = LocalNotifier(settings.long_poll_max_waiters)
-            else:
-                notifier = RedisNotifier(settings.broker_url, settings.broker_namespace,
-                                         max_waiters=settings.long_poll_max_waiters)
-        self.notifier = notifier
+        install_tracing_middleware(self.broker)
+        self.notifier = notifier if notifier is not None else notifier_for(settings)
         # The dispatcher marks rows dispatched through the plain database; everything else
         # writes through the one whose committed outbox rows go straight to the broker.
         self.dispatcher = BrokerDispatcher(
@@ -95,7 +99,10 @@ class Components:
             AddWorktreeUnit(self.db, self.unitstore, settings),
             CreateWorktreeUnit(self.db, self.unitstore, settings),
             MergeWorktree(self.db, self.unitstore, settings),
-            ActivateWorktreeResource(self.db, self.unitstore))}
+            ActivateWorktreeResource(self.db, self.unitstore),
+            DeleteAccount(self.db, self.unitstore, settings))}
+        # An account's deletion fails its other operations with their kinds' hooks.
+        self.handlers[DeleteAccount.kind].handlers = self.handlers  # type: ignore[attr-defined]
         self.operations = Operations(self.db, settings, frozenset(
             kind for kind, h in self.handlers.items()
             if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)
@@ -116,12 +123,14 @@ class Components:
         return checks
 
     def api_app(self) -> App:
-        return create_app(self.settings, self.db, operations=self.operations,
-                          metrics=True,
-                          unitstore=self.unitstore, notifier=self.notifier,
-                          blob_store=self.blob_store,
-                          dependency_checks=self.dependency_checks(),
-                          operation_kinds=tuple(sorted(self.handlers)))
+        app = create_app(self.settings, self.db, operations=self.operations,
+                         metrics=True,
+                         unitstore=self.unitstore, notifier=self.notifier,
+                         blob_store=self.blob_store,
+                         dependency_checks=self.dependency_checks(),
+                         operation_kinds=tuple(sorted(self.handlers)))
+        tracing.instrument_app(app)
+        return app
 
     def scheduler(self, scheduler_id: str) -> Scheduler:
         return Scheduler(self.db, self.settings, scheduler_id, self.schedules)
@@ -130,6 +139,10 @@ class Components:
         """The outbox relay: sends rows the fast path did not mark dispatched."""
         return Periodic("relay", self.settings.relay_interval,
                         lambda: recovery.relay(self.db, self.dispatcher.send))
+
+    def heartbeat(self, role: str, details: Details | None = None) -> Heartbeat:
+        """This process's heartbeat writer (``wharf.heartbeats``), not started."""
+        return Heartbeat(self.db, self.settings, role, details)
 
     def close(self) -> None:
         self.dispatcher.flush()
@@ -141,6 +154,7 @@ class Components:
         self.db.dispose()
         if self.unit_db is not None:
             self.unit_db.dispose()
+        tracing.shutdown()  # export what is buffered (nothing to do while tracing is off)
 
 
 class EmbeddedRuntime:
@@ -154,6 +168,9 @@ class EmbeddedRuntime:
         self.worker: dramatiq.Worker | None = None
         self.relay = self.components.relay_loop()
         self.scheduler = scheduler_loop(self.components.scheduler("embedded"), settings)
+        # The process's heartbeat (role serve) runs while its worker threads do.
+        self.components.broker.add_middleware(HeartbeatMiddleware(
+            lambda details: self.components.heartbeat("serve", details)))
 
     def start(self) -> None:
         self.worker = make_worker(self.components.broker, self.settings.worker_threads)
@@ -167,9 +184,3 @@ class EmbeddedRuntime:
         if self.worker is not None:
             self.worker.stop(timeout=10_000)
         self.components.close()
-
-
-def build_api_app(settings: Settings | None = None) -> App:
-    """The production API process: Redis broker for the fast path, Redis notices."""
-    settings = settings or Settings.from_env()
-    return Components(settings).api_app()

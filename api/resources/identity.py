@@ -7,10 +7,12 @@ from sqlalchemy import select
 
 from api import contract, serialize
 from api.middleware import SESSION_COOKIE
+from api.resources.operations import answer_submission, submission_answers
 from api.schemas.identity import (
     ApiTokenCreated,
     ApiTokenList,
     CreateTokenRequest,
+    DeleteAccountRequest,
     LoginRequest,
     LoginResult,
     RegisterRequest,
@@ -22,6 +24,7 @@ from storage.enums import AuthMethod, SpaceType, TokenScope
 from storage.models import Space, User
 from wharf.config import Settings
 from wharf.identity import Identity
+from wharf.operations.service import Operations
 
 THROTTLED = ("429 `rate_limited` (with `Retry-After` and `details.retry_after`) when a "
              "client or a name makes too many attempts.")
@@ -87,8 +90,9 @@ class CurrentLoginSession:
 
 
 class Me:
-    def __init__(self, db: Database):
-        self.db = db
+    def __init__(self, db: Database, identity: Identity | None = None,
+                 settings: Settings | None = None, operations: Operations | None = None):
+        self.db, self.identity, self.settings, self.ops = db, identity, settings, operations
 
     @contract.op(operation_id="me", summary="The current principal", tags=["identity"],
                  description="The user, their personal space, how they authenticated and "
@@ -116,14 +120,20 @@ class ApiTokens:
     @contract.op(operation_id="createApiToken", summary="Create an API token",
                  tags=["identity"],
                  description="The secret is in this answer only. A token cannot mint "
-                             "tokens (403 `token_cannot_mint`).",
+                             "tokens (403 `token_cannot_mint`). Quotas above the server's "
+                             "(operations pending, submissions per minute) need an "
+                             "operator (400 `validation_failed`).",
                  body=CreateTokenRequest, responses={201: ApiTokenCreated})
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateTokenRequest)
         with self.db.write() as s:
             token, raw = self.identity.create_token(s, req.context.ctx, body.name,
                                                     [str(x) for x in body.scopes],
-                                                    body.expires_in_days)
+                                                    body.expires_in_days,
+                                                    quota_pending_operations=(
+                                                        body.quota_pending_operations),
+                                                    quota_submissions_per_minute=(
+                                                        body.quota_submissions_per_minute))
             resp.media = ApiTokenCreated(**msgspec.structs.asdict(serialize.token(token)),
                                          token=raw)
         resp.status = falcon.HTTP_201
@@ -146,3 +156,27 @@ class ApiToken:
         with self.db.write() as s:
             self.identity.revoke_token(s, req.context.ctx, token_id)
         resp.status = falcon.HTTP_204
+
+
+class MeWithDeletion(Me):
+    """``/api/me`` where operations run: DELETE deletes the account."""
+
+    @contract.op(operation_id="deleteAccount", summary="Delete my account",
+                 tags=["identity"],
+                 description="Records a `delete_account` operation: at once the account is "
+                             "`deleting`, every login session and API token is revoked and "
+                             "every request as it answers 401; a worker then deletes what "
+                             "it owns (docs/accounts.md). Re-authentication: `password`, or "
+                             "a login session younger than `WHARF_ACCOUNT_REAUTH_SECONDS` "
+                             "(403 `reauthentication_required`; " + THROTTLED + ")",
+                 headers=("Idempotency-Key",), body=DeleteAccountRequest,
+                 responses=submission_answers("Accepted: the account is being deleted."),
+                 problems=(403, 429))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
+        from wharf import accounts
+        assert self.identity is not None and self.settings is not None and self.ops is not None
+        body = contract.read_body(req, DeleteAccountRequest)
+        answer_submission(resp, accounts.submit_deletion(
+            self.db, self.ops, self.identity, self.settings, req.context.ctx,
+            req.get_header("Idempotency-Key"), body.password))
+        resp.unset_cookie(SESSION_COOKIE, path="/")

@@ -109,9 +109,10 @@ class OperationItem:
             return self.ops.get(s, req.context.ctx, operation_id)
 
     @contract.op(operation_id="getOperation", summary="An operation", tags=["operations"],
-                 description="The caller's operation. `?wait=N` long-polls: the answer comes "
-                             "as soon as the operation is done, or after N seconds "
-                             f"(values up to {WAIT_ACCEPTED:g} are accepted; the server "
+                 description="The caller's operation (an operator's, see "
+                             "`WHARF_OPERATORS`: any user's). `?wait=N` long-polls: the "
+                             "answer comes as soon as the operation is done, or after N "
+                             f"seconds (values up to {WAIT_ACCEPTED:g} are accepted; the server "
                              f"waits at most {MAX_WAIT:g}). `Retry-After` is sent while it "
                              "is not done.",
                  query=OperationQuery,
@@ -175,13 +176,16 @@ class OperationRetry:
 
     @contract.op(operation_id="retryOperation", summary="Retry a failed operation",
                  tags=["operations"],
-                 description="The operation becomes pending again, with as many attempts "
-                             "as a new one. 409 `operation_state_conflict` unless it "
-                             "failed; 409 `retry_not_possible` for a kind whose input was "
-                             "discarded when it failed (submit again instead).",
+                 description="The caller's (an operator's: any user's) operation becomes "
+                             "pending again, with as many attempts as a new one. 409 "
+                             "`operation_state_conflict` unless it failed; 409 "
+                             "`retry_not_possible` for a kind whose input was discarded "
+                             "when it failed (submit again instead); 429 "
+                             "`quota_exceeded` when the caller is at their pending "
+                             "operations quota (as a submission).",
                  responses={200: contract.Answer(Operation, "Pending again.",
                                                  headers=OPERATION_HEADERS)},
-                 problems=(409,))
+                 problems=(409, 429))
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         write_operation(resp, self.ops.retry(req.context.ctx, operation_id))
 
@@ -192,7 +196,8 @@ class OperationCancel:
 
     @contract.op(operation_id="cancelOperation", summary="Cancel a pending operation",
                  tags=["operations"],
-                 description="It fails with `error.code` `cancelled`. 409 "
+                 description="The caller's (an operator's: any user's) operation fails "
+                             "with `error.code` `cancelled`. 409 "
                              "`operation_state_conflict` unless it is pending.",
                  responses={200: contract.Answer(Operation, "Cancelled (failed).",
                                                  headers=OPERATION_HEADERS)},

@@ -42,6 +42,12 @@ class ApiToken(Response):
     created_at: Timestamp
     expires_at: Timestamp | None
     last_used_at: Timestamp | None
+    quota_pending_operations: Annotated[int | None, msgspec.Meta(
+        description="The token's own limit on operations pending at once (0: "
+                    "unlimited); null: the server's.")]
+    quota_submissions_per_minute: Annotated[int | None, msgspec.Meta(
+        description="The token's own limit on submissions per minute (0: unlimited); "
+                    "null: the server's.")]
 
 
 class ApiTokenCreated(ApiToken):
@@ -78,6 +84,22 @@ class CreateTokenRequest(Request):
     scopes: Annotated[list[TokenScope], msgspec.Meta(min_length=1,
                                                      extra_json_schema={"uniqueItems": True})]
     expires_in_days: Annotated[int, msgspec.Meta(ge=1, le=3650)] | None = None
+    quota_pending_operations: Annotated[int, msgspec.Meta(
+        ge=0, le=10_000_000,
+        description="This token's limit on the user's operations pending at once (0: "
+                    "unlimited). Above the server's limit: operators only.")] | None = None
+    quota_submissions_per_minute: Annotated[int, msgspec.Meta(
+        ge=0, le=10_000_000,
+        description="This token's limit on the user's submissions per minute (0: "
+                    "unlimited). Above the server's limit: operators only.")] | None = None
 
     def __post_init__(self) -> None:
         _unique("scopes", self.scopes)
+
+
+class DeleteAccountRequest(Request):
+    """``DELETE /api/me``: the password re-authenticates; without it, only a login session
+    younger than ``WHARF_ACCOUNT_REAUTH_SECONDS`` may delete the account."""
+
+    __example__: ClassVar[dict[str, object]] = {"password": "correct horse battery"}
+    password: Password | None = None

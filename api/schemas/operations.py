@@ -20,6 +20,7 @@ from wharf.operations.kinds import (
     CreateResourceResult,
     CreateWorktreeResult,
     CreateWorktreeUnitResult,
+    DeleteAccountResult,
     DiscardWorktreeResult,
     MergeWorktreeResult,
     OperationError,
@@ -134,11 +135,19 @@ class ActivateWorktreeResourceOperation(
     result: Annotated[ActivateWorktreeResourceResult | None, msgspec.Meta(
         description="Once completed: the unit and its new node and resource.")]
 
+class DeleteAccountOperation(_Operation, tag=OperationKind.DELETE_ACCOUNT.value):
+    """``delete_account``: the submitter's account and everything it owns, deleted
+    (``DELETE /api/me``)."""
+
+    result: Annotated[DeleteAccountResult | None, msgspec.Meta(
+        description="Once completed: the deleted account's id.")]
+
+
 Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
              | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
              | DiscardWorktreeOperation | AddWorktreeUnitOperation
              | CreateWorktreeUnitOperation | MergeWorktreeOperation
-             | ActivateWorktreeResourceOperation)
+             | ActivateWorktreeResourceOperation | DeleteAccountOperation)
 #: The Struct of each kind's operations.
 OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
@@ -152,6 +161,7 @@ OPERATION_TYPES: dict[str, type[_Operation]] = {
     OperationKind.CREATE_WORKTREE_UNIT.value: CreateWorktreeUnitOperation,
     OperationKind.MERGE_WORKTREE.value: MergeWorktreeOperation,
     OperationKind.ACTIVATE_WORKTREE_RESOURCE.value: ActivateWorktreeResourceOperation,
+    OperationKind.DELETE_ACCOUNT.value: DeleteAccountOperation,
 }
 
 

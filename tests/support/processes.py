@@ -1,12 +1,17 @@
 """Shared harness for the tests that run real ``wharf`` processes: throw-away PostgreSQL
 databases (product + UnitStore), a fresh Redis namespace in the suite's Redis DB, and
 :class:`ProcessCluster`, the environment and ``wharf`` subprocesses of one test
-(``tests/test_operations_processes.py``, ``tests/test_blobs_processes.py``)."""
+(``tests/test_operations_processes.py``, ``tests/test_blobs_processes.py``); the fixture
+factories of those (``databases_fixture``, ``redis_fixture``, ``cluster_fixture``), an HTTP
+client of a ``wharf api`` subprocess (:class:`ProcessApi`), sign-up through an in-process
+API (:func:`sign_up`) and the worker supervisor's children (:func:`worker_children`,
+:func:`kill_a_busy_child`)."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -15,8 +20,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support import services
@@ -84,10 +90,31 @@ def redis_namespace(label: str) -> Iterator[services.RedisNamespace | None]:
             ns.close()
 
 
+def databases_fixture(prefix: str) -> Any:
+    """A module-scoped ``pg_databases`` fixture: :func:`throwaway_databases` named after
+    ``prefix``, migrated once per module (``pg_databases = databases_fixture("wharf_x")``)."""
+    @pytest.fixture(scope="module", name="pg_databases")
+    def pg_databases() -> Iterator[tuple[str, str] | None]:
+        with throwaway_databases(prefix) as urls:
+            yield urls
+    return pg_databases
+
+
+def redis_fixture(label: str) -> Any:
+    """A ``redis_ns`` fixture: this test's :func:`redis_namespace` of ``label`` (the tests of
+    one label run one at a time; ``redis_ns = redis_fixture("x-processes")``)."""
+    @pytest.fixture(name="redis_ns")
+    def redis_ns() -> Iterator[services.RedisNamespace | None]:
+        with redis_namespace(label) as ns:
+            yield ns
+    return redis_ns
+
+
 # --- the processes of one test ---------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 3
+PASSWORD = "correct horse battery staple"
 
 
 def wharf_env(tmp_path: Path, product_url: str, units_url: str,
@@ -129,6 +156,18 @@ class ProcessCluster:
         self.processes: list[subprocess.Popen[bytes]] = []
         self.engine = create_engine(product_url)
         self.units_engine = create_engine(units_url)
+        self.components: list[Any] = []  # of the in-process APIs, closed by close()
+
+    # -- in-process API ----------------------------------------------------------------------
+    def api(self, **env: str) -> Any:
+        """An ``ApiClient`` on an in-process ``Components.api_app()`` with ``self.env`` and
+        ``env`` over it (the components are closed by :meth:`close`)."""
+        from tests.support.client import ApiClient
+        from wharf.config import Settings
+        from wharfd.runtime import Components
+        comps = Components(Settings.from_env({**self.env, **env}))
+        self.components.append(comps)
+        return ApiClient(comps.api_app())
 
     # -- processes -------------------------------------------------------------------------
     def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
@@ -149,9 +188,12 @@ class ProcessCluster:
         self.processes.append(proc)
         return proc
 
-    def start_worker(self, name: str = "worker") -> subprocess.Popen[bytes]:
-        """``wharf worker`` with one process of one thread (its own process group)."""
-        return self._start(name, ["worker", "--processes", "1", "--threads", "1"])
+    def start_worker(self, name: str = "worker", processes: int = 1,
+                     threads: int = 1) -> subprocess.Popen[bytes]:
+        """``wharf worker`` with ``processes`` processes of ``threads`` threads, one process
+        by default (its own process group; a supervisor restarts a child that dies)."""
+        return self._start(name, ["worker", "--processes", str(processes),
+                                  "--threads", str(threads)])
 
     def start_scheduler(self) -> subprocess.Popen[bytes]:
         """``wharf scheduler``: enqueues the recovery sweep (every second here)."""
@@ -168,6 +210,45 @@ class ProcessCluster:
     @staticmethod
     def log_text(proc: subprocess.Popen[bytes]) -> str:
         return Path(proc.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
+
+    def wait_worker(self, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+        """Wait until the ``wharf worker`` ``proc`` consumes its queues."""
+        wait_until(lambda: "consuming with" in self.log_text(proc), timeout,
+                   f"{proc.name} to consume", self)  # type: ignore[attr-defined]
+
+    def wait_http(self, proc: subprocess.Popen[bytes], api: ProcessApi,
+                  timeout: float = 30) -> None:
+        """Wait until the ``wharf api`` ``proc`` answers ``api``'s ``/healthz`` with 200
+        (fail at once when it exited)."""
+        import requests
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"the API exited with {proc.returncode}\n{self.logs()}")
+            try:
+                if api.get("/healthz", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"the API did not come up in {timeout}s\n{self.logs()}")
+
+    # -- observations ------------------------------------------------------------------------
+    def sql(self, query: str, **params: Any) -> list[Any]:
+        """The rows of ``query`` on the product database."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(text(query), params).all())
+
+    def count(self, table: str) -> int:
+        """The rows of ``table`` (``units`` and ``unit_revisions`` in the UnitStore)."""
+        engine = self.units_engine if table in ("units", "unit_revisions") else self.engine
+        with engine.connect() as conn:
+            return int(conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+    def by_status(self) -> dict[str, int]:
+        """The number of operations in each status."""
+        return {s: n for s, n in self.sql(
+            "SELECT status, count(*) FROM operations GROUP BY status")}
 
     # -- diagnostics -----------------------------------------------------------------------
     def state(self) -> list[str]:
@@ -200,6 +281,8 @@ class ProcessCluster:
                     pass
         self.engine.dispose()
         self.units_engine.dispose()
+        for comps in self.components:
+            comps.close()
 
     def truncate(self) -> None:
         from storage.models import Base
@@ -211,6 +294,30 @@ class ProcessCluster:
 
 
 C = TypeVar("C", bound=ProcessCluster)
+
+
+def cluster_for_test(cls: Callable[..., C], tmp_path: Path, pg_databases: Any,
+                     namespace: Any, *args: Any, need_redis: bool = True,
+                     **kwargs: Any) -> contextlib.AbstractContextManager[C]:
+    """:func:`one_test` of ``cls(tmp_path, product_url, units_url, namespace, *args,
+    **kwargs)``, after skipping (or failing) the test when PostgreSQL -- and, with
+    ``need_redis``, Redis -- is unreachable."""
+    services.need(services.postgres_error())
+    if need_redis:
+        services.need(services.redis_error())
+    product_url, units_url = pg_databases
+    return one_test(cls(tmp_path, product_url, units_url, namespace, *args, **kwargs))
+
+
+def cluster_fixture(cls: Callable[..., C], *args: Any, **kwargs: Any) -> Any:
+    """A ``cluster`` fixture: :func:`cluster_for_test` of ``cls`` on the module's
+    ``pg_databases`` and ``redis_ns`` fixtures, with ``args`` and ``kwargs`` (settings) to
+    ``cls`` (``cluster = cluster_fixture(Cluster)``)."""
+    @pytest.fixture(name="cluster")
+    def cluster(tmp_path: Path, pg_databases: Any, redis_ns: Any) -> Iterator[C]:
+        with cluster_for_test(cls, tmp_path, pg_databases, redis_ns, *args, **kwargs) as c:
+            yield c
+    return cluster
 
 
 @contextlib.contextmanager
@@ -226,6 +333,138 @@ def one_test(cluster: C) -> Iterator[C]:
     finally:
         cluster.close()
         print(cluster.logs())  # shown by pytest only when the test failed
+
+
+class ProcessApi:
+    """HTTP (requests, no proxy from the environment) against a ``wharf api`` subprocess on
+    127.0.0.1:``port``: JSON requests, sign-up and the operation endpoints. A long-poll
+    of :meth:`wait_done` waits ``max_wait`` seconds at the most."""
+
+    max_wait = 30.0
+
+    def __init__(self, port: int):
+        import requests
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.http = requests.Session()
+        self.http.trust_env = False  # no HTTP(S)_PROXY from the environment
+
+    def get(self, path: str, **kw: Any) -> Any:
+        return self.http.get(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def post(self, path: str, **kw: Any) -> Any:
+        return self.http.post(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def delete(self, path: str, **kw: Any) -> Any:
+        return self.http.delete(self.base + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def login(self, username: str = "alice") -> str:
+        """Register ``username`` and log in; returns the personal space id."""
+        r = self.post("/api/users", json={"username": username, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        space_id = r.json()["personal_space_id"]
+        r = self.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        return str(space_id)
+
+    def op(self, op_id: str, wait: float = 0) -> dict[str, Any]:
+        r = self.get(f"/api/operations/{op_id}", params={"wait": str(wait)} if wait else None,
+                     timeout=wait + 30)
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    def wait_done(self, op_id: str, timeout: float) -> dict[str, Any]:
+        """Long-poll until the operation is done or ``timeout`` seconds passed."""
+        deadline = time.monotonic() + timeout
+        op = self.op(op_id)
+        while not op["done"] and time.monotonic() < deadline:
+            op = self.op(op_id, wait=max(0.5, min(self.max_wait, deadline - time.monotonic())))
+        return op
+
+    def attempts(self, op_id: str) -> list[dict[str, Any]]:
+        r = self.get(f"/api/operations/{op_id}/attempts")
+        assert r.status_code == 200, r.text
+        return list(r.json()["items"])
+
+
+def sign_up(client: Any, username: str = "alice") -> dict[str, Any]:
+    """Register ``username`` (password :data:`PASSWORD`) and log ``client`` in (an
+    ``ApiClient``); returns the new user's JSON (``id``, ``personal_space_id``...)."""
+    r = client.post("/api/users", json={"username": username, "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    user = dict(r.json)
+    r = client.post("/api/login-sessions", json={"username": username, "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    return user
+
+
+def worker_children(supervisor: int) -> list[int]:
+    """The live worker processes a ``wharf worker`` supervisor spawned, read from /proc
+    (multiprocessing ``spawn_main`` children; not its resource tracker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == supervisor and fields[0] != "Z" and b"spawn_main" in cmd:
+            found.append(int(entry))
+    return found
+
+
+def busy_pids(cluster: ProcessCluster) -> set[int]:
+    """Pids that hold an unfinished attempt, read from the attempt's worker id where it
+    carries one (``host:pid:thread`` today); empty if the format says nothing."""
+    pids = set()
+    for (worker_id,) in cluster.sql(
+            "SELECT worker_id FROM operation_attempts WHERE finished_at IS NULL"):
+        for part in str(worker_id).split(":")[1:2]:
+            if part.isdigit():
+                pids.add(int(part))
+    return pids
+
+
+def attempt_history(cluster: ProcessCluster) -> dict[str, list[tuple[int, str | None, Any]]]:
+    """Each operation's attempts, ``(number, outcome, finished_at)`` in number order, by
+    operation id."""
+    history: dict[str, list[tuple[int, str | None, Any]]] = {}
+    for op_id, number, outcome, finished in cluster.sql(
+            "SELECT operation_id, number, outcome, finished_at FROM operation_attempts "
+            "ORDER BY operation_id, number"):
+        history.setdefault(op_id, []).append((number, outcome, finished))
+    return history
+
+
+def kill_a_busy_child(cluster: ProcessCluster, supervisor: int, rng: random.Random,
+                      look_seconds: float) -> tuple[int, bool]:
+    """SIGKILL one of the ``supervisor``'s worker children, chosen with ``rng`` among those
+    holding an unfinished attempt (:func:`busy_pids`), looked for during ``look_seconds``,
+    else among all; returns its pid and whether it was busy."""
+    children = worker_children(supervisor)
+    assert children, f"no worker process alive\n{cluster.logs()}"
+    busy: list[int] = []
+    look_until = time.monotonic() + look_seconds
+    while not busy and time.monotonic() < look_until:
+        held = busy_pids(cluster)
+        busy = [pid for pid in children if pid in held]
+        if not busy:
+            time.sleep(0.005)
+    victim = rng.choice(busy or children)
+    os.kill(victim, signal.SIGKILL)
+    return victim, bool(busy)
+
+
+def wait_replaced(cluster: ProcessCluster, supervisor: int, victim: int, processes: int,
+                  timeout: float) -> None:
+    """Wait until the ``supervisor`` replaced its killed child ``victim``: ``processes``
+    worker children again, ``victim`` not among them."""
+    wait_until(lambda: victim not in worker_children(supervisor)
+               and len(worker_children(supervisor)) == processes,
+               timeout, f"the supervisor to replace worker {victim}", cluster, interval=0.2)
 
 
 def wait_until(predicate: Callable[[], T], timeout: float, what: str, cluster: ProcessCluster,

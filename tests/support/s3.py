@@ -7,6 +7,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 
 def free_port() -> int:
@@ -45,3 +49,26 @@ class MotoServer:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+def moto_fixture() -> Any:
+    """A module-scoped ``moto`` fixture: a :class:`MotoServer` of the module's own, stopped
+    afterwards (``moto = moto_fixture()``)."""
+    @pytest.fixture(scope="module", name="moto")
+    def moto() -> Iterator[MotoServer]:
+        server = MotoServer().start()
+        try:
+            yield server
+        finally:
+            server.stop()
+    return moto
+
+
+def s3_client(endpoint: str) -> Any:
+    """A boto3 S3 client on ``endpoint`` (path-style, the ``test`` credentials of moto)."""
+    import boto3
+    from botocore.config import Config
+    return boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1",
+        aws_access_key_id="test", aws_secret_access_key="test",
+        config=Config(s3={"addressing_style": "path"}))

@@ -18,6 +18,7 @@ import functools
 import os
 import re
 import threading
+import time
 import uuid
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -103,8 +104,19 @@ class RedisNamespace:
 
     def clients_elsewhere(self) -> list[dict]:
         """Connections opened with ``url`` (by the ``wharf`` processes and in-process
-        components of a test) that use another DB than the suite's: must be none."""
-        return [c for c in self.clients() if int(c.get("db", -1)) != redis_db()]
+        components of a test) that use another DB than the suite's: must be none.
+
+        A connection is named (HELLO/CLIENT SETNAME) before it SELECTs its DB, so one caught
+        mid-handshake shows DB 0 for a moment: only a connection still elsewhere a moment
+        later counts (CI once caught one at ``age 0, cmd NULL``)."""
+        def elsewhere() -> dict[str, dict]:
+            return {c["id"]: c for c in self.clients() if int(c.get("db", -1)) != redis_db()}
+
+        first = elsewhere()
+        if not first:
+            return []
+        time.sleep(0.5)
+        return [c for cid, c in elsewhere().items() if cid in first]
 
     def close(self) -> None:
         self.clear()
@@ -112,6 +124,14 @@ class RedisNamespace:
 
 
 _FORBIDDEN = {"FLUSHDB", "FLUSHALL", "SWAPDB", "MOVE"}
+_allowed_redis: set[tuple] = set()
+
+
+def allow_redis(host: str, port: int, db: int = 0) -> None:
+    """Let this process's Redis connections use a private server the suite started itself
+    (``tests/support/sentinel.py``), beside the suite's DB."""
+    with _guard_lock:
+        _allowed_redis.add((host, port, None, db))
 _violations: list[str] = []
 _guard_lock = threading.Lock()
 _guarded = False
@@ -127,7 +147,8 @@ def guard_redis() -> None:
         if _guarded:
             return
         from redis.connection import AbstractConnection
-        allowed = {_target(REDIS_URL), _target(UNREACHABLE_REDIS_URL)}
+        allowed = _allowed_redis
+        allowed.update({_target(REDIS_URL), _target(UNREACHABLE_REDIS_URL)})
         original = AbstractConnection.send_command
 
         def send_command(self, *args, **kwargs):
@@ -199,3 +220,105 @@ def guard_postgres() -> None:
 
         event.listen(Engine, "before_cursor_execute", check)
         _pg_guarded = True
+
+
+# -- RabbitMQ: one vhost, per-test queue-name prefixes -------------------------------------------
+RABBITMQ_URL = os.environ.get("WHARF_TEST_RABBITMQ_URL",
+                              "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+@functools.cache
+def rabbitmq_error() -> str | None:
+    try:
+        import pika
+        params = pika.URLParameters(RABBITMQ_URL)
+        params.socket_timeout = params.blocked_connection_timeout = 3
+        params.connection_attempts = 1
+        pika.BlockingConnection(params).close()
+        return None
+    except Exception as exc:
+        return f"RabbitMQ at {RABBITMQ_URL} unreachable: {exc!r}"
+
+
+def _rabbitmqctl(*args: str, timeout: float = 60) -> str:
+    import subprocess
+    out = subprocess.run(["rabbitmqctl", "-q", *args], capture_output=True, text=True,
+                         timeout=timeout, check=True)
+    return out.stdout
+
+
+class RabbitNamespace:
+    """A fresh ``WHARF_BROKER_NAMESPACE`` on the suite's RabbitMQ vhost: the queues of the
+    processes started with it are ``<name>.<queue>`` (and their ``.DQ``/``.XQ``), deleted
+    afterwards; no other queue is touched. Its connections carry the client property
+    ``connection_name`` = ``wharf <name>`` (``tasks.broker``), so a test can close exactly
+    its own (:meth:`close_connections`, the "broker restart")."""
+
+    def __init__(self, label: str):
+        self.name = f"wharf-test-{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.url = RABBITMQ_URL
+        self.vhost = _vhost(RABBITMQ_URL)
+
+    def queues(self) -> list[str]:
+        import json
+        rows = json.loads(_rabbitmqctl("list_queues", "-p", self.vhost, "name",
+                                       "--formatter", "json") or "[]")
+        return [r["name"] for r in rows if r["name"].startswith(self.name + ".")]
+
+    def connections(self) -> list[str]:
+        """The pids (RabbitMQ's) of this namespace's open connections."""
+        import json
+        rows = json.loads(_rabbitmqctl("list_connections", "pid", "client_properties",
+                                       "--formatter", "json") or "[]")
+        mine = f"wharf {self.name}"
+        found = []
+        for row in rows:
+            props = row.get("client_properties") or []
+            # [["connection_name", "longstr", "wharf ..."], ...]
+            if any(isinstance(p, list) and p[:1] == ["connection_name"] and p[-1] == mine
+                   for p in props):
+                found.append(str(row["pid"]))
+        return found
+
+    def close_connections(self) -> int:
+        """Close every connection of this namespace server-side, as a broker restart does
+        for its clients; returns how many."""
+        pids = self.connections()
+        for pid in pids:
+            try:
+                _rabbitmqctl("close_connection", pid, "wharf test: broker restart")
+            except Exception:
+                pass  # closed meanwhile
+        return len(pids)
+
+    def clients_elsewhere(self) -> list[dict]:
+        return []  # (ProcessCluster's Redis check) no Redis in use
+
+    def close(self) -> list[str]:
+        """Delete this namespace's queues (and no other); returns those still there after
+        that (none, unless something re-declared one meanwhile)."""
+        import pika
+        names = [n for n in self.queues() if n.startswith(self.name + ".")]  # ours only
+        if not names:
+            return []
+        left = []
+        conn = pika.BlockingConnection(pika.URLParameters(self.url))
+        try:
+            channel = conn.channel()
+            for name in names:
+                channel.queue_delete(queue=name)
+            for name in names:  # gone? (a passive declare of a missing queue: 404)
+                try:
+                    channel.queue_declare(queue=name, passive=True)
+                    left.append(name)
+                except pika.exceptions.ChannelClosedByBroker:
+                    channel = conn.channel()
+        finally:
+            conn.close()
+        return left
+
+
+def _vhost(url: str) -> str:
+    from urllib.parse import unquote
+    path = urlsplit(url).path
+    return unquote(path[1:]) if len(path) > 1 else "/"

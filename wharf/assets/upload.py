@@ -27,6 +27,7 @@ from wharf import audit, deletion, metrics
 from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
+from wharf.blobs.ingest import asset_key_for
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
@@ -36,6 +37,7 @@ from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
 from wharf.operations.service import Operations, Submission, check_key, outbox_for
 from wharf.validation import clean_name
+from wharf.webhooks.service import announce_failed
 
 log = logging.getLogger("wharf.assets")
 
@@ -122,7 +124,7 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
                                scope.EDIT)
         now = utcnow()
         p = PublishAssetPayload(upload_id=new_id(), asset_id=new_id(), unit_id=upload.unit_id,
-                                object_key=f"assets/{new_id()}", filename=upload.filename,
+                                object_key=asset_key_for(new_id()), filename=upload.filename,
                                 media_type=upload.media_type, size=upload.size,
                                 worktree_id=upload.worktree_id,
                                 content_sha256=upload.content_sha256)
@@ -262,7 +264,10 @@ def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: s
     s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id == upload_id))
     deletion.schedule(s, object_key, ABANDONED,
                       not_before=delete_after if delete_after and delete_after > now else None)
-    return rowcount(res) == 1
+    if rowcount(res) == 1:
+        announce_failed(s, op_id)  # completion webhooks
+        return True
+    return False
 
 
 def _abandon(db: Database, settings: Settings, op_id: str, p: PublishAssetPayload,

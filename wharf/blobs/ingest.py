@@ -13,6 +13,7 @@ from storage.db import Database
 from storage.memory import release_free_memory
 from wharf import deletion
 from wharf.blobs.errors import SizeMismatch
+from wharf.ids import ID_PATTERN
 
 log = logging.getLogger("wharf.blobs")
 
@@ -28,6 +29,18 @@ def object_key_for(object_id: str) -> str:
     earlier releases (``objects/<id>``, under the same URL prefix) stay readable as they are.
     """
     return object_id
+
+
+def asset_key_for(asset_id: str) -> str:
+    """The store key of a new asset's object: ``assets/<id>``."""
+    return f"assets/{asset_id}"
+
+
+#: Every key shape Wharf writes (and ``wharf fsck`` may call an orphan and repair): a
+#: blob's bare id (:func:`object_key_for`), an asset's ``assets/<id>``
+#: (:func:`asset_key_for`), and ``objects/<id>``, a blob key of earlier releases. Anything
+#: else in the store is not Wharf's.
+OBJECT_KEY_RE = re.compile(rf"\A(?:assets/|objects/)?{ID_PATTERN.strip('^$')}\Z")
 
 
 # --- streaming in: count, hash and sniff in one pass -----------------------------------

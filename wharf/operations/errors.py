@@ -1,7 +1,7 @@
 """Errors of the operations engine."""
 from __future__ import annotations
 
-from wharf.errors import Conflict, ValidationFailed, WharfError
+from wharf.errors import Conflict, RateLimited, ValidationFailed, WharfError
 
 
 class IdempotencyKeyRequired(ValidationFailed):
@@ -47,3 +47,12 @@ class PermissionRevoked(WharfError):
     status = 403
     code = "permission_revoked"
     title = "Permission revoked"
+
+
+class QuotaExceeded(RateLimited):
+    """The actor is at one of its quotas (``wharf.operations.quotas``): operations pending
+    at once, or submissions per minute. ``details``: ``quota``, ``limit``, ``current``,
+    ``retry_after``."""
+
+    code = "quota_exceeded"
+    title = "Quota exceeded"

@@ -3,7 +3,9 @@
 ``execute(id)`` is a batch of one (``include=id``); ``run_batch`` claims up to ``limit``.
 1. Claim: ONE statement takes the leases of up to ``limit`` due operations
    (``WITH picked AS MATERIALIZED (SELECT id … ORDER BY created_at LIMIT n [FOR UPDATE SKIP
-   LOCKED]) UPDATE operations … FROM picked … RETURNING *``, :func:`claim_statement`).
+   LOCKED]) UPDATE operations … FROM picked … RETURNING *``, :func:`claim_statement`);
+   with ``WHARF_FAIR_CLAIMING`` (the default) the others are picked round-robin across
+   actors, each one's oldest first (:func:`fair_claim_statement`, bounded on PostgreSQL).
    A duplicate delivery that finds the operation done or leased does nothing. In the
    same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
    are inserted (one executemany) and the actor's permission is re-checked once per
@@ -17,9 +19,24 @@
    ``completed`` and finish their attempts (executemany). If it fails for a reason that is
    not transient, each operation is completed in its own transaction, so one bad operation
    cannot fail the others.
+   Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
+   transaction that finishes an operation (completed or failed): one indexed query per
+   batch for the submitters' endpoints, deliveries and outbox rows only if one listens.
+Tracing (``wharf.tracing``; nothing while it is off): the batch runs under an
+``operation.batch`` span, a child of the current context (the Dramatiq message's), linked
+to each claimed operation's stored trace; claim and batched completion run under it. Each
+claimed operation gets one ``operation.attempt`` span, a child of its stored
+``trace_context`` (so retries and a re-run after a crash join the submitter's trace), made
+current while its own side effects (``perform``), its one-by-one completion and its
+retry/failure bookkeeping run, and ended with its outcome (error status unless completed).
+
 Errors are classified: retryable → ``pending`` with exponential backoff and jitter until
 ``max_attempts``; anything else → ``failed`` and the kind's ``compensate`` undoes what the
 side effects left behind.
+Logs (``wharf.logctx``): from the claim on, lines carry the batch (``batch_size``, the first
+``operation_ids``); each operation's perform, commit and outcome handling carry its
+``operation_id``, ``kind`` and ``attempt`` (one ``ContextVar.set`` each; a batch of one is
+bound as its operation throughout).
 
 The hot path is SQLAlchemy Core (no ORM unit of work); handlers still receive
 ``Operation`` objects (built, detached, from the claim's RETURNING rows).
@@ -42,12 +59,18 @@ from typing import Any, Protocol
 import msgspec
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     and_,
     bindparam,
+    case,
+    column,
+    func,
     insert,
     or_,
     select,
     text,
+    true,
+    tuple_,
     union_all,
     update,
 )
@@ -57,7 +80,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database, is_transient_db_error, send_after_commit
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
-from wharf import metrics
+from wharf import logctx, metrics, tracing
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext, system_principal
@@ -68,6 +91,7 @@ from wharf.operations.hooks import commit_products, run_compensate, run_on_faile
 from wharf.operations.kinds import to_json
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import outbox_for
+from wharf.webhooks.service import Finished, announce
 
 log = logging.getLogger("wharf.operations")
 
@@ -76,6 +100,7 @@ log = logging.getLogger("wharf.operations")
 NO_SYNC = {"synchronize_session": False}
 
 OPS = Operation.__table__
+OP_COLUMNS = tuple(OPS.c.keys())
 ATTEMPTS = OperationAttempt.__table__
 #: The WHERE of the partial index ``ix_operations_claim`` (storage.models), verbatim.
 CLAIMABLE = text("operations.status IN ('pending', 'running')")
@@ -143,10 +168,122 @@ def due(now: datetime | ColumnElement[Any], *,
 
 
 def claim_order() -> tuple[Any, ...]:
-    """The order in which due operations are claimed: oldest first, served by the partial
-    index ``ix_operations_claim``. (Issue 19 makes it per-actor round robin; keep it in
-    this one place.)"""
+    """The order in which due operations are claimed with fair claiming off (and within
+    one actor with it on): oldest first, served by the partial index
+    ``ix_operations_claim`` (``ix_operations_fair`` per actor)."""
     return (OPS.c.created_at, OPS.c.id)
+
+
+#: The fair claim's rotation cursor: none (start at the first (kind, actor) pair), "pair"
+#: (start after ``(:ck, :ca)``) or "kind" (start after kind ``:ck``: the last pair served
+#: had no actor).
+CURSOR_MODES = ("none", "pair", "kind")
+
+# The ``due`` predicate over the alias ``o`` (as :func:`due`; PostgreSQL proves the
+# partial indexes' ``status IN ('pending', 'running')`` from it).
+_DUE_O = ("((o.status = 'pending' AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= "
+          ":now)) OR (o.status = 'running' AND o.lease_expires_at < :now)) "
+          "AND o.attempts < o.max_attempts")
+_DUE_OPS = _DUE_O.replace("o.", "operations.")
+
+
+def _pair_scan(name: str, due_kinds: str, bound: str) -> str:
+    """A recursive loose index scan of ``ix_operations_fair``: the first ``:n`` distinct
+    (kind, actor) pairs with due operations that satisfy ``bound``, in index order, one
+    index descent each, however deep an actor's backlog."""
+    return f"""{name}(kind, actor_id, i) AS (
+  (SELECT o.kind, o.actor_id, 1 FROM operations o
+   WHERE {due_kinds}{bound}
+   ORDER BY o.kind, o.actor_id, o.created_at, o.id LIMIT 1)
+  UNION ALL
+  SELECT nx.kind, nx.actor_id, p.i + 1 FROM {name} p CROSS JOIN LATERAL (
+    SELECT o.kind, o.actor_id FROM operations o
+    WHERE {due_kinds}{bound} AND (o.kind, o.actor_id) > (p.kind, p.actor_id)
+    ORDER BY o.kind, o.actor_id, o.created_at, o.id LIMIT 1) nx
+  WHERE p.i < :n
+)"""
+
+
+@functools.cache
+def fair_claim_statement(include: bool, kinds: bool, cursor: str = "none") -> Any:
+    """PostgreSQL's fair claim: ``claim_statement`` with the ``n`` others taken round-robin
+    across (kind, actor) pairs, each one's oldest first, the pairs served in rotation.
+
+    1. ``after`` / ``wrap``: the next ``n`` distinct (kind, actor) pairs with due
+       operations after the rotation ``cursor`` (the last pair the previous claim of this
+       executor served), wrapping around to the first pairs, by recursive loose index
+       scans of ``ix_operations_fair`` (one index descent per pair, at most ``2n``);
+    2. ``chosen``: those ``n`` pairs in rotation order; each may give
+       ``k = ceil(n / pairs chosen)`` operations (its ``share``);
+    3. ``cand``: each chosen pair's ``k`` oldest due operations (a LATERAL ``LIMIT k``,
+       locked ``FOR UPDATE SKIP LOCKED``, so concurrent claimers take disjoint rows),
+       numbered 1..k within the pair;
+    4. ``picked``: the first ``n`` by (number, age): round robin.
+    So a claim locks at most ``n + pairs - 1`` rows and reads at most ``2n`` index
+    descents plus ``n + pairs`` entries, whatever the backlog or the number of actors.
+    RETURNING adds ``fair_share`` (k: a pair that gave k may have more due, the drain's
+    ``full``) and ``cursor_kind`` / ``cursor_actor``, the last pair chosen (the next
+    claim starts after it)."""
+    if cursor not in CURSOR_MODES:
+        raise ValueError(cursor)
+    kinds_o = " AND o.kind IN :kinds" if kinds else ""
+    not_include = " AND o.id <> :include" if include else ""
+    cols = ", ".join(f"operations.{c.name}" for c in OPS.c)
+    rest = """(SELECT id FROM cand ORDER BY rn, created_at, id LIMIT :n)"""
+    if include:
+        rest = (f"SELECT id FROM (SELECT operations.id FROM operations "
+                f"WHERE operations.id = :include AND {_DUE_OPS} FOR UPDATE SKIP LOCKED) "
+                f"AS named UNION ALL {rest}")
+    due_kinds = f"{_DUE_O}{kinds_o}"
+    if cursor == "none":
+        scans = _pair_scan("after", due_kinds, "")
+        ordered = "SELECT kind, actor_id, 0 AS part, i FROM after"
+    else:
+        if cursor == "pair":
+            past, upto = " AND (o.kind, o.actor_id) > (:ck, :ca)", \
+                " AND (o.kind, o.actor_id) <= (:ck, :ca)"
+        else:
+            past, upto = " AND o.kind > :ck", " AND o.kind <= :ck"
+        scans = (_pair_scan("after", due_kinds, past) + ",\n"
+                 + _pair_scan("wrap", due_kinds, upto))
+        ordered = ("SELECT kind, actor_id, 0 AS part, i FROM after UNION ALL "
+                   "SELECT kind, actor_id, 1 AS part, i FROM wrap")
+    sql = f"""
+WITH RECURSIVE {scans},
+chosen AS (SELECT kind, actor_id, part, i FROM ({ordered}) AS r ORDER BY part, i LIMIT :n),
+last AS (SELECT kind, actor_id FROM chosen ORDER BY part DESC, i DESC LIMIT 1),
+share AS (SELECT (CAST(:n AS integer) + count(*) - 1) / greatest(count(*), 1) AS k
+          FROM chosen),
+cand AS (
+  SELECT l.id, l.created_at,
+         row_number() OVER (PARTITION BY l.kind, l.actor_id
+                            ORDER BY l.created_at, l.id) AS rn
+  FROM chosen c CROSS JOIN LATERAL (
+    SELECT o.id, o.kind, o.actor_id, o.created_at FROM operations o
+    WHERE o.kind = c.kind AND o.actor_id = c.actor_id AND {_DUE_O}{not_include}
+    ORDER BY o.created_at, o.id LIMIT (SELECT k FROM share)
+    FOR UPDATE OF o SKIP LOCKED) l
+),
+picked AS MATERIALIZED ({rest})
+UPDATE operations SET status = 'running', lease_owner = :worker,
+  lease_expires_at = :lease_until, attempts = operations.attempts + 1, updated_at = :now
+FROM picked WHERE operations.id = picked.id AND {_DUE_OPS}
+RETURNING {cols}, (SELECT k FROM share) AS fair_share,
+  (SELECT kind FROM last) AS cursor_kind, (SELECT actor_id FROM last) AS cursor_actor
+"""
+    params = [_p("now", OPS.c.updated_at), _p("lease_until", OPS.c.lease_expires_at),
+              _p("worker", OPS.c.lease_owner), bindparam("n", type_=Integer())]
+    if include:
+        params.append(_p("include", OPS.c.id))
+    if kinds:
+        params.append(_p("kinds", OPS.c.kind, expanding=True))
+    if cursor != "none":
+        params.append(_p("ck", OPS.c.kind))
+    if cursor == "pair":
+        params.append(_p("ca", OPS.c.actor_id))
+    return text(sql).bindparams(*params).columns(
+        *OPS.c, column("fair_share", Integer()), column("cursor_kind", OPS.c.kind.type),
+        column("cursor_actor", OPS.c.actor_id.type))
 
 
 # -- the hot path's statements, built once (SQLAlchemy then only looks up the compiled
@@ -158,11 +295,22 @@ def _p(name: str, column: Any = None, *, expanding: bool = False) -> Any:
 
 
 @functools.cache
-def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool) -> Any:
+def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
+                    fair: bool = False, cursor: str = "none") -> Any:
     """``UPDATE operations … FROM (picked ids) … RETURNING *``: the ``include`` operation
     if due, then up to ``n`` others in :func:`claim_order` (of ``kinds``); on PostgreSQL
     picked ``FOR UPDATE SKIP LOCKED``. Parameters: now, lease_until, worker, include,
-    kinds, n."""
+    kinds, n. ``fair`` (``WHARF_FAIR_CLAIMING``): the others round-robin across (kind,
+    actor) pairs, each one's oldest first: on PostgreSQL :func:`fair_claim_statement`
+    (bounded, whatever the backlog); on SQLite ``ROW_NUMBER() OVER (PARTITION BY kind,
+    actor_id …)`` over the due rows (a window over every due row: SQLite serves small
+    deployments). Fair claims rotate: ``cursor`` (:data:`CURSOR_MODES`, parameters ``ck``
+    and ``ca``) is the last (kind, actor) pair served; the ``n`` pairs after it (wrapping
+    around) give their oldest first."""
+    if fair and rest and postgres:
+        return fair_claim_statement(include, kinds, cursor)
+    if cursor not in CURSOR_MODES:
+        raise ValueError(cursor)
     now = _p("now", OPS.c.updated_at)
     picks = []
     if include:
@@ -173,7 +321,29 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool) -> A
             q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True)))
         if include:
             q = q.where(OPS.c.id != _p("include", OPS.c.id))
-        picks.append(q.order_by(*claim_order()).limit(_p("n")))
+        if fair:
+            rn = func.row_number().over(partition_by=(OPS.c.kind, OPS.c.actor_id),
+                                        order_by=claim_order()).label("rn")
+            ranked = q.add_columns(OPS.c.created_at, OPS.c.kind, OPS.c.actor_id,
+                                   rn).subquery("ranked")
+            # Each pair's oldest (rn 1) in rotation order: the pairs after the cursor,
+            # then (wrapping around) the others; then each pair's next ones by age.
+            first = ranked.c.rn == 1
+            if cursor == "pair":
+                past: Any = tuple_(ranked.c.kind, ranked.c.actor_id) > tuple_(
+                    _p("ck", OPS.c.kind), _p("ca", OPS.c.actor_id))
+            elif cursor == "kind":
+                past = ranked.c.kind > _p("ck", OPS.c.kind)
+            else:
+                past = true()
+            q = select(ranked.c.id).order_by(
+                ranked.c.rn, case((and_(first, past), 0), (first, 1), else_=0),
+                case((first, ranked.c.kind), else_=None),
+                case((first, ranked.c.actor_id), else_=None),
+                ranked.c.created_at, ranked.c.id)
+            picks.append(q.limit(_p("n")))
+        else:
+            picks.append(q.order_by(*claim_order()).limit(_p("n")))
     if postgres:  # concurrent claimers take disjoint rows, nobody waits
         picks = [p.with_for_update(skip_locked=True) for p in picks]
     # A materialized CTE: picked once. (As ``IN (subquery)`` PostgreSQL may rescan the
@@ -220,6 +390,8 @@ class Claimed:
     handler: Handler | None
     error: BaseException | None = None  # why it cannot complete (classified at the end)
     outcome: str | None = None  # completed | failed | retry | lost, once settled
+    span: Any = None  # its attempt's span (wharf.tracing), None while tracing is off
+    share: int | None = None  # fair claiming on PostgreSQL: what one actor could give
 
 
 @dataclass(frozen=True)
@@ -256,6 +428,35 @@ class Executor:
         self._leases: dict[str, str] = {}
         self._leases_lock = threading.Lock()
         self._keeper: threading.Thread | None = None
+        # Fair claiming's rotation: per set of kinds claimed, the last (kind, actor) pair
+        # served (in process: each worker rotates on its own).
+        self._cursors: dict[frozenset[str] | None, tuple[str, str | None]] = {}
+
+    def _rotate(self, rotation: frozenset[str] | None, cursor: tuple[str, str | None] | None,
+                rows: Sequence[Any], include: str | None) -> None:
+        """Remember the last (kind, actor) pair this fair claim served: PostgreSQL says
+        which (``cursor_kind``); on SQLite it is the last served pair in rotation order
+        (SQLite's BINARY collation is Python's string order; NULL sorts first)."""
+        m = rows[0]._mapping
+        if "cursor_kind" in m:
+            if m["cursor_kind"] is not None:
+                self._cursors[rotation] = (m["cursor_kind"], m["cursor_actor"])
+            return
+        pairs = {(r.kind, r.actor_id) for r in rows if r.id != include}
+        if not pairs:
+            return
+
+        def key(pair: tuple[str, str | None]) -> tuple[bool, str, bool, str]:
+            kind, actor = pair
+            if cursor is None:
+                past = True
+            elif cursor[1] is None or actor is None:
+                past = kind > cursor[0]
+            else:
+                past = (kind, actor) > (cursor[0], cursor[1])
+            return (not past, kind, actor is not None, actor or "")
+
+        self._cursors[rotation] = max(pairs, key=key)
 
     # -- entry points ------------------------------------------------------------------
     def run_batch(self, kinds: Collection[str] | None = None, *, limit: int = 32,
@@ -273,8 +474,18 @@ class Executor:
         no longer due leaves its slot empty, so ``claimed < limit`` does not mean short."""
         batch = self._run(kinds, limit, worker_id or default_worker_id(), include)
         rest = limit - (include is not None)
-        others = sum(1 for c in batch if c.op.id != include)
-        return BatchRun(claimed=len(batch), full=limit >= 1 and others >= rest)
+        others = [c for c in batch if c.op.id != include]
+        full = limit >= 1 and len(others) >= rest
+        share = batch[0].share if batch else None
+        if not full and share is not None:
+            # A fair claim gives each actor at most its share: an actor that gave all of
+            # it may have more due although the claim came back short.
+            per_actor: dict[tuple[str, str], int] = {}
+            for c in others:
+                key = (c.op.kind, c.op.actor_id)
+                per_actor[key] = per_actor.get(key, 0) + 1
+            full = max(per_actor.values(), default=0) >= share
+        return BatchRun(claimed=len(batch), full=full)
 
     def execute(self, operation_id: str, worker_id: str | None = None) -> str:
         """Run one attempt of one operation (a batch of one); returns what happened (for
@@ -289,16 +500,56 @@ class Executor:
         """Claim, perform, complete; then settle what went wrong, operation by operation.
         ``strict``: an outcome that could not be recorded is raised (once every other
         operation is settled); otherwise it is logged and the lease left to lapse."""
-        batch = self._claim(kinds, limit, worker_id, include)
-        if not batch:
-            return batch
+        with tracing.start_span("operation.batch", attributes={
+                "wharf.worker.id": worker_id, "wharf.batch.limit": limit}) as batch_span:
+            batch = self._claim(kinds, limit, worker_id, include)
+            if batch_span is not None:
+                batch_span.set_attribute("wharf.batch.claimed", len(batch))
+            if not batch:
+                return batch
+            self._open_attempts(batch, worker_id, batch_span)
+            try:
+                with logctx.bound_batch([c.op for c in batch]):
+                    return self._run_claimed(batch, worker_id, strict)
+            finally:
+                self._close_attempts(batch)
+
+    @staticmethod
+    def _open_attempts(batch: Sequence[Claimed], worker_id: str, batch_span: Any) -> None:
+        """One ``operation.attempt`` span per claimed operation, a child of its stored
+        trace context (of the batch span when it has none)."""
+        if batch_span is None:
+            return
+        tracing.link_to(batch_span, [c.op.trace_context for c in batch])
+        for c in batch:
+            c.span = tracing.open_span("operation.attempt", parent=c.op.trace_context,
+                                       attributes={"wharf.operation.id": c.op.id,
+                                                   "wharf.operation.kind": c.op.kind,
+                                                   "wharf.operation.attempt": c.op.attempts,
+                                                   "wharf.worker.id": worker_id})
+
+    @staticmethod
+    def _close_attempts(batch: Sequence[Claimed]) -> None:
+        for c in batch:
+            if c.span is None:
+                continue
+            outcome = c.outcome or "unsettled"
+            tracing.close_span(c.span, error=c.error,
+                               failure=None if outcome == "completed" else outcome,
+                               attributes={"wharf.operation.outcome": outcome})
+            c.span = None
+
+    def _run_claimed(self, batch: list[Claimed], worker_id: str,
+                     strict: bool) -> list[Claimed]:
         failures: list[BaseException] = []
 
         def settle(done: Sequence[Claimed]) -> None:
             for c in done:
                 if c.outcome is None and c.error is not None:
                     try:
-                        c.outcome = self._settle_error(c.handler, c.op, worker_id, c.error)
+                        with tracing.use(c.span), logctx.bound_op(c.op):
+                            c.outcome = self._settle_error(c.handler, c.op, worker_id,
+                                                           c.error)
                     except Exception as exc:  # the lease lapses; recovery takes it from there
                         log.warning("operation %s: could not record its outcome", c.op.id,
                                     exc_info=True)
@@ -448,16 +699,28 @@ class Executor:
         rest = limit - (include is not None)
         if rest > 0:
             params["n"] = rest
+        fair = self.settings.fair_claiming
+        rotation = frozenset(kinds) if kinds is not None else None
+        cursor = self._cursors.get(rotation) if fair and rest > 0 else None
+        mode = "none" if cursor is None else "kind" if cursor[1] is None else "pair"
+        if cursor is not None:
+            params["ck"] = cursor[0]
+            if cursor[1] is not None:
+                params["ca"] = cursor[1]
         stmt = claim_statement(include is not None, kinds is not None, rest > 0,
-                               self.db.is_postgres)
+                               self.db.is_postgres, fair, mode)
         with self.db.write() as s:
             conn = s.connection()
             rows = conn.execute(stmt, params).all()
             if not rows:
                 return []
+            # Executed oldest first (the named operation first), whichever order claimed.
             rows = sorted(rows, key=lambda r: (r.id != include, r.created_at, r.id))
-            batch = [Claimed(Operation(**r._mapping), self.handlers.get(r.kind))
-                     for r in rows]
+            share = rows[0]._mapping.get("fair_share")
+            if fair and rest > 0:
+                self._rotate(rotation, cursor, rows, include)
+            batch = [Claimed(Operation(**{k: r._mapping[k] for k in OP_COLUMNS}),
+                             self.handlers.get(r.kind), share=share) for r in rows]
             # Earlier attempts that never finished were lost (their worker died). On a
             # first attempt there is no earlier one.
             again = [c.op.id for c in batch if c.op.attempts > 1]
@@ -487,7 +750,8 @@ class Executor:
                              group[0].op.kind, exc_info=True)
             for c in group:
                 try:
-                    handler.perform(c.op)
+                    with tracing.use(c.span), logctx.bound_op(c.op):
+                        handler.perform(c.op)
                 except Exception as exc:
                     c.error = exc
 
@@ -508,7 +772,8 @@ class Executor:
                 c.error = None
                 try:
                     assert c.handler is not None
-                    c.outcome = self._complete(c.handler, c.op, worker_id)
+                    with tracing.use(c.span), logctx.bound_op(c.op):
+                        c.outcome = self._complete(c.handler, c.op, worker_id)
                 except Exception as one:
                     c.error = one
             return
@@ -526,8 +791,9 @@ class Executor:
                 "ids": [c.op.id for c in batch], "worker": worker_id}))
             for c in batch:
                 if c.op.id not in ours:
-                    log.info("operation %s: lease lost before completion; not committing",
-                             c.op.id)
+                    with logctx.bound_op(c.op):
+                        log.info("operation %s: lease lost before completion; not "
+                                 "committing", c.op.id)
                     c.outcome = "lost"
             mine = [c for c in batch if c.outcome is None]
             self._authorize_batch(s, mine)
@@ -547,6 +813,8 @@ class Executor:
                  "b_key_until": key_until} for c in ok])
             conn.execute(FINISH_COMPLETED, [
                 {"b_id": c.op.id, "b_number": c.op.attempts, "b_now": now} for c in ok])
+            # Completion webhooks: one indexed query for the batch (wharf.webhooks.service).
+            announce(s, [Finished(c.op.id, c.op.actor_id, "completed") for c in ok])
         for c in ok:
             c.outcome = "completed"
         return ok
@@ -584,6 +852,7 @@ class Executor:
             current.result = to_json(handler.commit(s, current, ctx))
             self._settle(current, "completed", None)
             self._finish_attempt(s, current, "completed", None)
+            announce(s, [Finished(current.id, current.actor_id, "completed")])
         metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()
         self._done(op.id)
         return "completed"
@@ -611,6 +880,7 @@ class Executor:
             self._settle(current, "failed", error)
             self._finish_attempt(s, current, "failed", error)
             run_on_failed(handler, s, current, error)
+            announce(s, [Finished(current.id, current.actor_id, "failed")])
         run_compensate(handler, op, "after failure")
         metrics.OPS_FINISHED.labels(op.kind, "failed", str(error.get("code", ""))).inc()
         self._done(op.id)

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from storage.models import Operation
+from wharf import logctx
 from wharf.context import RequestContext, system_principal
 
 log = logging.getLogger("wharf.operations")
@@ -58,5 +59,9 @@ def commit_products(handler: Any, session: Session, ops: Sequence[Operation]) ->
     if many is not None:
         results: list[Any] = many(session, ops)
         return results
-    return [handler.commit(session, op, RequestContext(principal=system_principal(op.id)))
-            for op in ops]
+    results = []
+    for op in ops:
+        with logctx.bound_op(op):
+            results.append(handler.commit(session, op,
+                                          RequestContext(principal=system_principal(op.id))))
+    return results

@@ -35,6 +35,7 @@ class OperationKind(StrEnum):
     CREATE_WORKTREE_UNIT = "create_worktree_unit"
     MERGE_WORKTREE = "merge_worktree"
     ACTIVATE_WORKTREE_RESOURCE = "activate_worktree_resource"
+    DELETE_ACCOUNT = "delete_account"
 
 
 CREATE_RESOURCE = OperationKind.CREATE_RESOURCE.value
@@ -48,6 +49,7 @@ ADD_WORKTREE_UNIT = OperationKind.ADD_WORKTREE_UNIT.value
 CREATE_WORKTREE_UNIT = OperationKind.CREATE_WORKTREE_UNIT.value
 MERGE_WORKTREE = OperationKind.MERGE_WORKTREE.value
 ACTIVATE_WORKTREE_RESOURCE = OperationKind.ACTIVATE_WORKTREE_RESOURCE.value
+DELETE_ACCOUNT = OperationKind.DELETE_ACCOUNT.value
 
 
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -288,6 +290,18 @@ class ActivateWorktreeResourceResult(_Shape, frozen=True):
     resource_id: str
 
 
+# --- delete_account (wharf/accounts.py) ------------------------------------------------
+
+class DeleteAccountPayload(_Shape, frozen=True):
+    """The account being deleted (``deleting`` since the submission)."""
+
+    user_id: str
+
+
+class DeleteAccountResult(_Shape, frozen=True):
+    user_id: str
+
+
 # --- errors ------------------------------------------------------------------------------
 
 class OperationError(_Shape, frozen=True):
@@ -313,6 +327,7 @@ PAYLOADS: dict[str, type[msgspec.Struct]] = {
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitPayload,
     MERGE_WORKTREE: MergeWorktreePayload,
     ACTIVATE_WORKTREE_RESOURCE: ActivateWorktreeResourcePayload,
+    DELETE_ACCOUNT: DeleteAccountPayload,
 }
 RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_RESOURCE: CreateResourceResult,
@@ -326,6 +341,7 @@ RESULTS: dict[str, type[msgspec.Struct]] = {
     CREATE_WORKTREE_UNIT: CreateWorktreeUnitResult,
     MERGE_WORKTREE: MergeWorktreeResult,
     ACTIVATE_WORKTREE_RESOURCE: ActivateWorktreeResourceResult,
+    DELETE_ACCOUNT: DeleteAccountResult,
 }
 
 S = TypeVar("S", bound=msgspec.Struct)

@@ -2,6 +2,8 @@
 
 ``LocalNotifier`` works inside one process (embedded mode, tests). A cross-process
 implementation (Redis pub/sub, in ``tasks.notify``) forwards remote publishes to it.
+``PollingNotifier`` (brokers without pub/sub Wharf uses: RabbitMQ) wakes local waiters at
+once and re-reads the database every ``interval`` for completions in other processes.
 
 Each waiter holds a request thread, so at most ``max_waiters`` wait at once per process
 (``WHARF_LONG_POLL_MAX_WAITERS``); a wait beyond that does not block: it only checks
@@ -10,6 +12,7 @@ Each waiter holds a request thread, so at most ``max_waiters`` wait at once per 
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -66,6 +69,25 @@ class LocalNotifier:
 
     def close(self) -> None:
         pass
+
+
+class PollingNotifier(LocalNotifier):
+    """No cross-process notices: a waiter re-checks ``is_done()`` (the database) every
+    ``interval`` seconds, so a completion in another process is seen within ``interval``;
+    one in this process wakes it at once."""
+
+    def __init__(self, max_waiters: int | None = None, interval: float = 0.5):
+        super().__init__(max_waiters)
+        self.interval = interval
+
+    def _wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= self.interval:
+                return super()._wait(operation_id, max(0.0, left), is_done)
+            if super()._wait(operation_id, self.interval, is_done):
+                return True
 
 
 class _NoSlots:

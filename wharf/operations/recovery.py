@@ -38,9 +38,11 @@ from sqlalchemy import and_, or_, select, update
 from storage.db import Database
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
+from wharf import logctx
 from wharf.clock import utcnow
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.service import QUEUE, outbox_for
+from wharf.webhooks.service import Finished, announce
 
 log = logging.getLogger("wharf.operations")
 #: The error of an attempt whose worker stopped answering (its lease expired).
@@ -126,7 +128,9 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                 op = s.get(Operation, op_id, populate_existing=True)
                 if op is None:  # updated just above, in this transaction
                     continue
-                run_on_failed((handlers or {}).get(op.kind), s, op, error)
+                with logctx.bound_op(op):
+                    run_on_failed((handlers or {}).get(op.kind), s, op, error)
+                announce(s, [Finished(op.id, op.actor_id, "failed")])  # webhooks
                 failed.append(op)
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
@@ -145,7 +149,8 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
     for op in failed:
-        run_compensate((handlers or {}).get(op.kind), op, "after recovery")
+        with logctx.bound_op(op):
+            run_compensate((handlers or {}).get(op.kind), op, "after recovery")
     by_kind: dict[str, list[Operation]] = {}
     for op in due:
         by_kind.setdefault(op.kind, []).append(op)

@@ -13,6 +13,11 @@ returned) rolls the whole transaction back, ``prepare``'s writes included, and a
 recorded operation from a fresh read; a ``prepare`` that refuses (permission lost since, an
 upload session already verifying) is also answered by the recorded operation if there is
 one, so a replay never depends on the caller's current rights.
+
+An operation is its actor's: reading it, its attempts, a retry and a cancel answer 404 to
+anyone else, except an operator (``wharf.operators``), who may do all four on any user's
+operation (the audit row of a retry or cancel then names the operator as actor and the
+owner in its details). Listing stays per actor. The operation still executes as its actor.
 """
 from __future__ import annotations
 
@@ -41,22 +46,26 @@ from storage.db import (
 from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
-from wharf import audit, metrics
+from wharf import audit, metrics, tracing
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
 from wharf.errors import NotFound, Unauthenticated, ValidationFailed, WharfError
 from wharf.ids import is_id, new_id
+from wharf.operations import quotas
 from wharf.operations.errors import (
     IdempotencyKeyRequired,
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
     OperationStateConflict,
+    QuotaExceeded,
     RetryNotPossible,
 )
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.kinds import to_json
+from wharf.operators import is_operator
 from wharf.pagination import decode_cursor, page
+from wharf.webhooks.service import Finished, announce
 
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
@@ -90,8 +99,10 @@ def check_key(key: str | None) -> str:
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
+    """The outbox row that rings ``op``'s kind (sent in ``op``'s trace, if it has one)."""
     return OutboxMessage(id=new_id(), actor_name=actor_name(op.kind), queue_name=QUEUE,
-                         subject_id=op.id, delay_ms=max(0, int(delay_ms)))
+                         subject_id=op.id, delay_ms=max(0, int(delay_ms)),
+                         trace_context=op.trace_context)
 
 
 @dataclass
@@ -109,25 +120,34 @@ _OUTBOX = OutboxMessage.__table__
 # The columns a submission writes (the rest start NULL: no result, error, lease, ...).
 _OP_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
                "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
-               "updated_at")
-_OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at")
+               "updated_at", "trace_context", "next_attempt_at")
+_OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at", "trace_context")
 _KEY = ("actor_id", "idempotency_key")  # uq_operations_actor_key
 _INSERT_OUTBOX = insert(_OUTBOX)
 
 
+def _guarded_values() -> Any:
+    """The operation row as a SELECT of parameters (``op_<column>``), returning a row only
+    while the actor is within its quotas (:func:`wharf.operations.quotas.guard`)."""
+    return select(*(bindparam(f"op_{c}", type_=_OPS.c[c].type) for c in _OP_COLUMNS)
+                  ).where(quotas.guard())
+
+
 def _record_statement(dialect: str) -> Any:
-    """``INSERT INTO operations … ON CONFLICT (actor_id, idempotency_key) DO NOTHING
-    RETURNING id`` (no row: the key is taken — a replay)."""
+    """``INSERT INTO operations … SELECT … WHERE <within quotas> ON CONFLICT (actor_id,
+    idempotency_key) DO NOTHING RETURNING id`` (no row: the key is taken — a replay — or
+    a quota is used up)."""
     ins = postgresql.insert(_OPS) if dialect == "postgresql" else sqlite.insert(_OPS)
-    return ins.on_conflict_do_nothing(index_elements=list(_KEY)).returning(_OPS.c.id)
+    return (ins.from_select(list(_OP_COLUMNS), _guarded_values())
+            .on_conflict_do_nothing(index_elements=list(_KEY)).returning(_OPS.c.id))
 
 
 def _record_all_statement() -> Any:
     """PostgreSQL: the operation, its outbox row and its audit row in one statement. The
     outbox and audit INSERTs select from the operation INSERT's RETURNING, so a replay
-    (nothing inserted) inserts nothing else either."""
-    op = (postgresql.insert(_OPS)
-          .values({c: bindparam(f"op_{c}", type_=_OPS.c[c].type) for c in _OP_COLUMNS})
+    (nothing inserted) inserts nothing else either; nor does a submission over a quota
+    (the operation INSERT selects its row only within the quotas)."""
+    op = (postgresql.insert(_OPS).from_select(list(_OP_COLUMNS), _guarded_values())
           .on_conflict_do_nothing(index_elements=list(_KEY))
           .returning(_OPS.c.id).cte("new_op"))
     outbox = insert(_OUTBOX).from_select(
@@ -206,10 +226,11 @@ class Operations:
                 continue
             except IntegrityError:
                 continue  # a row prepare wrote raced another request's; try again
-            except WharfError:
-                if not prepared:
-                    # Refused now (permission lost, the input moved on): a replay of a
-                    # recorded request still answers with its operation.
+            except WharfError as exc:
+                if not prepared or isinstance(exc, QuotaExceeded):
+                    # Refused now (permission lost, the input moved on, a quota used
+                    # up): a replay of a recorded request still answers with its
+                    # operation.
                     existing = self.replayed(ctx, kind, key, request)
                     if existing is not None:
                         return Submission(existing, False)
@@ -235,7 +256,8 @@ class Operations:
                        scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
                        payload=to_json(payload), attempts=0,
                        max_attempts=self.settings.operation_max_attempts,
-                       created_at=now, updated_at=now)
+                       created_at=now, updated_at=now,
+                       trace_context=tracing.current_traceparent())
         s.add(op)
         s.flush()
         send_after_commit(s, outbox_for(op))
@@ -249,39 +271,51 @@ class Operations:
         row; None (nothing inserted) when the actor already used ``key``. With
         ``due_at``: no outbox row, and the operation is not due before then."""
         now = utcnow()
+        trace_context = tracing.current_traceparent()  # None (no work) when tracing is off
         row: dict[str, Any] = {
             "id": op_id, "kind": kind, "status": "pending", "actor_id": actor_id,
             "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
             "payload": to_json(payload), "attempts": 0,
             "max_attempts": self.settings.operation_max_attempts,
-            "created_at": now, "updated_at": now}
+            "created_at": now, "updated_at": now, "trace_context": trace_context}
         notice = OutboxNotice(id=new_id(), queue_name=QUEUE, actor_name=actor_name(kind),
-                              subject_id=op_id)
+                              subject_id=op_id, trace_context=trace_context)
         outbox: dict[str, Any] = {"id": notice.id, "actor_name": notice.actor_name,
-                                  "queue_name": notice.queue_name, "created_at": now}
+                                  "queue_name": notice.queue_name, "created_at": now,
+                                  "trace_context": trace_context}
         audit_row = audit.values(ctx, "operation.submit", "operation", op_id,
                                  space_id=scope_id, details={"kind": kind})
         conn = s.connection()
+        row["next_attempt_at"] = due_at
+        params = {f"op_{c}": v for c, v in row.items()}
+        params.update(quotas.guard_params(self.settings, ctx.principal))
         if due_at is not None:
-            row["next_attempt_at"] = due_at
-            if conn.execute(self._record_op, row).first() is None:
+            if conn.execute(self._record_op, params).first() is None:
+                self._not_recorded(s, ctx)
                 return None
             conn.execute(audit.INSERT, audit_row)
             return Operation(**row)
         if self._record_all is not None:
-            params = {f"op_{c}": v for c, v in row.items()}
             params.update({f"ob_{c}": v for c, v in outbox.items()})
             params.update({f"au_{c}": v for c, v in audit_row.items() if c != "target_id"})
             if conn.execute(self._record_all, params).first() is None:
+                self._not_recorded(s, ctx)
                 return None
         else:
-            if conn.execute(self._record_op, row).first() is None:
+            if conn.execute(self._record_op, params).first() is None:
+                self._not_recorded(s, ctx)
                 return None
             conn.execute(_INSERT_OUTBOX, {**outbox, "subject_id": op_id, "delay_ms": 0,
                                            "send_attempts": 0})
             conn.execute(audit.INSERT, audit_row)
         announce_after_commit(s, notice)
         return Operation(**row)
+
+    def _not_recorded(self, s: Session, ctx: RequestContext) -> None:
+        """Nothing was inserted: the key is taken (a replay: returns), or a quota is used
+        up (raises ``QuotaExceeded``; ``submit`` still answers a replay of a recorded
+        key)."""
+        quotas.check(s, self.settings, ctx.principal)
 
     # -- read --------------------------------------------------------------------------
     def find_by_key(self, session: Session, ctx: RequestContext, kind: str, key: str,
@@ -301,10 +335,21 @@ class Operations:
             Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
 
     def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
+        """The caller's operation, or any user's for an operator (``wharf.operators``)."""
         op = session.get(Operation, operation_id) if is_id(operation_id) else None
-        if op is None or op.actor_id != ctx.principal.user_id:
+        if op is None or not self._may_see(ctx, op.actor_id):
             raise NotFound("No such operation.")
         return op
+
+    def _may_see(self, ctx: RequestContext, actor_id: str) -> bool:
+        return actor_id == ctx.principal.user_id or is_operator(self.settings, ctx.principal)
+
+    @staticmethod
+    def _acted_for(ctx: RequestContext, op: Operation) -> dict[str, Any] | None:
+        """An audit row's details when an operator acts on another user's operation."""
+        if op.actor_id == ctx.principal.user_id:
+            return None
+        return {"operator": ctx.principal.username, "owner_id": op.actor_id}
 
     def peek(self, ctx: RequestContext, operation_id: str) -> Operation:
         """The caller's operation by one Core SELECT (no ORM identity map or unit of work):
@@ -313,7 +358,7 @@ class Operations:
         row = None
         if is_id(operation_id):
             row = self.db.read_one(_BY_ID, {"id": operation_id})
-        if row is None or row["actor_id"] != ctx.principal.user_id:
+        if row is None or not self._may_see(ctx, row["actor_id"]):
             raise NotFound("No such operation.")
         return Operation(**row)
 
@@ -352,6 +397,10 @@ class Operations:
                     f"A failed {op.kind} operation cannot be retried: its input was "
                     "discarded when it failed. Submit the request again with a new "
                     "Idempotency-Key.", details={"kind": op.kind, "reason": "input_consumed"})
+            if op.status == "failed" and op.actor_id == ctx.principal.user_id:
+                # Opens an operation again: held to the submitter's open-operations quota
+                # (an operator retrying another's operation is not).
+                quotas.check(s, self.settings, ctx.principal, submission=False)
             now = utcnow()
             res = s.execute(update(Operation).where(
                 Operation.id == op.id, Operation.status == "failed").values(
@@ -363,16 +412,18 @@ class Operations:
                 raise OperationStateConflict("Only a failed operation can be retried.",
                                              details={"status": op.status})
             send_after_commit(s, outbox_for(op))
-            audit.record(s, ctx, "operation.retry", "operation", op.id, space_id=op.scope_id)
+            audit.record(s, ctx, "operation.retry", "operation", op.id, space_id=op.scope_id,
+                         details=self._acted_for(ctx, op))
             s.flush()
             s.refresh(op)
         return op
 
     def cancel(self, ctx: RequestContext, operation_id: str) -> Operation:
-        error = {"code": "cancelled", "message": "Cancelled by the submitter.",
-                 "retryable": False}
         with self.db.write() as s:
             op = self.get(s, ctx, operation_id)
+            by = "the submitter" if op.actor_id == ctx.principal.user_id else "an operator"
+            error = {"code": "cancelled", "message": f"Cancelled by {by}.",
+                     "retryable": False}
             now = utcnow()
             res = s.execute(update(Operation).where(
                 Operation.id == op.id, Operation.status == "pending").values(
@@ -389,7 +440,9 @@ class Operations:
             # this same transaction.
             handler = self.handlers.get(op.kind)
             run_on_failed(handler, s, op, error)
-            audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id)
+            announce(s, [Finished(op.id, op.actor_id, "failed")])  # completion webhooks
+            audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id,
+                         details=self._acted_for(ctx, op))
             s.flush()
             s.refresh(op)
         run_compensate(handler, op, "after cancel")

@@ -3,6 +3,7 @@
 Each returns counts of what it did."""
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from storage.models import (
     LoginSession,
     Operation,
     OperationAttempt,
+    OutboxMessage,
     ScheduleTick,
     Worktree,
     WorktreeUnit,
@@ -32,10 +34,15 @@ from wharf.config import Settings
 from wharf.operations import recovery
 from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
+from wharf.webhooks import delivery as webhook_delivery
+from wharf.webhooks import service as webhook_service
 
 log = logging.getLogger("wharf.sweeps")
 
 BATCH_SIZE = 1000
+#: How long an outbox row is kept after it was sent to the broker (for looking into a
+#: recent delivery; nothing reads it again).
+OUTBOX_KEEP = timedelta(hours=1)
 
 
 @dataclass
@@ -123,6 +130,7 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
                 key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
             if rowcount(res) == 1:  # else a worker is verifying it right now; let it finish
                 failed_ops += 1
+                webhook_service.announce_failed(s, r.operation_id)
                 expire.append(r)
         # Conditional on the state, so a session completed meanwhile is left alone.
         s.execute(update(BlobUploadSession).where(
@@ -209,8 +217,10 @@ def release_idempotency_keys(ctx: SweepContext) -> dict[str, int]:
 
 
 def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
-    """Delete finished operations (and their attempts) after WHARF_OPERATION_RETENTION, and
-    schedule ticks of the same age."""
+    """Delete finished operations (and their attempts) after WHARF_OPERATION_RETENTION,
+    schedule ticks of the same age, and outbox rows sent to the broker more than
+    :data:`OUTBOX_KEEP` ago (nothing reads a sent row again; one not sent yet stays until
+    the relay sends it)."""
     cutoff = ctx.now - timedelta(seconds=ctx.settings.operation_retention)
 
     def pick(s: Session) -> Select[str]:
@@ -228,8 +238,17 @@ def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
     def apply_ticks(s: Session, ids: list[str]) -> None:
         s.execute(delete(ScheduleTick).where(ScheduleTick.id.in_(ids)))
 
+    sent_before = ctx.now - OUTBOX_KEEP
+
+    def pick_sent(s: Session) -> Select[str]:  # on ix_outbox_pending (dispatched_at, …)
+        return select(OutboxMessage.id).where(OutboxMessage.dispatched_at <= sent_before)
+
+    def apply_sent(s: Session, ids: list[str]) -> None:
+        s.execute(delete(OutboxMessage).where(OutboxMessage.id.in_(ids)))
+
     return {"operations": _batched(ctx, "delete_finished_operations", pick, apply),
-            "ticks": _batched(ctx, "delete_finished_operations", pick_ticks, apply_ticks)}
+            "ticks": _batched(ctx, "delete_finished_operations", pick_ticks, apply_ticks),
+            "outbox": _batched(ctx, "delete_finished_operations", pick_sent, apply_sent)}
 
 
 def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
@@ -247,6 +266,17 @@ def retry_deletion_jobs(ctx: SweepContext) -> dict[str, int]:
         if ran < ctx.batch_size:
             break
     return counts
+
+
+def retry_webhook_deliveries(ctx: SweepContext) -> dict[str, int]:
+    """Ring again for webhook deliveries whose message was lost, and delete finished ones
+    past their retention (``wharf.webhooks.delivery``): one bounded batch of rings, and
+    bounded batches of deletions within ``prune``'s time budget. A delivery is rung again
+    once overdue by ``WHARF_WEBHOOK_CLAIM_MARGIN_SECONDS``."""
+    return {"rung": webhook_delivery.rering_due(
+                ctx.db, ctx.batch_size,
+                grace_seconds=ctx.settings.webhook_claim_margin_seconds),
+            "pruned": webhook_delivery.prune(ctx.db, ctx.batch_size)}
 
 
 def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
@@ -351,6 +381,41 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
     return {"purged_worktrees": purged, "orphan_drafts": orphans}
 
 
+#: The ``fsck`` sweep's bounds: findings logged in detail (and repaired) per run, and wall
+#: time (20 minutes in all, under the sweep actors' 30-minute limit): the object side's,
+#: then the unit side's own (it runs even when the object side ran out of time); the
+#: counts cover what was compared.
+FSCK_MAX_FINDINGS = 100
+FSCK_BUDGET_SECONDS = 15 * 60
+FSCK_UNIT_BUDGET_SECONDS = 5 * 60
+
+
+def fsck(ctx: SweepContext) -> dict[str, int]:
+    """``wharf fsck`` on a schedule (``WHARF_FSCK_INTERVAL``, weekly): report-only unless
+    ``WHARF_FSCK_REPAIR`` (then old orphaned objects are queued for deletion). Each finding
+    listed is logged as a JSON line; the counts, recorded on the tick, feed the
+    ``wharf_fsck_*`` gauges."""
+    from wharf.fsck import run_fsck
+
+    def log_finding(finding: Any) -> None:
+        log.warning(json.dumps({"event": "fsck_finding", **finding.as_json()}))
+
+    report = run_fsck(ctx.db, ctx.store(), ctx.units(), ctx.settings, now=ctx.now,
+                      repair=ctx.settings.fsck_repair, max_findings=FSCK_MAX_FINDINGS,
+                      max_seconds=FSCK_BUDGET_SECONDS,
+                      unit_max_seconds=FSCK_UNIT_BUDGET_SECONDS, emit=log_finding)
+    log.info(json.dumps({"event": "fsck", **report.summary()}))
+    return report.counts_for_sweep()
+
+
+def deletion_ledger(ctx: SweepContext) -> dict[str, int]:
+    """Ship the deletion ledger to the blob store (``ledger/``), prune shipped rows past
+    ``WHARF_DELETION_LEDGER_RETENTION``, re-drive account deletions that lost their
+    operation (``wharf.accounts``)."""
+    from wharf import accounts
+    return accounts.sweep(ctx.db, ctx.store(), ctx.settings, batch=ctx.batch_size)
+
+
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
@@ -361,4 +426,7 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "purge_old_trash": purge_old_trash,
     "delete_expired_credentials": delete_expired_credentials,
     "sweep_worktree_drafts": sweep_worktree_drafts,
+    "fsck": fsck,
+    "retry_webhook_deliveries": retry_webhook_deliveries,
+    "deletion_ledger": deletion_ledger,
 }

@@ -1,0 +1,90 @@
+"""Who may do what with the issues of a space, from the space role alone (no issue ACL).
+
+1. A space the caller cannot discover is 404 (ids leak nothing); a personal space the
+   caller can see is 409 ``not_a_team_space`` (issues exist in team spaces only).
+2. Reading needs a logged-in user who can discover the team space (public read included).
+3. Every write needs membership: the owner or a member row. A public reader who is not a
+   member is 403 ``not_a_member``.
+4. Title, body and state: the issue's author or a triage role (owner, admin, editor);
+   labels, assignees and node references: a triage role; label definitions: the owner or
+   an admin. Comments: their author edits; their author, the owner or an admin deletes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.models import Space, SpaceMember
+from wharf.access import space_role
+from wharf.context import Principal
+from wharf.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from wharf.ids import is_id
+
+TRIAGE_ROLES = frozenset(("owner", "admin", "editor"))
+LABEL_ADMIN_ROLES = frozenset(("owner", "admin"))
+
+
+@dataclass(frozen=True)
+class IssueAccess:
+    """The caller's standing in a team space."""
+
+    space: Space
+    user_id: str
+    role: str  # owner | admin | editor | viewer (a public reader: viewer)
+    member: bool  # the owner or a member row (not only public read)
+
+    @property
+    def triage(self) -> bool:
+        return self.member and self.role in TRIAGE_ROLES
+
+    @property
+    def admin(self) -> bool:
+        return self.member and self.role in LABEL_ADMIN_ROLES
+
+    def require_member(self) -> IssueAccess:
+        if not self.member:
+            raise Forbidden("Only the space owner and its members can change issues.",
+                            code="not_a_member")
+        return self
+
+    def require_triage(self) -> IssueAccess:
+        self.require_member()
+        if not self.triage:
+            raise Forbidden("Only the owner, admins and editors can triage issues.")
+        return self
+
+    def require_label_admin(self) -> IssueAccess:
+        self.require_member()
+        if not self.admin:
+            raise Forbidden("Only the owner and admins can change label definitions.")
+        return self
+
+    def require_author_or_triage(self, author_user_id: str) -> IssueAccess:
+        self.require_member()
+        if author_user_id != self.user_id and not self.triage:
+            raise Forbidden("Only the author, the owner, admins and editors can change "
+                            "this issue.")
+        return self
+
+
+def resolve(session: Session, principal: Principal, space_id: object, *,
+            lock: bool = False) -> IssueAccess:
+    """The caller's :class:`IssueAccess` in ``space_id`` (see the module docstring);
+    ``lock`` takes the space row FOR UPDATE (label definitions: count and unique name)."""
+    if not principal.is_user or principal.user_id is None:
+        raise Unauthenticated("Log in to use issues.")
+    space = session.get(Space, space_id, with_for_update=lock) if is_id(space_id) else None
+    if space is None:
+        raise NotFound("No such space.")
+    role = space_role(session, principal, space)
+    if role is None:
+        raise NotFound("No such space.")
+    if space.type != "team":
+        raise Conflict("Issues exist in team spaces only.", code="not_a_team_space")
+    member = space.owner_id == principal.user_id or session.scalar(
+        select(SpaceMember.user_id).where(SpaceMember.space_id == space.id,
+                                          SpaceMember.user_id == principal.user_id)
+    ) is not None
+    return IssueAccess(space, principal.user_id, role, member)

@@ -1,0 +1,180 @@
+"""Uploads, downloads and waiting for operations, on top of ``WharfClient``.
+
+Rules:
+- Upload: create the session (one Idempotency-Key), PUT the bytes, POST ``/complete``
+  with the key ``upload-complete-<session id>`` (derived, so a rerun with ``--resume``
+  replays the same completion instead of starting a second one), then wait. The server
+  has no ranged PUT (a second PUT replaces the first), so after a network error the PUT
+  of the SAME session restarts from byte 0; a session that already holds the bytes
+  (``uploaded``: the answer, not the PUT, was lost) is not sent again.
+- Download: into ``FILE.part`` with the blob's ETag in ``FILE.part.etag``; a rerun (or a
+  retry after a network error) asks ``Range: bytes=<size of .part>-`` with ``If-Range:
+  <that ETag>``; a 206 appends, a 200 (the content changed) starts over. The finished file
+  is checked against the blob's SHA-256 before ``.part`` is renamed to FILE.
+- Waiting is a long-poll (``?wait=``), never a busy loop.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import httpx
+
+from wharfclient.http import ApiError, Unreachable, WharfClient, new_key
+
+CHUNK = 1024 * 1024
+#: Seconds one long-poll asks the server to hold (the server caps it lower if it must).
+LONG_POLL = 20
+DONE_STATUSES = frozenset({"completed", "failed"})
+
+Progress = Callable[[int, int], None]  # (bytes so far, total)
+
+
+def completion_key(session_id: str) -> str:
+    return f"upload-complete-{session_id}"
+
+
+def wait_operation(client: WharfClient, op_id: str, *,
+                   timeout: float | None = None) -> dict[str, Any]:
+    """Long-poll until the operation is done (or ``timeout`` seconds pass: the last seen)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        op: dict[str, Any] = client.json("GET", f"/api/operations/{op_id}",
+                                         params={"wait": LONG_POLL})
+        if op.get("done") or (deadline is not None and time.monotonic() >= deadline):
+            return op
+
+
+def file_chunks(f: BinaryIO, size: int, progress: Progress) -> Iterator[bytes]:
+    f.seek(0)
+    sent = 0
+    progress(0, size)
+    while sent < size:
+        chunk = f.read(min(CHUNK, size - sent))
+        if not chunk:
+            raise OSError("the file shrank while it was being uploaded")
+        sent += len(chunk)
+        yield chunk
+        progress(sent, size)
+
+
+def put_session_content(client: WharfClient, session: dict[str, Any], f: BinaryIO,
+                        progress: Progress) -> None:
+    """PUT the whole file into the session, restarting the PUT after a network error."""
+    sid, size = session["id"], int(session["size"])
+    restarts = 0
+    while True:
+        try:
+            client.request("PUT", f"/api/blob-upload-sessions/{sid}/content",
+                           headers={"Content-Length": str(size),
+                                    "Content-Type": "application/octet-stream"},
+                           content=lambda: file_chunks(f, size, progress))
+            return
+        except Unreachable:
+            restarts += 1
+            if restarts > client.retries:
+                raise
+        # Did the bytes arrive and only the answer get lost?
+        state = client.json("GET", f"/api/blob-upload-sessions/{sid}")
+        if state["state"] != "waiting_for_upload":
+            return
+
+
+def create_session(client: WharfClient, *, space_id: str, filename: str, size: int,
+                   parent_id: str | None) -> dict[str, Any]:
+    body = {"space_id": space_id, "filename": filename, "size": size,
+            "parent_id": parent_id}
+    session: dict[str, Any] = client.json("POST", "/api/blob-upload-sessions", json=body,
+                                          key=new_key())
+    return session
+
+
+def finish_upload(client: WharfClient, session: dict[str, Any], f: BinaryIO,
+                  progress: Progress) -> dict[str, Any]:
+    """From whatever state the session is in: PUT (if needed), complete, wait."""
+    sid = session["id"]
+    if session["state"] == "waiting_for_upload":
+        put_session_content(client, session, f, progress)
+    elif session["state"] not in ("uploaded", "verifying", "completed"):
+        raise ApiError(409, "Upload session cannot continue",
+                       f"session {sid} is {session['state']}", "upload_session_state")
+    op: dict[str, Any] = client.json("POST", f"/api/blob-upload-sessions/{sid}/complete",
+                                     key=completion_key(sid))
+    return op if op.get("done") else wait_operation(client, op["id"])
+
+
+def blob_meta(client: WharfClient, resource_id: str) -> dict[str, Any]:
+    meta: dict[str, Any] = client.json("GET", f"/api/blob-resources/{resource_id}")
+    return meta
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def download(client: WharfClient, resource_id: str, out: Path,
+             progress: Progress) -> dict[str, Any]:
+    """Download into ``out`` (resuming ``out.part``); returns the blob metadata plus
+    ``resumed_from`` (bytes kept from an earlier partial download). A network error in
+    the body is survived ``client.retries`` times, each time resuming from ``.part``."""
+    meta = blob_meta(client, resource_id)
+    part = out.with_name(out.name + ".part")
+    etag_file = out.with_name(out.name + ".part.etag")
+    if not (part.exists() and etag_file.exists()):
+        part.write_bytes(b"")
+        etag_file.write_text(meta["etag"], encoding="utf-8")
+    resumed_from = part.stat().st_size
+    restarts = 0
+    total = int(meta["size"])
+    while True:
+        have = part.stat().st_size
+        etag = etag_file.read_text(encoding="utf-8").strip()  # a 200 rewrites it
+        headers = {"Range": f"bytes={have}-", "If-Range": etag} if have else {}
+        try:
+            _fetch_into(client, resource_id, part, headers, total, progress)
+            break
+        except (httpx.TransportError, Unreachable):
+            restarts += 1
+            if restarts > client.retries:
+                raise Unreachable(f"download of {resource_id} interrupted; rerun to resume "
+                                  f"from {part.stat().st_size} bytes") from None
+    if part.stat().st_size != total or _sha256_file(part) != meta["sha256"]:
+        part.unlink()
+        etag_file.unlink()
+        raise ApiError(0, "Download corrupt", "the bytes do not hash to the blob's "
+                       "SHA-256; the partial file was removed, run again", "sha256_mismatch")
+    os.replace(part, out)
+    etag_file.unlink()
+    return {**meta, "path": str(out), "resumed_from": resumed_from}
+
+
+def _fetch_into(client: WharfClient, resource_id: str, part: Path, headers: dict[str, str],
+                total: int, progress: Progress) -> None:
+    """Append (206) or write afresh (200, recording its ETag) the answer's bytes."""
+    resp = client.request("GET", f"/api/blob-resources/{resource_id}/download",
+                          headers=headers, stream=True, ok=(416,))
+    try:
+        if resp.status_code == 416:  # nothing left to fetch: the .part is whole
+            return
+        whole = resp.status_code != 206
+        if whole:  # the ETag first: an interruption below resumes against these bytes
+            part.with_name(part.name + ".etag").write_text(resp.headers.get("ETag", ""),
+                                                           encoding="utf-8")
+        mode = "wb" if whole else "ab"
+        with part.open(mode) as f:
+            done = f.tell()
+            progress(done, total)
+            for chunk in resp.iter_bytes(CHUNK):
+                f.write(chunk)
+                done += len(chunk)
+                progress(done, total)
+    finally:
+        resp.close()
