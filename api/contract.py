@@ -33,6 +33,8 @@ Usage (a responder)::
 """
 from __future__ import annotations
 
+import copy
+import functools
 import http
 import json
 import re
@@ -471,7 +473,7 @@ class _Builder:
             self.types.extend(_struct_types(meta))
             if meta.query is not None:
                 self.types.append(meta.query)
-        inline, schemas = msgspec.json.schema_components(self.types, ref_template=REF)
+        inline, schemas = _schema_components(tuple(self.types))
         self.inline = {id(t): schema for t, schema in zip(self.types, inline)}
         for template, method, _resource, meta in ops:
             item = self.paths.setdefault(template, {})
@@ -634,6 +636,18 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _component_parameters() -> dict[str, Any]:
     return dict(HEADER_PARAMETERS)
+
+
+@functools.lru_cache(maxsize=8)
+def _schema_components_cached(types: tuple[Any, ...]) -> tuple[Any, Any]:
+    return msgspec.json.schema_components(types, ref_template=REF)
+
+
+def _schema_components(types: tuple[Any, ...]) -> tuple[Any, Any]:
+    """msgspec's schemas of ``types``, derived once per process for a given set of types
+    (every app of a process has the same: the derivation is most of a document's cost), a
+    copy each call since the builder edits them."""
+    return copy.deepcopy(_schema_components_cached(types))
 
 
 def document(app: App, server_url: str | None = None) -> dict[str, Any]:

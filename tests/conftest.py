@@ -17,6 +17,7 @@ from sqlalchemy import create_engine, text
 from migrations.prepare import prepare
 from storage.db import Database, make_engines
 from storage.models import Base
+from storage.unitstore import UnitBase
 from tests.support import services
 from tests.support.client import ApiClient
 from wharf.config import Settings
@@ -62,7 +63,7 @@ def postgres_database():
     name = f"wharf_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        services.create_test_database(conn, name)
     url = _admin_url(services.POSTGRES_URL, name)
     engine = create_engine(url)
     prepare(engine, report=lambda *_: None)
@@ -74,11 +75,12 @@ def postgres_database():
 
 
 def truncate_all(url: str) -> None:
+    """Empty every product table (services.empty_tables: DELETE, far cheaper than TRUNCATE)."""
     engine = create_engine(url)
-    names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {names} CASCADE"))
-    engine.dispose()
+    try:
+        services.empty_tables(engine, Base.metadata.sorted_tables)
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +92,7 @@ def postgres_unitstore(postgres_database):
     name = postgres_database.rsplit("/", 1)[1] + "_units"
     admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        services.create_test_database(conn, name)
     url = _admin_url(services.POSTGRES_URL, name)
     from storage.unitstore import prepare_unitstore_db
     udb = Database(url)
@@ -119,6 +121,10 @@ def database_url(backend, request, tmp_path, sqlite_template) -> str:
     return url
 
 
+# The unit store's tables a test empties (its schema record, unitstore_meta, stays).
+UNIT_TABLES = [t for t in UnitBase.metadata.sorted_tables if t.name != "unitstore_meta"]
+
+
 @pytest.fixture
 def unitstore_url(backend, request, tmp_path) -> str:
     if backend == "sqlite":
@@ -130,10 +136,10 @@ def unitstore_url(backend, request, tmp_path) -> str:
         return url
     url = request.getfixturevalue("postgres_unitstore")
     engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("TRUNCATE unit_revisions, units, worktree_draft_revisions, "
-                          "worktree_drafts, unit_merge_records"))
-    engine.dispose()
+    try:
+        services.empty_tables(engine, UNIT_TABLES)
+    finally:
+        engine.dispose()
     return url
 
 

@@ -66,13 +66,6 @@ moto = moto_fixture()
 class MergeCluster(Cluster):
     """The assets cluster, observing the unit store too."""
 
-    def truncate(self) -> None:
-        super().truncate()
-        from storage.unitstore import V2_TABLES
-        names = ", ".join(f'"{t.name}"' for t in V2_TABLES)
-        with self.units_engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {names}"))
-
     def unit_rows(self, sql: str, **params) -> list:
         with self.units_engine.connect() as conn:
             return list(conn.execute(text(sql), params).all())

@@ -51,7 +51,7 @@ def throwaway_databases(prefix: str) -> Iterator[tuple[str, str] | None]:
     try:
         with admin.connect() as conn:
             for name in names:
-                conn.execute(text(f'CREATE DATABASE "{name}"'))
+                services.create_test_database(conn, name)
         product_url, units_url = (_db_url(n) for n in names)
         engine = create_engine(product_url)
         try:
@@ -285,12 +285,12 @@ class ProcessCluster:
             comps.close()
 
     def truncate(self) -> None:
+        """Empty the product and unit store tables (services.empty_tables)."""
         from storage.models import Base
-        names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-        with self.engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {names} CASCADE"))
-        with self.units_engine.begin() as conn:
-            conn.execute(text("TRUNCATE unit_revisions, units"))
+        from storage.unitstore import UnitBase
+        services.empty_tables(self.engine, Base.metadata.sorted_tables)
+        services.empty_tables(self.units_engine, [
+            t for t in UnitBase.metadata.sorted_tables if t.name != "unitstore_meta"])
 
 
 C = TypeVar("C", bound=ProcessCluster)
