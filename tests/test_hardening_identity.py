@@ -76,7 +76,7 @@ def test_password_guessing_does_not_block_other_writers(settings, db):
     # Slow password hashing, a short busy timeout: if a login held the database's write
     # lock while it verified the password (SQLite: BEGIN IMMEDIATE), another user's write
     # would wait out the busy timeout and answer 503 database_busy.
-    busy_ms = 1000
+    busy_ms = 400
     quick_db = Database(settings.database_url, busy_ms)
     try:
         fast = ApiClient(create_app(settings, quick_db))
@@ -85,7 +85,7 @@ def test_password_guessing_does_not_block_other_writers(settings, db):
         assert login(alice, "alice").status_code == 201
 
         # bob's password is stored with the slow parameters (verify uses the stored ones)
-        cost = _slow_time_cost(2.5)
+        cost = _slow_time_cost(1.0)  # 2.5× the busy timeout: a held lock would show
         slow_app = create_app(settings.replace(argon2_time_cost=cost, argon2_memory_cost=8192,
                                                sqlite_busy_timeout_ms=busy_ms), quick_db)
         assert register(ApiClient(slow_app), "bob").status_code == 201
