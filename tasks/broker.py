@@ -36,10 +36,10 @@ from dramatiq.middleware import (
     Pipelines,
     Retries,
     ShutdownNotifications,
-    TimeLimit,
 )
 
 from tasks.redis_wake import WakingRedisBroker
+from tasks.time_limit import TimeLimit
 from wharf import deletion
 from wharf.config import SENTINEL_SCHEME, Settings, broker_kind, parse_sentinel_url
 from wharf.operations.service import QUEUE
@@ -48,6 +48,8 @@ NAMESPACE = "wharf"  # the default of WHARF_BROKER_NAMESPACE
 
 
 def middleware() -> list[Middleware]:
+    """Every broker's middleware (the time limit: ``tasks.time_limit``, armed while a worker
+    of the broker runs)."""
     return [AgeLimit(), TimeLimit(time_limit=15 * 60 * 1000), ShutdownNotifications(),
             Callbacks(), Pipelines(), Retries(max_retries=0)]
 
@@ -114,7 +116,6 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
     kind = broker_kind(settings.broker_url)
     if settings.embedded_broker:
         broker: dramatiq.Broker = StubBroker(middleware=middleware())
-        broker.emit_after("process_boot")
     elif kind == "rabbitmq":
         broker = _rabbitmq_broker(settings)
     elif settings.broker_url.startswith(SENTINEL_SCHEME + "://"):

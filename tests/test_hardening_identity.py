@@ -85,7 +85,7 @@ def test_password_guessing_does_not_block_other_writers(settings, db):
         assert login(alice, "alice").status_code == 201
 
         # bob's password is stored with the slow parameters (verify uses the stored ones)
-        cost = _slow_time_cost(1.0)  # 2.5× the busy timeout: a held lock would show
+        cost = _slow_time_cost(1.0)  # 2.5 times the busy timeout: a held lock would show
         slow_app = create_app(settings.replace(argon2_time_cost=cost, argon2_memory_cost=8192,
                                                sqlite_busy_timeout_ms=busy_ms), quick_db)
         assert register(ApiClient(slow_app), "bob").status_code == 201

@@ -252,3 +252,23 @@ def test_concurrent_batch_claimers_never_claim_twice(pg_only, world, components,
     with db.read() as s:
         assert set(s.scalars(select(Operation.attempts))) == {1}
     assert count(db, Node) == n
+
+
+def test_the_lease_keeper_leaves_once_no_lease_is_held(settings, db):
+    """The thread renewing leases exits when the last lease is released (an idle or
+    dropped executor keeps no thread: the suite once had a thousand) and a later batch
+    starts another."""
+    from tests.conftest import World
+    from wharfd.runtime import Components
+    comps = Components(settings.replace(operation_lease_seconds=1), db=db)
+    try:
+        alice = World(comps.api_app()).user("alice")
+        for round_ in range(2):
+            create(alice, alice.personal_space_id, f"D{round_}")
+            assert comps.executor.run_batch(limit=5, worker_id="w1") == 1
+            keeper = comps.executor._keeper
+            assert keeper is not None and keeper.is_alive()
+            keeper.join(5)  # it wakes every third of the lease (0.5 s at least), sees none
+            assert not keeper.is_alive() and comps.executor._keeper is None
+    finally:
+        comps.close()

@@ -608,7 +608,8 @@ class Executor:
     @contextlib.contextmanager
     def _lease_kept(self, op_ids: Sequence[str], worker_id: str) -> Iterator[None]:
         """While side effects run, one keeper thread per executor renews the leases every
-        third of their length, so a slow verification is not taken over by another worker."""
+        third of their length, so a slow verification is not taken over by another worker
+        (the keeper runs while any lease is held: :meth:`_keep_leases`)."""
         with self._leases_lock:
             for op_id in op_ids:
                 self._leases[op_id] = worker_id
@@ -624,11 +625,17 @@ class Executor:
                     self._leases.pop(op_id, None)
 
     def _keep_leases(self) -> None:
+        """Renew the leases held, until none is: the keeper then exits (the next
+        ``_lease_kept`` starts another), so an executor left idle or dropped keeps no
+        thread behind."""
         every = max(0.5, self.settings.operation_lease_seconds / 3)
         while True:
             time.sleep(every)
             by_worker: dict[str, list[str]] = {}
             with self._leases_lock:
+                if not self._leases:
+                    self._keeper = None
+                    return
                 for op_id, worker_id in self._leases.items():
                     by_worker.setdefault(worker_id, []).append(op_id)
             for worker_id, op_ids in by_worker.items():
