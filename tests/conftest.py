@@ -17,7 +17,6 @@ from sqlalchemy import create_engine, text
 from migrations.prepare import prepare
 from storage.db import Database, make_engines
 from storage.models import Base
-from storage.unitstore import UnitBase
 from tests.support import services
 from tests.support.client import ApiClient
 from wharf.config import Settings
@@ -121,10 +120,6 @@ def database_url(backend, request, tmp_path, sqlite_template) -> str:
     return url
 
 
-# The unit store's tables a test empties (its schema record, unitstore_meta, stays).
-UNIT_TABLES = [t for t in UnitBase.metadata.sorted_tables if t.name != "unitstore_meta"]
-
-
 @pytest.fixture
 def unitstore_url(backend, request, tmp_path) -> str:
     if backend == "sqlite":
@@ -137,7 +132,7 @@ def unitstore_url(backend, request, tmp_path) -> str:
     url = request.getfixturevalue("postgres_unitstore")
     engine = create_engine(url)
     try:
-        services.empty_tables(engine, UNIT_TABLES)
+        services.empty_tables(engine, services.unit_tables())
     finally:
         engine.dispose()
     return url

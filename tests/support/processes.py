@@ -287,10 +287,8 @@ class ProcessCluster:
     def truncate(self) -> None:
         """Empty the product and unit store tables (services.empty_tables)."""
         from storage.models import Base
-        from storage.unitstore import UnitBase
         services.empty_tables(self.engine, Base.metadata.sorted_tables)
-        services.empty_tables(self.units_engine, [
-            t for t in UnitBase.metadata.sorted_tables if t.name != "unitstore_meta"])
+        services.empty_tables(self.units_engine, services.unit_tables())
 
 
 C = TypeVar("C", bound=ProcessCluster)
