@@ -240,7 +240,7 @@ def _audit(s: Session, ctx: RequestContext, action: str, issue: Issue,
                  details={"number": issue.number, **(details or {})})
 
 
-def _require_room(s: Session, column: Any, value: str, limit: int, message: str,
+def _require_room(s: Session, column: Any, value: str, limit: int, message: str, *,
                   code: str) -> None:
     """409 ``code`` when ``limit`` rows already have ``column == value`` (the rows counted
     are under a lock the caller holds: the space's or the issue's)."""
@@ -500,7 +500,7 @@ def create_label(s: Session, ctx: RequestContext, space_id: str, name: object,
     clean, key = _label_name(s, acc.space.id, name)
     colour = one_of(color, "color", COLORS)
     _require_room(s, IssueLabel.space_id, acc.space.id, LABELS_PER_SPACE,
-                  f"A space has at most {LABELS_PER_SPACE} labels.", "label_limit")
+                  f"A space has at most {LABELS_PER_SPACE} labels.", code="label_limit")
     now = utcnow()
     label = IssueLabel(id=new_id(), space_id=acc.space.id, name=clean, name_key=key,
                        color=colour, created_at=now, updated_at=now)
@@ -557,7 +557,8 @@ def add_label(s: Session, ctx: RequestContext, space_id: str, number: str,
     label = _label(s, acc, label_id, share=True)
     if s.get(IssueLabelLink, (issue.id, label.id)) is None:
         _require_room(s, IssueLabelLink.issue_id, issue.id, LABELS_PER_ISSUE,
-                      f"An issue has at most {LABELS_PER_ISSUE} labels.", "issue_label_limit")
+                      f"An issue has at most {LABELS_PER_ISSUE} labels.",
+                      code="issue_label_limit")
         now = utcnow()
         s.add(IssueLabelLink(issue_id=issue.id, label_id=label.id, created_at=now))
         _event(s, issue, IssueEventKind.LABELED, acc.user_id,
@@ -602,7 +603,7 @@ def add_assignee(s: Session, ctx: RequestContext, space_id: str, number: str,
                            code="assignee_not_member")
         _require_room(s, IssueAssignee.issue_id, issue.id, ASSIGNEES_PER_ISSUE,
                       f"An issue has at most {ASSIGNEES_PER_ISSUE} assignees.",
-                      "assignee_limit")
+                      code="assignee_limit")
         now = utcnow()
         s.add(IssueAssignee(issue_id=issue.id, user_id=user.id, created_at=now))
         _event(s, issue, IssueEventKind.ASSIGNED, acc.user_id,
@@ -648,7 +649,8 @@ def add_node_ref(s: Session, ctx: RequestContext, space_id: str, number: str,
     if not node_access(s, ctx.principal, node).can_read:
         raise Conflict("The node is in the trash.", code="node_trashed")
     _require_room(s, IssueNodeRef.issue_id, issue.id, NODE_REFS_PER_ISSUE,
-                  f"An issue references at most {NODE_REFS_PER_ISSUE} nodes.", "node_ref_limit")
+                  f"An issue references at most {NODE_REFS_PER_ISSUE} nodes.",
+                  code="node_ref_limit")
     now = utcnow()
     s.add(IssueNodeRef(issue_id=issue.id, node_id=node.id, name=node.name, created_at=now))
     _event(s, issue, IssueEventKind.NODE_REFERENCED, acc.user_id,
