@@ -55,7 +55,7 @@ LEASE_SECONDS = 5
 WORKER_THREADS = 4
 RUN_DEADLINE = 420.0  # generous: a correctness test, on a machine shared with others
 RESPAWN_DEADLINE = 60.0
-BUSY_LOOK_SECONDS = 5.0
+BUSY_LOOK_SECONDS = 2.0
 
 
 pg_databases = databases_fixture("wharf_brk")
