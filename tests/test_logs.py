@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -404,3 +405,32 @@ def test_a_text_line_cannot_be_forged_by_a_newline_in_what_it_logs():
     assert "refused evil\\n2026-12-03 [error] forged line\\r" in lines[0]
     assert not any(line.startswith("2026-12-03 [error] forged") for line in lines)
     assert any("ValueError: boom" in line for line in lines[2:])
+
+
+def test_the_access_log_line_is_the_full_chains_line_without_the_chain():
+    """gunicorn's access log skips structlog's processor chain (one line per request):
+    its lines carry the same keys in the same order, and the same values (the timestamp
+    aside: the chain stamps the time it formats), with the request's bound context; a
+    record with an exception still goes through the whole chain."""
+    fast, full = logs.FastJsonFormatter(), logs.formatter("json")
+    record = logging.LogRecord("gunicorn.access", logging.INFO, __file__, 1,
+                               '%(h)s "%(r)s" %(s)s', {"h": "10.0.0.1", "r": "GET / HTTP/1.1",
+                                                       "s": "200"}, None)
+    logctx.bind_request("rid-fast")
+    logctx.bind_user("user-1")
+    try:
+        ours, theirs = json.loads(fast.format(record)), json.loads(full.format(record))
+    finally:
+        logctx.clear_request()
+    assert list(ours) == list(theirs)
+    assert ours.pop("timestamp").endswith("Z") and theirs.pop("timestamp")
+    assert ours == theirs
+    assert ours["message"] == '10.0.0.1 "GET / HTTP/1.1" 200'
+    assert ours["request_id"] == "rid-fast"
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        failed = logging.LogRecord("gunicorn.access", logging.ERROR, __file__, 1, "bad", None,
+                                   sys.exc_info())
+    line = json.loads(fast.format(failed))
+    assert "ValueError: boom" in line["exception"]

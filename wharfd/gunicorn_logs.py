@@ -23,7 +23,10 @@ class GunicornLogger(Logger):
 
     def setup(self, cfg: Config) -> None:
         super().setup(cfg)
-        fmt = logs.formatter(logs.current_format())
-        for log in (self.error_log, self.access_log):
+        chosen = logs.current_format()
+        fmt = logs.formatter(chosen)
+        # One line per request: JSON without structlog's chain (same keys, same order).
+        access = logs.FastJsonFormatter() if chosen == "json" else fmt
+        for log, log_fmt in ((self.error_log, fmt), (self.access_log, access)):
             for handler in log.handlers:
-                handler.setFormatter(fmt)
+                handler.setFormatter(log_fmt)
