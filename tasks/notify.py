@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from tasks.broker import REDIS_OPTIONS, redis_client
 from wharf.config import Settings, broker_kind
@@ -32,6 +32,17 @@ class RedisNotifier(LocalNotifier):
 
     def publish(self, operation_id: str) -> None:
         self.client.publish(self.channel, operation_id)
+
+    def publish_many(self, operation_ids: Sequence[str]) -> None:
+        """One ``PUBLISH`` per operation (what every subscriber understands), sent in one
+        round trip."""
+        if len(operation_ids) == 1:
+            self.publish(operation_ids[0])
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for operation_id in operation_ids:
+            pipe.publish(self.channel, operation_id)
+        pipe.execute()
 
     def wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
         self._ensure_subscriber()

@@ -786,7 +786,7 @@ class Executor:
             return
         for c in completed:
             metrics.OPS_FINISHED.labels(c.op.kind, "completed", "").inc()
-            self._done(c.op.id)
+        self._done(*(c.op.id for c in completed))
 
     def _commit_batch(self, batch: Sequence[Claimed], worker_id: str) -> list[Claimed]:
         """One transaction: lock the operations still ours, re-check permission, write the
@@ -840,12 +840,14 @@ class Executor:
             OperationAttempt.number == op.attempts).values(
             finished_at=utcnow(), outcome=outcome, error=error), execution_options=NO_SYNC)
 
-    def _done(self, op_id: str) -> None:
-        if self.notifier is not None:
+    def _done(self, *op_ids: str) -> None:
+        """Wake the long-polls waiting for ``op_ids`` (one round trip for a batch)."""
+        if self.notifier is not None and op_ids:
             try:
-                self.notifier.publish(op_id)
+                self.notifier.publish_many(op_ids)
             except Exception:  # a missed wake only delays a long-poll until its timeout
-                log.warning("could not publish completion of %s", op_id, exc_info=True)
+                log.warning("could not publish completion of %s", ", ".join(op_ids),
+                            exc_info=True)
 
     # -- outcomes ----------------------------------------------------------------------
     def _complete(self, handler: Handler, op: Operation, worker_id: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from wharf.metrics import LONG_POLLS_REFUSED
 
@@ -30,6 +30,11 @@ class LocalNotifier:
 
     def publish(self, operation_id: str) -> None:
         self.wake(operation_id)
+
+    def publish_many(self, operation_ids: Sequence[str]) -> None:
+        """:meth:`publish` each of ``operation_ids`` (a finished batch)."""
+        for operation_id in operation_ids:
+            self.publish(operation_id)
 
     def wake(self, operation_id: str) -> None:
         with self._lock:
