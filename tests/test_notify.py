@@ -43,7 +43,7 @@ def test_a_finished_batch_wakes_every_long_poll_of_it_at_once(notifiers):
         if waiter.wait(op_id, 20, lambda: op_id in done):
             waited[op_id] = time.monotonic() - t0
 
-    threads = [threading.Thread(target=one, args=(op_id,)) for op_id in ids + ["op-other"]]
+    threads = [threading.Thread(target=one, args=(op_id,)) for op_id in [*ids, "op-other"]]
     for t in threads:
         t.start()
     time.sleep(0.5)  # every long-poll registered, none done
