@@ -558,10 +558,16 @@ def test_an_upload_cancelled_while_its_bytes_stream_in_leaves_no_object(
         finally:
             conn.close()
         assert resp.status == 409 and json_code(answer) == "upload_expired", answer
-        # The request found its upload gone and queued the object it stored, due now.
+        # The request found its upload gone and queued the object it stored, due now: the
+        # decision is in the deletion ledger, and the worker runs the job at once (its
+        # message goes out on commit; CI once saw it done before the next line could look
+        # for the job), so the object is soon gone, and the job with it.
         assert cluster.scalar(
-            "SELECT count(*) FROM object_deletion_jobs WHERE object_key = :k "
-            "AND next_attempt_at <= now()", k=key) == 1
+            "SELECT count(*) FROM deletion_records WHERE kind = 'object' AND subject = :k "
+            "AND reason = 'asset_upload_abandoned'", k=key) == 1
+        wait_until(lambda: key not in cluster.stored_keys() and not cluster.scalar(
+            "SELECT count(*) FROM object_deletion_jobs WHERE object_key = :k", k=key), 30,
+            "the worker to delete the object the abandoned upload stored", cluster)
         run_sweeps(cluster, "sweep_asset_uploads", "retry_deletion_jobs")
         assert cluster.scalar("SELECT count(*) FROM unit_asset_uploads") == 0
         cluster.assert_bucket_matches_assets()
