@@ -106,10 +106,11 @@ def formatter(fmt: str) -> structlog.stdlib.ProcessorFormatter:
 class FastJsonFormatter(logging.Formatter):
     """The JSON line :func:`formatter` writes (first keys, then the bound context of
     :mod:`wharf.logctx`), built without structlog's processor chain, for a logger whose
-    records are plain messages without ``extra=`` fields or exceptions: gunicorn's access
-    log, one line per request, where the chain cost about 8 % of an API process's CPU
-    under load (``docs/benchmarks.md``). A record that does carry an exception goes
-    through the full chain, so nothing is lost."""
+    records are plain messages without ``extra=`` fields or exceptions, and nothing bound
+    with structlog's own context API: gunicorn's access log, one line per request (the
+    log cost about 8 % of an API process's CPU under load, a quarter of it this chain;
+    ``docs/benchmarks.md``). A record that does carry an exception goes through the full
+    chain, so nothing is lost."""
 
     def __init__(self) -> None:
         super().__init__()
