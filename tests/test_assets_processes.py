@@ -86,7 +86,7 @@ class Api(ProcessApi):
                                               "unit_type": "doc"},
                       headers={"Idempotency-Key": uuid.uuid4().hex})
         assert r.status_code == 202, r.text
-        op = self.wait_done(r.json()["id"], 30)
+        op = self.wait_done(r.json()["id"], 90)
         assert op["status"] == "completed", op
         return op["result"]["unit_id"]
 
@@ -263,7 +263,7 @@ def test_kill_9_of_the_api_mid_upload_deletes_the_partial_and_the_stored_object(
 
         # C: published before the crash; it must survive everything below.
         c_bytes = data(1, 300 * KiB)
-        c_op = api.wait_done(api.upload(unit, c_bytes, "c.bin")["id"], 30)
+        c_op = api.wait_done(api.upload(unit, c_bytes, "c.bin")["id"], 90)
         assert c_op["status"] == "completed", c_op
         c_asset = c_op["result"]["asset_id"]
 
@@ -357,7 +357,7 @@ def test_kill_9_of_the_api_mid_upload_deletes_the_partial_and_the_stored_object(
         assert {u["Key"] for u in cluster.multipart_uploads()} <= {f"{PREFIX}/{a_key}"}
 
         # The client retries with a new key: published; the bucket still == the assets.
-        again = api.wait_done(api.upload(unit, a_bytes, "a.bin")["id"], 30)
+        again = api.wait_done(api.upload(unit, a_bytes, "a.bin")["id"], 90)
         assert again["status"] == "completed", again
         assert api.content(again["result"]["asset_id"]) == a_bytes
         assert cluster.assert_bucket_matches_assets() == cluster.asset_keys()
@@ -420,7 +420,7 @@ def test_kill_9_of_workers_mid_publish_publishes_each_asset_once_or_deletes_it(
         finally:
             cluster.pause_file.unlink(missing_ok=True)
         workers = [cluster.start_worker("worker-3"), cluster.start_worker("worker-4")]
-        phase1_done = {op_id: api.wait_done(op_id, 30) for op_id in phase1}
+        phase1_done = {op_id: api.wait_done(op_id, 90) for op_id in phase1}
         for op_id, op in phase1_done.items():
             if op_id in held1:  # killed on both of its attempts: failed, never published
                 assert (op["status"], op["error"]["code"]) == ("failed", "lease_expired"), op
@@ -444,18 +444,26 @@ def test_kill_9_of_workers_mid_publish_publishes_each_asset_once_or_deletes_it(
 
         def chaos():
             while kills[0] < 3 and not stop.is_set():
-                running = cluster.rows(
-                    "SELECT id, lease_owner FROM operations WHERE kind = 'publish_asset' "
-                    "AND status = 'running' AND lease_expires_at > now()")
-                victim = pid = None
-                for _op_id, owner in running:
-                    victim, pid = cluster.group_of(owner_pid(owner)), owner_pid(owner)
+                # Workers hold before their completion commits while the pause file exists
+                # (touched before the look, removed after the kill): an operation seen
+                # running is still uncommitted when its worker dies, however fast it is.
+                cluster.pause_file.touch()
+                try:
+                    running = cluster.rows(
+                        "SELECT id, lease_owner FROM operations WHERE kind = "
+                        "'publish_asset' AND status = 'running' AND lease_expires_at > now()")
+                    victim = pid = None
+                    for _op_id, owner in running:
+                        victim, pid = cluster.group_of(owner_pid(owner)), owner_pid(owner)
+                        if victim is not None:
+                            break
                     if victim is not None:
-                        break
+                        cluster.kill_group(victim)
+                finally:
+                    cluster.pause_file.unlink(missing_ok=True)
                 if victim is None:
                     time.sleep(0.01)
                     continue
-                cluster.kill_group(victim)
                 chaos_hits.update(i for i, o in running if owner_pid(o) == pid)
                 kills[0] += 1
                 cluster.start_worker(f"worker-{4 + kills[0]}")

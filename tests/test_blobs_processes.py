@@ -267,7 +267,7 @@ def cluster(tmp_path, pg_databases, redis_ns, s3):
 def upload_and_complete(api: Api, space: str, seed: int, size: int) -> dict:
     sess = api.start_upload(space, size)
     api.put_content(sess["id"], seed, size)
-    op = api.wait_done(api.complete(sess["id"])["id"], 30)
+    op = api.wait_done(api.complete(sess["id"])["id"], 90)
     assert op["status"] == "completed", op
     return op
 
@@ -380,7 +380,7 @@ def test_kill_9_of_the_worker_before_the_completion_commit(cluster):
     recovered_in = time.monotonic() - killed_at
     assert done["status"] == "completed", (done, cluster.logs())
     print(f"completion finished {recovered_in:.1f}s after SIGKILL (worker start included)")
-    assert recovered_in < 30, recovered_in
+    assert recovered_in < 60, recovered_in  # a cold worker start under CI load: 10-20 s
     assert [a["outcome"] for a in api.attempts(op["id"])] == ["lost", "completed"]
     assert (cluster.count("nodes"), cluster.count("resources"),
             cluster.count("blob_resources")) == (1, 1, 1)
@@ -407,7 +407,11 @@ def test_s3_unreachable_during_complete_retries_then_completes(cluster):
             and (o.get("error") or {}).get("code") == "blob_store_unavailable" and o,
             45, "two attempts failing with blob_store_unavailable", cluster)
         assert not retrying["done"] and retrying["error"]["retryable"] is True
-        assert [a["outcome"] for a in api.attempts(op["id"])] == ["retry"] * retrying["attempts"]
+        # The next attempt may already have started (backoff ~0.2-1 s): the attempts seen
+        # then are the snapshot's retries, followed only by a running or retried one.
+        seen = [a["outcome"] for a in api.attempts(op["id"])]
+        n = retrying["attempts"]
+        assert seen[:n] == ["retry"] * n and all(o in (None, "retry") for o in seen[n:]), seen
         time.sleep(1.0)  # still down: it keeps retrying, it does not give up
         later = api.op(op["id"])
         assert later["status"] in ("pending", "running") and not later["done"], later
@@ -455,11 +459,16 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
     racing_size = 16 * MiB  # 1.6 s at the pace below; the abort lands after ~0.9 s
     racing = api.start_upload(space, racing_size)
     racing_reply: dict = {}
+    abort_answered = threading.Event()
 
     def slow_put():
         def paced():
-            for part in body(13, racing_size):
+            for i, part in enumerate(body(13, racing_size)):
                 time.sleep(0.1)
+                if i == racing_size // MiB - 1:
+                    # The last MiB waits for the abort's answer (on a loaded machine the
+                    # pace alone could finish the PUT first): the PUT surely ends after it.
+                    abort_answered.wait(30)
                 yield part
         racing_reply["reply"] = api.put_stream(
             f"/api/blob-upload-sessions/{racing['id']}/content", racing_size, paced())
@@ -470,6 +479,7 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
     wait_until(lambda: cluster.multipart_uploads(), 30,
                "the racing upload to reach S3", cluster)
     r = api.delete(f"/api/blob-upload-sessions/{racing['id']}")
+    abort_answered.set()
     assert r.status_code == 204, r.text
     racer.join(60)
     assert racing_reply["reply"][0] == 409, racing_reply
@@ -483,7 +493,7 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
                                  Body=b"".join(body(99, 512 * 1024 + 3)))
     quarantine_op = api.complete(tampered["id"])
 
-    quarantined = api.wait_done(quarantine_op["id"], 30)
+    quarantined = api.wait_done(quarantine_op["id"], 90)
     assert quarantined["status"] == "failed", quarantined
     assert quarantined["error"]["code"] == "verification_failed"
     # 3. Two replaces with the same If-Match: both accepted while the worker holds the first
@@ -507,7 +517,7 @@ def test_abort_lost_replace_and_quarantine_leave_no_orphans(cluster):
     finally:
         cluster.pause_file.unlink(missing_ok=True)
     ops = {seed: json.loads(raw)["id"] for seed, (_, raw) in replies.items()}
-    finished = {seed: api.wait_done(op_id, 30) for seed, op_id in ops.items()}
+    finished = {seed: api.wait_done(op_id, 90) for seed, op_id in ops.items()}
     statuses = sorted(o["status"] for o in finished.values())
     assert statuses == ["completed", "failed"], finished
     winner = next(s for s, o in finished.items() if o["status"] == "completed")

@@ -264,7 +264,8 @@ def test_rabbitmq_long_poll_answers_when_a_worker_completes(tmp_path, pg_databas
 
         def long_poll() -> None:
             t0 = time.monotonic()
-            r = client.get(f"/api/operations/{op['id']}?wait=25")
+            # 60 s (the server's most): the wait spans a cold worker start on a loaded machine
+            r = client.get(f"/api/operations/{op['id']}?wait=60")
             answer.update(status=r.status_code, body=r.json, seconds=time.monotonic() - t0)
 
         poller = threading.Thread(target=long_poll, daemon=True)
@@ -279,7 +280,7 @@ def test_rabbitmq_long_poll_answers_when_a_worker_completes(tmp_path, pg_databas
         assert not poller.is_alive(), "the long-poll did not answer"
         assert answer["status"] == 200 and answer["body"]["status"] == "completed", answer
         assert time.monotonic() - completed < 2.0
-        assert answer["seconds"] < 20, answer
+        assert answer["seconds"] < 55, answer  # woken by the completion, not its wait's end
 
 
 def test_rabbitmq_down_at_submit_the_relay_sends_it_later(tmp_path, pg_databases, rabbit_ns):

@@ -40,8 +40,11 @@ B_OPERATIONS = 10
 PROCESSES, THREADS, BATCH = 2, 4, 32
 #: The stated bound, in operations of A that B's operation can wait behind.
 N_BOUND = PROCESSES * THREADS * BATCH + BATCH - 1
-#: Every one of B's operations completes within this many seconds of its submission.
-B_BOUND_SECONDS = 5.0
+#: Every one of B's operations completes within this many seconds of its submission: room
+#: for a loaded CI machine (B waits behind up to N_BOUND of A's, ~2.6 s at ~110 ops/s); the
+#: count behind N_BOUND is the check that does not depend on the machine, and with global
+#: order B would wait for the whole backlog (~45 s).
+B_BOUND_SECONDS = 15.0
 DRAIN_DEADLINE = 60.0
 
 

@@ -136,8 +136,10 @@ def test_kill_9_mid_operation_is_finished_by_the_next_worker(cluster):
     recovered_in = time.monotonic() - killed_at
     assert done["status"] == "completed", (done, cluster.logs())
     assert done["attempts"] == 2
-    # Lease 3 s + a worker start + a sweep: seconds, not the 90 s budget.
-    assert recovered_in < 30, recovered_in
+    # Lease 3 s + a worker start + a sweep: seconds, not the 90 s budget (60: a cold worker
+    # start on a loaded CI machine alone has taken 10-20 s; the orphan-time bound itself is
+    # tests/test_orphan_recovery.py's).
+    assert recovered_in < 60, recovered_in
     print(f"recovered {recovered_in:.1f}s after SIGKILL")
 
     # Exactly one product-visible effect, and exactly one unit in the UnitStore.

@@ -99,7 +99,7 @@ def test_an_operator_cancels_and_retries_another_users_operation(world, componen
     w = dramatiq.Worker(components.broker, worker_threads=2, worker_timeout=50)
     w.start()
     try:
-        done = alice.get(path, params={"wait": "10"}).json
+        done = alice.get(path, params={"wait": "30"}).json
     finally:
         w.stop()
     assert done["status"] == "completed" and done["attempts"] == 1

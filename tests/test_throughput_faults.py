@@ -7,8 +7,8 @@ executes the operations while the test submits them through the API (in-process
 ``test_operations_processes.py``) and a ``wharf scheduler`` runs the recovery sweep. Five
 times, at a random point of the run (a random number of finished operations, then a
 random delay), the test SIGKILLs one of the supervisor's worker children, chosen at random
-among those that hold an unfinished attempt (when a look of ``BUSY_LOOK_SECONDS`` sees
-none, the children are held before their completion commits until one holds work: see
+among those that hold an unfinished attempt (the children are held before their
+completion commits from the look until the kill, so the one seen busy dies busy: see
 ``kill_a_busy_child``); the supervisor starts a new child in its place (the test waits for
 it before the next kill).
 
@@ -61,7 +61,7 @@ WORKER_PROCESSES = 4
 WORKER_THREADS = 4
 KILLS = 5
 LEASE_SECONDS = 5
-BUSY_LOOK_SECONDS = 2.0  # how long a kill looks for a child holding work (then holds work)
+BUSY_LOOK_SECONDS = 2.0  # how long a kill looks for a child holding work
 RUN_DEADLINE = 300.0  # seconds from the first submission until all are done
 RESPAWN_DEADLINE = 60.0  # the supervisor replaces a killed child within this
 

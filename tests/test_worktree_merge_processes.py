@@ -219,7 +219,7 @@ def test_kill_9_of_the_worker_mid_merge_merges_every_unit_once(
         assert cluster.scalar("SELECT state FROM worktrees WHERE id = :wt", wt=wt) == "merging"
 
         second = cluster.start_worker("worker-2")
-        op = api.wait_done(merge_op, 30)
+        op = api.wait_done(merge_op, 90)
         recovered_in = time.monotonic() - killed_at
         assert op["status"] == "completed", (op, cluster.logs())
         assert [a["outcome"] for a in api.attempts(merge_op)] == ["lost", "completed"]

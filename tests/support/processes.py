@@ -440,41 +440,31 @@ def attempt_history(cluster: ProcessCluster) -> dict[str, list[tuple[int, str | 
 def kill_a_busy_child(cluster: ProcessCluster, supervisor: int, rng: random.Random,
                       look_seconds: float) -> tuple[int, bool]:
     """SIGKILL one of the ``supervisor``'s worker children, chosen with ``rng`` among those
-    holding an unfinished attempt (:func:`busy_pids`), looked for during ``look_seconds``;
-    returns its pid and whether it was busy.
+    holding an unfinished attempt (:func:`busy_pids`), looked for during ``look_seconds``,
+    else among all; returns its pid and whether it was busy.
 
-    Operations finish in milliseconds, and on a loaded machine the workers may keep up with
-    the submitter so well that no look catches one in flight (CI once saw five blind kills
-    in a row, and the test proved nothing). So when the look finds none, the children are
-    held before their completion commits (the pause-file hook) until one holds an attempt,
-    that one is killed, and the others are let go; only if no work comes at all within
-    another ``look_seconds`` is the victim chosen blind."""
+    Operations finish in milliseconds: a child seen busy could commit before the kill
+    lands, and on a loaded machine the workers may keep up with the submitter so well that
+    no look catches one in flight (CI once saw five blind kills in a row, and the test
+    proved nothing). So the children are held before their completion commits (the
+    pause-file hook) from the look until the kill: a child seen busy is still busy when it
+    dies, wherever it is between its claim and that commit."""
     children = worker_children(supervisor)
     assert children, f"no worker process alive\n{cluster.logs()}"
-
-    def look() -> list[int]:
-        busy: list[int] = []
+    busy: list[int] = []
+    cluster.pause_file.touch()
+    try:
         look_until = time.monotonic() + look_seconds
         while not busy and time.monotonic() < look_until:
             held = busy_pids(cluster)
             busy = [pid for pid in children if pid in held]
             if not busy:
                 time.sleep(0.005)
-        return busy
-
-    busy = look()
-    if not busy:
-        cluster.pause_file.touch()
-        try:
-            busy = look()
-            victim = rng.choice(busy or children)
-            os.kill(victim, signal.SIGKILL)
-        finally:
-            cluster.pause_file.unlink()
-        return victim, bool(busy)
-    victim = rng.choice(busy)
-    os.kill(victim, signal.SIGKILL)
-    return victim, True
+        victim = rng.choice(busy or children)
+        os.kill(victim, signal.SIGKILL)
+    finally:
+        cluster.pause_file.unlink(missing_ok=True)
+    return victim, bool(busy)
 
 
 def wait_replaced(cluster: ProcessCluster, supervisor: int, victim: int, processes: int,
