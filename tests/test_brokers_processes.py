@@ -23,7 +23,6 @@ Time bounds: leases of 5 s and a recovery sweep every second, as in
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import subprocess
 import threading
@@ -33,12 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from tests.support import services
 from tests.support.processes import (
     ProcessCluster,
-    attempt_history,
+    assert_completed_exactly_once,
     cluster_for_test,
     databases_fixture,
     kill_a_busy_child,
@@ -116,55 +114,6 @@ def kill_busy_child(cluster: Cluster, supervisor: subprocess.Popen[bytes], proce
     victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS)
     wait_replaced(cluster, supervisor.pid, victim, processes, RESPAWN_DEADLINE)
     return {"pid": victim, "busy": busy}
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else json.loads(value)
-
-
-def assert_completed_exactly_once(cluster: Cluster, submitted: list[dict[str, Any]]) -> int:
-    """Every submitted operation completed once, with exactly its product rows and a
-    consistent attempt history; returns how many attempts were lost."""
-    n = len(submitted)
-    ids = {op["id"] for op in submitted}
-    assert len(ids) == n
-    ops = cluster.sql("SELECT id, status, attempts, payload, result FROM operations")
-    assert {row[0] for row in ops} == ids, "operations other than the submitted ones"
-    not_completed = [(row[0], row[1], row[2]) for row in ops if row[1] != "completed"]
-    assert not not_completed, f"not completed: {not_completed[:10]}"
-    payloads = {row[0]: as_dict(row[3]) for row in ops}
-    for op_id, _, _, _, result in ops:
-        p = payloads[op_id]
-        assert as_dict(result) == {"node_id": p["node_id"], "resource_id": p["resource_id"],
-                                   "unit_id": p["unit_id"]}, op_id
-    nodes = [row[0] for row in cluster.sql("SELECT id FROM nodes")]
-    resources = cluster.sql("SELECT id, node_id FROM resources")
-    unit_rows = cluster.sql("SELECT resource_id, unit_id FROM unit_resources")
-    assert len(nodes) == len(resources) == len(unit_rows) == n, (
-        len(nodes), len(resources), len(unit_rows))
-    assert {(r[0], r[1]) for r in resources} == {
-        (p["resource_id"], p["node_id"]) for p in payloads.values()}
-    assert {(r[0], r[1]) for r in unit_rows} == {
-        (p["resource_id"], p["unit_id"]) for p in payloads.values()}
-    with cluster.units_engine.connect() as conn:
-        units = [row[0] for row in conn.execute(text("SELECT id FROM units"))]
-    assert sorted(units) == sorted(p["unit_id"] for p in payloads.values())
-    audits = cluster.sql("SELECT target_id, count(*) FROM audit_logs "
-                         "WHERE action = 'resource.create' GROUP BY target_id")
-    assert {r[0] for r in audits} == {p["resource_id"] for p in payloads.values()}
-    assert all(r[1] == 1 for r in audits), [r for r in audits if r[1] != 1][:10]
-    history = attempt_history(cluster)
-    bad = []
-    for op_id, _, attempts, _, _ in ops:
-        rows = history.get(op_id, [])
-        outcomes = [o for _, o, _ in rows]
-        if ([num for num, _, _ in rows] != list(range(1, attempts + 1))
-                or outcomes[-1:] != ["completed"]
-                or any(o not in ("lost", "retry") for o in outcomes[:-1])
-                or any(f is None for _, _, f in rows)):
-            bad.append((op_id, attempts, rows))
-    assert not bad, f"{len(bad)} inconsistent attempt histories, e.g. {bad[:3]}"
-    return sum(1 for rows in history.values() for _, o, _ in rows if o == "lost")
 
 
 # -- RabbitMQ ---------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ from sqlalchemy import text
 from tests.support import services
 from tests.support.processes import (
     ProcessCluster,
+    as_dict,
+    assert_completed_exactly_once,
     attempt_history,
     cluster_fixture,
     databases_fixture,
@@ -167,56 +169,13 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
     elapsed = time.monotonic() - started
     assert supervisor.poll() is None, "the worker supervisor died"
 
-    # -- every operation completed, exactly once ---------------------------------------
-    ids = {op["id"] for op in submitted}
-    assert len(ids) == OPERATIONS
-    ops = cluster.sql("SELECT id, status, attempts, payload, result, error FROM operations")
-    assert {row[0] for row in ops} == ids, "operations other than the submitted ones"
-    not_completed = [(row[0], row[1], row[2], row[5]) for row in ops if row[1] != "completed"]
-    assert not not_completed, f"not completed: {not_completed[:10]}"
-
-    def as_dict(value: Any) -> dict[str, Any]:
-        import json
-        return value if isinstance(value, dict) else json.loads(value)
-
-    payloads = {row[0]: as_dict(row[3]) for row in ops}
-    for op_id, _, _, _, result, _ in ops:
-        p = payloads[op_id]
-        assert as_dict(result) == {"node_id": p["node_id"], "resource_id": p["resource_id"],
-                                   "unit_id": p["unit_id"]}, op_id
-    node_ids = [row[0] for row in cluster.sql("SELECT id FROM nodes")]
-    resources = cluster.sql("SELECT id, node_id FROM resources")
-    unit_rows = cluster.sql("SELECT resource_id, unit_id FROM unit_resources")
-    assert len(node_ids) == len(resources) == len(unit_rows) == OPERATIONS, (
-        len(node_ids), len(resources), len(unit_rows))
-    assert set(node_ids) == {p["node_id"] for p in payloads.values()}
-    assert {(r[0], r[1]) for r in resources} == {
-        (p["resource_id"], p["node_id"]) for p in payloads.values()}
-    assert {(r[0], r[1]) for r in unit_rows} == {
-        (p["resource_id"], p["unit_id"]) for p in payloads.values()}
-    with cluster.units_engine.connect() as conn:
-        units = [row[0] for row in conn.execute(text("SELECT id FROM units"))]
-    assert len(units) == OPERATIONS, len(units)
-    assert set(units) == {p["unit_id"] for p in payloads.values()}
-    audits = cluster.sql("SELECT target_id, count(*) FROM audit_logs "
-                         "WHERE action = 'resource.create' GROUP BY target_id")
-    assert {r[0] for r in audits} == {p["resource_id"] for p in payloads.values()}
-    assert all(r[1] == 1 for r in audits), [r for r in audits if r[1] != 1][:10]
-
-    # -- attempt history: 1..attempts, earlier ones lost/retry, the last completed -----
-    history = attempt_history(cluster)
-    bad = []
-    for op_id, _, attempts, _, _, _ in ops:
-        rows = history.get(op_id, [])
-        numbers = [n for n, _, _ in rows]
-        outcomes = [o for _, o, _ in rows]
-        if (numbers != list(range(1, attempts + 1)) or outcomes[-1:] != ["completed"]
-                or any(o not in ("lost", "retry") for o in outcomes[:-1])
-                or any(f is None for _, _, f in rows)):
-            bad.append((op_id, attempts, rows))
-    assert not bad, f"{len(bad)} inconsistent attempt histories, e.g. {bad[:3]}"
-    lost = sum(1 for rows in history.values() for _, o, _ in rows if o == "lost")
+    # -- every operation completed, exactly once, with a consistent attempt history -------
+    lost = assert_completed_exactly_once(cluster, submitted)
+    node_ids = {row[0] for row in cluster.sql("SELECT id FROM nodes")}
+    assert node_ids == {as_dict(row[0])["node_id"]
+                        for row in cluster.sql("SELECT payload FROM operations")}
     assert lost >= 1, f"no attempt was lost: none of the {KILLS} kills hit work in flight"
+    history = attempt_history(cluster)
 
     # -- report: what the kills orphaned and how long until it completed ----------------
     multi = sum(1 for rows in history.values() if len(rows) > 1)

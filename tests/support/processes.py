@@ -5,11 +5,13 @@ databases (product + UnitStore), a fresh Redis namespace in the suite's Redis DB
 factories of those (``databases_fixture``, ``redis_fixture``, ``cluster_fixture``), an HTTP
 client of a ``wharf api`` subprocess (:class:`ProcessApi`), sign-up through an in-process
 API (:func:`sign_up`) and the worker supervisor's children (:func:`worker_children`,
-:func:`kill_a_busy_child`)."""
+:func:`kill_a_busy_child`), and the exactly-once check of a run of ``create_resource``
+operations (:func:`assert_completed_exactly_once`)."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import random
 import signal
@@ -424,6 +426,59 @@ def busy_pids(cluster: ProcessCluster) -> set[int]:
             if part.isdigit():
                 pids.add(int(part))
     return pids
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else json.loads(value)
+
+
+def assert_completed_exactly_once(cluster: ProcessCluster,
+                                  submitted: list[dict[str, Any]]) -> int:
+    """Every submitted ``create_resource`` operation completed once, with exactly the
+    product rows (nodes, resources, unit_resources, units, one ``resource.create`` audit
+    row each) carrying the ids fixed in its payload, and a consistent attempt history
+    (numbered 1..attempts, all finished, the last ``completed``, earlier ones ``lost`` or
+    ``retry``); returns how many attempts were lost."""
+    n = len(submitted)
+    ids = {op["id"] for op in submitted}
+    assert len(ids) == n
+    ops = cluster.sql("SELECT id, status, attempts, payload, result, error FROM operations")
+    assert {row[0] for row in ops} == ids, "operations other than the submitted ones"
+    not_completed = [(row[0], row[1], row[2], row[5]) for row in ops if row[1] != "completed"]
+    assert not not_completed, f"not completed: {not_completed[:10]}"
+    payloads = {row[0]: as_dict(row[3]) for row in ops}
+    for op_id, _, _, _, result, _ in ops:
+        p = payloads[op_id]
+        assert as_dict(result) == {"node_id": p["node_id"], "resource_id": p["resource_id"],
+                                   "unit_id": p["unit_id"]}, op_id
+    nodes = [row[0] for row in cluster.sql("SELECT id FROM nodes")]
+    resources = cluster.sql("SELECT id, node_id FROM resources")
+    unit_rows = cluster.sql("SELECT resource_id, unit_id FROM unit_resources")
+    assert len(nodes) == len(resources) == len(unit_rows) == n, (
+        len(nodes), len(resources), len(unit_rows))
+    assert {(r[0], r[1]) for r in resources} == {
+        (p["resource_id"], p["node_id"]) for p in payloads.values()}
+    assert {(r[0], r[1]) for r in unit_rows} == {
+        (p["resource_id"], p["unit_id"]) for p in payloads.values()}
+    with cluster.units_engine.connect() as conn:
+        units = [row[0] for row in conn.execute(text("SELECT id FROM units"))]
+    assert sorted(units) == sorted(p["unit_id"] for p in payloads.values())
+    audits = cluster.sql("SELECT target_id, count(*) FROM audit_logs "
+                         "WHERE action = 'resource.create' GROUP BY target_id")
+    assert {r[0] for r in audits} == {p["resource_id"] for p in payloads.values()}
+    assert all(r[1] == 1 for r in audits), [r for r in audits if r[1] != 1][:10]
+    history = attempt_history(cluster)
+    bad = []
+    for op_id, _, attempts, _, _, _ in ops:
+        rows = history.get(op_id, [])
+        outcomes = [o for _, o, _ in rows]
+        if ([num for num, _, _ in rows] != list(range(1, attempts + 1))
+                or outcomes[-1:] != ["completed"]
+                or any(o not in ("lost", "retry") for o in outcomes[:-1])
+                or any(f is None for _, _, f in rows)):
+            bad.append((op_id, attempts, rows))
+    assert not bad, f"{len(bad)} inconsistent attempt histories, e.g. {bad[:3]}"
+    return sum(1 for rows in history.values() for _, o, _ in rows if o == "lost")
 
 
 def attempt_history(cluster: ProcessCluster) -> dict[str, list[tuple[int, str | None, Any]]]:
