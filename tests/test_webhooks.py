@@ -22,10 +22,11 @@ import pytest
 from sqlalchemy import select, update
 
 from api.app import create_app
-from storage.models import OutboxMessage, Webhook, WebhookDelivery
+from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from tests.conftest import World, make_settings
 from tests.support.foundation import assert_problem, audit_rows, bearer, make_token
 from wharf.clock import utcnow
+from wharf.operations import recovery
 from wharf.webhooks import delivery
 from wharf.webhooks.events import DELIVERY_RETENTION_DAYS, QUEUE, REPLAY_WINDOW_SECONDS
 
@@ -212,6 +213,30 @@ def test_cancel_announces_failed(world: World, receiver, components) -> None:
     assert delivery.run_delivery(components.db, components.settings, d["id"]) == "delivered"
     body = verify(hook["secret"], receiver.requests[0])
     assert body["data"]["operation"]["error"]["code"] == "cancelled"
+
+
+def test_an_operation_failed_by_recovery_announces_failed(world: World, receiver,
+                                                          components) -> None:
+    """The recovery sweep fails what died on its last attempt; the submitter's webhook
+    hears of each such operation once, in the sweep's transaction."""
+    alice = world.user("alice")
+    hook = register(alice, receiver.url, events=["operation.failed"])
+    ops = [submit(alice), submit(alice)]
+    components.dispatcher.flush()
+    components.broker.flush_all()  # no worker will run them
+    with components.db.write() as s:
+        s.execute(update(Operation).where(Operation.id.in_(ops)).values(
+            status="running", attempts=5, max_attempts=5, lease_owner="dead",
+            lease_expires_at=utcnow() - timedelta(minutes=1)))
+    report = recovery.recover(components.db, components.dispatcher.send, grace_seconds=0)
+    assert report.expired == 2
+    found = deliveries(alice, hook["id"])
+    assert sorted(d["operation_id"] for d in found) == sorted(ops)
+    assert all(d["type"] == "operation.failed" for d in found)
+    assert delivery.run_delivery(components.db, components.settings,
+                                 found[0]["id"]) == "delivered"
+    body = verify(hook["secret"], receiver.requests[0])
+    assert body["data"]["operation"]["error"]["code"] == "lease_expired"
 
 
 def test_no_webhook_no_delivery_and_events_filtered(world: World, receiver,

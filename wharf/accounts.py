@@ -74,7 +74,7 @@ from wharf import audit, deletion, ledger, throttle
 from wharf.assets.lifecycle import PURGED, delete_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
-from wharf.context import Principal, RequestContext
+from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, ProblemCode, TransientFailure, Unauthenticated
 from wharf.identity import USER_ACTIVE, Identity, username_digest
 from wharf.ids import new_id
@@ -231,7 +231,7 @@ class Purge:
         return self.settings.account_deletion_batch
 
     def ctx(self) -> RequestContext:
-        return RequestContext(principal=Principal(kind="system", username=self.operation_id))
+        return RequestContext(principal=system_principal(self.operation_id))
 
     def run(self) -> dict[str, int]:
         with self.db.write() as s:
@@ -685,8 +685,8 @@ def restore_check(db: Database, store: BlobStore, settings: Settings, since: dat
                         s.flush()
                         revoke_credentials(s, user.id)
                         _record_deletion(s, settings, user.id)
-                        audit.record(s, RequestContext(principal=Principal(
-                            kind="system", username="restore-check")),
+                        audit.record(s, RequestContext(
+                            principal=system_principal("restore-check")),
                             "user.delete_replayed", "user", user.id)
     # Whatever sessions and tokens the backup held may have been ended since: all go.
     if dry_run:
@@ -729,8 +729,7 @@ def give_owner(db: Database, space_id: str, username: str) -> None:
             raise NotFound(f"No active user {username}.")
         previous = space.owner_id
         space.owner_id, space.read_only, space.updated_at = user.id, False, utcnow()
-        audit.record(s, RequestContext(principal=Principal(kind="system",
-                                                           username="space-owner")),
+        audit.record(s, RequestContext(principal=system_principal("space-owner")),
                      "space.owner_set", "space", space.id, space_id=space.id,
                      details={"owner_id": user.id, "previous_owner_id": previous})
 

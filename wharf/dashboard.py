@@ -81,9 +81,6 @@ PROCESSES_SHOWN = 100
 #: How often the page's script refreshes (seconds).
 REFRESH_SECONDS = 5
 
-OPEN_STATUSES = ("pending", "running")
-DONE_STATUSES = ("completed", "failed")
-
 Timestamp = Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})]
 
 
@@ -294,13 +291,6 @@ def _minute_index(s: Session, column: Any) -> ColumnElement[Any]:
     return func.substr(column, 1, 16)
 
 
-def _minute_of(value: Any) -> datetime:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace(" ", "T"))
-    assert isinstance(value, datetime)
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
 def throughput(s: Session, now: datetime) -> ThroughputPanel:
     """Per minute over the last hour (the current, partial minute last)."""
     first = window_start(now)
@@ -310,7 +300,9 @@ def throughput(s: Session, now: datetime) -> ThroughputPanel:
     done: Counter[tuple[int, str]] = Counter()
     for m, status, n in s.execute(select(minute, recent.c.status, func.count())
                                   .group_by(minute, recent.c.status)):
-        i = int((_minute_of(m) - first).total_seconds() // 60)
+        at = _aware(m)
+        assert at is not None
+        i = int((at - first).total_seconds() // 60)
         done[(min(max(i, 0), minutes - 1), status)] += n
     series = [Minute(start=iso(first + timedelta(minutes=i)) or "",
                      completed=done[(i, "completed")], failed=done[(i, "failed")])

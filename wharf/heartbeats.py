@@ -48,6 +48,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from storage.db import Database
 from storage.models import ProcessHeartbeat
+from storage.results import rowcount
 from wharf.clock import iso, utcnow
 from wharf.config import Settings
 
@@ -146,7 +147,7 @@ def prune(db: Database, older_than: timedelta = RETENTION) -> int:
         stale = stale.with_for_update(skip_locked=True)
     with db.write() as s:
         result = s.execute(delete(_T).where(_T.c.process_id.in_(stale.scalar_subquery())))
-    return int(getattr(result, "rowcount", 0) or 0)
+    return rowcount(result)
 
 
 class Heartbeat:

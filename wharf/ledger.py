@@ -196,7 +196,8 @@ def known_ids(s: Session, ids: Iterable[str]) -> set[str]:
 
 def restore_rows(s: Session, entries: Sequence[Entry]) -> int:
     """Put back (as shipped) the ledger rows a restored database lacks."""
-    missing = [e for e in entries if e.id not in known_ids(s, [e.id for e in entries])]
+    known = known_ids(s, [e.id for e in entries])
+    missing = [e for e in entries if e.id not in known]
     if missing:
         now = utcnow()
         s.execute(insert(DeletionRecord), [

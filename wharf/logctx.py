@@ -9,7 +9,7 @@ Rules:
 - A request (``api.middleware``) binds ``request_id`` when it starts (replacing whatever
   the thread held), ``user_id`` once authenticated, and clears both when it ends.
 - The executor binds ``operation_id``, ``kind`` and ``attempt`` around each operation's
-  perform, commit and failure handling (:func:`bound_operation`, nestable: the previous
+  perform, commit and failure handling (:func:`bound_op`, nestable: the previous
   binding comes back on exit). Work on a whole batch binds ``batch_size`` and the first
   :data:`BATCH_IDS_SHOWN` ``operation_ids`` (and ``kind`` when the batch has one kind);
   a batch of one is bound as its operation.
@@ -95,15 +95,10 @@ class _Scope:
             self._token = None
 
 
-def bound_operation(operation_id: str, kind: str, attempt: int) -> _Scope:
-    """``with bound_operation(...)``: lines written inside carry ``operation_id``, ``kind``
-    and ``attempt``."""
-    return _Scope(_operation, (operation_id, kind, attempt))
-
-
 def bound_op(op: _Op) -> _Scope:
-    """:func:`bound_operation` for an ``Operation`` row (its ``attempts`` is the number of
-    the attempt running)."""
+    """``with bound_op(op)``: lines written inside carry the ``Operation`` row's
+    ``operation_id``, ``kind`` and ``attempt`` (its ``attempts``: the number of the attempt
+    running)."""
     return _Scope(_operation, (op.id, op.kind, op.attempts))
 
 

@@ -5,13 +5,13 @@ import falcon
 import msgspec
 
 from api import contract
+from api.schemas.common import PageQuery
 from api.schemas.webhooks import (
     CreateWebhookRequest,
     Webhook,
     WebhookCreated,
     WebhookDelivery,
     WebhookDeliveryList,
-    WebhookDeliveryQuery,
     WebhookList,
 )
 from api.serialize import timestamp
@@ -109,9 +109,9 @@ class WebhookDeliveries:
 
     @contract.op(operation_id="listWebhookDeliveries",
                  summary="Deliveries of a webhook endpoint, newest first", tags=TAGS,
-                 query=WebhookDeliveryQuery, responses={200: WebhookDeliveryList})
+                 query=PageQuery, responses={200: WebhookDeliveryList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_id: str) -> None:
-        q = contract.read_query(req, WebhookDeliveryQuery)
+        q = contract.read_query(req, PageQuery)
         with self.db.read() as s:
             items, nxt = self.webhooks.deliveries(s, req.context.ctx, webhook_id,
                                                   limit=q.limit, cursor=q.cursor)

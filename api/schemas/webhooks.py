@@ -5,8 +5,7 @@ from typing import Annotated, ClassVar
 
 import msgspec
 
-from api.schemas.common import Cursor, Id, InvalidField, Limit, Request, Response, Timestamp
-from wharf.pagination import DEFAULT_LIMIT
+from api.schemas.common import Id, InvalidField, Request, Response, Timestamp
 from wharf.webhooks.events import MAX_URL_LENGTH, DeliveryStatus, WebhookEvent
 
 
@@ -61,10 +60,3 @@ class WebhookDelivery(Response):
 class WebhookDeliveryList(Response):
     items: list[WebhookDelivery]
     next_cursor: str | None
-
-
-class WebhookDeliveryQuery(msgspec.Struct, forbid_unknown_fields=False):
-    """``?limit=&cursor=`` of the deliveries listing."""
-
-    limit: Limit = DEFAULT_LIMIT
-    cursor: Cursor | None = None

@@ -130,8 +130,8 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     continue
                 with logctx.bound_op(op):
                     run_on_failed((handlers or {}).get(op.kind), s, op, error)
-                announce(s, [Finished(op.id, op.actor_id, "failed")])  # webhooks
                 failed.append(op)
+        announce(s, [Finished(op.id, op.actor_id, "failed") for op in failed])  # webhooks
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
         # ringing here as well would only deliver it twice and leave the row unmarked.

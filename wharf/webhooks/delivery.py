@@ -264,9 +264,7 @@ def record(db: Database, settings: Settings, delivery_id: str, token: str,
         else:
             delay = delays[d.attempts - 1] * random.uniform(1.0, 1.2)
             d.next_attempt_at = now + timedelta(seconds=delay)
-            send_after_commit(s, OutboxMessage(id=new_id(), actor_name=ACTOR,
-                                               queue_name=QUEUE, subject_id=d.id,
-                                               delay_ms=int(delay * 1000)))
+            send_after_commit(s, _message(d.id, int(delay * 1000)))
             outcome = "retry"
         if hook is not None and hook.enabled and hook.failing_since is not None and \
                 now - hook.failing_since >= timedelta(seconds=sum(delays)):
@@ -276,6 +274,12 @@ def record(db: Database, settings: Settings, delivery_id: str, token: str,
     metrics.WEBHOOK_ATTEMPTS.labels(outcome).inc()
     log.info("webhook delivery %s: %s (%s)", delivery_id, outcome, error)
     return outcome
+
+
+def _message(delivery_id: str, delay_ms: int = 0) -> OutboxMessage:
+    """The outbox row that rings the delivery actor for ``delivery_id``."""
+    return OutboxMessage(id=new_id(), actor_name=ACTOR, queue_name=QUEUE,
+                         subject_id=delivery_id, delay_ms=delay_ms)
 
 
 def disable(hook: Webhook, reason: str) -> None:
@@ -308,9 +312,7 @@ def rering_due(db: Database, limit: int = 500,
                 WebhookDelivery.id.in_(ids),
                 WebhookDelivery.next_attempt_at <= cutoff).values(next_attempt_at=now))
         for delivery_id in ids:
-            send_after_commit(s, OutboxMessage(id=new_id(), actor_name=ACTOR,
-                                               queue_name=QUEUE, subject_id=delivery_id,
-                                               delay_ms=0))
+            send_after_commit(s, _message(delivery_id))
     return len(ids)
 
 
