@@ -118,17 +118,14 @@ def make_broker(settings: Settings) -> dramatiq.Broker:
         broker: dramatiq.Broker = StubBroker(middleware=middleware())
     elif kind == "rabbitmq":
         broker = _rabbitmq_broker(settings)
-    elif settings.broker_url.startswith(SENTINEL_SCHEME + "://"):
+    else:
+        # Bounded socket timeouts: an unreachable Redis fails fast (the outbox keeps the
+        # work) instead of blocking an API request. The client is built here, for plain
+        # Redis too: Dramatiq's ``url=`` makes a pool from the URL alone and drops them.
         broker = WakingRedisBroker(
             client=redis_client(settings.broker_url, **REDIS_OPTIONS),
             middleware=middleware(), namespace=settings.broker_namespace,
             heartbeat_timeout=30000)
-    else:
-        # Bounded socket timeouts: an unreachable Redis fails fast (the outbox keeps the
-        # work) instead of blocking an API request.
-        broker = WakingRedisBroker(url=settings.broker_url, middleware=middleware(),
-                                   namespace=settings.broker_namespace,
-                                   heartbeat_timeout=30000, **REDIS_OPTIONS)
     broker.declare_queue(QUEUE)
     broker.declare_queue(deletion.QUEUE)
     return broker

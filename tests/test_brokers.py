@@ -85,6 +85,23 @@ def test_a_bad_broker_url_stops_the_worker_with_exit_2(tmp_path, url):
 
 
 # -- the long-poll without pub/sub ------------------------------------------------------------
+def test_the_redis_brokers_client_has_bounded_socket_timeouts(tmp_path):
+    """A Redis that stops answering must not hold an API request (or a worker) forever:
+    the broker's own client carries the connect and read timeouts (a plain ``redis://``
+    broker once dropped them, Dramatiq building its pool from the URL alone)."""
+    from tasks.broker import REDIS_OPTIONS, make_broker
+    settings = Settings.from_env({"WHARF_DATA_DIR": str(tmp_path),
+                                  "WHARF_BROKER_URL": "redis://127.0.0.1:1/15",
+                                  "WHARF_BROKER_NAMESPACE": f"wharf-test-{uuid.uuid4().hex}"})
+    broker = make_broker(settings)
+    try:
+        options = broker.client.connection_pool.connection_kwargs  # type: ignore[attr-defined]
+        assert options["socket_timeout"] == REDIS_OPTIONS["socket_timeout"]
+        assert options["socket_connect_timeout"] == REDIS_OPTIONS["socket_connect_timeout"]
+    finally:
+        broker.close()
+
+
 def test_polling_notifier_sees_a_completion_elsewhere_within_its_interval():
     notifier = PollingNotifier(interval=0.1)
     done = threading.Event()
