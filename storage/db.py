@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from storage.errors import DatabaseBusy
@@ -40,6 +41,15 @@ It must not raise for a broker that is down: unsent rows are the relay's to send
 #: Seconds after which a pooled PostgreSQL connection is replaced at checkout (so a server
 #: or proxy idle limit never meets one; the poll below catches most closed ones earlier).
 PG_POOL_RECYCLE = 1800
+#: PostgreSQL connections one process keeps (``WHARF_DATABASE_POOL_SIZE``): opened as
+#: needed and kept once opened, never more. A pool that kept fewer than the threads using
+#: it at once opened and closed a connection per request above that (a backend fork each:
+#: several CPU-ms on both sides, and tail latency under a burst of long-polls).
+PG_POOL_SIZE = 32
+#: Seconds a thread waits for a pooled connection when all are in use, before its request
+#: answers 503 ``database_busy`` (retryable).
+PG_POOL_TIMEOUT = 10.0
+POOL_BUSY = "Every database connection of this process is in use; try again shortly."
 
 log = logging.getLogger("wharf.storage")
 
@@ -130,9 +140,9 @@ def _closed_by_peer(dbapi_conn: Any) -> bool:
     return bool(poller.poll(0))
 
 
-def _pg_engine(url: str) -> Engine:
-    engine = create_engine(url, pool_pre_ping=False, pool_size=10, max_overflow=20,
-                           pool_recycle=PG_POOL_RECYCLE)
+def _pg_engine(url: str, pool_size: int, pool_timeout: float) -> Engine:
+    engine = create_engine(url, pool_pre_ping=False, pool_size=pool_size, max_overflow=0,
+                           pool_timeout=pool_timeout, pool_recycle=PG_POOL_RECYCLE)
 
     @event.listens_for(engine, "checkout")
     def _on_checkout(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
@@ -144,12 +154,14 @@ def _pg_engine(url: str) -> Engine:
     return engine
 
 
-def make_engines(url: str, busy_timeout_ms: int = 5000) -> tuple[Engine, Engine]:
-    """Return ``(write_engine, read_engine)``; the same engine on PostgreSQL."""
+def make_engines(url: str, busy_timeout_ms: int = 5000, *, pool_size: int = PG_POOL_SIZE,
+                 pool_timeout: float = PG_POOL_TIMEOUT) -> tuple[Engine, Engine]:
+    """Return ``(write_engine, read_engine)``; the same engine on PostgreSQL, whose pool
+    keeps up to ``pool_size`` connections (see :data:`PG_POOL_SIZE`)."""
     if url.startswith("sqlite"):
         return (_sqlite_engine(url, busy_timeout_ms, True),
                 _sqlite_engine(url, busy_timeout_ms, False))
-    engine = _pg_engine(url)
+    engine = _pg_engine(url, pool_size, pool_timeout)
     return engine, engine
 
 
@@ -210,9 +222,12 @@ class Database:
 
     def __init__(self, url: str, busy_timeout_ms: int = 5000, *,
                  on_outbox_committed: OutboxSink | None = None,
-                 engines: tuple[Engine, Engine] | None = None) -> None:
+                 engines: tuple[Engine, Engine] | None = None,
+                 pool_size: int = PG_POOL_SIZE,
+                 pool_timeout: float = PG_POOL_TIMEOUT) -> None:
         self.url = url
-        self.write_engine, self.read_engine = engines or make_engines(url, busy_timeout_ms)
+        self.write_engine, self.read_engine = engines or make_engines(
+            url, busy_timeout_ms, pool_size=pool_size, pool_timeout=pool_timeout)
         self._on_outbox_committed = on_outbox_committed
 
     def with_outbox_sink(self, on_outbox_committed: OutboxSink) -> Database:
@@ -267,6 +282,8 @@ class Database:
                 raise ConnectionLost("The database connection was lost; try again.") from exc
             _raise_if_busy(exc)
             raise
+        except PoolTimeout as exc:
+            raise DatabaseBusy(POOL_BUSY) from exc
         finally:
             session.close()
 
@@ -287,6 +304,8 @@ class Database:
         except DBAPIError as exc:
             _raise_if_busy(exc)
             raise
+        except PoolTimeout as exc:
+            raise DatabaseBusy(POOL_BUSY) from exc
 
     def ping(self) -> None:
         with self.read_engine.connect() as conn:

@@ -27,6 +27,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from msgspec import Meta
 
+from storage.db import PG_POOL_SIZE, PG_POOL_TIMEOUT
+
 
 class ConfigError(ValueError):
     """A ``WHARF_*`` setting is missing or malformed."""
@@ -451,6 +453,13 @@ class Settings:
     argon2_parallelism: Annotated[int, setting(
         "argon2id password hashing: lanes",
         ge=1)] = 4
+    database_pool_size: Annotated[int, setting(
+        "PostgreSQL connections each process keeps per database (opened as needed, kept "
+        "once opened, never more); a request that finds them all in use waits up to "
+        f"{PG_POOL_TIMEOUT:g} s, then answers 503 `database_busy`. Keep it at least the process's threads (`wharf "
+        "api`: gunicorn's threads per worker, 32 by default), and processes x it below "
+        "the server's `max_connections`",
+        ge=1, le=1000)] = PG_POOL_SIZE
     sqlite_busy_timeout_ms: Annotated[int, setting(
         "how long a SQLite writer waits for the write lock before the request answers 503"
         " `database_busy` with `Retry-After`",

@@ -63,10 +63,12 @@ class Components:
                  unitstore: UnitStore | None = None, db: Database | None = None,
                  blob_store: BlobStore | None = None) -> None:
         self.settings = settings
-        base_db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms)
+        base_db = db or Database(settings.database_url, settings.sqlite_busy_timeout_ms,
+                                 pool_size=settings.database_pool_size)
         self.unit_db: Database | None = None
         if unitstore is None:
-            self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
+            self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms,
+                                   pool_size=settings.database_pool_size)
             unitstore = UnitStore(self.unit_db, UnitLimits(
                 max_bytes=settings.unit_max_snapshot_bytes,
                 max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth))
