@@ -457,8 +457,8 @@ class Settings:
         "PostgreSQL connections each process keeps per database (opened as needed, kept "
         "once opened, never more); a request that finds them all in use waits up to "
         f"{PG_POOL_TIMEOUT:g} s, then answers 503 `database_busy`. Keep it at least the "
-        "process's threads (`wharf api`: gunicorn's threads per worker, 32 by default), and processes x it below "
-        "the server's `max_connections`",
+        "process's threads (`wharf api`: gunicorn's threads per worker, 32 by default), "
+        "and processes x it below the server's `max_connections`",
         ge=1, le=1000)] = PG_POOL_SIZE
     sqlite_busy_timeout_ms: Annotated[int, setting(
         "how long a SQLite writer waits for the write lock before the request answers 503"
