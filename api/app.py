@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from api import contract, errors
 from api.contract import App
@@ -164,10 +165,16 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         extra_routes(app)
     # Added once every route is mounted: the auth middleware takes the routes' declared
     # auth modes (which paths read no credentials, who may call each responder).
-    app.add_middleware([
+    middleware: list[Any] = [
         RequestIdMiddleware(),
         AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
                        auth_modes=contract.auth_modes(app)),
         BodyLimitMiddleware(settings.max_body_bytes),
-    ])
+    ]
+    if operations is not None and notifier is not None:
+        from api.resources.operations import PreferWait
+        # ``Prefer: wait=N`` on operation-starting requests; its process_response runs
+        # first of all, inside the request id's log context.
+        middleware.append(PreferWait(operations, notifier))
+    app.add_middleware(middleware)
     return app

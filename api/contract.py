@@ -52,6 +52,7 @@ import msgspec
 from api import body as _body
 from api.errors import PROBLEM
 from api.schemas.common import InvalidField
+from api.schemas.operations import MAX_WAIT
 from api.schemas.problem import Problem
 from wharf.assets.upload import SHA256_PATTERN
 from wharf.errors import ProblemCode, ValidationFailed
@@ -340,6 +341,10 @@ HEADERS: dict[str, dict[str, Any]] = {
                                            "filename*=UTF-8''<percent-encoded name>` "
                                            "(RFC 6266).",
                             "schema": {"type": "string"}},
+    "Preference-Applied": {"description": "`wait=<seconds>`: the request's `Prefer: wait` "
+                                          "was honoured and the answer is the finished "
+                                          "operation (RFC 7240).",
+                           "schema": {"type": "string"}},
     "X-Request-Id": {"description": "The request's id (the client's `X-Request-Id` when "
                                     "it is 1-128 of `[A-Za-z0-9._:-]`); logs carry it.",
                      "schema": {"type": "string"}},
@@ -355,6 +360,15 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
                        "same operation instead of starting another one.",
         "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN},
         "example": "create-q3-plans-2026-01-31"},
+    "Prefer": {
+        "name": "Prefer", "in": "header", "required": False,
+        "description": "`wait=<seconds>` (RFC 7240): wait up to that long (at most "
+                       f"{MAX_WAIT:g} s) for the operation to be done and answer 200 with it (and "
+                       "`Preference-Applied`) instead of 202 at once: one request instead of "
+                       "a POST and a long-poll. Still 202 if it is not done by then, or if "
+                       "the server's long-poll slots are taken. Other preferences, and a "
+                       "malformed one, are ignored.",
+        "schema": {"type": "string"}, "example": "wait=10"},
     "If-Match": {
         "name": "If-Match", "in": "header", "required": True,
         "description": "The current strong ETag (as sent in `ETag`); 412 if it changed.",

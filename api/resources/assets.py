@@ -9,7 +9,7 @@ import falcon
 from api import contract
 from api.content import send_content
 from api.resources.blobs import DOWNLOAD, OCTETS, READ_HEADERS, body_reader, head_answers
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.assets import Asset as AssetBody
 from api.schemas.assets import AssetList, AssetUploadQuery
 from api.schemas.blobs import BINARY
@@ -83,7 +83,7 @@ class _Uploads:
 class UnitAssets(_Uploads):
     @contract.op(operation_id="uploadAsset", summary="Upload an asset into a unit (editor)",
                  tags=["assets"], description=UPLOAD_DESCRIPTION, query=AssetUploadQuery,
-                 headers=("Idempotency-Key", "Content-SHA256"), raw_body=(OCTETS, BINARY),
+                 headers=(*SUBMISSION_HEADERS, "Content-SHA256"), raw_body=(OCTETS, BINARY),
                  responses=submission_answers("Stored; publishing (or a replay while not "
                                               "done)."),
                  problems=(403, 404, 409, 411, 413))
@@ -166,7 +166,7 @@ class WorktreeUnitAssets(_Uploads):
                              "`worktree_state` unless the worktree is a draft. The asset "
                              "is served by the worktree's gateway until a merge of its "
                              "unit publishes it to trunk.",
-                 query=AssetUploadQuery, headers=("Idempotency-Key", "Content-SHA256"),
+                 query=AssetUploadQuery, headers=(*SUBMISSION_HEADERS, "Content-SHA256"),
                  raw_body=(OCTETS, BINARY),
                  responses=submission_answers("Stored; publishing (or a replay while not "
                                               "done)."),

@@ -8,7 +8,7 @@ import falcon
 from api import contract
 from api.content import send_content
 from api.errors import PROBLEM
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.blobs import BINARY, BlobResource, CreateUploadSessionRequest, UploadResult
 from api.schemas.blobs import UploadSession as UploadSessionBody
 from api.serialize import timestamp
@@ -116,7 +116,7 @@ class UploadSessionComplete:
                  tags=["blobs"],
                  description="409 `upload_not_received` before the content PUT; 409 "
                              "`upload_session_state` / `upload_session_expired`.",
-                 headers=("Idempotency-Key",),
+                 headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
@@ -230,7 +230,7 @@ class BlobContent(_BlobReader):
                              "it changed) and exactly Content-Length bytes. A replay with "
                              "the same key and headers is answered once its bytes hash the "
                              "same (else 409 `idempotency_key_reused`).",
-                 headers=("Idempotency-Key", "If-Match"), raw_body=(OCTETS, BINARY),
+                 headers=(*SUBMISSION_HEADERS, "If-Match"), raw_body=(OCTETS, BINARY),
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409, 411, 412, 413, 428))
     def on_put(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:

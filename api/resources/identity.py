@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from api import contract, serialize
 from api.middleware import SESSION_COOKIE
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.identity import (
     ApiTokenCreated,
     ApiTokenList,
@@ -169,7 +169,7 @@ class MeWithDeletion(Me):
                              "it owns (docs/accounts.md). Re-authentication: `password`, or "
                              "a login session younger than `WHARF_ACCOUNT_REAUTH_SECONDS` "
                              "(403 `reauthentication_required`; " + THROTTLED + ")",
-                 headers=("Idempotency-Key",), body=DeleteAccountRequest,
+                 headers=SUBMISSION_HEADERS, body=DeleteAccountRequest,
                  responses=submission_answers("Accepted: the account is being deleted."),
                  problems=(403, 429))
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:

@@ -2,6 +2,7 @@
 for unit resources; units (snapshot, changesets)."""
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -30,6 +31,7 @@ from api.schemas.operations import (
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
+from storage.errors import StorageUnavailable
 from storage.models import Node as NodeRow
 from storage.models import Operation as OperationRow
 from storage.models import Resource as ResourceRow
@@ -39,14 +41,23 @@ from storage.unitstore import UnitStore
 from wharf import nodes, resources, units
 from wharf.access import Access
 from wharf.clock import iso
-from wharf.errors import ValidationFailed
+from wharf.errors import ValidationFailed, WharfError
 from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.service import DONE, Operations, Submission
 
+log = logging.getLogger("wharf.api")
+
 RETRY_AFTER = "1"
 #: Sent with every operation: where to poll it, and (while not done) how soon.
 OPERATION_HEADERS = ("Location", "Retry-After")
+#: The request headers of every operation-starting request (``answer_submission``).
+SUBMISSION_HEADERS = ("Idempotency-Key", "Prefer")
+# One ``wait=<delta-seconds>`` preference of a ``Prefer`` header (RFC 7240), its
+# parameters (after ``;``) ignored; at most 6 digits (anything longer waits MAX_WAIT anyway).
+_WAIT_PREFERENCE = re.compile(r'\s*wait\s*=\s*"?([0-9]{1,6})"?\s*(?:;.*)?', re.IGNORECASE)
+#: At most this many comma-separated preferences of one ``Prefer`` header are read.
+MAX_PREFERENCES = 16
 
 
 
@@ -71,17 +82,77 @@ def write_operation(resp: falcon.Response, op: OperationRow, status: int = 200) 
 
 
 def answer_submission(resp: falcon.Response, sub: Submission) -> None:
-    """202 while the operation is not done (first request or replay); 200 once it is."""
+    """202 while the operation is not done (first request or replay); 200 once it is.
+    A 202 may still become a 200 on its way out: :class:`PreferWait`."""
     op = sub.operation
-    write_operation(resp, op, 200 if (not sub.created and op.status in DONE) else 202)
+    done = not sub.created and op.status in DONE
+    write_operation(resp, op, 200 if done else 202)
+    if not done:
+        resp.context.pending_operation = op.id
 
 
 def submission_answers(accepted: str) -> dict[int, contract.Answer]:
     """An operation-creating request's answers (``answer_submission``)."""
     return {202: contract.Answer(Operation, accepted, headers=OPERATION_HEADERS),
-            200: contract.Answer(Operation, "A replay (same Idempotency-Key and request) of "
-                                            "an operation that is done.",
-                                 headers=OPERATION_HEADERS)}
+            200: contract.Answer(Operation, "The operation is done: it finished within the "
+                                            "request's `Prefer: wait=N`, or this is a replay "
+                                            "(same Idempotency-Key and request) of one that "
+                                            "is done.",
+                                 headers=(*OPERATION_HEADERS, "Preference-Applied"))}
+
+
+def prefer_wait(header: str | None) -> float:
+    """Seconds a ``Prefer`` header's ``wait`` preference asks for (RFC 7240), at most
+    MAX_WAIT; 0 when it has none. A malformed preference is ignored, as the RFC asks: the
+    request is served as if it had not been sent."""
+    if not header:
+        return 0.0
+    for preference in header.split(",", MAX_PREFERENCES)[:MAX_PREFERENCES]:
+        m = _WAIT_PREFERENCE.fullmatch(preference)
+        if m:
+            return min(float(m.group(1)), MAX_WAIT)
+    return 0.0
+
+
+class PreferWait:
+    """``Prefer: wait=N`` on a request that starts an operation: instead of answering 202
+    at once, wait up to N seconds (at most MAX_WAIT) for the operation to be done and
+    answer it as a long-poll would, 200 with ``Preference-Applied: wait=N`` once done, so
+    a client that wants the result needs one request, not a POST and a long-poll.
+
+    It waits after the submission committed (the operation is recorded and sent on its
+    way whatever happens next), on the notifier's long-poll slots: beyond
+    ``WHARF_LONG_POLL_MAX_WAITERS`` it answers the 202 at once, as does a wait that
+    cannot read the operation (the submission stands; the client polls)."""
+
+    def __init__(self, ops: Operations, notifier: Any):
+        self.ops, self.notifier = ops, notifier
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        operation_id = resp.context.get("pending_operation")
+        if not req_succeeded or operation_id is None:
+            return
+        wait = prefer_wait(req.get_header("Prefer"))
+        if wait <= 0:
+            return
+        state: dict[str, OperationRow] = {}
+
+        def is_done() -> bool:
+            state["op"] = self.ops.peek(req.context.ctx, operation_id)
+            return state["op"].status in DONE
+
+        try:
+            done = self.notifier.wait(operation_id, wait, is_done)
+        except (WharfError, StorageUnavailable):
+            log.warning("could not wait for operation %s; answering 202", operation_id,
+                        exc_info=True)
+            return
+        op = state["op"]
+        write_operation(resp, op, 200 if done else 202)
+        if done:
+            resp.set_header("Preference-Applied", f"wait={wait:g}")
+            resp.delete_header("Retry-After")
 
 
 def parse_wait(raw: str | None) -> float:
@@ -216,7 +287,7 @@ class Resources:
                  description="Starts a `create_resource` operation; its result names the "
                              "new node, resource and unit. 409 `idempotency_key_reused` "
                              "when the key was used for a different request.",
-                 body=CreateResourceRequest, headers=("Idempotency-Key",),
+                 body=CreateResourceRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:

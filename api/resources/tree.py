@@ -5,7 +5,7 @@ import falcon
 from sqlalchemy.orm import Session
 
 from api import contract, serialize
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.common import PageQuery
 from api.schemas.tree import (
     CreateNodeRequest,
@@ -200,7 +200,7 @@ class NodeWithPurge(Node):
                  description="Deletes the batch rooted here and every batch nested below it "
                              "(operation `purge_trash`); space owner or team admin only. 409 "
                              "`not_trashed`, `worktree_reference`.",
-                 headers=("Idempotency-Key",),
+                 headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409,))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:

@@ -6,7 +6,7 @@ import falcon
 import msgspec
 
 from api import contract
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.resources.worktrees import NOT_WHILE
 from api.schemas.worktree_merge import (
     ActivateUnitRequest,
@@ -47,7 +47,7 @@ class WorktreeMerge:
                              "owner, admin or editor) with edit rights on every unit. 409 "
                              "`unit_unavailable` when a unit's node or target folder is "
                              "trashed (`details.unit_ids`). " + NOT_WHILE,
-                 headers=("Idempotency-Key",),
+                 headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
@@ -133,7 +133,7 @@ class UnitActivate:
                              "unit. Its worktree assets are published; the worktree is "
                              "`merged` when it was the last unmerged unit. Draft or ready "
                              "worktrees, with the merge right.",
-                 body=ActivateUnitRequest, headers=("Idempotency-Key",),
+                 body=ActivateUnitRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,

@@ -11,6 +11,7 @@ import msgspec
 from api import contract
 from api.resources.operations import (
     CHANGESET_PROBLEMS,
+    SUBMISSION_HEADERS,
     answer_submission,
     read_changeset,
     submission_answers,
@@ -55,7 +56,7 @@ class WorktreeUnits:
                              "node is created in `target` by the merge (editor there). At "
                              "most WHARF_WORKTREE_MAX_UNITS units (409 "
                              "`worktree_unit_limit`). " + NOT_WHILE,
-                 body=AddWorktreeUnitRequest, headers=("Idempotency-Key",),
+                 body=AddWorktreeUnitRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:

@@ -9,7 +9,7 @@ import msgspec
 from sqlalchemy.orm import Session
 
 from api import contract
-from api.resources.operations import answer_submission, submission_answers
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.tree import changes
 from api.schemas.worktrees import (
     CreateWorktreeRequest,
@@ -90,7 +90,7 @@ class Worktrees:
                              "editor (viewer: 403; not a member: 404; a personal space: "
                              "400 `not_a_team_space`). The operation's result names the "
                              "worktree.",
-                 body=CreateWorktreeRequest, headers=("Idempotency-Key",),
+                 body=CreateWorktreeRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -188,7 +188,7 @@ class WorktreeDiscard:
                              "changes answer 409 `worktree_busy`), then `discarded`: its "
                              "assets are deleted, its uploads cancelled. The creator (team: "
                              "also the space's owner and admins). " + NOT_WHILE,
-                 headers=("Idempotency-Key",),
+                 headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:

@@ -1,0 +1,131 @@
+"""``Prefer: wait=N`` (RFC 7240) on requests that start an operation: one request answers
+with the finished operation (200, ``Preference-Applied``) instead of a 202 and a
+long-poll; a preference it cannot honour leaves the 202 as it was."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from api import contract
+from api.resources.operations import prefer_wait
+from api.schemas.operations import MAX_WAIT
+from storage.models import Operation, Resource
+from tests.conftest import World
+from tests.test_operations import count, key, start_worker, wait_done
+from wharf.operations.notify import LocalNotifier
+
+
+def test_a_submission_that_prefers_to_wait_answers_the_finished_operation(
+        world, components, db):
+    alice = world.user("alice")
+    w = start_worker(components.broker)
+    try:
+        t0 = time.monotonic()
+        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                               "name": "Waited", "unit_type": "doc"},
+                       headers={"Idempotency-Key": key(), "Prefer": "wait=30"})
+        elapsed = time.monotonic() - t0
+    finally:
+        w.stop()
+    assert r.status_code == 200, r.text
+    assert r.json["status"] == "completed" and r.json["done"] is True
+    assert r.headers["preference-applied"] == "wait=30"
+    assert "retry-after" not in r.headers
+    assert r.headers["location"] == f"/api/operations/{r.json['id']}"
+    assert elapsed < 20  # woken by the completion, not by the end of the wait
+    resource_id = r.json["result"]["resource_id"]
+    assert count(db, Resource, Resource.id == resource_id) == 1
+    # The same operation a long-poll reads, done once.
+    assert wait_done(alice, r.json["id"])["result"] == r.json["result"]
+    assert count(db, Operation, Operation.actor_id == alice.user_id) == 1
+
+
+def test_a_wait_that_runs_out_answers_202_as_before(world, components):
+    alice = world.user("alice")  # no worker: nothing finishes
+    k = key()
+    t0 = time.monotonic()
+    r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                           "name": "Slow", "unit_type": "doc"},
+                   headers={"Idempotency-Key": k, "Prefer": "wait=1"})
+    elapsed = time.monotonic() - t0
+    assert r.status_code == 202 and r.json["status"] == "pending"
+    assert r.headers["retry-after"] and "preference-applied" not in r.headers
+    assert 0.9 <= elapsed < 10
+    # A replay waits the same way, then answers the same operation; once done, at once.
+    replay = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                                "name": "Slow", "unit_type": "doc"},
+                        headers={"Idempotency-Key": k, "Prefer": "wait=1"})
+    assert replay.status_code == 202 and replay.json["id"] == r.json["id"]
+    w = start_worker(components.broker)
+    try:
+        wait_done(alice, r.json["id"])
+    finally:
+        w.stop()
+    t0 = time.monotonic()
+    done = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                              "name": "Slow", "unit_type": "doc"},
+                      headers={"Idempotency-Key": k, "Prefer": "wait=30"})
+    assert done.status_code == 200 and done.json["status"] == "completed"
+    assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.parametrize("header", [
+    "wait=abc", "wait=-1", "wait", "wait=", "respond-async", "wait=1.5", "wait=0",
+    "wait=1234567", "return=minimal; wait=5", "x" * 4000, "wait=5 seconds",
+    ",".join(["handling=lenient"] * 100) + ",wait=5"])
+def test_a_preference_it_does_not_understand_is_ignored(world, header):
+    alice = world.user("alice")
+    t0 = time.monotonic()
+    r = alice.post(
+        "/api/resources", json={"space_id": alice.personal_space_id, "name": "Doc",
+                                "unit_type": "doc"},
+        headers={"Idempotency-Key": key(), "Prefer": header})
+    assert r.status_code == 202, r.text
+    assert "preference-applied" not in r.headers
+    assert time.monotonic() - t0 < 0.9  # answered at once: no wait was taken from it
+
+
+def test_prefer_wait_parses_rfc_7240_preferences():
+    assert prefer_wait("wait=10") == 10
+    assert prefer_wait('WAIT = "7"') == 7
+    assert prefer_wait("respond-async, wait=3") == 3
+    assert prefer_wait("wait=3; foo=bar") == 3
+    assert prefer_wait("wait=4;;;" + ";" * 1000) == 4  # empty parameters are allowed
+    assert prefer_wait("wait=100000") == MAX_WAIT  # capped like ?wait=
+    for ignored in (None, "", "wait=x", "wait=-2", "wait=1.5", "wait=1234567", "waited=3",
+                    "return=minimal"):
+        assert prefer_wait(ignored) == 0
+
+
+def test_no_free_long_poll_slot_answers_202_at_once(settings, db):
+    from wharfd.runtime import Components
+    comps = Components(settings, db=db, notifier=LocalNotifier(max_waiters=0))
+    try:
+        alice = World(comps.api_app(), comps).user("alice")
+        t0 = time.monotonic()
+        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                               "name": "Doc", "unit_type": "doc"},
+                       headers={"Idempotency-Key": key(), "Prefer": "wait=30"})
+        assert r.status_code == 202 and r.json["status"] == "pending"
+        assert time.monotonic() - t0 < 5
+    finally:
+        comps.close()
+
+
+def test_every_operation_starting_request_declares_prefer(app):
+    spec = contract.document(app)
+    starting = 0
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            if not isinstance(op, dict) or "responses" not in op:
+                continue
+            answers = op["responses"]
+            if "202" not in answers or "200" not in answers:
+                continue
+            params = {p.get("$ref", "").rsplit("/", 1)[-1] for p in op.get("parameters", [])}
+            if "Idempotency-Key" in params:
+                starting += 1
+                assert "Prefer" in params, (method, path)
+                assert "Preference-Applied" in answers["200"]["headers"], (method, path)
+    assert starting >= 12
