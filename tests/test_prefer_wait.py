@@ -4,6 +4,7 @@ long-poll; a preference it cannot honour leaves the 202 as it was."""
 from __future__ import annotations
 
 import time
+import uuid
 
 import pytest
 
@@ -129,3 +130,56 @@ def test_every_operation_starting_request_declares_prefer(app):
                 assert "Prefer" in params, (method, path)
                 assert "Preference-Applied" in answers["200"]["headers"], (method, path)
     assert starting >= 12
+
+
+def test_wharf_client_gets_the_finished_operation_from_its_submission(world, components, db):
+    """``wharf-client create`` and an upload's completion send ``Prefer: wait``: with a
+    worker keeping up, the submitting request answers the finished operation and the
+    client sends no long-poll."""
+    import argparse
+    import io
+
+    import httpx
+
+    from wharfclient import cli, transfer
+    from wharfclient.http import WharfClient
+
+    alice = world.user("alice")
+    token = alice.post("/api/api-tokens", json={"name": "ci", "scopes": ["read", "write"]})
+    assert token.status_code == 201, token.text
+    seen: list[str] = []
+    app = components.api_app()
+
+    def counting(environ, start_response):
+        seen.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        return app(environ, start_response)
+
+    client = WharfClient("http://wharf.test", token.json["token"])
+    client.http = httpx.Client(base_url="http://wharf.test",
+                               transport=httpx.WSGITransport(app=counting),
+                               headers=client.http.headers)
+    w = start_worker(components.broker)
+    try:
+        class Ui:
+            def result(self, doc, line):
+                self.doc = doc
+
+            def spinner(self, what):  # pragma: no cover - only when it would long-poll
+                raise AssertionError(f"the client long-polled: {what}")
+
+        ui = Ui()
+        args = argparse.Namespace(space=alice.personal_space_id, name="Plan", type="doc",
+                                  parent=None, no_wait=False)
+        assert cli.cmd_create(client, ui, args) == cli.EXIT_OK
+        assert ui.doc["status"] == "completed"
+        data = b"hello, prefer"
+        session = client.json("POST", "/api/blob-upload-sessions", key=uuid.uuid4().hex,
+                              json={"space_id": alice.personal_space_id, "parent_id": None,
+                                    "filename": "n.txt", "size": len(data)})
+        op = transfer.finish_upload(client, session, io.BytesIO(data), lambda *_: None)
+        assert op["status"] == "completed"
+    finally:
+        w.stop()
+        client.close()
+    assert not [r for r in seen if r.startswith("GET /api/operations/")], seen
+    assert count(db, Resource, Resource.created_by == alice.user_id) == 2

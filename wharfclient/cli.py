@@ -96,6 +96,11 @@ def _op_exit(op: dict[str, Any]) -> int:
     return EXIT_OK if op.get("status") == "completed" else EXIT_FAILED
 
 
+def _prefer_wait(args: argparse.Namespace) -> dict[str, str]:
+    """The header that lets the submitting request itself wait (unless ``--no-wait``)."""
+    return {} if args.no_wait else transfer.PREFER_WAIT
+
+
 def _wait_or_return(client: WharfClient, ui: Ui, op: dict[str, Any],
                     args: argparse.Namespace) -> dict[str, Any]:
     if op.get("done") or args.no_wait:
@@ -152,7 +157,7 @@ def _upload(client: WharfClient, ui: Ui, args: argparse.Namespace, f: BinaryIO,
 def cmd_create(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     op = client.json("POST", "/api/resources", key=new_key(), json={
         "space_id": args.space, "name": args.name, "unit_type": args.type,
-        "parent_id": args.parent})
+        "parent_id": args.parent}, headers=_prefer_wait(args))
     op = _wait_or_return(client, ui, op, args)
     ui.result(op, _op_line(op))
     return _op_exit(op) if op.get("done") else EXIT_OK
@@ -168,7 +173,8 @@ def cmd_replace(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
         size = f.seek(0, os.SEEK_END)
         op = client.json("PUT", f"/api/blob-resources/{args.resource}/content", key=key,
                          headers={"If-Match": meta["etag"], "Content-Length": str(size),
-                                  "Content-Type": "application/octet-stream"},
+                                  "Content-Type": "application/octet-stream",
+                                  **_prefer_wait(args)},
                          content=lambda: transfer.file_chunks(f, size, progress))
     op = _wait_or_return(client, ui, op, args)
     ui.result(op, _op_line(op))

@@ -11,7 +11,9 @@ Rules:
   retry after a network error) asks ``Range: bytes=<size of .part>-`` with ``If-Range:
   <that ETag>``; a 206 appends, a 200 (the content changed) starts over. The finished file
   is checked against the blob's SHA-256 before ``.part`` is renamed to FILE.
-- Waiting is a long-poll (``?wait=``), never a busy loop.
+- Waiting is a long-poll (``?wait=``), never a busy loop; a request that starts an
+  operation asks the server to wait on it first (``Prefer: wait=``, :data:`PREFER_WAIT`),
+  so a quick operation needs no second request.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ CHUNK = 1024 * 1024
 #: Seconds one long-poll asks the server to hold (the server caps it lower if it must).
 LONG_POLL = 20
 DONE_STATUSES = frozenset({"completed", "failed"})
+#: Sent with a request that starts an operation the caller will wait for: the server
+#: answers with the finished operation if it is done within LONG_POLL seconds (RFC 7240).
+PREFER_WAIT = {"Prefer": f"wait={LONG_POLL}"}
 
 Progress = Callable[[int, int], None]  # (bytes so far, total)
 
@@ -103,7 +108,7 @@ def finish_upload(client: WharfClient, session: dict[str, Any], f: BinaryIO,
         raise ApiError(409, "Upload session cannot continue",
                        f"session {sid} is {session['state']}", "upload_session_state")
     op: dict[str, Any] = client.json("POST", f"/api/blob-upload-sessions/{sid}/complete",
-                                     key=completion_key(sid))
+                                     key=completion_key(sid), headers=PREFER_WAIT)
     return op if op.get("done") else wait_operation(client, op["id"])
 
 
