@@ -27,8 +27,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from msgspec import Meta
 
-from storage.db import PG_POOL_SIZE, PG_POOL_TIMEOUT
-
 
 class ConfigError(ValueError):
     """A ``WHARF_*`` setting is missing or malformed."""
@@ -456,10 +454,10 @@ class Settings:
     database_pool_size: Annotated[int, setting(
         "PostgreSQL connections each process keeps per database (opened as needed, kept "
         "once opened, never more); a request that finds them all in use waits up to "
-        f"{PG_POOL_TIMEOUT:g} s, then answers 503 `database_busy`. Keep it at least the "
+        "10 s, then answers 503 `database_busy`. Keep it at least the "
         "process's threads (`wharf api`: gunicorn's threads per worker, 32 by default), "
         "and processes x it below the server's `max_connections`",
-        ge=1, le=1000)] = PG_POOL_SIZE
+        ge=1, le=1000)] = 32  # storage.db.PG_POOL_SIZE (this module imports no storage)
     sqlite_busy_timeout_ms: Annotated[int, setting(
         "how long a SQLite writer waits for the write lock before the request answers 503"
         " `database_busy` with `Retry-After`",

@@ -101,6 +101,21 @@ def submission_answers(accepted: str) -> dict[int, contract.Answer]:
                                  headers=(*OPERATION_HEADERS, "Preference-Applied"))}
 
 
+def wait_for(ops: Operations, notifier: Any, req: falcon.Request, operation_id: str,
+             seconds: float) -> tuple[OperationRow, bool]:
+    """The caller's operation once done, or as it stands after ``seconds`` (and whether it
+    is done). The notifier registers the waiter, then asks ``is_done()``: that first read
+    is also the request's own (and its 404), so a wait reads the row twice at most."""
+    state: dict[str, OperationRow] = {}
+
+    def is_done() -> bool:
+        state["op"] = ops.peek(req.context.ctx, operation_id)
+        return state["op"].status in DONE
+
+    done = notifier.wait(operation_id, seconds, is_done)
+    return state["op"], done
+
+
 def prefer_wait(header: str | None) -> float:
     """Seconds a ``Prefer`` header's ``wait`` preference asks for (RFC 7240), at most
     MAX_WAIT; 0 when it has none. A malformed preference is ignored, as the RFC asks: the
@@ -136,19 +151,12 @@ class PreferWait:
         wait = prefer_wait(req.get_header("Prefer"))
         if wait <= 0:
             return
-        state: dict[str, OperationRow] = {}
-
-        def is_done() -> bool:
-            state["op"] = self.ops.peek(req.context.ctx, operation_id)
-            return state["op"].status in DONE
-
         try:
-            done = self.notifier.wait(operation_id, wait, is_done)
+            op, done = wait_for(self.ops, self.notifier, req, operation_id, wait)
         except (WharfError, StorageUnavailable):
             log.warning("could not wait for operation %s; answering 202", operation_id,
                         exc_info=True)
             return
-        op = state["op"]
         write_operation(resp, op, 200 if done else 202)
         if done:
             resp.set_header("Preference-Applied", f"wait={wait:g}")
@@ -192,16 +200,7 @@ class OperationItem:
     def on_get(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         wait = parse_wait(req.get_param("wait"))
         if wait > 0 and self.notifier is not None and is_id(operation_id):
-            # The notifier registers the waiter, then asks is_done(): that first load is the
-            # request's read (and its 404), so a long-poll reads the row twice at most.
-            state: dict[str, OperationRow] = {}
-
-            def is_done() -> bool:
-                state["op"] = self.ops.peek(req.context.ctx, operation_id)
-                return state["op"].status in DONE
-
-            self.notifier.wait(operation_id, wait, is_done)
-            op = state["op"]
+            op, _ = wait_for(self.ops, self.notifier, req, operation_id, wait)
         else:
             op = self._load(req, operation_id)
         write_operation(resp, op)
