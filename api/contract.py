@@ -341,8 +341,10 @@ HEADERS: dict[str, dict[str, Any]] = {
                                            "filename*=UTF-8''<percent-encoded name>` "
                                            "(RFC 6266).",
                             "schema": {"type": "string"}},
-    "Preference-Applied": {"description": "`wait=<seconds>`: the request's `Prefer: wait` "
-                                          "was honoured and the answer is the finished "
+    "Preference-Applied": {"description": "`wait=<seconds>` (the wait the server "
+                                          "allowed: the request's, at most the server's "
+                                          "limit): the request's `Prefer: wait` was "
+                                          "honoured and the answer is the finished "
                                           "operation (RFC 7240).",
                            "schema": {"type": "string"}},
     "X-Request-Id": {"description": "The request's id (the client's `X-Request-Id` when "
@@ -365,9 +367,10 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
         "description": "`wait=<seconds>` (RFC 7240): wait up to that long (at most "
                        f"{MAX_WAIT:g} s) for the operation to be done and answer 200 with it (and "
                        "`Preference-Applied`) instead of 202 at once: one request instead of "
-                       "a POST and a long-poll. Still 202 if it is not done by then, or if "
-                       "the server's long-poll slots are taken. Other preferences, and a "
-                       "malformed one, are ignored.",
+                       "a POST and a long-poll. Still 202 if it is not done by then, if "
+                       "the server's long-poll slots are taken, or if the operation could "
+                       "not be read while waiting (the submission stands either way). "
+                       "Other preferences, and a malformed one, are ignored.",
         "schema": {"type": "string"}, "example": "wait=10"},
     "If-Match": {
         "name": "If-Match", "in": "header", "required": True,

@@ -44,12 +44,19 @@ PG_POOL_RECYCLE = 1800
 #: PostgreSQL connections one process keeps (``WHARF_DATABASE_POOL_SIZE``): opened as
 #: needed and kept once opened, never more. A pool that kept fewer than the threads using
 #: it at once opened and closed a connection per request above that (a backend fork each:
-#: several CPU-ms on both sides, and tail latency under a burst of long-polls).
-PG_POOL_SIZE = 32
+#: several CPU-ms on both sides, and tail latency under a burst of long-polls). 40: the 32
+#: request threads of a ``wharf api`` worker plus its background threads (heartbeat, outbox
+#: marker, relay), with room to spare.
+PG_POOL_SIZE = 40
 #: Seconds a thread waits for a pooled connection when all are in use, before its request
 #: answers 503 ``database_busy`` (retryable).
 PG_POOL_TIMEOUT = 10.0
-POOL_BUSY = "Every database connection of this process is in use; try again shortly."
+
+
+def _pool_busy() -> DatabaseBusy:
+    """Every pooled connection of this process stayed in use for ``PG_POOL_TIMEOUT``."""
+    return DatabaseBusy("Every database connection of this process is in use; try again "
+                        "shortly.")
 
 log = logging.getLogger("wharf.storage")
 
@@ -283,7 +290,7 @@ class Database:
             _raise_if_busy(exc)
             raise
         except PoolTimeout as exc:
-            raise DatabaseBusy(POOL_BUSY) from exc
+            raise _pool_busy() from exc
         finally:
             session.close()
 
@@ -305,11 +312,14 @@ class Database:
             _raise_if_busy(exc)
             raise
         except PoolTimeout as exc:
-            raise DatabaseBusy(POOL_BUSY) from exc
+            raise _pool_busy() from exc
 
     def ping(self) -> None:
-        with self.read_engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        try:
+            with self.read_engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except PoolTimeout as exc:
+            raise _pool_busy() from exc
 
     def dispose(self) -> None:
         self.write_engine.dispose()

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -150,6 +151,25 @@ def test_one_operation_is_one_trace_from_request_to_worker(traced, db):
     op_context, outbox_contexts = stored_context(db, op["id"])
     assert op_context is not None and op_context.split("-")[1] == f"{tid:032x}"
     assert outbox_contexts == [op_context]
+
+
+def test_a_submission_that_waits_answers_200_with_tracing_on(traced):
+    """``Prefer: wait`` rewrites the answer after StatusAsText ran: the status it sets is
+    text too, or OpenTelemetry's middleware fails the committed request with a 500."""
+    alice = World(traced.api_app()).user("alice")
+    w = start_worker(traced.broker)
+    try:
+        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                               "name": "Traced", "unit_type": "doc"},
+                       headers={"Idempotency-Key": uuid.uuid4().hex, "Prefer": "wait=30"})
+    finally:
+        w.stop()
+    assert r.status_code == 200, r.text
+    assert r.json["status"] == "completed"
+    post = request_span("POST", "/api/resources")
+    assert post.attributes is not None
+    assert post.attributes.get("http.response.status_code",
+                               post.attributes.get("http.status_code")) == 200
 
 
 def test_a_blob_operation_shows_its_s3_calls_in_the_trace(spans, settings, db, s3_store):

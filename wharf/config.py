@@ -454,10 +454,11 @@ class Settings:
     database_pool_size: Annotated[int, setting(
         "PostgreSQL connections each process keeps per database (opened as needed, kept "
         "once opened, never more); a request that finds them all in use waits up to "
-        "10 s, then answers 503 `database_busy`. Keep it at least the "
-        "process's threads (`wharf api`: gunicorn's threads per worker, 32 by default), "
-        "and processes x it below the server's `max_connections`",
-        ge=1, le=1000)] = 32  # storage.db.PG_POOL_SIZE (this module imports no storage)
+        "10 s, then answers 503 `database_busy`. Keep it above the process's threads "
+        "(`wharf api`: gunicorn's threads per worker, 32 by default, plus a few "
+        "background threads); the server's `max_connections` must cover processes x it "
+        "x 2 (the product database and the unit store) at worst",
+        ge=1, le=1000)] = 40  # storage.db.PG_POOL_SIZE (this module imports no storage)
     sqlite_busy_timeout_ms: Annotated[int, setting(
         "how long a SQLite writer waits for the write lock before the request answers 503"
         " `database_busy` with `Retry-After`",

@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -101,6 +102,12 @@ def _prefer_wait(args: argparse.Namespace) -> dict[str, str]:
     return {} if args.no_wait else transfer.PREFER_WAIT
 
 
+def _waiting(ui: Ui, args: argparse.Namespace,
+             what: str) -> contextlib.AbstractContextManager[None]:
+    """The spinner while a submitting request may wait (``Prefer: wait``)."""
+    return contextlib.nullcontext() if args.no_wait else ui.spinner(f"{what} and waiting")
+
+
 def _wait_or_return(client: WharfClient, ui: Ui, op: dict[str, Any],
                     args: argparse.Namespace) -> dict[str, Any]:
     if op.get("done") or args.no_wait:
@@ -155,9 +162,10 @@ def _upload(client: WharfClient, ui: Ui, args: argparse.Namespace, f: BinaryIO,
 
 
 def cmd_create(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
-    op = client.json("POST", "/api/resources", key=new_key(), json={
-        "space_id": args.space, "name": args.name, "unit_type": args.type,
-        "parent_id": args.parent}, headers=_prefer_wait(args))
+    with _waiting(ui, args, "creating"):
+        op = client.json("POST", "/api/resources", key=new_key(), json={
+            "space_id": args.space, "name": args.name, "unit_type": args.type,
+            "parent_id": args.parent}, headers=_prefer_wait(args))
     op = _wait_or_return(client, ui, op, args)
     ui.result(op, _op_line(op))
     return _op_exit(op) if op.get("done") else EXIT_OK

@@ -31,7 +31,6 @@ from api.schemas.operations import (
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
-from storage.errors import StorageUnavailable
 from storage.models import Node as NodeRow
 from storage.models import Operation as OperationRow
 from storage.models import Resource as ResourceRow
@@ -41,7 +40,7 @@ from storage.unitstore import UnitStore
 from wharf import nodes, resources, units
 from wharf.access import Access
 from wharf.clock import iso
-from wharf.errors import ValidationFailed, WharfError
+from wharf.errors import ValidationFailed
 from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.service import DONE, Operations, Submission
@@ -54,7 +53,7 @@ OPERATION_HEADERS = ("Location", "Retry-After")
 #: The request headers of every operation-starting request (``answer_submission``).
 SUBMISSION_HEADERS = ("Idempotency-Key", "Prefer")
 # One ``wait=<delta-seconds>`` preference of a ``Prefer`` header (RFC 7240), its
-# parameters (after ``;``) ignored; at most 6 digits (anything longer waits MAX_WAIT anyway).
+# parameters (after ``;``) ignored; at most 6 digits: a longer value is malformed (ignored).
 _WAIT_PREFERENCE = re.compile(r'\s*wait\s*=\s*"?([0-9]{1,6})"?\s*(?:;.*)?', re.IGNORECASE)
 #: At most this many comma-separated preferences of one ``Prefer`` header are read.
 MAX_PREFERENCES = 16
@@ -105,7 +104,8 @@ def wait_for(ops: Operations, notifier: Any, req: falcon.Request, operation_id: 
              seconds: float) -> tuple[OperationRow, bool]:
     """The caller's operation once done, or as it stands after ``seconds`` (and whether it
     is done). The notifier registers the waiter, then asks ``is_done()``: that first read
-    is also the request's own (and its 404), so a wait reads the row twice at most."""
+    is also the request's own (and its 404); a notifier woken by completions reads the row
+    once more, a polling one (``PollingNotifier``) once per interval."""
     state: dict[str, OperationRow] = {}
 
     def is_done() -> bool:
@@ -153,11 +153,16 @@ class PreferWait:
             return
         try:
             op, done = wait_for(self.ops, self.notifier, req, operation_id, wait)
-        except (WharfError, StorageUnavailable):
+        except Exception:
+            # The submission has committed: whatever went wrong while waiting (the row
+            # unreadable, the notifier broken), its 202 stands and the client polls.
             log.warning("could not wait for operation %s; answering 202", operation_id,
                         exc_info=True)
             return
         write_operation(resp, op, 200 if done else 202)
+        # As text, like the status it replaces: middleware that runs after this one may
+        # read it as such (wharfd.tracing.StatusAsText runs before it when tracing is on).
+        resp.status = falcon.code_to_http_status(resp.status)
         if done:
             resp.set_header("Preference-Applied", f"wait={wait:g}")
             resp.delete_header("Retry-After")
