@@ -53,11 +53,6 @@ PG_POOL_SIZE = 40
 PG_POOL_TIMEOUT = 10.0
 
 
-def _pool_busy() -> DatabaseBusy:
-    """Every pooled connection of this process stayed in use for ``PG_POOL_TIMEOUT``."""
-    return DatabaseBusy("Every database connection of this process is in use; try again "
-                        "shortly.")
-
 log = logging.getLogger("wharf.storage")
 
 
@@ -127,9 +122,13 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     return engine
 
 
-def _raise_if_busy(exc: DBAPIError) -> None:
-    """A transient driver error (lock timeout, serialization failure, lost server) is
+def _raise_if_busy(exc: DBAPIError | PoolTimeout) -> None:
+    """A transient driver error (lock timeout, serialization failure, lost server), or
+    every pooled connection of this process in use for ``PG_POOL_TIMEOUT``, is
     :class:`DatabaseBusy` (503, retryable); anything else is the caller's to raise."""
+    if isinstance(exc, PoolTimeout):
+        raise DatabaseBusy("Every database connection of this process is in use; try "
+                           "again shortly.") from exc
     if is_transient_db_error(exc):
         raise DatabaseBusy("The database is busy; try again shortly.") from exc
 
@@ -290,7 +289,8 @@ class Database:
             _raise_if_busy(exc)
             raise
         except PoolTimeout as exc:
-            raise _pool_busy() from exc
+            _raise_if_busy(exc)
+            raise
         finally:
             session.close()
 
@@ -308,18 +308,17 @@ class Database:
         try:
             with self.read_engine.connect() as conn:
                 return conn.execute(statement, params).mappings().first()
-        except DBAPIError as exc:
+        except (DBAPIError, PoolTimeout) as exc:
             _raise_if_busy(exc)
             raise
-        except PoolTimeout as exc:
-            raise _pool_busy() from exc
 
     def ping(self) -> None:
         try:
             with self.read_engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except PoolTimeout as exc:
-            raise _pool_busy() from exc
+            _raise_if_busy(exc)
+            raise
 
     def dispose(self) -> None:
         self.write_engine.dispose()

@@ -17,15 +17,20 @@ from tests.test_operations import count, key, start_worker, wait_done
 from wharf.operations.notify import LocalNotifier
 
 
+def submit(client, prefer: str, k: str | None = None, name: str = "Doc"):
+    """POST /api/resources in ``client``'s personal space with ``Prefer: <prefer>``."""
+    return client.post("/api/resources", json={"space_id": client.personal_space_id,
+                                               "name": name, "unit_type": "doc"},
+                       headers={"Idempotency-Key": k or key(), "Prefer": prefer})
+
+
 def test_a_submission_that_prefers_to_wait_answers_the_finished_operation(
         world, components, db):
     alice = world.user("alice")
     w = start_worker(components.broker)
     try:
         t0 = time.monotonic()
-        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                               "name": "Waited", "unit_type": "doc"},
-                       headers={"Idempotency-Key": key(), "Prefer": "wait=30"})
+        r = submit(alice, "wait=30", name="Waited")
         elapsed = time.monotonic() - t0
     finally:
         w.stop()
@@ -46,17 +51,13 @@ def test_a_wait_that_runs_out_answers_202_as_before(world, components):
     alice = world.user("alice")  # no worker: nothing finishes
     k = key()
     t0 = time.monotonic()
-    r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                           "name": "Slow", "unit_type": "doc"},
-                   headers={"Idempotency-Key": k, "Prefer": "wait=1"})
+    r = submit(alice, "wait=1", k, "Slow")
     elapsed = time.monotonic() - t0
     assert r.status_code == 202 and r.json["status"] == "pending"
     assert r.headers["retry-after"] and "preference-applied" not in r.headers
     assert 0.9 <= elapsed < 10
     # A replay waits the same way, then answers the same operation; once done, at once.
-    replay = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                                "name": "Slow", "unit_type": "doc"},
-                        headers={"Idempotency-Key": k, "Prefer": "wait=1"})
+    replay = submit(alice, "wait=1", k, "Slow")
     assert replay.status_code == 202 and replay.json["id"] == r.json["id"]
     w = start_worker(components.broker)
     try:
@@ -64,9 +65,7 @@ def test_a_wait_that_runs_out_answers_202_as_before(world, components):
     finally:
         w.stop()
     t0 = time.monotonic()
-    done = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                              "name": "Slow", "unit_type": "doc"},
-                      headers={"Idempotency-Key": k, "Prefer": "wait=30"})
+    done = submit(alice, "wait=30", k, "Slow")
     assert done.status_code == 200 and done.json["status"] == "completed"
     assert time.monotonic() - t0 < 5
 
@@ -78,10 +77,7 @@ def test_a_wait_that_runs_out_answers_202_as_before(world, components):
 def test_a_preference_it_does_not_understand_is_ignored(world, header):
     alice = world.user("alice")
     t0 = time.monotonic()
-    r = alice.post(
-        "/api/resources", json={"space_id": alice.personal_space_id, "name": "Doc",
-                                "unit_type": "doc"},
-        headers={"Idempotency-Key": key(), "Prefer": header})
+    r = submit(alice, header)
     assert r.status_code == 202, r.text
     assert "preference-applied" not in r.headers
     assert time.monotonic() - t0 < 0.9  # answered at once: no wait was taken from it
@@ -105,9 +101,7 @@ def test_no_free_long_poll_slot_answers_202_at_once(settings, db):
     try:
         alice = World(comps.api_app(), comps).user("alice")
         t0 = time.monotonic()
-        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                               "name": "Doc", "unit_type": "doc"},
-                       headers={"Idempotency-Key": key(), "Prefer": "wait=30"})
+        r = submit(alice, "wait=30")
         assert r.status_code == 202 and r.json["status"] == "pending"
         assert time.monotonic() - t0 < 5
     finally:
