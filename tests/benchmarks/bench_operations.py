@@ -76,6 +76,9 @@ RAW_QUEUE = "noop"
 RAW_COUNTER = f"{RAW_NAMESPACE}:done"
 RAW_READY = f"{RAW_NAMESPACE}:ready"
 PASSWORD = "benchmark password 1234"
+#: Seconds a client waits for its operation: the long-poll's ``?wait=`` and, with
+#: ``--prefer-wait``, the POST's ``Prefer: wait=``.
+CLIENT_WAIT = 30
 
 TARGET_RATIO = 0.25
 TARGET_POST_P99_MS = 30.0
@@ -297,13 +300,14 @@ class Submitter:
     def wait_done(self, op_id: str) -> dict:
         while True:
             t0 = time.perf_counter()
-            st, resp, data = self.http().request("GET", f"/api/operations/{op_id}?wait=30")
+            st, resp, data = self.http().request("GET",
+                                                 f"/api/operations/{op_id}?wait={CLIENT_WAIT}")
             doc = json.loads(data)
             if st != 200:
                 raise RuntimeError(f"long-poll {op_id}: {st} {doc}")
             if doc["done"]:
                 return doc
-            if time.perf_counter() - t0 < 29:
+            if time.perf_counter() - t0 < CLIENT_WAIT - 1:
                 # Answered at once: the API's long-poll slots (WHARF_LONG_POLL_MAX_WAITERS)
                 # were taken. Honour Retry-After as a real client does instead of spinning.
                 time.sleep(float(resp.getheader("Retry-After") or 1))
@@ -631,7 +635,7 @@ def bench_latency(sub: Submitter, probe: Probe, rate: float, seconds: float, poo
                   prefix: str = "lat", meter: CpuMeter | None = None,
                   prefer_wait: bool = False) -> dict:
     """Open-loop submissions at ``rate``; each then waits for its operation with a
-    long-poll GET, or (``prefer_wait``) inside the POST itself (``Prefer: wait=30``: a
+    long-poll GET, or (``prefer_wait``) inside the POST itself (``Prefer: wait=``: a
     200 is the finished operation, and POST->202 is not observed)."""
     n = max(1, int(rate * seconds))
     start = time.perf_counter() + 0.5
@@ -654,7 +658,7 @@ def bench_latency(sub: Submitter, probe: Probe, rate: float, seconds: float, poo
                 time.sleep(delay)
             t0 = time.perf_counter()
             mine_lag.append(t0 - schedule[i])
-            st, body, dt = sub.post(prefix, i, wait=30 if prefer_wait else 0)
+            st, body, dt = sub.post(prefix, i, wait=CLIENT_WAIT if prefer_wait else 0)
             if st != 202 and not (prefer_wait and st == 200):
                 with lock:
                     bad.append((st, body))
@@ -904,7 +908,8 @@ def parse_args(argv=None):
     ap.add_argument("--latency-rate", type=float, default=None,
                     help="(c) offered rate in ops/s (overrides --latency-fraction)")
     ap.add_argument("--prefer-wait", action="store_true",
-                    help="(c) wait for each operation inside its POST (Prefer: wait=30) "
+                    help=f"(c) wait for each operation inside its POST (Prefer: "
+                         f"wait={CLIENT_WAIT}) "
                          "instead of with a long-poll GET after the 202")
     ap.add_argument("--latency-pool", type=int, default=64,
                     help="(c) client threads available for open-loop submissions")
@@ -1072,12 +1077,13 @@ def report(args, r: dict, threads: int) -> None:
     if c["post_p99"] is None:
         rows.append(("(c) POST->202 p50 / p99", "-",
                      f"not observed (Prefer: wait); {c['posts_202']} POSTs answered 202 "
-                     "(no free wait slot, or not done in 30 s) and were long-polled"))
+                     f"(no free wait slot, or not done in {CLIENT_WAIT} s) and were "
+                     "long-polled"))
     else:
         rows.append(("(c) POST->202 p50 / p99",
                      f"{c['post_p50'] * ms:.1f} / {c['post_p99'] * ms:.1f} ms",
                      f"target p99 <= {TARGET_POST_P99_MS:.0f} ms"))
-    how = ("the POST's own answer (Prefer: wait=30)" if c["prefer_wait"]
+    how = (f"the POST's own answer (Prefer: wait={CLIENT_WAIT})" if c["prefer_wait"]
            else "long-poll answer")
     rows.append(("(c) submit->completed p50 / p99",
                  f"{c['done_p50'] * ms:.1f} / {c['done_p99'] * ms:.1f} ms",
