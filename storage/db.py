@@ -21,17 +21,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import select
+import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
+from storage.driver import DriverStatement, set_autocommit
 from storage.errors import DatabaseBusy
 
 OutboxSink = Callable[[list[Any]], None]
@@ -95,6 +98,23 @@ def is_transient_db_error(exc: BaseException) -> bool:
     return False
 
 
+def _enable_wal(cur: Any, busy_timeout_ms: int) -> None:
+    """Put the database in WAL mode (it stays so, in the file). Connections opening a new
+    file together race to convert it, and SQLite answers the loser "database is locked"
+    at once, without its busy handler: retried here within the busy timeout."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000.0
+    pause = 0.005
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     path = url.split("///", 1)[1] if "///" in url else ""
     if path and path != ":memory:":
@@ -109,7 +129,7 @@ def _sqlite_engine(url: str, busy_timeout_ms: int, immediate: bool) -> Engine:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(cur, busy_timeout_ms)
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=FULL")
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
@@ -259,13 +279,30 @@ class Database:
         return self.url.startswith("postgresql")
 
     @contextlib.contextmanager
-    def _transaction(self, engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
+    def _transaction(self, engine: Engine, *, readonly: bool = False,
+                     unbundled: bool = False) -> Iterator[Session]:
         session = Session(engine, expire_on_commit=False, autoflush=not readonly)
         session.info["readonly"] = readonly
+        session.info["unbundled"] = unbundled
         committing = False
         try:
             with session.begin():
-                yield session
+                if not unbundled:
+                    yield session
+                else:
+                    conn = session.connection()
+                    if not set_autocommit(conn, True):
+                        raise ConnectionLost("The database connection was lost; try again.")
+                    try:
+                        yield session
+                    except BaseException:  # (back before the rollback pools it)
+                        set_autocommit(conn, False)
+                        raise
+                    # Before the commit hands the connection back to the pool. (Whatever
+                    # the block wrote has committed: a caller that runs it again must be
+                    # idempotent, as for any lost connection here.)
+                    if not set_autocommit(conn, False):
+                        raise ConnectionLost("The database connection was lost; try again.")
                 committing = True
             if not readonly:
                 for callback in session.info.pop("after_commit", ()):
@@ -298,16 +335,30 @@ class Database:
         """A read-write transaction, committed when the block ends without error."""
         return self._transaction(self.write_engine)
 
+    def unbundled(self) -> contextlib.AbstractContextManager[Session]:
+        """A write session whose statements each commit on their own (PostgreSQL: the
+        driver's autocommit, so no ``BEGIN`` and ``COMMIT`` round trips), for a caller
+        whose reads need hold nothing and whose writes are one statement: a submission's
+        checks, then its one recording statement. No lock outlives its statement
+        (``session.info["unbundled"]``; row locks are not taken). Callbacks after commit
+        run when the block ends, as with :meth:`write`. A lost connection is
+        :class:`ConnectionLost` as in a transaction, though a write statement it cut may
+        have committed: the caller's rerun must be idempotent (a submission's is: its
+        Idempotency-Key). On SQLite, a write transaction."""
+        return self._transaction(self.write_engine, unbundled=self.is_postgres)
+
     def read(self) -> contextlib.AbstractContextManager[Session]:
         """A read-only transaction: changing a row inside it is an error (see _no_writes)."""
         return self._transaction(self.read_engine, readonly=True)
 
-    def read_one(self, statement: Any, params: dict[str, Any]) -> RowMapping | None:
-        """One row of one Core SELECT on a pooled connection, without a Session (hot read
-        paths: a long-poll's re-read). Transient trouble is :class:`DatabaseBusy`."""
+    def read_one(self, statement: DriverStatement,
+                 params: dict[str, Any]) -> dict[str, Any] | None:
+        """One row of one statement on a pooled connection, without a Session, on the
+        driver where it can, and there in autocommit: one round trip (hot read paths: a
+        long-poll's reads). Transient trouble is :class:`DatabaseBusy`."""
         try:
             with self.read_engine.connect() as conn:
-                return conn.execute(statement, params).mappings().first()
+                return statement.first_mapping(conn, params, alone=True)
         except (DBAPIError, PoolTimeout) as exc:
             _raise_if_busy(exc)
             raise

@@ -1,8 +1,9 @@
 """The product database schema: SQLAlchemy 2 typed models. Ids are generated in Python."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from sqlalchemy import (
     JSON,
@@ -19,7 +20,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, configure_mappers, mapped_column
 
 from storage.clock import utcnow
 from storage.ids import new_id
@@ -33,6 +34,18 @@ TRACE_CONTEXT_LENGTH = 55
 class Base(DeclarativeBase):
     # Every model here maps one Table (DeclarativeBase declares the wider FromClause).
     __table__: ClassVar[Table]
+
+    @classmethod
+    def detached(cls, values: Mapping[Any, Any]) -> Self:
+        """An instance holding ``values`` (column attributes), built the way a query
+        loads one: its state without the per-attribute events of ``__init__`` (about a
+        sixth of the cost; hot paths build one per operation). Read it, like a loaded
+        row; unset attributes read None. Nothing of it is pending in any Session."""
+        if not cls.__mapper__.configured:  # __init__ would configure them: a fresh process
+            configure_mappers()
+        obj: Self = cls.__mapper__.class_manager.new_instance()
+        obj.__dict__.update(values)
+        return obj
 
 
 # --- identity -------------------------------------------------------------------------

@@ -185,7 +185,7 @@ class BrokerDispatcher:
 
     def _mark(self, ids: list[str]) -> None:
         try:
-            with self.db.write() as s:
+            with self.db.unbundled() as s:  # one statement: no BEGIN/COMMIT round trips
                 s.connection().execute(_MARK, {"ids": ids, "now": utcnow()})
         except Exception:
             log.warning("could not mark %d outbox row(s) dispatched; the relay will resend",

@@ -7,9 +7,11 @@ an API token and sends N POSTs through ``falcon.testing.TestClient`` (root-level
 as ``tests/benchmarks/bench_operations.py`` sends them). It prints this process's CPU per
 POST (all threads: the outbox marker thread included), the PostgreSQL backends' CPU per
 POST (read from /proc when the server runs on this machine), SQL statements per POST, and
-with ``--profile`` the top of a cProfile of the POSTs (main thread only).
+with ``--profile`` the top of a cProfile of the POSTs (main thread only). With
+``--execute B`` it then executes N more submissions in process, B per claim
+(``Executor.run_batch``), and prints the executor's CPU per operation.
 
-    .venv/bin/python tests/profile_submit.py --n 1000 [--sqlite] [--profile 30]
+    .venv/bin/python tests/profile_submit.py --n 1000 [--sqlite] [--profile 30] [--execute 1 [--profile-execute 40]]
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ if str(ROOT) not in sys.path:
 
 from falcon import testing  # noqa: E402
 from sqlalchemy import create_engine, event, text  # noqa: E402
+from sqlalchemy.pool import NullPool  # noqa: E402
 
 from migrations.prepare import prepare  # noqa: E402
 from tests.support import services  # noqa: E402
@@ -58,10 +61,19 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--sqlite", action="store_true")
     ap.add_argument("--profile", type=int, default=0, help="print the top N of a cProfile")
+    ap.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
+                    help="the profile's order")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="extra WHARF_* settings (e.g. WHARF_QUOTA_PENDING_OPERATIONS=0)")
     ap.add_argument("--auth-cache-seconds", default=None,
                     help="WHARF_AUTH_CACHE_SECONDS (default: the setting's default)")
+    ap.add_argument("--profile-execute", type=int, default=0, metavar="N",
+                    help="with --execute: print the top N of a cProfile of the executor")
+    ap.add_argument("--round-trips", action="store_true",
+                    help="with --execute (PostgreSQL): count the executor's round trips")
+    ap.add_argument("--execute", type=int, default=0, metavar="BATCH",
+                    help="then execute N more submissions in process, claiming BATCH at a "
+                         "time (Executor.run_batch), and print its CPU per operation")
     ap.add_argument("--no-cte", action="store_true",
                     help="PostgreSQL: three INSERTs instead of the one CTE statement")
     args = ap.parse_args()
@@ -131,12 +143,17 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
     comps.dispatcher.flush()
 
     def backends() -> list[int]:
+        """Every backend of the pool. (Asked on a connection of its own: one taken from
+        the pool would leave itself out, and a later call that took another would then
+        count its whole life's CPU as new.)"""
         if dbname is None:
             return []
-        with comps.db.engine.connect() as conn:
+        with observer.connect() as conn:
             return [p for (p,) in conn.execute(text(
                 "SELECT pid FROM pg_stat_activity WHERE datname = :d AND pid <> "
-                "pg_backend_pid()"), {"d": dbname})]
+                "pg_backend_pid() AND backend_type = 'client backend'"), {"d": dbname})]
+
+    observer = create_engine(url, poolclass=NullPool)
 
     pids = backends()
     pg0 = {p: _cpu(p) for p in pids}
@@ -148,6 +165,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
     pg1 = {p: _cpu(p) for p in set(pids) | set(backends())}
     pg = sum(pg1[p] - pg0.get(p, 0.0) for p in pg1)
 
+    if args.execute:  # (before the counter below: a listener turns storage.driver off)
+        execute(args, comps, post, backends)
     statements = 0
 
     def count(*_a: object) -> None:
@@ -175,9 +194,73 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
             post(20_000_000 + i)
         prof.disable()
         comps.dispatcher.flush()
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
     comps.close()
     return 0
+
+
+class _ServerWaits:
+    """Counts the executor's round trips with libpq's own trace: each ``ReadyForQuery``
+    the server sends ends one exchange the client waited for (a simple ``BEGIN`` or
+    ``COMMIT``, a statement, or a pipeline's sync). A pool listener, not a statement
+    listener: ``storage.driver`` stays on."""
+
+    def __init__(self, engine) -> None:
+        self.path = Path(tempfile.mkstemp(prefix="wharf-libpq-trace-")[1])
+        self.file = self.path.open("w")
+        self.engine = engine
+        self.traced: list = []
+        event.listen(engine, "checkout", self._checkout)
+
+    def _checkout(self, dbapi_conn, record, proxy) -> None:
+        if dbapi_conn not in self.traced:
+            dbapi_conn.pgconn.trace(self.file.fileno())
+            self.traced.append(dbapi_conn)
+
+    def close(self) -> int:
+        event.remove(self.engine, "checkout", self._checkout)
+        for conn in self.traced:
+            conn.pgconn.untrace()
+        self.file.close()
+        with self.path.open() as f:
+            n = sum(1 for line in f if "\tB\t" in line and "ReadyForQuery" in line)
+        self.path.unlink()
+        return n
+
+
+def execute(args: argparse.Namespace, comps, post, backends) -> None:
+    """The executor's CPU per create_resource: everything pending is executed first, then
+    N new submissions are executed ``args.execute`` at a time (one claim, the unit store,
+    one completion per batch; no broker: ``run_batch`` directly)."""
+    while comps.executor.run_batch(limit=100, worker_id="prof"):
+        pass
+    for i in range(args.n):
+        post(30_000_000 + i)
+    comps.dispatcher.flush()
+    pids = backends()
+    pg0 = {p: _cpu(p) for p in pids}
+    c0, w0 = _self_cpu(), time.perf_counter()
+    done = 0
+    prof = cProfile.Profile() if args.profile_execute else None
+    waits = _ServerWaits(comps.db.engine) if args.round_trips else None
+    if prof is not None:
+        prof.enable()
+    while n := comps.executor.run_batch(limit=args.execute, worker_id="prof"):
+        done += n
+    if prof is not None:
+        prof.disable()
+    c1, w1 = _self_cpu(), time.perf_counter()
+    if waits is not None:
+        print(f"  round trips per batch (ReadyForQuery received): "
+              f"{waits.close() / max(1, -(-done // args.execute)):.2f}")
+    pg1 = {p: _cpu(p) for p in set(pids) | set(backends())}
+    pg = sum(pg1[p] - pg0.get(p, 0.0) for p in pg1)
+    print(f"executor: {done} operations, {args.execute} per claim, in {w1 - w0:.2f}s wall")
+    print(f"  worker process CPU per operation : {1000 * (c1 - c0) / max(done, 1):.3f} ms")
+    if pids:
+        print(f"  PostgreSQL CPU per operation     : {1000 * pg / max(done, 1):.3f} ms")
+    if prof is not None:
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile_execute)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,11 @@ are put in place directly (rows) so these tests depend only on the asset paths."
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
 from storage.blobstore import FileBlobStore
 from storage.enums import MergeState, WorktreeState
-from storage.models import Operation, UnitAsset, Worktree, WorktreeUnit
+from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from tests.test_assets import PNG, Env, key, new_unit, published
 from tests.test_operations import wait_done
 from wharf.clock import utcnow
@@ -142,3 +142,23 @@ def test_discarding_a_worktree_deletes_its_assets_and_fails_its_queued_uploads(f
     fs_env.run_deletions()
     assert fs_env.stored_keys() == set()
     assert alice.get(kept["result"]["content_url"]).status_code == 404
+
+
+def test_a_publish_claimed_as_a_discard_failed_its_upload_says_the_worktree_was_discarded(
+        fs_env):
+    """The race CI caught: a discard read the publish as pending, a worker claimed it
+    just then (so the discard's failing UPDATE missed it), and the discard deleted its
+    upload. The publish then finds no upload; it must say why (worktree_discarded), not
+    that its bytes never arrived."""
+    alice, unit, wt = setup(fs_env)
+    fs_env.stop_worker()
+    queued = wt_upload(alice, wt, unit["unit_id"], PNG)
+    assert queued.status_code == 202
+    with fs_env.db.write() as s:  # what the raced discard left: the op still pending
+        s.execute(update(Worktree).where(Worktree.id == wt).values(
+            state=WorktreeState.DISCARDED.value, processed_at=utcnow()))
+        s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.worktree_id == wt))
+    fs_env.start_worker()
+    op = wait_done(alice, queued.json["id"])
+    assert op["status"] == "failed" and op["error"]["code"] == "worktree_discarded", op
+    assert fs_env.count(UnitAsset) == 0

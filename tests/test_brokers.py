@@ -108,7 +108,7 @@ def test_polling_notifier_sees_a_completion_elsewhere_within_its_interval():
     threading.Timer(0.3, done.set).start()  # "another process" completes it
     t0 = time.monotonic()
     assert notifier.wait("op", 10, done.is_set) is True
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 5  # within a few polls, not at the end of its 10-s wait
 
 
 def test_polling_notifier_wakes_at_once_on_a_local_publish_and_times_out_otherwise():

@@ -28,6 +28,7 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ import pytest
 
 from tests.support import services
 from tests.support.processes import (
+    GatedSubmitter,
     ProcessCluster,
     assert_completed_exactly_once,
     cluster_for_test,
@@ -108,10 +110,12 @@ def submit(client: Any, space: str, i: int) -> dict[str, Any]:
 
 
 def kill_busy_child(cluster: Cluster, supervisor: subprocess.Popen[bytes], processes: int,
-                    rng: random.Random) -> dict[str, Any]:
+                    rng: random.Random,
+                    while_held: Callable[[], None] | None = None) -> dict[str, Any]:
     """SIGKILL a worker child holding an unfinished attempt (any child after a few seconds
     of finding none busy); wait for the supervisor to replace it."""
-    victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS)
+    victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS,
+                                     while_held)
     wait_replaced(cluster, supervisor.pid, victim, processes, RESPAWN_DEADLINE)
     return {"pid": victim, "busy": busy}
 
@@ -120,6 +124,7 @@ def kill_busy_child(cluster: Cluster, supervisor: subprocess.Popen[bytes], proce
 RABBIT_OPERATIONS = 500
 RABBIT_KILLS = 6
 RABBIT_PROCESSES = 3
+SUBMIT_AHEAD = 20  # operations the submitter may run ahead of the next event
 
 
 def test_rabbitmq_500_operations_6_kills_and_a_broker_restart_complete_exactly_once(
@@ -136,28 +141,21 @@ def test_rabbitmq_500_operations_6_kills_and_a_broker_restart_complete_exactly_o
         wait_until(lambda: len(worker_children(supervisor.pid)) == RABBIT_PROCESSES, 60,
                    f"{RABBIT_PROCESSES} worker processes", cluster)
 
-        submitted: list[dict[str, Any]] = []
-        problems: list[str] = []
-
-        def submit_all() -> None:
-            try:
-                for i in range(RABBIT_OPERATIONS):
-                    submitted.append(submit(client, space, i))
-            except BaseException as exc:  # reported by the main thread
-                problems.append(f"submitter: {exc!r}")
-
-        started = time.monotonic()
-        deadline = started + RUN_DEADLINE
-        submitter = threading.Thread(target=submit_all, name="submitter", daemon=True)
-        submitter.start()
-
         # Six kills and one broker restart, at random numbers of finished operations.
+        # Submission runs beside them, a few operations ahead of the next event (the
+        # workers would otherwise finish all 500 before the first kill).
         points = sorted(rng.sample(range(20, int(RABBIT_OPERATIONS * 0.8)), RABBIT_KILLS + 1))
         restart_at = rng.choice(points[1:-1])
+        ahead = [*(p + SUBMIT_AHEAD for p in points[1:]), RABBIT_OPERATIONS]
+        submitter = GatedSubmitter(lambda i: submit(client, space, i), RABBIT_OPERATIONS,
+                                   points[0] + SUBMIT_AHEAD)
+        started = time.monotonic()
+        deadline = started + RUN_DEADLINE
+        submitter.start()
         events: list[str] = []
-        for point in points:
+        for point, gate in zip(points, ahead, strict=True):
             while cluster.done() < point:
-                assert not problems, problems
+                assert not submitter.problems, submitter.problems
                 assert time.monotonic() < deadline, (
                     f"only {cluster.done()} operations done after {RUN_DEADLINE:.0f}s "
                     f"(waiting for {point}): {cluster.by_status()}\n{cluster.logs()}")
@@ -168,6 +166,7 @@ def test_rabbitmq_500_operations_6_kills_and_a_broker_restart_complete_exactly_o
                 # worker process holds its connections (each has one per queue it consumes).
                 wait_until(lambda: len(rabbit_ns.connections()) >= 2 * RABBIT_PROCESSES, 60,
                            "the workers' RabbitMQ connections", cluster, interval=0.5)
+                submitter.release(gate)
                 closed = rabbit_ns.close_connections()
                 assert closed >= RABBIT_PROCESSES, (
                     f"closed {closed} connections: the workers' were not found")
@@ -177,13 +176,15 @@ def test_rabbitmq_500_operations_6_kills_and_a_broker_restart_complete_exactly_o
                 events.append(f"broker restart after {point} done: {closed} connections "
                               "closed")
             else:
-                kill = kill_busy_child(cluster, supervisor, RABBIT_PROCESSES, rng)
+                kill = kill_busy_child(cluster, supervisor, RABBIT_PROCESSES, rng,
+                                       lambda gate=gate: submitter.release(gate))
                 events.append(f"kill of {kill['pid']} after {point} done "
                               f"({'busy' if kill['busy'] else 'chosen blind'})")
 
-        submitter.join(max(0.0, deadline - time.monotonic()))
-        assert not submitter.is_alive(), f"submission did not finish in {RUN_DEADLINE:.0f}s"
-        assert not problems, problems
+        assert submitter.join(max(0.0, deadline - time.monotonic())), (
+            f"submission did not finish in {RUN_DEADLINE:.0f}s")
+        assert not submitter.problems, submitter.problems
+        submitted = submitter.submitted
         assert len(submitted) == RABBIT_OPERATIONS
         wait_until(lambda: cluster.done() == RABBIT_OPERATIONS,
                    max(1.0, deadline - time.monotonic()),

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from storage.db import Database
+from storage.driver import DriverStatement
 from storage.errors import DatabaseBusy
 from tests.support import services
 
@@ -76,13 +77,13 @@ def test_a_process_out_of_connections_answers_database_busy(pg_url):
         with pytest.raises(DatabaseBusy), db.write() as s:
             s.execute(text("SELECT 1"))
         with pytest.raises(DatabaseBusy):
-            db.read_one(text("SELECT 1 AS one"), {})
+            db.read_one(DriverStatement(text("SELECT 1 AS one")), {})
         assert time.monotonic() - t0 < 5  # waited its timeout, not forever
     finally:
         release.set()
         t.join(30)
     # The connection is back: the next request is served.
-    assert db.read_one(text("SELECT 1 AS one"), {}) == {"one": 1}
+    assert db.read_one(DriverStatement(text("SELECT 1 AS one")), {}) == {"one": 1}
     db.dispose()
 
 
@@ -94,3 +95,38 @@ def test_the_setting_declares_the_pools_own_defaults():
     assert Settings.from_env({}).database_pool_size == PG_POOL_SIZE
     meaning = next(d for d in DECLARED if d.field == "database_pool_size")
     assert f"waits up to {PG_POOL_TIMEOUT:g} s" in str(vars(meaning))
+
+
+def test_connections_opening_a_new_sqlite_file_together_all_get_in(tmp_path):
+    """Fresh connections race to put a new file in WAL mode, and SQLite answers the loser
+    "database is locked" at once, without waiting (what failed two processes migrating a
+    new database together in CI). Every one must get in."""
+    from storage.db import make_engines
+
+    errors: list[BaseException] = []
+    for i in range(40):
+        writers = [make_engines(f"sqlite:///{tmp_path}/race{i}.db", 30000)[0]
+                   for _ in range(6)]
+        barrier = threading.Barrier(len(writers))
+
+        def run(engine) -> None:
+            try:
+                barrier.wait(timeout=10)
+                with engine.begin() as conn:
+                    conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS t (x INTEGER)")
+                    conn.exec_driver_sql("INSERT INTO t VALUES (1)")
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(w,)) for w in writers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        with writers[0].connect() as conn:
+            mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+            rows = conn.exec_driver_sql("SELECT count(*) FROM t").scalar()
+        for w in writers:
+            w.dispose()
+        assert errors == [], errors[:3]
+        assert (mode, rows) == ("wal", len(writers))

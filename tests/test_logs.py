@@ -434,3 +434,71 @@ def test_the_access_log_line_is_the_full_chains_line_without_the_chain():
                                    sys.exc_info())
     line = json.loads(fast.format(failed))
     assert "ValueError: boom" in line["exception"]
+
+
+@pytest.mark.parametrize("fmt", [
+    None,  # wharfd/gunicorn_conf.py's
+    '%(h)s %(l)s %(t)s "%(r)s" %(s)s %(b)s %(B)s "%(f)s" "%(a)s" %(m)s %(U)s %(q)s %(H)s '
+    '%(T)s %(D)s %(M)s %(L)s %(p)s',
+    '%({X-Request-Id}o)s %({x-request-id}O)s %({User-Agent}i)s %({x-absent}i)s '
+    '%({raw_uri}e)s %({nothing}e)s %(s)s',
+    "%(u)s %(unknown)s %(s)s",  # atoms only gunicorn's own builder knows
+])
+def test_the_access_line_is_gunicorns_line(fmt):
+    """The access log builds only the atoms its format names, and its line is the one
+    gunicorn's own logger writes: every atom, request and response headers and environ
+    variables in any case (the last of repeated ones, ``-`` for absent ones), quotes
+    escaped; a format naming an atom not built here falls back to gunicorn's builder."""
+    from datetime import timedelta
+
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    from wharfd import gunicorn_conf
+    from wharfd.gunicorn_logs import GunicornLogger
+
+    cfg = Config()
+    cfg.set("accesslog", "-")
+    cfg.set("access_log_format", fmt or gunicorn_conf.access_log_format)
+
+    class Resp:
+        status = "202 Accepted"
+        sent = 512
+        headers = (("Content-Type", "application/json"), ("X-Request-Id", "rid-1"),
+                   ("x-request-id", "rid-2"))
+
+    class Req:
+        headers = (("USER-AGENT", 'curl "quoted"'), ("HOST", "example"))
+
+    environ = {"REMOTE_ADDR": "10.1.2.3", "REQUEST_METHOD": "POST",
+               "RAW_URI": "/api/resources?x=1", "SERVER_PROTOCOL": "HTTP/1.1",
+               "PATH_INFO": "/api/resources", "QUERY_STRING": "x=1",
+               "HTTP_USER_AGENT": 'curl "quoted"', "HTTP_AUTHORIZATION": "Basic dTpw"}
+    took = timedelta(seconds=1, microseconds=2345)
+    lines = []
+    for cls in (GunicornLogger, Logger):
+        log = cls(cfg)
+        if cls is GunicornLogger and "u)" not in cfg.access_log_format:
+            def every_atom(*args):
+                raise AssertionError("built every atom")
+            # the builder gunicorn's access() would otherwise call
+            Logger.atoms, saved = every_atom, Logger.atoms  # type: ignore[method-assign]
+        else:
+            saved = None
+        records: list[logging.LogRecord] = []
+        log.access_log.handlers = []
+        log.access_log.addHandler(type("H", (logging.Handler,), {
+            "emit": lambda self, record: records.append(record)})())
+        try:
+            log.access(Resp(), Req(), environ, took)
+        finally:
+            if saved is not None:
+                Logger.atoms = saved  # type: ignore[method-assign]
+        lines.append(records[0].getMessage())
+    ours, gunicorns = lines
+    # %(t)s is the time each formats: the same second in both, or one tick apart
+    assert ours.split("[", 1)[0] == gunicorns.split("[", 1)[0]
+    assert ours.split("]", 1)[-1] == gunicorns.split("]", 1)[-1]
+    if fmt is None:
+        assert ours == '10.1.2.3 "POST /api/resources?x=1 HTTP/1.1" 202 512 1002ms ' \
+                       'rid=rid-2 ua="curl \\"quoted\\""'

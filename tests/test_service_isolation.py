@@ -71,11 +71,15 @@ def test_postgres_writes_outside_the_suites_databases_are_refused():
                 conn.execute(text("CREATE TABLE wharf_isolation_probe (x int)"))
             with pytest.raises(RuntimeError, match="test isolation"):
                 conn.execute(text('DROP DATABASE IF EXISTS "somebody_elses"'))
+            # On the driver directly (storage.driver runs hot statements so) too.
+            with pytest.raises(RuntimeError, match="test isolation"):
+                conn.connection.driver_connection.execute(
+                    "CREATE TABLE wharf_isolation_probe (x int)")
             assert conn.execute(text(
                 "SELECT to_regclass('wharf_isolation_probe') IS NULL")).scalar()
     finally:
         admin.dispose()
-    assert len(services.violations()) == 2
+    assert len(services.violations()) == 3
 
 
 def test_the_suites_own_database_is_writable(db, backend):

@@ -31,7 +31,6 @@ processes on one SQLite file is not a deployment Wharf supports at this scale.
 from __future__ import annotations
 
 import random
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -42,6 +41,7 @@ from sqlalchemy import text
 
 from tests.support import services
 from tests.support.processes import (
+    GatedSubmitter,
     ProcessCluster,
     as_dict,
     assert_completed_exactly_once,
@@ -64,6 +64,7 @@ WORKER_THREADS = 4
 KILLS = 5
 LEASE_SECONDS = 5
 BUSY_LOOK_SECONDS = 2.0  # how long a kill looks for a child holding work
+SUBMIT_AHEAD = 20  # operations the submitter may run ahead of the next kill
 RUN_DEADLINE = 300.0  # seconds from the first submission until all are done
 RESPAWN_DEADLINE = 60.0  # the supervisor replaces a killed child within this
 
@@ -107,56 +108,51 @@ def test_1000_operations_4_workers_5_random_kills_complete_exactly_once(cluster)
     wait_until(lambda: len(worker_children(supervisor.pid)) == WORKER_PROCESSES, 60,
                f"{WORKER_PROCESSES} worker processes", cluster)
 
-    # Submit from a thread while the main thread kills workers.
-    submitted: list[dict[str, Any]] = []
-    problems: list[str] = []
-
-    def submit_all() -> None:
-        try:
-            for i in range(OPERATIONS):
-                r = client.post("/api/resources",
-                                json={"space_id": space, "parent_id": None,
-                                      "name": f"op-{i:04d}", "unit_type": "doc"},
-                                headers={"Idempotency-Key": uuid.uuid4().hex})
-                if r.status_code != 202:
-                    problems.append(f"POST {i}: {r.status_code} {r.text}")
-                    return
-                submitted.append(r.json)
-        except Exception as exc:  # reported by the main thread
-            problems.append(f"submitter: {exc!r}")
-
-    started = time.monotonic()
-    deadline = started + RUN_DEADLINE
-    submitter = threading.Thread(target=submit_all, name="submitter", daemon=True)
-    submitter.start()
+    def submit_one(i: int) -> dict[str, Any]:
+        r = client.post("/api/resources",
+                        json={"space_id": space, "parent_id": None,
+                              "name": f"op-{i:04d}", "unit_type": "doc"},
+                        headers={"Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 202, f"POST {i}: {r.status_code} {r.text}"
+        return dict(r.json)
 
     # Kill at random points of the run: after a random number of finished operations
-    # (spread over the first 80 %), plus a random delay.
+    # (spread over the first 80 %), plus a random delay. A thread submits beside the
+    # kills, a few operations ahead of the next one (the workers would otherwise finish
+    # everything before the first kill).
     thresholds = sorted(rng.sample(range(20, int(OPERATIONS * 0.8)), KILLS))
+    gates = [*(t + SUBMIT_AHEAD for t in thresholds[1:]), OPERATIONS]
+    submitter = GatedSubmitter(submit_one, OPERATIONS, thresholds[0] + SUBMIT_AHEAD)
+    started = time.monotonic()
+    deadline = started + RUN_DEADLINE
+    submitter.start()
     kills: list[dict[str, Any]] = []
-    for threshold in thresholds:
+    for threshold, gate in zip(thresholds, gates, strict=True):
         while True:
             done = cluster.sql("SELECT count(*) FROM operations "
                                "WHERE status IN ('completed', 'failed')")[0][0]
             if done >= threshold:
                 break
-            assert not problems, problems
+            assert not submitter.problems, submitter.problems
             assert time.monotonic() < deadline, (
                 f"kill {len(kills) + 1}/{KILLS}: only {done} operations done after "
                 f"{RUN_DEADLINE:.0f}s: {cluster.by_status()}\n{cluster.logs()}")
             time.sleep(0.05)
         time.sleep(rng.uniform(0, 0.3))
         # Batches finish in milliseconds: look for a child holding work for a moment (a
-        # kill of an idle child proves nothing) before falling back to any child.
-        victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS)
+        # kill of an idle child proves nothing) before falling back to any child; the
+        # next operations go once the children are held.
+        victim, busy = kill_a_busy_child(cluster, supervisor.pid, rng, BUSY_LOOK_SECONDS,
+                                         lambda gate=gate: submitter.release(gate))
         killed_at = cluster.sql("SELECT now()")[0][0]
         kills.append({"pid": victim, "at": killed_at, "done": done, "busy": busy})
         # The supervisor replaces the child before the next kill: 4 processes run again.
         wait_replaced(cluster, supervisor.pid, victim, WORKER_PROCESSES, RESPAWN_DEADLINE)
 
-    submitter.join(max(0.0, deadline - time.monotonic()))
-    assert not submitter.is_alive(), f"submission did not finish in {RUN_DEADLINE:.0f}s"
-    assert not problems, problems
+    assert submitter.join(max(0.0, deadline - time.monotonic())), (
+        f"submission did not finish in {RUN_DEADLINE:.0f}s")
+    assert not submitter.problems, submitter.problems
+    submitted = submitter.submitted
     assert len(submitted) == OPERATIONS
 
     def all_done() -> bool:

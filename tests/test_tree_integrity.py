@@ -102,7 +102,6 @@ def test_moving_a_large_folder_checks_its_height_in_a_bounded_number_of_statemen
     import threading
 
     from sqlalchemy import event, insert
-    from sqlalchemy.engine import Engine
     alice = world.user("alice")
     sp = alice.personal_space_id
     dest = make_node(alice, sp, "dest")["id"]
@@ -123,11 +122,11 @@ def test_moving_a_large_folder_checks_its_height_in_a_bounded_number_of_statemen
         if threading.get_ident() == me:
             statements.append(statement)
 
-    event.listen(Engine, "before_cursor_execute", count)
+    event.listen(db.write_engine, "before_cursor_execute", count)
     try:
         r = alice.patch(f"/api/nodes/{top}", json={"parent_id": dest})
     finally:
-        event.remove(Engine, "before_cursor_execute", count)
+        event.remove(db.write_engine, "before_cursor_execute", count)
     assert r.status_code == 200, r.text
     assert len(statements) <= 30, len(statements)
     assert alice.get(f"/api/nodes/{deep[-1]}").status_code == 200
@@ -411,7 +410,6 @@ def test_a_rename_and_move_locks_the_space_before_it_writes_the_node(world, db):
     import threading
 
     from sqlalchemy import event
-    from sqlalchemy.engine import Engine
     alice = world.user("alice")
     sp = alice.personal_space_id
     dest = make_node(alice, sp, "dest")["id"]
@@ -423,11 +421,11 @@ def test_a_rename_and_move_locks_the_space_before_it_writes_the_node(world, db):
         if threading.get_ident() == me:
             statements.append(" ".join(statement.split()).upper())
 
-    event.listen(Engine, "before_cursor_execute", record)
+    event.listen(db.write_engine, "before_cursor_execute", record)
     try:
         r = alice.patch(f"/api/nodes/{node}", json={"name": "renamed", "parent_id": dest})
     finally:
-        event.remove(Engine, "before_cursor_execute", record)
+        event.remove(db.write_engine, "before_cursor_execute", record)
     assert r.status_code == 200, r.text
     node_write = next(i for i, s in enumerate(statements) if s.startswith("UPDATE NODES"))
     if db.write_engine.dialect.name == "postgresql":

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Row, bindparam, literal, select
 from sqlalchemy.orm import Session
 
+from storage.driver import DriverStatement
 from storage.enums import Role, values
 from storage.models import LinkSharing, Node, NodeGrant, Space, SpaceMember
 from wharf.context import Principal
@@ -136,6 +137,9 @@ _SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read, _MEM
 # FOR SHARE OF spaces on PostgreSQL; SQLite (whose write transactions hold the database's
 # one write lock from BEGIN IMMEDIATE) renders no locking clause.
 _SPACE_FACTS_LOCKED = _SPACE_FACTS.with_for_update(read=True, of=_S)
+# Run on every create and every claimed batch's permission check: on the driver.
+_SPACE_FACTS_RUN = {False: DriverStatement(_SPACE_FACTS),
+                    True: DriverStatement(_SPACE_FACTS_LOCKED)}
 
 
 def space_facts(session: Session, principal: Principal, space_id: str, *,
@@ -143,9 +147,9 @@ def space_facts(session: Session, principal: Principal, space_id: str, *,
     """The space ``space_id`` and the principal's membership in it, in one statement on
     the transaction's connection; ``lock`` takes the space row FOR SHARE (see
     ``wharf.nodes.resolve_parent``). None when there is no such space."""
-    row = session.connection().execute(
-        _SPACE_FACTS_LOCKED if lock else _SPACE_FACTS,
-        {"sid": space_id, "uid": principal.user_id if principal.is_user else None}).first()
+    row = _SPACE_FACTS_RUN[lock].first(
+        session.connection(),
+        {"sid": space_id, "uid": principal.user_id if principal.is_user else None})
     if row is None:
         return None
     return SpaceFacts(row[0], row[1], row[2], bool(row[3]), row[4], bool(row[5]))

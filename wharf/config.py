@@ -634,13 +634,14 @@ class Settings:
         "deeper is 400 `unit_too_deep` (8–400)",
         ge=8, le=400)] = 400
     # HTTP serving (wharf serve; the long-poll limit applies to every API process);
-    # long_poll_max_waiters None: half the request threads
+    # long_poll_max_waiters None: three quarters of the request threads
     long_poll_max_waiters: Annotated[int | None, setting(
         "long-polls (`GET /api/operations/{id}?wait=`, and submissions sent with "
         "`Prefer: wait`) that may wait at once per API process; beyond it a long-poll "
         "answers at once with the operation's current state and `Retry-After` (a "
         "submission: its 202) (`0`: never wait). Keep it below the request threads",
-        ge=0, shown="half the request threads: `wharf serve` 8, `wharf api` 16 per "
+        ge=0, shown="three quarters of the request threads: `wharf serve` 12, `wharf api` "
+                    "24 per "
                     "gunicorn worker")] = None
     http_threads: Annotated[int, setting(
         "request threads of `wharf serve` (more than `WHARF_LONG_POLL_MAX_WAITERS`)",

@@ -49,7 +49,9 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
 
     In a write transaction the space row is locked first (FOR SHARE: creates run side by
     side, but not beside a move, trash, restore or purge, which take FOR UPDATE), so the
-    depth and trash state checked here still hold when the caller inserts the node.
+    depth and trash state checked here still hold when the caller inserts the node. Not
+    in an unbundled session (``Database.unbundled``: a submission's checks, which insert
+    no node; its executor checks again, locked, before it creates anything).
 
     Two statements at most, on the transaction's connection (no ORM): the space with the
     caller's membership (locked), then the parent's ancestor chain with the caller's grants
@@ -58,7 +60,7 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     :func:`wharf.access.require_node`: 404 for what the caller cannot discover, 403 below
     editor, 400 ``parent_in_other_space``, 409 ``tree_too_deep``."""
     principal = ctx.principal
-    lock = not session.info.get("readonly")
+    lock = not session.info.get("readonly") and not session.info.get("unbundled")
     space: SpaceFacts | None = None
     if is_id(space_id):
         assert isinstance(space_id, str)

@@ -62,12 +62,13 @@ _PROXY_HEADERS = ("HTTP_FORWARDED", "HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PR
 
 
 def long_poll_waiters(configured: int | None, threads: int, threads_name: str) -> int:
-    """The long-poll limit for a server with ``threads`` request threads: half of them when
-    not configured; a configured limit that would take every thread is a ConfigError
-    (``threads_name`` says where the thread count comes from). The one rule for
-    ``wharf serve`` and ``wharf api``."""
+    """The long-poll limit for a server with ``threads`` request threads: three quarters of
+    them when not configured (a waiter holds a thread but no CPU and no database
+    connection; the quarter left serves everything else); a configured limit that would
+    take every thread is a ConfigError (``threads_name`` says where the thread count comes
+    from). The one rule for ``wharf serve`` and ``wharf api``."""
     if configured is None:
-        return threads // 2
+        return threads * 3 // 4
     if configured >= threads:
         raise ConfigError(f"WHARF_LONG_POLL_MAX_WAITERS={configured} must be below "
                           f"{threads_name}={threads}: long-polls would take every "
@@ -76,7 +77,8 @@ def long_poll_waiters(configured: int | None, threads: int, threads_name: str) -
 
 
 def resolve(settings: Settings) -> Settings:
-    """Validate the serving settings; an unset long-poll limit becomes half the threads."""
+    """Validate the serving settings; an unset long-poll limit becomes three quarters of
+    the threads."""
     return settings.replace(long_poll_max_waiters=long_poll_waiters(
         settings.long_poll_max_waiters, settings.http_threads, "WHARF_HTTP_THREADS"))
 

@@ -218,7 +218,7 @@ def _api_application_class() -> type[WSGIApplication]:
         so a refused upload is refused before the client sends the body.
 
         Whatever the config file (the packaged one, an operator's own, ``preload_app``):
-        long-polls may take half of each worker's ``threads`` unless
+        long-polls may take three quarters of each worker's ``threads`` unless
         ``WHARF_LONG_POLL_MAX_WAITERS`` says otherwise, and a limit that would take every
         thread is a configuration error."""
 

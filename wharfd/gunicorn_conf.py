@@ -40,8 +40,8 @@ bind = _bind()
 
 # Threads, not processes, carry the concurrency: requests are mostly waiting on the
 # database, and long-polls (GET /api/operations/{id}?wait=, at most 60 s) hold a thread.
-# At most WHARF_LONG_POLL_MAX_WAITERS of them wait at once per worker (default: half the
-# threads, set by ``wharf api``); the others answer at once with Retry-After.
+# At most WHARF_LONG_POLL_MAX_WAITERS of them wait at once per worker (default: three quarters
+# of the threads, set by ``wharf api``); the others answer at once with Retry-After.
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = 32

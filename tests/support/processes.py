@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -493,7 +494,8 @@ def attempt_history(cluster: ProcessCluster) -> dict[str, list[tuple[int, str | 
 
 
 def kill_a_busy_child(cluster: ProcessCluster, supervisor: int, rng: random.Random,
-                      look_seconds: float) -> tuple[int, bool]:
+                      look_seconds: float,
+                      while_held: Callable[[], None] | None = None) -> tuple[int, bool]:
     """SIGKILL one of the ``supervisor``'s worker children, chosen with ``rng`` among those
     holding an unfinished attempt (:func:`busy_pids`), looked for during ``look_seconds``,
     else among all; returns its pid and whether it was busy.
@@ -503,12 +505,17 @@ def kill_a_busy_child(cluster: ProcessCluster, supervisor: int, rng: random.Rand
     no look catches one in flight (CI once saw five blind kills in a row, and the test
     proved nothing). So the children are held before their completion commits (the
     pause-file hook) from the look until the kill: a child seen busy is still busy when it
-    dies, wherever it is between its claim and that commit."""
+    dies, wherever it is between its claim and that commit. ``while_held`` runs once the
+    children are held: a :class:`GatedSubmitter` lets its next operations go then, so work
+    arrives during the look however fast the workers finished what came before (CI saw
+    all 500 operations done before the first look)."""
     children = worker_children(supervisor)
     assert children, f"no worker process alive\n{cluster.logs()}"
     busy: list[int] = []
     cluster.pause_file.touch()
     try:
+        if while_held is not None:
+            while_held()
         look_until = time.monotonic() + look_seconds
         while not busy and time.monotonic() < look_until:
             held = busy_pids(cluster)
@@ -520,6 +527,47 @@ def kill_a_busy_child(cluster: ProcessCluster, supervisor: int, rng: random.Rand
     finally:
         cluster.pause_file.unlink(missing_ok=True)
     return victim, bool(busy)
+
+
+class GatedSubmitter:
+    """Submits ``total`` operations from a thread (``submit_one(i)`` returns the 202's
+    JSON), never beyond its gate: the test lets the next ones go (:meth:`release`) as its
+    kills come, so submission runs beside every kill instead of finishing before the
+    first. A failure is kept in ``problems`` for the test's own thread to report."""
+
+    def __init__(self, submit_one: Callable[[int], dict[str, Any]], total: int, gate: int):
+        self.submitted: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self._submit_one = submit_one
+        self._total = total
+        self._gate = min(gate, total)
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="submitter", daemon=True)
+
+    def start(self) -> GatedSubmitter:
+        self._thread.start()
+        return self
+
+    def release(self, upto: int) -> None:
+        """Let operations go up to ``upto`` (all of them past ``total``)."""
+        with self._cond:
+            self._gate = max(self._gate, min(upto, self._total))
+            self._cond.notify_all()
+
+    def join(self, timeout: float) -> bool:
+        """Whether every operation was submitted (or submission stopped on a problem)."""
+        self.release(self._total)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        try:
+            for i in range(self._total):
+                with self._cond:
+                    self._cond.wait_for(lambda: i < self._gate)
+                self.submitted.append(self._submit_one(i))
+        except BaseException as exc:  # reported by the test's thread
+            self.problems.append(f"submitter: {exc!r}")
 
 
 def wait_replaced(cluster: ProcessCluster, supervisor: int, victim: int, processes: int,

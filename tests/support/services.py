@@ -195,12 +195,13 @@ def guard_postgres() -> None:
     with _guard_lock:
         if _pg_guarded:
             return
-        from sqlalchemy import event
-        from sqlalchemy.engine import Engine
+        import psycopg
 
-        def check(conn, cursor, statement, parameters, context, executemany):
-            if conn.dialect.name != "postgresql":
-                return
+        def check(cursor, statement) -> None:
+            if not isinstance(statement, str | bytes):  # psycopg.sql.Composed
+                statement = statement.as_string(cursor.connection)
+            if isinstance(statement, bytes):
+                statement = statement.decode()
             ddl = _DATABASE_DDL.match(statement)
             if ddl and ddl.group(1).upper() == "CREATE":
                 _created_databases.add(ddl.group(2))
@@ -210,7 +211,7 @@ def guard_postgres() -> None:
                     f"{ddl.group(1).upper()} DATABASE {ddl.group(2)!r}, which the suite " \
                     "did not create"
             else:
-                database = conn.engine.url.database
+                database = cursor.connection.info.dbname
                 problem = None if database in _created_databases or \
                     _READ_ONLY.match(statement) else \
                     f"{statement.split(None, 1)[0]} in database {database!r}, which the suite " \
@@ -219,7 +220,18 @@ def guard_postgres() -> None:
                 _violations.append(problem)
                 raise RuntimeError(f"test isolation: {problem}")
 
-        event.listen(Engine, "before_cursor_execute", check)
+        # On the driver's cursors, so that what SQLAlchemy executes and what runs on the
+        # driver directly (storage.driver) are both checked.
+        def guarded(method):
+            def run(self, query, *args, **kwargs):
+                check(self, query)
+                return method(self, query, *args, **kwargs)
+            return run
+
+        for cls in (psycopg.Cursor, psycopg.ServerCursor):
+            for name in ("execute", "executemany"):
+                if name in vars(cls):
+                    setattr(cls, name, guarded(vars(cls)[name]))
         _pg_guarded = True
 
 

@@ -30,9 +30,13 @@ KIND = PUBLISH_ASSET
 FAILED = "asset_upload_failed"
 
 
-def _stored(s: Session, upload_id: str, *, lock: bool = False) -> UnitAssetUpload:
-    upload = s.get(UnitAssetUpload, upload_id, with_for_update=lock)
+def _stored(s: Session, p: PublishAssetPayload, *, lock: bool = False) -> UnitAssetUpload:
+    upload = s.get(UnitAssetUpload, p.upload_id, with_for_update=lock)
     if upload is None or upload.state != AssetUploadState.STORED:
+        if p.worktree_id is not None:
+            # A discard (or the unit's removal) that read this operation as pending just
+            # before a worker claimed it deleted the upload: say why it is gone.
+            _worktree_scope(s, p, lock=False)
         raise UploadIncomplete("the upload's bytes never arrived completely")
     return upload
 
@@ -42,13 +46,14 @@ MERGED_STATES = frozenset((MergeState.UNCHANGED, MergeState.FAST_FORWARD, MergeS
                            MergeState.CREATED))
 
 
-def _worktree_scope(session: Session, p: PublishAssetPayload) -> str | None:
+def _worktree_scope(session: Session, p: PublishAssetPayload, *,
+                    lock: bool = True) -> str | None:
     """Where a worktree upload is published (§7.7): a discarded worktree refuses it; a
     merged one whose unit merged takes it straight into trunk (None: a publish delayed
     past the merge is not lost); any other state keeps it in the worktree until the
     unit's next successful merge."""
     assert p.worktree_id is not None
-    wt = session.get(Worktree, p.worktree_id, with_for_update=True)
+    wt = session.get(Worktree, p.worktree_id, with_for_update=lock)
     wu = session.get(WorktreeUnit, (p.worktree_id, p.unit_id))
     if wt is None or wu is None:
         raise Conflict("The unit left the worktree.", code="worktree_discarded")
@@ -87,7 +92,7 @@ class PublishAsset:
     def perform(self, op: Operation) -> None:
         p = payload(op, PublishAssetPayload)
         with self.db.read() as s:
-            upload = _stored(s, p.upload_id)
+            upload = _stored(s, p)
             size, etag, sha256 = upload.received_size, upload.etag, upload.sha256
         assert size is not None and etag is not None and sha256 is not None  # stored
         verify_object(self.store, p.object_key, size, etag, sha256,
@@ -95,14 +100,16 @@ class PublishAsset:
 
     def commit(self, session: Session, op: Operation, ctx: RequestContext) -> PublishAssetResult:
         p = payload(op, PublishAssetPayload)
-        upload = _stored(session, p.upload_id, lock=True)
+        # The worktree is locked before the upload, in the order a discard locks them
+        # (worktree, then its uploads): the two wait for each other, never deadlock.
+        worktree_id = _worktree_scope(session, p) if p.worktree_id is not None else None
+        upload = _stored(session, p, lock=True)
         # authorize() re-checked the unit (it exists, the actor may edit it) in this
         # same transaction, before this commit.
         now = utcnow()
         assert upload.received_size is not None and upload.sha256 is not None \
             and upload.etag is not None  # stored
         detected = upload.detected_media_type or p.media_type
-        worktree_id = _worktree_scope(session, p) if p.worktree_id is not None else None
         session.add(UnitAsset(
             id=p.asset_id, unit_id=p.unit_id, worktree_id=worktree_id,
             object_key=p.object_key, filename=p.filename, declared_media_type=p.media_type,

@@ -61,11 +61,11 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     and_,
+    any_,
     bindparam,
     case,
     column,
     func,
-    insert,
     or_,
     select,
     text,
@@ -74,10 +74,12 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
+from storage.driver import DriverStatement, pipelined
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
 from wharf import logctx, metrics, tracing
@@ -205,7 +207,8 @@ def _pair_scan(name: str, due_kinds: str, bound: str) -> str:
 
 
 @functools.cache
-def fair_claim_statement(include: bool, kinds: bool, cursor: str = "none") -> Any:
+def fair_claim_statement(include: bool, kinds: bool, cursor: str = "none",
+                         one_kind: bool = False) -> Any:
     """PostgreSQL's fair claim: ``claim_statement`` with the ``n`` others taken round-robin
     across (kind, actor) pairs, each one's oldest first, the pairs served in rotation.
 
@@ -226,7 +229,10 @@ def fair_claim_statement(include: bool, kinds: bool, cursor: str = "none") -> An
     claim starts after it)."""
     if cursor not in CURSOR_MODES:
         raise ValueError(cursor)
-    kinds_o = " AND o.kind IN :kinds" if kinds else ""
+    # (One kind, as a drain claims, is an equality: with ``= ANY(array)`` PostgreSQL
+    # spent 12-17 % more CPU in the benchmark's (c), docs/benchmarks.md.)
+    kinds_o = "" if not kinds else " AND o.kind = :kinds" if one_kind else \
+        " AND o.kind = ANY(:kinds)"
     not_include = " AND o.id <> :include" if include else ""
     cols = ", ".join(f"operations.{c.name}" for c in OPS.c)
     rest = """(SELECT id FROM cand ORDER BY rn, created_at, id LIMIT :n)"""
@@ -276,7 +282,7 @@ RETURNING {cols}, (SELECT k FROM share) AS fair_share,
     if include:
         params.append(_p("include", OPS.c.id))
     if kinds:
-        params.append(_p("kinds", OPS.c.kind, expanding=True))
+        params.append(_kinds_param(one_kind))
     if cursor != "none":
         params.append(_p("ck", OPS.c.kind))
     if cursor == "pair":
@@ -294,9 +300,16 @@ def _p(name: str, column: Any = None, *, expanding: bool = False) -> Any:
                      expanding=expanding)
 
 
+def _kinds_param(one_kind: bool) -> Any:
+    """PostgreSQL's ``kinds`` parameter: one value, or one array (never expanding ``IN``,
+    so the driver can run the claim)."""
+    return _p("kinds", OPS.c.kind) if one_kind else bindparam(
+        "kinds", type_=postgresql.ARRAY(OPS.c.kind.type))
+
+
 @functools.cache
 def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
-                    fair: bool = False, cursor: str = "none") -> Any:
+                    fair: bool = False, cursor: str = "none", one_kind: bool = False) -> Any:
     """``UPDATE operations … FROM (picked ids) … RETURNING *``: the ``include`` operation
     if due, then up to ``n`` others in :func:`claim_order` (of ``kinds``); on PostgreSQL
     picked ``FOR UPDATE SKIP LOCKED``. Parameters: now, lease_until, worker, include,
@@ -308,7 +321,7 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
     and ``ca``) is the last (kind, actor) pair served; the ``n`` pairs after it (wrapping
     around) give their oldest first."""
     if fair and rest and postgres:
-        return fair_claim_statement(include, kinds, cursor)
+        return fair_claim_statement(include, kinds, cursor, one_kind)
     if cursor not in CURSOR_MODES:
         raise ValueError(cursor)
     now = _p("now", OPS.c.updated_at)
@@ -318,7 +331,9 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
     if rest:
         q = select(OPS.c.id).where(due(now, index_hint=not postgres))
         if kinds:
-            q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True)))
+            kind = _kinds_param(one_kind) if postgres else None
+            q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True))
+                        if kind is None else OPS.c.kind == (kind if one_kind else any_(kind)))
         if include:
             q = q.where(OPS.c.id != _p("include", OPS.c.id))
         if fair:
@@ -357,24 +372,39 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
         attempts=OPS.c.attempts + 1, updated_at=now).returning(*OPS.c)
 
 
+@functools.cache
+def driver_claim(include: bool, kinds: bool, rest: bool, fair: bool,
+                 cursor: str, one_kind: bool = False) -> DriverStatement:
+    """PostgreSQL's :func:`claim_statement`, on the driver (its kinds one value or one
+    array, never expanding ``IN``)."""
+    return DriverStatement(claim_statement(include, kinds, rest, True, fair, cursor,
+                                           one_kind))
+
+
 MARK_LOST = update(ATTEMPTS).where(
     ATTEMPTS.c.operation_id.in_(_p("ids", ATTEMPTS.c.operation_id, expanding=True)),
     ATTEMPTS.c.finished_at.is_(None)).values(
     finished_at=_p("now", ATTEMPTS.c.finished_at), outcome="lost", error=LOST_ERROR)
-INSERT_ATTEMPT = insert(ATTEMPTS)
+INSERT_ATTEMPT = DriverStatement.insert_rows(
+    ATTEMPTS, ("id", "operation_id", "number", "worker_id", "started_at"))
 OURS = select(OPS.c.id).where(
     OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)), OPS.c.status == "running",
     OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id)
-OURS_LOCKED = OURS.with_for_update()  # SQLite's write transaction is already exclusive
-MARK_COMPLETED = update(OPS).where(OPS.c.id == bindparam("b_id")).values(
+# PostgreSQL: locked (SQLite's write transaction is already exclusive), on the driver,
+# the ids as one array parameter.
+OURS_LOCKED = DriverStatement(select(OPS.c.id).where(
+    OPS.c.id == any_(bindparam("ids", type_=postgresql.ARRAY(OPS.c.id.type))),
+    OPS.c.status == "running",
+    OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id).with_for_update())
+MARK_COMPLETED = DriverStatement(update(OPS).where(OPS.c.id == bindparam("b_id")).values(
     status="completed", result=_p("b_result", OPS.c.result), error=None,
     completed_at=_p("b_now", OPS.c.completed_at), updated_at=_p("b_now", OPS.c.updated_at),
     lease_owner=None, lease_expires_at=None, next_attempt_at=None,
-    key_expires_at=_p("b_key_until", OPS.c.key_expires_at))
-FINISH_COMPLETED = update(ATTEMPTS).where(
+    key_expires_at=_p("b_key_until", OPS.c.key_expires_at)))
+FINISH_COMPLETED = DriverStatement(update(ATTEMPTS).where(
     ATTEMPTS.c.operation_id == bindparam("b_id"),
     ATTEMPTS.c.number == bindparam("b_number")).values(
-    finished_at=_p("b_now", ATTEMPTS.c.finished_at), outcome="completed", error=None)
+    finished_at=_p("b_now", ATTEMPTS.c.finished_at), outcome="completed", error=None))
 RENEW_LEASES = update(OPS).where(
     OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)),
     OPS.c.lease_owner == _p("worker", OPS.c.lease_owner),
@@ -433,16 +463,16 @@ class Executor:
         self._cursors: dict[frozenset[str] | None, tuple[str, str | None]] = {}
 
     def _rotate(self, rotation: frozenset[str] | None, cursor: tuple[str, str | None] | None,
-                rows: Sequence[Any], include: str | None) -> None:
+                rows: Sequence[dict[str, Any]], include: str | None) -> None:
         """Remember the last (kind, actor) pair this fair claim served: PostgreSQL says
         which (``cursor_kind``); on SQLite it is the last served pair in rotation order
         (SQLite's BINARY collation is Python's string order; NULL sorts first)."""
-        m = rows[0]._mapping
+        m = rows[0]
         if "cursor_kind" in m:
             if m["cursor_kind"] is not None:
                 self._cursors[rotation] = (m["cursor_kind"], m["cursor_actor"])
             return
-        pairs = {(r.kind, r.actor_id) for r in rows if r.id != include}
+        pairs = {(r["kind"], r["actor_id"]) for r in rows if r["id"] != include}
         if not pairs:
             return
 
@@ -701,8 +731,9 @@ class Executor:
             "lease_until": now + timedelta(seconds=self.settings.operation_lease_seconds)}
         if include is not None:
             params["include"] = include
+        one_kind = kinds is not None and len(kinds) == 1 and self.db.is_postgres
         if kinds is not None:
-            params["kinds"] = list(kinds)
+            params["kinds"] = next(iter(kinds)) if one_kind else list(kinds)
         rest = limit - (include is not None)
         if rest > 0:
             params["n"] = rest
@@ -714,26 +745,29 @@ class Executor:
             params["ck"] = cursor[0]
             if cursor[1] is not None:
                 params["ca"] = cursor[1]
-        stmt = claim_statement(include is not None, kinds is not None, rest > 0,
-                               self.db.is_postgres, fair, mode)
+        shape = (include is not None, kinds is not None, rest > 0)
         with self.db.write() as s:
             conn = s.connection()
-            rows = conn.execute(stmt, params).all()
+            if self.db.is_postgres:
+                rows = driver_claim(*shape, fair, mode, one_kind).mappings(conn, params)
+            else:
+                rows = [dict(r) for r in conn.execute(
+                    claim_statement(*shape, False, fair, mode), params).mappings()]
             if not rows:
                 return []
             # Executed oldest first (the named operation first), whichever order claimed.
-            rows = sorted(rows, key=lambda r: (r.id != include, r.created_at, r.id))
-            share = rows[0]._mapping.get("fair_share")
+            rows = sorted(rows, key=lambda r: (r["id"] != include, r["created_at"], r["id"]))
+            share = rows[0].get("fair_share")
             if fair and rest > 0:
                 self._rotate(rotation, cursor, rows, include)
-            batch = [Claimed(Operation(**{k: r._mapping[k] for k in OP_COLUMNS}),
-                             self.handlers.get(r.kind), share=share) for r in rows]
+            batch = [Claimed(Operation.detached({k: r[k] for k in OP_COLUMNS}),
+                             self.handlers.get(r["kind"]), share=share) for r in rows]
             # Earlier attempts that never finished were lost (their worker died). On a
             # first attempt there is no earlier one.
             again = [c.op.id for c in batch if c.op.attempts > 1]
             if again:
                 conn.execute(MARK_LOST, {"ids": again, "now": now})
-            conn.execute(INSERT_ATTEMPT, [
+            INSERT_ATTEMPT.executemany(conn, [
                 {"id": new_id(), "operation_id": c.op.id, "number": c.op.attempts,
                  "worker_id": worker_id[:128], "started_at": now} for c in batch])
             self._authorize_batch(s, batch)
@@ -794,8 +828,9 @@ class Executor:
         are ``lost``; those refused carry the refusal (failed after this commits)."""
         with self.db.write() as s:
             conn = s.connection()
-            ours = set(conn.scalars(OURS_LOCKED if self.db.is_postgres else OURS, {
-                "ids": [c.op.id for c in batch], "worker": worker_id}))
+            params = {"ids": [c.op.id for c in batch], "worker": worker_id}
+            ours = {row[0] for row in OURS_LOCKED.all(conn, params)} if self.db.is_postgres \
+                else set(conn.scalars(OURS, params))
             for c in batch:
                 if c.op.id not in ours:
                     with logctx.bound_op(c.op):
@@ -815,11 +850,13 @@ class Executor:
                     results[op.id] = to_json(result)
             now = utcnow()
             key_until = now + timedelta(seconds=self.settings.idempotency_key_ttl)
-            conn.execute(MARK_COMPLETED, [
-                {"b_id": c.op.id, "b_result": results[c.op.id], "b_now": now,
-                 "b_key_until": key_until} for c in ok])
-            conn.execute(FINISH_COMPLETED, [
-                {"b_id": c.op.id, "b_number": c.op.attempts, "b_now": now} for c in ok])
+            with pipelined(conn):  # (one round trip for both)
+                MARK_COMPLETED.executemany(conn, [
+                    {"b_id": c.op.id, "b_result": results[c.op.id], "b_now": now,
+                     "b_key_until": key_until} for c in ok])
+                FINISH_COMPLETED.executemany(conn, [
+                    {"b_id": c.op.id, "b_number": c.op.attempts, "b_now": now}
+                    for c in ok])
             # Completion webhooks: one indexed query for the batch (wharf.webhooks.service).
             announce(s, [Finished(c.op.id, c.op.actor_id, "completed") for c in ok])
         for c in ok:

@@ -43,6 +43,7 @@ from storage.db import (
     announce_after_commit,
     send_after_commit,
 )
+from storage.driver import DriverStatement
 from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
@@ -167,7 +168,7 @@ class _Replay(Exception):
     """The key was taken: roll back the submitting transaction and read the original."""
 
 
-_BY_ID = select(*_OPS.c).where(_OPS.c.id == bindparam("id"))
+_BY_ID = DriverStatement(select(*_OPS.c).where(_OPS.c.id == bindparam("id")))
 
 
 class Operations:
@@ -185,27 +186,39 @@ class Operations:
         self.handlers = dict(handlers or {})
         dialect = "postgresql" if db.is_postgres else "sqlite"
         self._record_op = _record_statement(dialect)
-        # One round trip for the three INSERTs where the database allows it (PostgreSQL).
-        self._record_all = _record_all_statement() if db.is_postgres else None
+        # One round trip for the three INSERTs where the database allows it (PostgreSQL),
+        # on the driver (storage.driver).
+        self._record_all = DriverStatement(_record_all_statement()) if db.is_postgres \
+            else None
 
     # -- submit ------------------------------------------------------------------------
     def submit(self, ctx: RequestContext, kind: str, key: str | None, request: dict[str, Any],
-               prepare: Prepare, *, due_at: datetime | None = None) -> Submission:
+               prepare: Prepare, *, due_at: datetime | None = None,
+               prepare_reads_only: bool = False) -> Submission:
         """Record the operation ``prepare`` validates (or answer the one ``key`` already
         names). With ``due_at``, the operation is recorded but not announced: no outbox
         row, and no worker claims it before ``due_at`` unless the caller makes it due
-        sooner (an asset upload does so once its bytes are stored)."""
+        sooner (an asset upload does so once its bytes are stored).
+
+        ``prepare_reads_only``: ``prepare`` only reads, and nothing it checks needs to hold
+        until the operation is recorded (the executor checks again before any side
+        effect). The submission then runs unbundled (``Database.unbundled``): its reads,
+        then the one statement that records the operation with its outbox and audit rows,
+        each committing on its own, with no ``BEGIN`` or ``COMMIT`` round trip."""
         key = check_key(key)
         fp = fingerprint(kind, request)
         actor = ctx.principal.user_id
         if actor is None:  # operations belong to a user (the API admits only users here)
             raise Unauthenticated("Only a signed-in user can start an operation.")
         reconnected = False
+        # (Unbundled only where recording is one statement: PostgreSQL's, announced.)
+        session = self.db.unbundled if prepare_reads_only and due_at is None \
+            and self._record_all is not None else self.db.write
         for _ in range(3):
             op_id = new_id()
             prepared = False
             try:
-                with self.db.write() as s:
+                with session() as s:
                     scope_id, payload = prepare(s, op_id)
                     prepared = True
                     op = self.record_submission(s, ctx, op_id, kind, actor, key, fp,
@@ -218,8 +231,9 @@ class Operations:
                     return Submission(existing, False)
                 continue  # the operation that held the key is gone; record anew
             except ConnectionLost:
-                # A pooled connection the server had closed: nothing was committed, and
-                # the pool has dropped its connections from before; once more at once.
+                # A pooled connection the server had closed: the pool has dropped its
+                # connections from before; once more at once. (Nothing was committed, or,
+                # unbundled, the record was: the key then answers it as a replay.)
                 if reconnected:
                     raise
                 reconnected = True
@@ -294,11 +308,11 @@ class Operations:
                 self._not_recorded(s, ctx)
                 return None
             conn.execute(audit.INSERT, audit_row)
-            return Operation(**row)
+            return Operation.detached(row)
         if self._record_all is not None:
             params.update({f"ob_{c}": v for c, v in outbox.items()})
             params.update({f"au_{c}": v for c, v in audit_row.items() if c != "target_id"})
-            if conn.execute(self._record_all, params).first() is None:
+            if self._record_all.first(conn, params) is None:
                 self._not_recorded(s, ctx)
                 return None
         else:
@@ -309,7 +323,7 @@ class Operations:
                                            "send_attempts": 0})
             conn.execute(audit.INSERT, audit_row)
         announce_after_commit(s, notice)
-        return Operation(**row)
+        return Operation.detached(row)
 
     def _not_recorded(self, s: Session, ctx: RequestContext) -> None:
         """Nothing was inserted: the key is taken (a replay: returns), or a quota is used
@@ -360,7 +374,7 @@ class Operations:
             row = self.db.read_one(_BY_ID, {"id": operation_id})
         if row is None or not self._may_see(ctx, row["actor_id"]):
             raise NotFound("No such operation.")
-        return Operation(**row)
+        return Operation.detached(row)
 
     def attempts(self, session: Session, ctx: RequestContext,
                  operation_id: str) -> list[OperationAttempt]:

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import any_, bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from storage.db import OutboxNotice, announce_after_commit
+from storage.driver import DriverStatement
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from wharf import audit
 from wharf.clock import utcnow
@@ -72,6 +74,14 @@ class Finished:
     status: str  # completed | failed
 
 
+# The enabled endpoints of a batch's submitters: run by every completion, most often to
+# find none (on PostgreSQL on the driver, the users as one array parameter).
+_LISTENING = select(WEBHOOKS.c.id, WEBHOOKS.c.user_id, WEBHOOKS.c.events).where(
+    WEBHOOKS.c.enabled.is_(True))
+_LISTENING_ANY = DriverStatement(_LISTENING.where(WEBHOOKS.c.user_id == any_(
+    bindparam("users", type_=postgresql.ARRAY(WEBHOOKS.c.user_id.type)))))
+
+
 def announce(s: Session, finished: Sequence[Finished]) -> int:
     """Write a delivery (and its outbox row) for every enabled endpoint of each finished
     operation's submitter that listens to its event; returns how many."""
@@ -79,13 +89,15 @@ def announce(s: Session, finished: Sequence[Finished]) -> int:
         return 0
     c = s.connection()
     users = sorted({f.actor_id for f in finished})
-    hooks = c.execute(select(WEBHOOKS.c.id, WEBHOOKS.c.user_id, WEBHOOKS.c.events).where(
-        WEBHOOKS.c.user_id.in_(users), WEBHOOKS.c.enabled.is_(True))).all()
+    if c.dialect.name == "postgresql":
+        hooks = _LISTENING_ANY.all(c, {"users": users})
+    else:
+        hooks = [tuple(h) for h in c.execute(_LISTENING.where(WEBHOOKS.c.user_id.in_(users)))]
     if not hooks:
         return 0
-    by_user: dict[str, list[Any]] = {}
-    for h in hooks:
-        by_user.setdefault(h.user_id, []).append(h)
+    by_user: dict[str, list[tuple[str, list[str] | None]]] = {}
+    for hook_id, user_id, events in hooks:
+        by_user.setdefault(user_id, []).append((hook_id, events))
     # The payload snapshot: the operations as this transaction finished them (ORM changes
     # flushed first; only when an endpoint listens).
     s.flush()
@@ -101,11 +113,11 @@ def announce(s: Session, finished: Sequence[Finished]) -> int:
         event = EVENT_FOR_STATUS.get(f.status)
         if event is None:
             continue
-        for h in by_user.get(f.actor_id, ()):
-            if str(event) not in (h.events or []):
+        for hook_id, events in by_user.get(f.actor_id, ()):
+            if str(event) not in (events or []):
                 continue
             delivery_id = new_id()
-            deliveries.append({"id": delivery_id, "webhook_id": h.id,
+            deliveries.append({"id": delivery_id, "webhook_id": hook_id,
                                "event_type": str(event), "subject_id": f.operation_id,
                                "status": str(DeliveryStatus.PENDING), "attempts": 0,
                                "next_attempt_at": now, "created_at": now,
