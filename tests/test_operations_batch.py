@@ -3,6 +3,7 @@ claims due operations in one statement, re-checks permission per target, perform
 completes them together, falling back to one transaction per operation on error."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from datetime import timedelta
@@ -57,6 +58,18 @@ def test_run_batch_filters_by_kind(world, components, db):
     create(alice, alice.personal_space_id)
     assert components.executor.run_batch(["purge_trash"], worker_id="w1") == 0
     assert components.executor.run_batch(["create_resource"], worker_id="w1") == 1
+    # Several kinds (PostgreSQL: one array parameter; one kind is one value), fair
+    # claiming on (the default) and off.
+    create(alice, alice.personal_space_id, "Two")
+    assert components.executor.run_batch(["purge_trash", "create_resource"],
+                                         worker_id="w1") == 1
+    from wharf.operations.executor import Executor
+    plain = Executor(components.db, components.settings.replace(fair_claiming=False),
+                     components.handlers)
+    create(alice, alice.personal_space_id, "Three")
+    assert plain.run_batch(["purge_trash"], worker_id="w1") == 0
+    assert plain.run_batch(["merge_worktree", "create_resource"], worker_id="w1") == 1
+    assert statuses(db) and set(statuses(db).values()) == {"completed"}
 
 
 def payload_of(db, op_id: str) -> dict:
@@ -261,14 +274,27 @@ def test_the_lease_keeper_leaves_once_no_lease_is_held(settings, db):
     from tests.conftest import World
     from wharfd.runtime import Components
     comps = Components(settings.replace(operation_lease_seconds=1), db=db)
+    executor = comps.executor
+    # the keeper is looked at while the lease is held: once the batch returns it may
+    # already have woken and left (CI once took longer than its 0.5 s between the two)
+    keepers: list[threading.Thread | None] = []
+    lease_kept = executor._lease_kept
+
+    @contextlib.contextmanager
+    def watched(op_ids, worker_id):
+        with lease_kept(op_ids, worker_id):
+            keepers.append(executor._keeper)
+            yield
+    executor._lease_kept = watched
     try:
         alice = World(comps.api_app()).user("alice")
         for round_ in range(2):
             create(alice, alice.personal_space_id, f"D{round_}")
-            assert comps.executor.run_batch(limit=5, worker_id="w1") == 1
-            keeper = comps.executor._keeper
-            assert keeper is not None and keeper.is_alive()
+            assert executor.run_batch(limit=5, worker_id="w1") == 1
+            keeper = keepers[-1]
+            assert keeper is not None
             keeper.join(5)  # it wakes every third of the lease (0.5 s at least), sees none
-            assert not keeper.is_alive() and comps.executor._keeper is None
+            assert not keeper.is_alive() and executor._keeper is None
+        assert len(keepers) == 2 and keepers[0] is not keepers[1]  # the second batch's own
     finally:
         comps.close()
