@@ -61,9 +61,12 @@ graceful_timeout = 30
 # Idle keep-alive connections (behind a load balancer, keep this above its idle timeout).
 keepalive = 75
 # Recycle workers now and then (bounded memory growth), staggered so they do not all restart
-# together.
-max_requests = 10000
-max_requests_jitter = 1000
+# together. Rarely: a recycled worker boots a new process (imports, app, pool: about a second
+# of CPU) while its old one drains, so for that while the others carry its load. At 10,000
+# a worker under full load (about 250 requests per second each) recycled every 40 s, and each
+# one showed in the latency tail (docs/benchmarks.md, 2026-12-05 02:40).
+max_requests = 200_000
+max_requests_jitter = 20_000
 
 # Request line and headers: bounded size and count (431/400 beyond).
 limit_request_line = 8190

@@ -887,8 +887,10 @@ def fold_cpu(cpu: dict | None) -> dict | None:
     """The meter's groups folded into GROUPS (several worker hosts into "worker")."""
     if cpu is None:
         return None
-    return {**cpu, "groups": fold(cpu["groups"], {"API ": "API", "worker ": "worker",
-                                                  "scheduler ": "scheduler"})}
+    prefixes = {"API ": "API", "worker ": "worker", "scheduler ": "scheduler"}
+    return {**cpu, "groups": fold(cpu["groups"], prefixes),
+            "replaced": fold({k: float(v) for k, v in cpu.get("replaced", {}).items()},
+                             prefixes)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -1162,7 +1164,13 @@ def per_group_table(title: str, cpu: dict | None, count: int,
 
     print(f"CPU per operation during {title}: {count} operations, {wall:.1f}s wall, "
           f"machine busy {100 * cpu['busy'] / cpu['capacity']:.0f}% of {ncpu} cores, steal "
-          f"{cpu['steal'] / wall:.2f} cores")
+          f"{cpu['steal'] / wall:.2f} cores, irq + softirq {cpu.get('irq', 0.0) / wall:.2f} "
+          f"cores (in \"other\")")
+    replaced = {g: n for g, n in cpu.get("replaced", {}).items() if n}
+    if replaced:
+        print("    processes replaced during the phase (their CPU time stays in the group): "
+              + ", ".join(f"{g} {n:.0f}" for g, n in replaced.items())
+              + " (a recycled gunicorn worker: gunicorn_conf.max_requests)")
     extra = f" {'idle cores':>10} {'net ms/op':>10}" if idle else ""
     print(f"    {'group':<14} {'cpu-s':>7} {'cores':>6} {'CPU-ms/op':>10}{extra}")
     for g in GROUPS:

@@ -48,8 +48,11 @@ def pct(values: list[float], p: float) -> float:
 
 
 # -- /proc -----------------------------------------------------------------------------------
-def proc_table() -> dict[int, tuple[int, str, float]]:
-    """pid -> (ppid, comm, cpu seconds) for every visible process."""
+def proc_table() -> dict[int, tuple[int, str, float, float]]:
+    """pid -> (ppid, comm, cpu seconds, reaped children's cpu seconds) for every visible
+    process. The last is what the children it has waited for used (cutime + cstime): a
+    gunicorn worker recycled after ``max_requests`` leaves its CPU time there, in the
+    arbiter."""
     table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -61,7 +64,8 @@ def proc_table() -> dict[int, tuple[int, str, float]]:
         comm = raw[raw.index("(") + 1:raw.rindex(")")]
         fields = raw[raw.rindex(")") + 2:].split()
         table[int(entry)] = (int(fields[1]), comm,
-                             (int(fields[11]) + int(fields[12])) / TICK)
+                             (int(fields[11]) + int(fields[12])) / TICK,
+                             (int(fields[13]) + int(fields[14])) / TICK)
     return table
 
 
@@ -78,12 +82,14 @@ def self_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def machine_cpu() -> tuple[float, float]:
-    """(busy, steal) CPU seconds of the whole machine (all cores) since boot, /proc/stat.
-    Busy is user + nice + system + irq + softirq; steal is time the hypervisor gave to
-    someone else while this VM wanted to run."""
+def machine_cpu() -> tuple[float, float, float]:
+    """(busy, steal, irq) CPU seconds of the whole machine (all cores) since boot,
+    /proc/stat. Busy is user + nice + system + irq + softirq; steal is time the hypervisor
+    gave to someone else while this VM wanted to run; irq is irq + softirq alone (kernel
+    work no process is charged with: loopback packets are delivered in softirq)."""
     vals = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return (vals[0] + vals[1] + vals[2] + vals[5] + vals[6]) / TICK, vals[7] / TICK
+    return ((vals[0] + vals[1] + vals[2] + vals[5] + vals[6]) / TICK, vals[7] / TICK,
+            (vals[5] + vals[6]) / TICK)
 
 
 def status_kib(pid: int, field: str) -> int:
@@ -142,7 +148,7 @@ def uts_namespace_prefix(hostname: str) -> list[str] | None:
 
 def children(pid: int) -> list[int]:
     """The direct children of ``pid``."""
-    return [child for child, (ppid, _, _) in proc_table().items() if ppid == pid]
+    return [child for child, (ppid, *_) in proc_table().items() if ppid == pid]
 
 
 class CpuMeter:
@@ -156,8 +162,12 @@ class CpuMeter:
     ``other``: busy CPU (user, nice, system, irq, softirq) outside the groups, and
     ``steal`` separately.
 
-    A process that exits inside the window takes its CPU time with it: it shows up in
-    "other processes" (the machine's busy time minus the groups)."""
+    A process of a tree that exits inside the window stays in its group: its parent's
+    reaped-children time (cutime + cstime) counts it once the parent has waited for it
+    (gunicorn's arbiter does at once), and ``replaced`` says how many of a tree's processes
+    were not there at the start. Elsewhere (a PostgreSQL backend that disconnects) it
+    takes its CPU time with it: it shows up in "other processes" (the machine's busy time
+    minus the groups)."""
 
     def __init__(self, roots: dict[str, int], *,
                  names: dict[str, tuple[str, ...]] | None = None,
@@ -171,25 +181,28 @@ class CpuMeter:
     def _groups(self) -> dict[str, float]:
         table = proc_table()
         kids: dict[int, list[int]] = {}
-        for pid, (ppid, _, _) in table.items():
+        for pid, (ppid, *_) in table.items():
             kids.setdefault(ppid, []).append(pid)
         out: dict[str, float] = {}
         assigned: set[int] = set()
+        self._members: dict[str, set[int]] = {}
         for name, root in self.roots.items():
-            todo, total = [root], 0.0
+            todo, total, members = [root], 0.0, set()
             while todo:
                 pid = todo.pop()
                 if pid in table and pid not in assigned:
                     assigned.add(pid)
-                    total += table[pid][2]
+                    members.add(pid)
+                    total += table[pid][2] + table[pid][3]
                     todo.extend(kids.get(pid, []))
             out[name] = total
+            self._members[name] = members
         for name, comms in self.names.items():
-            out[name] = sum(cpu for pid, (_, comm, cpu) in table.items()
+            out[name] = sum(cpu for pid, (_, comm, cpu, _) in table.items()
                             if comm in comms and pid not in assigned)
         for name, match in self.select.items():
             total = 0.0
-            for pid, (_, comm, cpu) in table.items():
+            for pid, (_, comm, cpu, _) in table.items():
                 if pid not in assigned and match(pid, comm):
                     assigned.add(pid)
                     total += cpu
@@ -200,16 +213,21 @@ class CpuMeter:
 
     def start(self) -> None:
         self.t0 = time.perf_counter()
-        self.busy0, self.steal0 = machine_cpu()
+        self.busy0, self.steal0, self.irq0 = machine_cpu()
         self.g0 = self._groups()
+        self.members0 = self._members
 
     def stop(self) -> dict:
         """{wall, capacity (wall x cores), busy (including steal), steal, groups}; the
         groups include "other processes" (busy, steal included, outside the groups)."""
         g1 = self._groups()
+        #: per tree, its processes at the end that were not there at the start (recycled
+        #: gunicorn workers, restarted worker children)
+        self.replaced = {name: len(pids - self.members0.get(name, set()))
+                         for name, pids in self._members.items()}
         self.wall = time.perf_counter() - self.t0
-        busy, steal = machine_cpu()
-        self.busy, self.steal = busy - self.busy0, steal - self.steal0
+        busy, steal, irq = machine_cpu()
+        self.busy, self.steal, self.irq = busy - self.busy0, steal - self.steal0, irq - self.irq0
         self.cpu = {k: max(0.0, g1.get(k, 0.0) - self.g0.get(k, 0.0)) for k in g1}
         # Everything else on the machine (other processes: a concurrent benchmark skews
         # every figure on 2 cores), in cores busy on average.
@@ -218,7 +236,8 @@ class CpuMeter:
         total = self.busy + self.steal
         groups = {**self.cpu, "other processes": max(0.0, total - sum(self.cpu.values()))}
         return {"wall": self.wall, "capacity": self.wall * (os.cpu_count() or 1),
-                "busy": total, "steal": self.steal, "groups": groups}
+                "busy": total, "steal": self.steal, "irq": self.irq, "groups": groups,
+                "replaced": self.replaced}
 
     def __enter__(self) -> CpuMeter:
         self.start()
