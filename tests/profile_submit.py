@@ -241,7 +241,7 @@ def execute(args: argparse.Namespace, comps, post, backends) -> None:
     pg0 = {p: _cpu(p) for p in pids}
     c0, w0 = _self_cpu(), time.perf_counter()
     done = 0
-    prof = cProfile.Profile() if args.profile_execute else None
+    prof = cProfile.Profile(time.process_time) if args.profile_execute else None
     waits = _ServerWaits(comps.db.engine) if args.round_trips else None
     if prof is not None:
         prof.enable()
