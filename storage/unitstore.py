@@ -373,9 +373,12 @@ class UnitStore:
     def create_unit(self, unit_id: str, unit_type: str,
                     snapshot: dict[str, Any] | None = None) -> Unit:
         """Create the unit, or return it if it already exists with the same type (another
-        type: :class:`UnitConflict`)."""
+        type: :class:`UnitConflict`). Unbundled (:meth:`Database.unbundled`): its one
+        insert commits on its own, without ``BEGIN``/``COMMIT`` round trips; an insert
+        that finds the unit there wrote nothing, and reading it after needs no lock (a
+        lost connection's rerun is idempotent: the id is fixed)."""
         def run() -> Unit:
-            with self.db.write() as s:
+            with self.db.unbundled() as s:
                 row = s.connection().execute(self._insert_new().returning(*UNITS.c), {
                     "id": unit_id, "unit_type": unit_type,
                     "snapshot": snapshot or initial_snapshot(unit_type), "revision": 0,

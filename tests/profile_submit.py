@@ -88,6 +88,7 @@ def main() -> int:
         admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{dbname}"'))
+            conn.execute(text(f'CREATE DATABASE "{dbname}_units"'))
         url = services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + dbname
     try:
         engine = create_engine(url)
@@ -98,6 +99,7 @@ def main() -> int:
         if admin is not None:
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)'))
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}_units" WITH (FORCE)'))
             admin.dispose()
 
 
@@ -105,7 +107,10 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
     from wharfd.runtime import Components
     settings = Settings.from_env({
         "WHARF_DATA_DIR": str(tmp / "data"), "WHARF_DATABASE_URL": url,
-        "WHARF_UNITSTORE_URL": f"sqlite:///{tmp / 'units.db'}",
+        # the unit store beside the product database, as deployed (PostgreSQL: a database
+        # of its own, whose backends count as PostgreSQL's too)
+        "WHARF_UNITSTORE_URL": f"sqlite:///{tmp / 'units.db'}" if dbname is None
+        else f"{url}_units",
         "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
         "WHARF_ARGON2_PARALLELISM": "1",
         **({"WHARF_AUTH_CACHE_SECONDS": args.auth_cache_seconds}
@@ -150,8 +155,9 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
             return []
         with observer.connect() as conn:
             return [p for (p,) in conn.execute(text(
-                "SELECT pid FROM pg_stat_activity WHERE datname = :d AND pid <> "
-                "pg_backend_pid() AND backend_type = 'client backend'"), {"d": dbname})]
+                "SELECT pid FROM pg_stat_activity WHERE datname IN (:d, :u) AND pid <> "
+                "pg_backend_pid() AND backend_type = 'client backend'"),
+                {"d": dbname, "u": f"{dbname}_units"})]
 
     observer = create_engine(url, poolclass=NullPool)
 
@@ -203,22 +209,25 @@ class _ServerWaits:
     """Counts the executor's round trips with libpq's own trace: each ``ReadyForQuery``
     the server sends ends one exchange the client waited for (a simple ``BEGIN`` or
     ``COMMIT``, a statement, or a pipeline's sync). A pool listener, not a statement
-    listener: ``storage.driver`` stays on."""
+    listener: ``storage.driver`` stays on. Every engine given counts (the product
+    database's and the unit store's)."""
 
-    def __init__(self, engine) -> None:
+    def __init__(self, *engines) -> None:
         self.path = Path(tempfile.mkstemp(prefix="wharf-libpq-trace-")[1])
         self.file = self.path.open("w")
-        self.engine = engine
+        self.engines = engines
         self.traced: list = []
-        event.listen(engine, "checkout", self._checkout)
+        for engine in engines:
+            event.listen(engine, "checkout", self._checkout)
 
     def _checkout(self, dbapi_conn, record, proxy) -> None:
-        if dbapi_conn not in self.traced:
+        if hasattr(dbapi_conn, "pgconn") and dbapi_conn not in self.traced:
             dbapi_conn.pgconn.trace(self.file.fileno())
             self.traced.append(dbapi_conn)
 
     def close(self) -> int:
-        event.remove(self.engine, "checkout", self._checkout)
+        for engine in self.engines:
+            event.remove(engine, "checkout", self._checkout)
         for conn in self.traced:
             conn.pgconn.untrace()
         self.file.close()
@@ -242,7 +251,8 @@ def execute(args: argparse.Namespace, comps, post, backends) -> None:
     c0, w0 = _self_cpu(), time.perf_counter()
     done = 0
     prof = cProfile.Profile(time.process_time) if args.profile_execute else None
-    waits = _ServerWaits(comps.db.engine) if args.round_trips else None
+    waits = _ServerWaits(*{comps.db.engine, comps.unit_db.engine}) \
+        if args.round_trips else None
     if prof is not None:
         prof.enable()
     while n := comps.executor.run_batch(limit=args.execute, worker_id="prof"):

@@ -686,3 +686,26 @@ def test_a_pipeline_psycopg_could_not_leave_never_goes_back_to_the_pool(
     assert driver.closed
     with pg_db.read() as s:
         assert s.scalar(select(User.id).where(User.id == rows[0]["id"])) is None
+
+
+def test_creating_one_unit_sends_no_begin_or_commit(components, backend, commands):
+    """A create's unit (``UnitStore.create_unit``, a batch of one's side effect) is one
+    insert that commits on its own on PostgreSQL: no ``BEGIN``/``COMMIT`` round trips.
+    It is still idempotent on its id and still refuses another type, and nothing is left
+    in autocommit for the next transaction on the pool."""
+    from storage.unitstore import UnitConflict
+    store = components.unitstore
+    store.create_unit(uuid.uuid4().hex, "doc")  # (first-connect reads)
+    unit_id = uuid.uuid4().hex
+    commands.clear()
+    created = store.create_unit(unit_id, "doc")
+    if backend == "postgres":
+        assert b"BEGIN" not in commands and b"COMMIT" not in commands, commands
+    assert (created.id, created.unit_type, created.revision) == (unit_id, "doc", 0)
+    again = store.create_unit(unit_id, "doc")
+    assert (again.id, again.revision, again.updated_at) == (unit_id, 0, created.updated_at)
+    with pytest.raises(UnitConflict):
+        store.create_unit(unit_id, "sheet")
+    if backend == "postgres":
+        with store.db.engine.connect() as conn:
+            assert not conn.connection.driver_connection.autocommit
