@@ -247,7 +247,6 @@ class DriverStatement:
             conn.begin()  # as execute autobegins: the caller's commit() then commits it
         entry = self._for(conn.dialect)
         sql, values, cursor = entry.sql, None, None
-        driver = None
         try:
             values = entry.compiled.construct_params(params, escape_names=False)
             for name, process in entry.binds.items():

@@ -641,8 +641,7 @@ class Settings:
         "answers at once with the operation's current state and `Retry-After` (a "
         "submission: its 202) (`0`: never wait). Keep it below the request threads",
         ge=0, shown="three quarters of the request threads: `wharf serve` 12, `wharf api` "
-                    "24 per "
-                    "gunicorn worker")] = None
+                    "24 per gunicorn worker")] = None
     http_threads: Annotated[int, setting(
         "request threads of `wharf serve` (more than `WHARF_LONG_POLL_MAX_WAITERS`)",
         ge=2)] = 16

@@ -330,10 +330,11 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
         picks.append(select(OPS.c.id).where(OPS.c.id == _p("include", OPS.c.id), due(now)))
     if rest:
         q = select(OPS.c.id).where(due(now, index_hint=not postgres))
-        if kinds:
-            kind = _kinds_param(one_kind) if postgres else None
-            q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True))
-                        if kind is None else OPS.c.kind == (kind if one_kind else any_(kind)))
+        if kinds and not postgres:
+            q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True)))
+        elif kinds:
+            q = q.where(OPS.c.kind == (_kinds_param(True) if one_kind
+                                       else any_(_kinds_param(False))))
         if include:
             q = q.where(OPS.c.id != _p("include", OPS.c.id))
         if fair:
@@ -373,11 +374,12 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
 
 
 @functools.cache
-def driver_claim(include: bool, kinds: bool, rest: bool, fair: bool,
+def driver_claim(include: bool, kinds: bool, rest: bool, postgres: bool, fair: bool,
                  cursor: str, one_kind: bool = False) -> DriverStatement:
-    """PostgreSQL's :func:`claim_statement`, on the driver (its kinds one value or one
-    array, never expanding ``IN``)."""
-    return DriverStatement(claim_statement(include, kinds, rest, True, fair, cursor,
+    """:func:`claim_statement` as a :class:`DriverStatement`: on PostgreSQL run on the
+    driver (its kinds one value or one array, never expanding ``IN``); on SQLite
+    SQLAlchemy runs it."""
+    return DriverStatement(claim_statement(include, kinds, rest, postgres, fair, cursor,
                                            one_kind))
 
 
@@ -745,14 +747,11 @@ class Executor:
             params["ck"] = cursor[0]
             if cursor[1] is not None:
                 params["ca"] = cursor[1]
-        shape = (include is not None, kinds is not None, rest > 0)
+        claim = driver_claim(include is not None, kinds is not None, rest > 0,
+                             self.db.is_postgres, fair, mode, one_kind)
         with self.db.write() as s:
             conn = s.connection()
-            if self.db.is_postgres:
-                rows = driver_claim(*shape, fair, mode, one_kind).mappings(conn, params)
-            else:
-                rows = [dict(r) for r in conn.execute(
-                    claim_statement(*shape, False, fair, mode), params).mappings()]
+            rows = claim.mappings(conn, params)
             if not rows:
                 return []
             # Executed oldest first (the named operation first), whichever order claimed.
