@@ -154,6 +154,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tracing.setup("serve")
     from wharfd.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
+    from wharfd import heap
+    heap.settle()
     try:
         server = serving.create_server(runtime.api_app, settings)
     except OSError as exc:
@@ -285,10 +287,14 @@ def _api_application_class() -> type[WSGIApplication]:
 
 
 def _components(settings: Settings) -> Components:
-    """The collaborators of a worker or scheduler process. Imported only when called:
-    ``run_workers``/``run_scheduler`` settle the metrics environment first."""
+    """The collaborators of a worker or scheduler process, its start-up heap then settled
+    (``wharfd.heap``). Imported only when called: ``run_workers``/``run_scheduler`` settle
+    the metrics environment first."""
+    from wharfd import heap
     from wharfd.runtime import Components
-    return Components(settings)
+    components = Components(settings)
+    heap.settle()
+    return components
 
 
 def worker_process(index: int, threads: int) -> None:

@@ -20,11 +20,13 @@ tracing.setup("api")
 from api.expect_continue import ExpectContinue  # noqa: E402
 from wharf.config import Settings  # noqa: E402
 from wharf.heartbeats import Heartbeat  # noqa: E402
+from wharfd import heap  # noqa: E402
 from wharfd.runtime import Components  # noqa: E402
 
 components = Components(Settings.from_env())
 # ``100 Continue`` on the first body read (with the pre_request hook ``wharf api`` installs).
 application = ExpectContinue(components.api_app())
+heap.settle()  # what start-up built stays out of the collector's full collections
 _heartbeat: dict[int, Heartbeat] = {}  # by pid: a preloaded app's fork starts its own
 
 
