@@ -1,5 +1,7 @@
-"""The benchmarks' CPU meter (``tests/benchmarks/harness.py``): a process of a measured tree
-that exits inside the window keeps its CPU time in its group.
+"""The benchmarks' meters. The CPU meter (``tests/benchmarks/harness.py``): a process of a
+measured tree that exits inside the window keeps its CPU time in its group. The collection
+timer (``bench_operations.py --gc-trace``): a process's long collections are logged and
+summed by group.
 
 gunicorn recycles a worker after ``max_requests``; the meter used to lose the recycled
 worker's whole life's CPU with it (the API's figure fell, "other processes" rose by as much:
@@ -11,6 +13,7 @@ import sys
 import textwrap
 import time
 
+from tests.benchmarks.bench_operations import GC_TRACE, gc_group, gc_pauses
 from tests.benchmarks.harness import CpuMeter
 
 #: A parent that runs one busy child to its end and waits for it (as gunicorn's arbiter
@@ -52,3 +55,48 @@ def test_a_reaped_child_keeps_its_cpu_in_its_tree_and_a_new_one_counts_as_replac
         root.wait(10)
     finally:
         root.kill()
+
+
+# Builds a heap of cyclic objects, then times a full collection over it: the kind of pause
+# (tens of milliseconds) that stopped an API worker. Then a young collection of almost
+# nothing, which stays under the 1 ms threshold.
+_COLLECTOR = textwrap.dedent("""
+    import gc, sys
+    sys.argv = ["gunicorn", "wharfd.wsgi:application"]
+    heap = []
+    for i in range(300_000):
+        node = {"i": i}
+        node["self"] = node
+        heap.append(node)
+    gc.collect(2)
+    gc.collect(0)
+""")
+
+
+def test_gc_trace_logs_a_long_collection_with_its_process_group(tmp_path):
+    env = {"PYTHONPATH": str(GC_TRACE), "WHARF_BENCH_GC_TRACE_DIR": str(tmp_path),
+           "PATH": "/usr/bin:/bin"}
+    started = time.time()
+    subprocess.run([sys.executable, "-c", _COLLECTOR], env=env, check=True, timeout=120)
+    pauses = gc_pauses(tmp_path, started, time.time())
+    assert set(pauses) == {"API"}
+    api = pauses["API"]
+    assert api["longest_generation"] == 2 and api["longest_ms"] >= 1.0
+    assert api["count"] >= 1 and api["total_ms"] >= api["longest_ms"]
+    assert gc_pauses(tmp_path, started - 60, started - 30) == {}  # outside the window
+
+
+def test_gc_trace_is_off_without_its_directory(tmp_path):
+    env = {"PYTHONPATH": str(GC_TRACE), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", _COLLECTOR], env=env, check=True, timeout=120,
+                   cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gc_group_names_the_wharf_process():
+    assert gc_group("gunicorn wharfd.wsgi:application --bind") == "API"
+    assert gc_group("/venv/bin/python -m wharfd.cli api") == "API"
+    assert gc_group("/repo/wharfd/cli.py worker --processes") == "worker"
+    assert gc_group("/repo/wharfd/cli.py scheduler") == "scheduler"
+    assert gc_group("/repo/wharfd/cli.py migrate") == "other"
+    assert gc_group("") == "other"

@@ -31,6 +31,8 @@ that holds on a busy machine; the final SUMMARY line checks the issue 12 targets
 ``--prefill N`` first fills the tables with N finished operations (SQL, generate_series):
 the cost at a million rows. ``--hosts 2 --worker-processes 5``: 10 worker processes on
 2 simulated hosts (own process groups, HOSTNAME and, as root, UTS namespace).
+``--gc-trace`` times the wharf processes' garbage collections (``gctrace/``) and prints
+those of 1 ms or more during (c) by group: each stops its whole process.
 
 Everything runs on throw-away resources: two PostgreSQL databases (product + unitstore,
 dropped at the end) and a private redis-server (or ``--redis-url``'s DB, flushed before
@@ -802,6 +804,10 @@ class Environment:
             "WHARF_LOG_LEVEL": os.environ.get("WHARF_BENCH_LOG_LEVEL", "WARNING"),
             "WHARF_HOST": "127.0.0.1", "WHARF_PORT": str(self.port),
         }
+        if self.args.gc_trace:
+            (self.logdir / "gc").mkdir(exist_ok=True)
+            env["WHARF_BENCH_GC_TRACE_DIR"] = str(self.logdir / "gc")
+            env["PYTHONPATH"] = str(GC_TRACE) + os.pathsep + str(ROOT)
         for item in self.args.env:
             key, _, value = item.partition("=")
             env[key] = value
@@ -946,6 +952,10 @@ def parse_args(argv=None):
                     help="extra environment for the wharf processes (repeatable), e.g. "
                          "WHARF_RECOVERY_INTERVAL=3600")
     ap.add_argument("--keep-logs", action="store_true", help="print the log directory")
+    ap.add_argument("--gc-trace", action="store_true",
+                    help="time every garbage collection of the wharf processes "
+                         "(tests/benchmarks/gctrace) and print, by group, those of 1 ms "
+                         "or more during (c): a collection stops its whole process")
     args = ap.parse_args(argv)
     if args.hosts < 1 or args.worker_processes < 1:
         ap.error("--hosts and --worker-processes must be at least 1")
@@ -1023,10 +1033,13 @@ def main(argv=None) -> int:
 
         rate = args.latency_rate or args.latency_fraction * b["throughput"]
         log(f"(c) latency: open loop at {rate:.1f} ops/s for {args.latency_seconds:.0f}s")
+        c_started = time.time()
         results["lat"] = c = bench_latency(sub, probe, rate, args.latency_seconds,
                                            args.latency_pool, meter=env.meter(),
                                            prefer_wait=args.prefer_wait)
         c["cpu"] = fold_cpu(c["cpu"])
+        if args.gc_trace:
+            c["gc"] = gc_pauses(env.logdir / "gc", c_started, time.time())
         probe.close()
         report(args, results, threads)
         if args.keep_logs:
@@ -1041,6 +1054,43 @@ def main(argv=None) -> int:
                 env.flush_redis()
             finally:
                 env.stop_redis()
+
+
+GC_TRACE = Path(__file__).resolve().parent / "gctrace"
+GC_MIN_MS = 1.0  # what gctrace/sitecustomize.py logs (MIN_MS)
+
+
+def gc_group(command: str) -> str:
+    """The process group of a ``--gc-trace`` line's command line."""
+    words = command.split()
+    if not words:
+        return "other"
+    if Path(words[0]).name == "gunicorn" or "api" in words[1:]:
+        return "API"
+    for group in ("worker", "scheduler"):
+        if group in words[1:]:
+            return group
+    return "other"
+
+
+def gc_pauses(directory: Path, start: float, end: float) -> dict[str, dict]:
+    """The collections ``--gc-trace`` logged that ended between the wall-clock times
+    ``start`` and ``end``, by process group: how many, the longest (and its generation),
+    their total."""
+    out: dict[str, dict] = {}
+    for path in sorted(directory.glob("*.log")):
+        for line in path.read_text().splitlines():
+            when, generation, ms, command = line.split("\t", 3)
+            if not start <= float(when) <= end:
+                continue
+            g = out.setdefault(gc_group(command), {"count": 0, "total_ms": 0.0,
+                                                    "longest_ms": 0.0,
+                                                    "longest_generation": None})
+            g["count"] += 1
+            g["total_ms"] += float(ms)
+            if float(ms) > g["longest_ms"]:
+                g["longest_ms"], g["longest_generation"] = float(ms), int(generation)
+    return out
 
 
 def measure_idle(env: Environment, seconds: float) -> dict | None:
@@ -1136,6 +1186,12 @@ def report(args, r: dict, threads: int) -> None:
     if raw:
         cpu_table("(a) raw dramatiq", raw["cpu"], raw["n"], "msg")
     per_group_table("(c) latency", c["cpu"], c["n"], r.get("idle"))
+    if "gc" in c:
+        print(f"Garbage collections of {GC_MIN_MS:g} ms or more during (c) (--gc-trace): "
+              + ("; ".join(f"{group} {g['count']}, longest {g['longest_ms']:.1f} ms "
+                           f"(generation {g['longest_generation']}), total "
+                           f"{g['total_ms']:.1f} ms" for group, g in sorted(c["gc"].items()))
+                 or "none"))
     per_group_table("(b) throughput", b["cpu"], b["m"], r.get("idle"))
     if b.get("leftover_messages") is not None:
         print(f"(b) broker messages still queued when the last operation completed: "
