@@ -95,7 +95,8 @@ def test_gc_trace_is_off_without_its_directory(tmp_path):
 
 def test_gc_group_names_the_wharf_process():
     assert gc_group("gunicorn wharfd.wsgi:application --bind") == "API"
-    assert gc_group("/venv/bin/python -m wharfd.cli api") == "API"
+    assert gc_group("/repo/wharfd/cli.py api --host") == "API"  # python -m wharfd.cli api
+    # a spawned `wharf worker` child gets its parent's command line back
     assert gc_group("/repo/wharfd/cli.py worker --processes") == "worker"
     assert gc_group("/repo/wharfd/cli.py scheduler") == "scheduler"
     assert gc_group("/repo/wharfd/cli.py migrate") == "other"

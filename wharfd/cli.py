@@ -155,7 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from wharfd.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
     from wharfd import heap
-    heap.settle()
+    heap.settle()  # what start-up built stays out of the collector's full collections
     try:
         server = serving.create_server(runtime.api_app, settings)
     except OSError as exc:

@@ -3,12 +3,16 @@
 A Wharf process builds most of its objects once, at start: imported modules, the app and
 its routes, schemas, SQLAlchemy's mappers, the broker and its actors. CPython's collector
 scans every tracked object it holds in a full (generation 2) collection, which on an
-API worker took 90-140 ms of one core under load (``docs/benchmarks.md``): every request
+API worker took 90-215 ms under load (``docs/benchmarks.md``): every request
 of that process waited behind it. :func:`settle` collects once and then freezes what
 survives (``gc.freeze``): those objects move to a permanent generation that no later
 collection scans, so full collections cost what requests leave behind, not the whole
 process. Called once the process is built, before it serves (``wharfd.wsgi``, the
-worker and scheduler processes, ``wharf serve``)."""
+worker and scheduler processes, ``wharf serve``); under gunicorn with ``preload_app`` that
+is once, in the master, and its workers inherit the frozen heap.
+
+The price: a frozen object that later becomes cyclic garbage is never freed. Only what is
+alive at :func:`settle` is frozen, once, so that leak is bounded by the start-up heap."""
 from __future__ import annotations
 
 import gc

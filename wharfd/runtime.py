@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import dramatiq
+from sqlalchemy.orm import configure_mappers
 
 from api.app import create_app
 from api.contract import App
@@ -114,6 +115,9 @@ class Components:
                                      self.dispatcher, batch=settings.worker_batch)
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)
+        # SQLAlchemy configures its mappers on their first use: here, while the process is
+        # built, so no first request pays for it and ``wharfd.heap`` freezes the result.
+        configure_mappers()
 
     def dependency_checks(self) -> dict[str, Callable[[], None]]:
         """Everything but the product database (readiness): ``/healthz/details``, metrics.

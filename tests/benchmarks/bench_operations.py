@@ -807,7 +807,8 @@ class Environment:
         if self.args.gc_trace:
             (self.logdir / "gc").mkdir(exist_ok=True)
             env["WHARF_BENCH_GC_TRACE_DIR"] = str(self.logdir / "gc")
-            env["PYTHONPATH"] = str(GC_TRACE) + os.pathsep + str(ROOT)
+            env["PYTHONPATH"] = os.pathsep.join(
+                [str(GC_TRACE), str(ROOT), os.environ.get("PYTHONPATH", "")])
         for item in self.args.env:
             key, _, value = item.partition("=")
             env[key] = value
@@ -1080,7 +1081,10 @@ def gc_pauses(directory: Path, start: float, end: float) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for path in sorted(directory.glob("*.log")):
         for line in path.read_text().splitlines():
-            when, generation, ms, command = line.split("\t", 3)
+            fields = line.split("\t", 3)
+            if len(fields) != 4:
+                continue  # a line its process is still writing
+            when, generation, ms, command = fields
             if not start <= float(when) <= end:
                 continue
             g = out.setdefault(gc_group(command), {"count": 0, "total_ms": 0.0,

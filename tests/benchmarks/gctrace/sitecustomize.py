@@ -25,7 +25,7 @@ def _timed(phase: str, info: dict) -> None:
     if ms < MIN_MS:
         return
     command = " ".join(getattr(sys, "argv", [])[:3]).replace("\t", " ")
-    with open(os.path.join(_DIR or ".", f"{os.getpid()}.log"), "a") as f:
+    with open(os.path.join(str(_DIR), f"{os.getpid()}.log"), "a") as f:
         f.write(f"{time.time():.6f}\t{info['generation']}\t{ms:.2f}\t{command}\n")
 
 
