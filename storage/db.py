@@ -98,6 +98,26 @@ def is_transient_db_error(exc: BaseException) -> bool:
     return False
 
 
+LOST = "The database connection was lost; try again."
+
+
+@contextlib.contextmanager
+def _autocommitting(conn: Connection) -> Iterator[None]:
+    """The block's statements each commit on their own (the driver's autocommit), and the
+    connection is back in transactions before the session's end hands it to the pool
+    (after an error too, before the rollback). Whatever the block wrote has committed: a
+    caller that runs it again after :class:`ConnectionLost` must be idempotent."""
+    if not set_autocommit(conn, True):
+        raise ConnectionLost(LOST)
+    try:
+        yield
+    except BaseException:
+        set_autocommit(conn, False)
+        raise
+    if not set_autocommit(conn, False):
+        raise ConnectionLost(LOST)
+
+
 def _enable_wal(cur: Any, busy_timeout_ms: int) -> None:
     """Put the database in WAL mode (it stays so, in the file). Connections opening a new
     file together race to convert it, and SQLite answers the loser "database is locked"
@@ -287,22 +307,9 @@ class Database:
         committing = False
         try:
             with session.begin():
-                if not unbundled:
+                with _autocommitting(session.connection()) if unbundled \
+                        else contextlib.nullcontext():
                     yield session
-                else:
-                    conn = session.connection()
-                    if not set_autocommit(conn, True):
-                        raise ConnectionLost("The database connection was lost; try again.")
-                    try:
-                        yield session
-                    except BaseException:  # (back before the rollback pools it)
-                        set_autocommit(conn, False)
-                        raise
-                    # Before the commit hands the connection back to the pool. (Whatever
-                    # the block wrote has committed: a caller that runs it again must be
-                    # idempotent, as for any lost connection here.)
-                    if not set_autocommit(conn, False):
-                        raise ConnectionLost("The database connection was lost; try again.")
                 committing = True
             if not readonly:
                 for callback in session.info.pop("after_commit", ()):
@@ -322,7 +329,7 @@ class Database:
         except DBAPIError as exc:
             if getattr(exc, "connection_invalidated", False) and not committing:
                 # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)
-                raise ConnectionLost("The database connection was lost; try again.") from exc
+                raise ConnectionLost(LOST) from exc
             _raise_if_busy(exc)
             raise
         except PoolTimeout as exc:

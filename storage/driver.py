@@ -31,10 +31,12 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Table, insert
+from sqlalchemy import ColumnElement, Table, any_, bindparam, insert
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import BindParameter
 
 
 class _Compiled(NamedTuple):
@@ -48,6 +50,21 @@ class _Compiled(NamedTuple):
     # processor, the value processed once)
     per_row: list[tuple[str, str, Any]]
     fixed: list[tuple[str, str, Any, Any]]
+
+
+def array_param(name: str, column: ColumnElement[Any]) -> BindParameter[Any]:
+    """A PostgreSQL parameter ``name`` holding a list of ``column``'s values as one array."""
+    return bindparam(name, type_=postgresql.ARRAY(column.type))
+
+
+def in_param(column: ColumnElement[Any], name: str, *, postgres: bool) -> ColumnElement[bool]:
+    """``column`` is one of the values of the list parameter ``name``, written as each
+    backend runs it: on PostgreSQL ``= ANY(one array)``, which the driver runs as it is (an
+    expanding ``IN`` needs SQLAlchemy's execution context); elsewhere SQLAlchemy's
+    expanding ``IN``, which SQLAlchemy runs."""
+    if postgres:
+        return column == any_(array_param(name, column))
+    return column.in_(bindparam(name, type_=column.type, expanding=True))
 
 
 def set_autocommit(conn: Connection, on: bool) -> bool:

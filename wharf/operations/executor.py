@@ -61,7 +61,6 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     and_,
-    any_,
     bindparam,
     case,
     column,
@@ -74,12 +73,11 @@ from sqlalchemy import (
     union_all,
     update,
 )
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
-from storage.driver import DriverStatement, pipelined
+from storage.driver import DriverStatement, array_param, in_param, pipelined
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
 from wharf import logctx, metrics, tracing
@@ -303,8 +301,7 @@ def _p(name: str, column: Any = None, *, expanding: bool = False) -> Any:
 def _kinds_param(one_kind: bool) -> Any:
     """PostgreSQL's ``kinds`` parameter: one value, or one array (never expanding ``IN``,
     so the driver can run the claim)."""
-    return _p("kinds", OPS.c.kind) if one_kind else bindparam(
-        "kinds", type_=postgresql.ARRAY(OPS.c.kind.type))
+    return _p("kinds", OPS.c.kind) if one_kind else array_param("kinds", OPS.c.kind)
 
 
 @functools.cache
@@ -330,11 +327,9 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
         picks.append(select(OPS.c.id).where(OPS.c.id == _p("include", OPS.c.id), due(now)))
     if rest:
         q = select(OPS.c.id).where(due(now, index_hint=not postgres))
-        if kinds and not postgres:
-            q = q.where(OPS.c.kind.in_(_p("kinds", OPS.c.kind, expanding=True)))
-        elif kinds:
-            q = q.where(OPS.c.kind == (_kinds_param(True) if one_kind
-                                       else any_(_kinds_param(False))))
+        if kinds:
+            q = q.where(OPS.c.kind == _kinds_param(True) if one_kind
+                        else in_param(OPS.c.kind, "kinds", postgres=postgres))
         if include:
             q = q.where(OPS.c.id != _p("include", OPS.c.id))
         if fair:
@@ -389,15 +384,18 @@ MARK_LOST = update(ATTEMPTS).where(
     finished_at=_p("now", ATTEMPTS.c.finished_at), outcome="lost", error=LOST_ERROR)
 INSERT_ATTEMPT = DriverStatement.insert_rows(
     ATTEMPTS, ("id", "operation_id", "number", "worker_id", "started_at"))
-OURS = select(OPS.c.id).where(
-    OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)), OPS.c.status == "running",
-    OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id)
-# PostgreSQL: locked (SQLite's write transaction is already exclusive), on the driver,
-# the ids as one array parameter.
-OURS_LOCKED = DriverStatement(select(OPS.c.id).where(
-    OPS.c.id == any_(bindparam("ids", type_=postgresql.ARRAY(OPS.c.id.type))),
-    OPS.c.status == "running",
-    OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id).with_for_update())
+
+
+def _ours(postgres: bool) -> DriverStatement:
+    """The batch's operations (``ids``) this worker (``worker``) still holds running; on
+    PostgreSQL locked (SQLite's write transaction is already exclusive)."""
+    q = select(OPS.c.id).where(
+        in_param(OPS.c.id, "ids", postgres=postgres), OPS.c.status == "running",
+        OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id)
+    return DriverStatement(q.with_for_update() if postgres else q)
+
+
+OURS = {postgres: _ours(postgres) for postgres in (False, True)}  # by backend
 MARK_COMPLETED = DriverStatement(update(OPS).where(OPS.c.id == bindparam("b_id")).values(
     status="completed", result=_p("b_result", OPS.c.result), error=None,
     completed_at=_p("b_now", OPS.c.completed_at), updated_at=_p("b_now", OPS.c.updated_at),
@@ -828,8 +826,7 @@ class Executor:
         with self.db.write() as s:
             conn = s.connection()
             params = {"ids": [c.op.id for c in batch], "worker": worker_id}
-            ours = {row[0] for row in OURS_LOCKED.all(conn, params)} if self.db.is_postgres \
-                else set(conn.scalars(OURS, params))
+            ours = {row[0] for row in OURS[self.db.is_postgres].all(conn, params)}
             for c in batch:
                 if c.op.id not in ours:
                     with logctx.bound_op(c.op):

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import any_, bindparam, func, insert, select, update
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import OutboxNotice, announce_after_commit
-from storage.driver import DriverStatement
+from storage.driver import DriverStatement, in_param
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from wharf import audit
 from wharf.clock import utcnow
@@ -74,12 +73,12 @@ class Finished:
     status: str  # completed | failed
 
 
-# The enabled endpoints of a batch's submitters: run by every completion, most often to
-# find none (on PostgreSQL on the driver, the users as one array parameter).
-_LISTENING = select(WEBHOOKS.c.id, WEBHOOKS.c.user_id, WEBHOOKS.c.events).where(
-    WEBHOOKS.c.enabled.is_(True))
-_LISTENING_ANY = DriverStatement(_LISTENING.where(WEBHOOKS.c.user_id == any_(
-    bindparam("users", type_=postgresql.ARRAY(WEBHOOKS.c.user_id.type)))))
+# The enabled endpoints of a batch's submitters (``users``), by backend: run by every
+# completion, most often to find none (on PostgreSQL on the driver).
+_LISTENING = {postgres: DriverStatement(select(
+    WEBHOOKS.c.id, WEBHOOKS.c.user_id, WEBHOOKS.c.events).where(
+    WEBHOOKS.c.enabled.is_(True), in_param(WEBHOOKS.c.user_id, "users", postgres=postgres)))
+    for postgres in (False, True)}
 
 
 def announce(s: Session, finished: Sequence[Finished]) -> int:
@@ -89,10 +88,7 @@ def announce(s: Session, finished: Sequence[Finished]) -> int:
         return 0
     c = s.connection()
     users = sorted({f.actor_id for f in finished})
-    if c.dialect.name == "postgresql":
-        hooks = _LISTENING_ANY.all(c, {"users": users})
-    else:
-        hooks = [tuple(h) for h in c.execute(_LISTENING.where(WEBHOOKS.c.user_id.in_(users)))]
+    hooks = _LISTENING[c.dialect.name == "postgresql"].all(c, {"users": users})
     if not hooks:
         return 0
     by_user: dict[str, list[tuple[str, list[str] | None]]] = {}
