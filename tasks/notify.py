@@ -3,20 +3,59 @@
 :func:`notifier_for` picks the notifier of a broker: in-process for the embedded one,
 Redis pub/sub for Redis (plain or behind Sentinel), and for RabbitMQ none of the broker's:
 long-polls re-read the database (``PollingNotifier``; the database is the truth anyway).
+
+A finished batch is one ``PUBLISH``: a JSON array of its notices (``wharf.operations.notify
+.Done``), at most ``MESSAGE_MAX_BYTES`` a message. A notice larger than
+``NOTICE_MAX_BYTES`` (a large result) goes as its id alone, as does every notice of an
+older worker (a message of one bare id): the long-poll then reads the operation.
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import msgspec
 
 from tasks.broker import REDIS_OPTIONS, redis_client
 from wharf.config import Settings, broker_kind
-from wharf.operations.notify import LocalNotifier, PollingNotifier
+from wharf.operations.notify import Done, LocalNotifier, Notice, PollingNotifier
 
 log = logging.getLogger("wharf.notify")
 CHANNEL = "operations:done"  # after the namespace: ``wharf:operations:done``
+#: A notice larger than this (encoded) is sent as its operation's id alone.
+NOTICE_MAX_BYTES = 8 * 1024
+#: One message carries notices up to about this many bytes; a batch beyond, more messages.
+MESSAGE_MAX_BYTES = 64 * 1024
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE = msgspec.json.Decoder(list[Done | str]).decode
+
+
+def messages(notices: Sequence[Notice]) -> Iterator[bytes]:
+    """``notices`` as JSON arrays of at most about ``MESSAGE_MAX_BYTES`` each."""
+    parts: list[bytes] = []
+    size = 0
+    for notice in notices:
+        part = _ENCODE(notice)
+        if len(part) > NOTICE_MAX_BYTES:
+            part = _ENCODE(notice if isinstance(notice, str) else notice.id)
+        if parts and size + len(part) > MESSAGE_MAX_BYTES:
+            yield b"[" + b",".join(parts) + b"]"
+            parts, size = [], 0
+        parts.append(part)
+        size += len(part) + 1
+    if parts:
+        yield b"[" + b",".join(parts) + b"]"
+
+
+def read_message(data: bytes | str) -> list[Notice]:
+    """The notices of one message: a JSON array, or (an older worker's) one bare id."""
+    raw = data if isinstance(data, bytes) else data.encode()
+    if raw.startswith(b"["):
+        return _DECODE(raw)
+    return [raw.decode()]
 
 
 class RedisNotifier(LocalNotifier):
@@ -29,26 +68,37 @@ class RedisNotifier(LocalNotifier):
         self._sub_thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._closed = threading.Event()
+        self._subscribed = threading.Event()
+        self._pubsub: Any = None  # the subscriber's, once started
 
-    def publish(self, operation_id: str) -> None:
-        self.client.publish(self.channel, operation_id)
+    def publish(self, notice: Notice) -> None:
+        self.publish_many([notice])
 
-    def publish_many(self, operation_ids: Sequence[str]) -> None:
-        """One ``PUBLISH`` per operation (what every subscriber understands), sent in one
-        round trip."""
-        if len(operation_ids) == 1:
-            self.publish(operation_ids[0])
+    def publish_many(self, notices: Sequence[Notice]) -> None:
+        """The batch's notices in one message (more only past ``MESSAGE_MAX_BYTES``),
+        sent in one round trip."""
+        batch = list(messages(notices))
+        if len(batch) == 1:
+            self.client.publish(self.channel, batch[0])
             return
         pipe = self.client.pipeline(transaction=False)
-        for operation_id in operation_ids:
-            pipe.publish(self.channel, operation_id)
+        for message in batch:
+            pipe.publish(self.channel, message)
         pipe.execute()
 
-    def wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool]) -> bool:
+    def wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool], *,
+             answer: Callable[[Done], None] | None = None, reader: str | None = None) -> bool:
         self._ensure_subscriber()
-        return super().wait(operation_id, timeout, is_done)
+        return super().wait(operation_id, timeout, is_done, answer=answer, reader=reader)
 
-    def _ensure_subscriber(self) -> None:
+    def expect(self, operation_id: str, actor_id: str) -> None:
+        self._ensure_subscriber(wait=False)
+        super().expect(operation_id, actor_id)
+
+    def listening(self) -> bool:
+        return self._subscribed.is_set()
+
+    def _ensure_subscriber(self, wait: bool = True) -> None:
         if self._sub_thread is not None:
             return
         with self._start_lock:
@@ -57,23 +107,38 @@ class RedisNotifier(LocalNotifier):
                 self._sub_thread = threading.Thread(target=self._listen, args=(ready,),
                                                     name="notify-subscriber", daemon=True)
                 self._sub_thread.start()
-                ready.wait(2.0)
+                if wait:
+                    ready.wait(2.0)
 
     def _listen(self, ready: threading.Event) -> None:
         while not self._closed.is_set():
             try:
-                pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+                pubsub = self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
                 pubsub.subscribe(self.channel)
+                self._subscribed.set()
                 ready.set()
                 while not self._closed.is_set():
                     msg = pubsub.get_message(timeout=1.0)
                     if msg and msg.get("type") == "message":
-                        data = msg["data"]
-                        self.wake(data.decode() if isinstance(data, bytes) else str(data))
+                        self._heard_message(msg["data"])
             except Exception:
+                # Notices published meanwhile are lost: expect nothing until subscribed
+                # again (long-polls read the operation first, as without expectations).
+                self._subscribed.clear()
+                self.forget_expected()
                 ready.set()
                 log.warning("notify subscriber lost Redis; reconnecting", exc_info=True)
                 time.sleep(1.0)
+        self._subscribed.clear()
+
+    def _heard_message(self, data: bytes | str) -> None:
+        try:
+            notices = read_message(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            log.warning("ignoring a malformed completion notice (%d bytes)", len(data))
+            return
+        for notice in notices:
+            self.wake(notice)
 
     def close(self) -> None:
         self._closed.set()

@@ -80,7 +80,7 @@ def test_a_preference_it_does_not_understand_is_ignored(world, components, monke
     # machine (one SQLite submission took 1.5 s there) without any wait being taken.
     waits: list[tuple[str, float]] = []
 
-    def spy(operation_id, timeout, is_done):  # a wait that runs out at once
+    def spy(operation_id, timeout, is_done, **_):  # a wait that runs out at once
         waits.append((operation_id, timeout))
         return is_done()
 

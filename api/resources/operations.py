@@ -43,6 +43,7 @@ from wharf.clock import iso
 from wharf.errors import ValidationFailed
 from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
+from wharf.operations.notify import Done
 from wharf.operations.service import DONE, Operations, Submission
 
 log = logging.getLogger("wharf.api")
@@ -104,15 +105,23 @@ def wait_for(ops: Operations, notifier: Any, req: falcon.Request, operation_id: 
              seconds: float) -> tuple[OperationRow, bool]:
     """The caller's operation once done, or as it stands after ``seconds`` (and whether it
     is done). The notifier registers the waiter, then asks ``is_done()``: that first read
-    is also the request's own (and its 404); a notifier woken by completions reads the row
-    once more, a polling one (``PollingNotifier``) once per interval."""
+    is also the request's own (and its 404). A notice that carries the finished operation
+    answers without another read; one of its id alone makes it read once more, as does a
+    polling notifier (``PollingNotifier``) once per interval. An operation this process
+    accepted for the caller is not read first (``LocalNotifier.expect``): a notice will
+    come (the notifier reads after ``CONFIRM_SECONDS`` without one)."""
+    ctx = req.context.ctx
     state: dict[str, OperationRow] = {}
 
     def is_done() -> bool:
-        state["op"] = ops.peek(req.context.ctx, operation_id)
+        state["op"] = ops.peek(ctx, operation_id)
         return state["op"].status in DONE
 
-    done = notifier.wait(operation_id, seconds, is_done)
+    def answer(notice: Done) -> None:
+        state["op"] = ops.visible(ctx, notice.operation())
+
+    done = notifier.wait(operation_id, seconds, is_done, answer=answer,
+                         reader=ctx.principal.user_id)
     return state["op"], done
 
 
@@ -148,6 +157,9 @@ class PreferWait:
         operation_id = resp.context.get("pending_operation")
         if not req_succeeded or operation_id is None:
             return
+        user_id = req.context.ctx.principal.user_id
+        if user_id is not None:  # a notice will say when it is done (wait_for)
+            self.notifier.expect(operation_id, user_id)
         wait = prefer_wait(req.get_header("Prefer"))
         if wait <= 0:
             return

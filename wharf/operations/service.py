@@ -372,9 +372,16 @@ class Operations:
         row = None
         if is_id(operation_id):
             row = self.db.read_one(_BY_ID, {"id": operation_id})
-        if row is None or not self._may_see(ctx, row["actor_id"]):
+        if row is None:
             raise NotFound("No such operation.")
-        return Operation.detached(row)
+        return self.visible(ctx, Operation.detached(row))
+
+    def visible(self, ctx: RequestContext, op: Operation) -> Operation:
+        """``op`` if the caller may see it (404 otherwise): a long-poll's answer from a
+        completion notice is checked as a read is."""
+        if not self._may_see(ctx, op.actor_id):
+            raise NotFound("No such operation.")
+        return op
 
     def attempts(self, session: Session, ctx: RequestContext,
                  operation_id: str) -> list[OperationAttempt]:

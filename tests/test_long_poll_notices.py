@@ -1,0 +1,111 @@
+"""A long-poll answered from the completion notice: the worker hands over what it committed,
+so the long-poll of an operation this process accepted reads nothing, and its answer is the
+one a read gives (``wharf.operations.notify``)."""
+from __future__ import annotations
+
+import threading
+import time
+
+from sqlalchemy import select
+
+from storage.models import Operation
+from tests.conftest import World
+from tests.test_operations import (
+    UnitConflict,
+    _components_with,
+    create,
+    start_worker,
+    wait_done,
+)
+from wharf.operations.notify import Done, LocalNotifier
+from wharfd.runtime import Components
+
+
+class Recording(LocalNotifier):
+    def __init__(self) -> None:
+        super().__init__()
+        self.published: list = []
+
+    def publish_many(self, notices) -> None:
+        self.published.extend(notices)
+        super().publish_many(notices)
+
+
+def test_the_submitters_long_poll_reads_nothing_and_answers_what_a_read_gives(
+        world, components, monkeypatch):
+    alice, bob = world.user("alice"), world.user("bob")
+    reads: list[str] = []
+    real_peek = components.operations.peek
+    monkeypatch.setattr(components.operations, "peek",
+                        lambda ctx, op_id: reads.append(op_id) or real_peek(ctx, op_id))
+    ops = [create(alice, alice.personal_space_id, name=f"Doc {i}").json for i in range(3)]
+    # Another user's long-poll of it is read first, and refused, expected or not.
+    r = bob.get(f"/api/operations/{ops[0]['id']}", params={"wait": "2"})
+    assert r.status_code == 404 and r.json["code"] == "not_found"
+    assert reads == [ops[0]["id"]]
+    answers: dict[str, dict] = {}
+    polls = [threading.Thread(target=lambda i=op["id"]: answers.update({i: wait_done(alice, i)}))
+             for op in ops]
+    for t in polls:
+        t.start()
+    time.sleep(0.5)  # every long-poll waits: nothing is done yet
+    assert reads == [ops[0]["id"]]  # none for alice's own long-polls
+    w = start_worker(components.broker)
+    try:
+        for t in polls:
+            t.join(60)
+    finally:
+        w.stop()
+    assert reads == [ops[0]["id"]]  # nor once they were answered
+    assert sorted(answers) == sorted(op["id"] for op in ops)
+    for answer in answers.values():
+        assert answer["status"] == "completed" and answer["result"]["unit_id"]
+        # The operation as it is read (the item's ORM read; a long-poll's Core read).
+        assert alice.get(f"/api/operations/{answer['id']}").json == answer
+        assert wait_done(alice, answer["id"]) == answer
+    assert len(reads) == 1 + len(ops)  # finished: a later long-poll reads it
+
+
+def _committed(db, op_id: str) -> Done:
+    with db.read() as s:
+        return Done.of(s.scalars(select(Operation).where(Operation.id == op_id)).one())
+
+
+def test_a_workers_notices_are_the_operations_it_committed(settings, db):
+    notifier = Recording()
+    comps = Components(settings, db=db, notifier=notifier)
+    world = World(comps.api_app())
+    alice = world.user("alice")
+    ops = [create(alice, alice.personal_space_id, name=f"Doc {i}").json for i in range(4)]
+    w = start_worker(comps.broker)
+    try:
+        for op in ops:
+            wait_done(alice, op["id"])
+    finally:
+        w.stop()
+        comps.close()
+    by_id = {n.id: n for n in notifier.published}
+    assert sorted(by_id) == sorted(op["id"] for op in ops)
+    for op in ops:
+        assert by_id[op["id"]] == _committed(db, op["id"])
+
+
+def test_a_failures_notice_is_the_failed_operation_it_committed(settings, db):
+    real, comps, _flaky = _components_with(settings, db, [UnitConflict("taken")],
+                                           after_effect=True)
+    comps.close()
+    notifier = Recording()
+    comps = Components(settings, db=db, notifier=notifier, unitstore=comps.unitstore)
+    world = World(comps.api_app())
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id).json
+    w = start_worker(comps.broker)
+    try:
+        answer = wait_done(alice, op["id"])
+    finally:
+        w.stop()
+        comps.close()
+        real.close()
+    assert answer["status"] == "failed" and answer["error"]["code"] == "unit_conflict"
+    assert notifier.published == [_committed(db, op["id"])]
+    assert alice.get(f"/api/operations/{op['id']}").json == answer
