@@ -109,3 +109,28 @@ def test_a_failures_notice_is_the_failed_operation_it_committed(settings, db):
     assert answer["status"] == "failed" and answer["error"]["code"] == "unit_conflict"
     assert notifier.published == [_committed(db, op["id"])]
     assert alice.get(f"/api/operations/{op['id']}").json == answer
+
+
+def test_a_cancel_answers_the_long_polls_of_its_operation_at_once(world, components,
+                                                                   monkeypatch):
+    from wharf.operations import notify
+    monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)  # only a notice can answer early
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id).json  # no worker: it stays pending
+    answers: list[tuple[dict, float]] = []
+
+    def poll() -> None:
+        t0 = time.monotonic()
+        answers.append((wait_done(alice, op["id"], 30), time.monotonic() - t0))
+
+    t = threading.Thread(target=poll)
+    t.start()
+    time.sleep(0.5)
+    assert not answers
+    r = alice.post(f"/api/operations/{op['id']}/cancel")
+    assert r.status_code == 200, r.text
+    t.join(40)
+    answer, waited = answers[0]
+    assert answer["status"] == "failed" and answer["error"]["code"] == "cancelled"
+    assert waited < 10  # woken by the cancel, not at the end of its 30 s
+    assert answer == alice.get(f"/api/operations/{op['id']}").json

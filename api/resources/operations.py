@@ -278,8 +278,8 @@ class OperationRetry:
 
 
 class OperationCancel:
-    def __init__(self, ops: Operations):
-        self.ops = ops
+    def __init__(self, ops: Operations, notifier: Any = None):
+        self.ops, self.notifier = ops, notifier
 
     @contract.op(operation_id="cancelOperation", summary="Cancel a pending operation",
                  tags=["operations"],
@@ -290,7 +290,13 @@ class OperationCancel:
                                                  headers=OPERATION_HEADERS)},
                  problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
-        write_operation(resp, self.ops.cancel(req.context.ctx, operation_id))
+        op = self.ops.cancel(req.context.ctx, operation_id)
+        if self.notifier is not None:  # its long-polls answer now, as a worker's do
+            try:
+                self.notifier.publish(Done.of(op))
+            except Exception:  # they answer at their timeout instead
+                log.warning("could not publish the cancel of %s", op.id, exc_info=True)
+        write_operation(resp, op)
 
 
 class Resources:
