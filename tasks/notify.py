@@ -31,6 +31,7 @@ NOTICE_MAX_BYTES = 8 * 1024
 MESSAGE_MAX_BYTES = 64 * 1024
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.Decoder(list[Done | str]).decode
+_DECODE_ANY = msgspec.json.Decoder(list[Any]).decode
 
 
 def messages(notices: Sequence[Notice]) -> Iterator[bytes]:
@@ -51,11 +52,27 @@ def messages(notices: Sequence[Notice]) -> Iterator[bytes]:
 
 
 def read_message(data: bytes | str) -> list[Notice]:
-    """The notices of one message: a JSON array, or (an older worker's) one bare id."""
+    """The notices of one message: a JSON array, or (an older worker's) one bare id. A
+    notice this process cannot read whole (another version's) counts as its id alone;
+    one without an id is skipped."""
     raw = data if isinstance(data, bytes) else data.encode()
-    if raw.startswith(b"["):
+    if not raw.startswith(b"["):
+        return [raw.decode()]
+    try:
         return _DECODE(raw)
-    return [raw.decode()]
+    except msgspec.ValidationError:  # valid JSON, not all of it this version's notices
+        pass
+    notices: list[Notice] = []
+    for item in _DECODE_ANY(raw):
+        if isinstance(item, str):
+            notices.append(item)
+        elif isinstance(item, dict):
+            try:
+                notices.append(msgspec.convert(item, Done))
+            except msgspec.ValidationError:
+                if isinstance(item.get("id"), str):
+                    notices.append(item["id"])
+    return notices
 
 
 class RedisNotifier(LocalNotifier):
@@ -124,6 +141,7 @@ class RedisNotifier(LocalNotifier):
             except Exception:
                 # Notices published meanwhile are lost: expect nothing until subscribed
                 # again (long-polls read the operation first, as without expectations).
+                # The flag first: an ``expect`` checks it under the lock that forgets.
                 self._subscribed.clear()
                 self.forget_expected()
                 ready.set()

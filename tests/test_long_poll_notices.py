@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 from sqlalchemy import select
 
@@ -31,8 +32,21 @@ class Recording(LocalNotifier):
         super().publish_many(notices)
 
 
+def waiting(notifier: LocalNotifier, op_ids: list[str]) -> None:
+    """Until a long-poll of each of ``op_ids`` waits."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with notifier._lock:
+            if all(notifier._waiters.get(i) for i in op_ids):
+                return
+        time.sleep(0.01)
+    raise AssertionError("the long-polls never waited")
+
+
 def test_the_submitters_long_poll_reads_nothing_and_answers_what_a_read_gives(
         world, components, monkeypatch):
+    from wharf.operations import notify
+    monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)  # a slow worker must not read
     alice, bob = world.user("alice"), world.user("bob")
     reads: list[str] = []
     real_peek = components.operations.peek
@@ -48,7 +62,7 @@ def test_the_submitters_long_poll_reads_nothing_and_answers_what_a_read_gives(
              for op in ops]
     for t in polls:
         t.start()
-    time.sleep(0.5)  # every long-poll waits: nothing is done yet
+    waiting(components.notifier, [op["id"] for op in ops])  # nothing is done yet
     assert reads == [ops[0]["id"]]  # none for alice's own long-polls
     w = start_worker(components.broker)
     try:
@@ -125,7 +139,7 @@ def test_a_cancel_answers_the_long_polls_of_its_operation_at_once(world, compone
 
     t = threading.Thread(target=poll)
     t.start()
-    time.sleep(0.5)
+    waiting(components.notifier, [op["id"]])
     assert not answers
     r = alice.post(f"/api/operations/{op['id']}/cancel")
     assert r.status_code == 200, r.text
@@ -134,3 +148,36 @@ def test_a_cancel_answers_the_long_polls_of_its_operation_at_once(world, compone
     assert answer["status"] == "failed" and answer["error"]["code"] == "cancelled"
     assert waited < 10  # woken by the cancel, not at the end of its 30 s
     assert answer == alice.get(f"/api/operations/{op['id']}").json
+
+
+def test_a_submission_that_prefers_to_wait_reads_nothing_either(world, components,
+                                                              monkeypatch):
+    from wharf.operations import notify
+    monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)
+    alice = world.user("alice")
+    reads: list[str] = []
+    real_peek = components.operations.peek
+    monkeypatch.setattr(components.operations, "peek",
+                        lambda ctx, op_id: reads.append(op_id) or real_peek(ctx, op_id))
+    workers: list = []
+
+    def start_once_waiting() -> None:  # so the notice cannot come before the wait
+        deadline = time.monotonic() + 20
+        while not components.notifier._waiters and time.monotonic() < deadline:
+            time.sleep(0.01)
+        workers.append(start_worker(components.broker))
+
+    starter = threading.Thread(target=start_once_waiting)
+    starter.start()
+    try:
+        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
+                                               "name": "Waited", "unit_type": "doc"},
+                       headers={"Idempotency-Key": uuid.uuid4().hex, "Prefer": "wait=30"})
+    finally:
+        starter.join()
+        for w in workers:
+            w.stop()
+    assert r.status_code == 200 and r.json["status"] == "completed", r.text
+    assert r.headers["preference-applied"] == "wait=30"
+    assert reads == []  # answered from the worker's notice
+    assert alice.get(f"/api/operations/{r.json['id']}").json == r.json

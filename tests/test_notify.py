@@ -99,6 +99,16 @@ class Poll:
         self.thread = threading.Thread(target=run)
         self.thread.start()
 
+    def registered(self, notifier: LocalNotifier, op_id: str, reads: int = 0) -> Poll:
+        """Once the long-poll waits (its waiter registered, ``reads`` reads made)."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with notifier._lock:
+                if notifier._waiters.get(op_id) and self.reads >= reads:
+                    return self
+            time.sleep(0.01)
+        raise AssertionError(f"the long-poll of {op_id} never waited")
+
     def join(self) -> Poll:
         self.thread.join(10)
         assert not self.thread.is_alive()
@@ -107,8 +117,7 @@ class Poll:
 
 def test_a_notice_answers_the_long_poll_with_what_was_committed_without_a_read(notifiers):
     waiter, publisher = notifiers
-    poll = Poll(waiter, "op-1")
-    time.sleep(0.3)  # registered, read once: not done
+    poll = Poll(waiter, "op-1").registered(waiter, "op-1", reads=1)  # not done
     notice = done("op-1", result={"resource_id": "r1", "note": "é" * 10})
     publisher.publish_many([notice])
     poll.join()
@@ -118,8 +127,7 @@ def test_a_notice_answers_the_long_poll_with_what_was_committed_without_a_read(n
 
 def test_a_notice_of_the_id_alone_makes_the_long_poll_read_once_more(notifiers):
     waiter, publisher = notifiers
-    poll = Poll(waiter, "op-1")
-    time.sleep(0.3)
+    poll = Poll(waiter, "op-1").registered(waiter, "op-1", reads=1)
     poll.in_db = True
     publisher.publish_many(["op-1"])
     poll.join()
@@ -130,7 +138,9 @@ def test_an_expected_operation_is_not_read_before_its_notice_by_its_actor_only(n
     waiter, publisher = notifiers
     waiter.expect("op-1", "alice")
     mine, theirs = Poll(waiter, "op-1", reader="alice"), Poll(waiter, "op-1", reader="bob")
-    time.sleep(0.3)
+    theirs.registered(waiter, "op-1", reads=1)
+    mine.registered(waiter, "op-1")
+    time.sleep(0.1)
     assert mine.reads == 0  # waits for the notice: it will come
     assert theirs.reads == 1  # not the actor's own: read (and its 404) first
     publisher.publish_many([done("op-1")])
@@ -141,7 +151,9 @@ def test_an_expected_operation_is_not_read_before_its_notice_by_its_actor_only(n
 def test_a_notice_heard_before_its_expectation_is_not_waited_for(notifiers):
     waiter, publisher = notifiers
     publisher.publish_many([done("op-1")])  # the worker beat the API's expect()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while "op-1" not in waiter._heard and time.monotonic() < deadline:
+        time.sleep(0.01)
     waiter.expect("op-1", "alice")
     poll = Poll(waiter, "op-1", reader="alice", in_db=True).join()
     assert poll.result is True and poll.reads == 1
@@ -184,8 +196,20 @@ def test_a_polling_notifier_expects_nothing():
     from wharf.operations.notify import PollingNotifier
     notifier = PollingNotifier(interval=0.1)
     notifier.expect("op-1", "alice")  # completions elsewhere never reach it
+    assert not notifier._expected
     poll = Poll(notifier, "op-1", reader="alice", in_db=True).join()
     assert poll.reads == 1 and poll.elapsed < 1
+    # Nor does it skip a read for an operation it would have expected.
+    notifier._expected["op-2"] = ("alice", time.monotonic() + 60)
+    poll = Poll(notifier, "op-2", reader="alice", in_db=True).join()
+    assert poll.reads == 1 and poll.elapsed < notify.CONFIRM_SECONDS
+
+
+def test_a_notice_of_an_unfinished_operation_is_not_an_answer():
+    notifier = LocalNotifier()
+    poll = Poll(notifier, "op-1", timeout=1).registered(notifier, "op-1", reads=1)
+    notifier.publish(done("op-1", status="running"))
+    assert poll.join().answer is None and poll.reads == 2
 
 
 @pytest.fixture
@@ -212,7 +236,8 @@ def test_a_batch_is_one_message_and_a_large_notice_goes_as_its_id(redis_pair, mo
                         lambda channel, message: sent.append(message) or real(channel, message))
     big = done("op-big", result={"text": "x" * redis_notify.NOTICE_MAX_BYTES})
     polls = {i: Poll(waiter, i) for i in ("op-1", "op-2", "op-big")}
-    time.sleep(0.3)
+    for op_id, poll in polls.items():
+        poll.registered(waiter, op_id, reads=1)
     polls["op-big"].in_db = True
     publisher.publish_many([done("op-1"), done("op-2"), big])
     assert len(sent) == 1  # the whole batch: one PUBLISH
@@ -229,8 +254,7 @@ def test_a_batch_is_one_message_and_a_large_notice_goes_as_its_id(redis_pair, mo
 
 def test_an_older_workers_bare_id_wakes_and_a_malformed_message_is_ignored(redis_pair):
     waiter, publisher = redis_pair
-    poll = Poll(waiter, "op-1")
-    time.sleep(0.3)
+    poll = Poll(waiter, "op-1").registered(waiter, "op-1", reads=1)
     publisher.client.publish(waiter.channel, b"[not json")
     publisher.client.publish(waiter.channel, b'[{"id": 7}]')
     time.sleep(0.3)
@@ -256,7 +280,6 @@ def test_losing_the_subscription_forgets_what_was_expected(redis_pair):
     while not waiter.listening() and time.monotonic() < deadline:
         time.sleep(0.05)
     waiter.expect("op-2", "alice")
-    poll = Poll(waiter, "op-2", reader="alice")
-    time.sleep(0.3)
+    poll = Poll(waiter, "op-2", reader="alice").registered(waiter, "op-2")
     publisher.publish_many([done("op-2")])
     assert poll.join().answer == done("op-2") and poll.reads == 0

@@ -334,13 +334,16 @@ def _span_objects(text: str) -> Iterator[tuple[dict, int, int]]:  # type: ignore
 
 
 def _outside_spans(text: str) -> str:
-    """The log without the printed spans: a span records the exceptions its call handled
-    (redis-py's EVALSHA answered NOSCRIPT by a Redis that had not seen the script yet,
-    then run again with EVAL), with their tracebacks."""
+    """The log without the printed spans whose only recorded exceptions are redis-py's
+    EVALSHA answered NOSCRIPT (a Redis that had not seen the script yet; redis-py runs it
+    again with EVAL): a span records the exception its call handled, traceback and all."""
     kept, at = [], 0
-    for _, start, end in _span_objects(text):
-        kept.append(text[at:start])
-        at = end
+    for obj, start, end in _span_objects(text):
+        raised = [e.get("attributes", {}).get("exception.type", "")
+                  for e in obj.get("events", []) if e.get("name") == "exception"]
+        if raised and all(t.endswith("NoScriptError") for t in raised):
+            kept.append(text[at:start])
+            at = end
     return "".join(kept) + text[at:]
 
 

@@ -157,13 +157,13 @@ class PreferWait:
         operation_id = resp.context.get("pending_operation")
         if not req_succeeded or operation_id is None:
             return
-        user_id = req.context.ctx.principal.user_id
-        if user_id is not None:  # a notice will say when it is done (wait_for)
-            self.notifier.expect(operation_id, user_id)
         wait = prefer_wait(req.get_header("Prefer"))
-        if wait <= 0:
-            return
         try:
+            user_id = req.context.ctx.principal.user_id
+            if user_id is not None:  # a notice will say when it is done (wait_for)
+                self.notifier.expect(operation_id, user_id)
+            if wait <= 0:
+                return
             op, done = wait_for(self.ops, self.notifier, req, operation_id, wait)
         except Exception:
             # The submission has committed: whatever went wrong while waiting (the row
@@ -292,7 +292,7 @@ class OperationCancel:
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         op = self.ops.cancel(req.context.ctx, operation_id)
         if self.notifier is not None:  # its long-polls answer now, as a worker's do
-            try:
+            try:  # (Redis unreachable: bounded by the client's socket timeout)
                 self.notifier.publish(Done.of(op))
             except Exception:  # they answer at their timeout instead
                 log.warning("could not publish the cancel of %s", op.id, exc_info=True)

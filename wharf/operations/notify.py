@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from storage.enums import DONE_STATUSES
 from storage.models import Operation
 from wharf.metrics import LONG_POLLS_REFUSED
 
@@ -72,6 +73,7 @@ class Done(msgspec.Struct, frozen=True):
 
 #: What one notice carries: the finished operation, or its id alone (read it).
 Notice = Done | str
+_FINISHED = frozenset(s.value for s in DONE_STATUSES)
 
 
 def notice_id(notice: Notice) -> str:
@@ -139,10 +141,10 @@ class LocalNotifier:
     def expect(self, operation_id: str, actor_id: str) -> None:
         """This process accepted ``operation_id`` for ``actor_id``, not finished yet: its
         long-polls by that actor may wait without reading it first (module docstring)."""
-        if not self.listening():
-            return
         now = time.monotonic()
-        with self._lock:
+        with self._lock:  # (a lost subscription clears its flag, then forgets under it)
+            if not self.listening():
+                return
             if self._heard.pop(operation_id, None) is None:  # else finished already
                 _remember(self._expected, operation_id, (actor_id, now + EXPECT_SECONDS), now)
 
@@ -204,8 +206,10 @@ class LocalNotifier:
 
     @staticmethod
     def _woken(w: _Waiter, seconds: float, answer: Callable[[Done], None] | None) -> bool:
-        """Wait for a notice; True if it carried the operation and ``answer`` took it."""
-        if w.event.wait(seconds) and w.notice is not None and answer is not None:
+        """Wait for a notice; True if it carried the operation, finished, and ``answer``
+        took it."""
+        if w.event.wait(seconds) and w.notice is not None and answer is not None \
+                and w.notice.status in _FINISHED:
             answer(w.notice)
             return True
         return False
