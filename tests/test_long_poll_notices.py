@@ -181,3 +181,37 @@ def test_a_submission_that_prefers_to_wait_reads_nothing_either(world, component
     assert r.headers["preference-applied"] == "wait=30"
     assert reads == []  # answered from the worker's notice
     assert alice.get(f"/api/operations/{r.json['id']}").json == r.json
+
+
+def test_an_operation_the_recovery_sweep_fails_answers_its_long_polls(world, components,
+                                                                       db, monkeypatch):
+    from sqlalchemy import update
+
+    from wharf.clock import utcnow
+    from wharf.operations import notify
+    from wharf.retention.sweeps import SweepContext, recover_operations
+    monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)  # only a notice can answer early
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id).json
+    with db.write() as s:  # its worker died on its last attempt
+        s.execute(update(Operation).where(Operation.id == op["id"]).values(
+            status="running", attempts=5, max_attempts=5, lease_owner="dead",
+            lease_expires_at=utcnow().replace(year=2000)))
+    answers: list[tuple[dict, float]] = []
+
+    def poll() -> None:
+        t0 = time.monotonic()
+        answers.append((wait_done(alice, op["id"], 30), time.monotonic() - t0))
+
+    t = threading.Thread(target=poll)
+    t.start()
+    waiting(components.notifier, [op["id"]])
+    ctx = SweepContext(db=db, settings=components.settings, now=utcnow(),
+                       send=components.dispatcher.send, handlers=components.handlers,
+                       notify=components.notifier.publish_many)
+    assert recover_operations(ctx)["expired"] == 1
+    t.join(40)
+    answer, waited = answers[0]
+    assert answer["status"] == "failed" and answer["error"]["code"] == "lease_expired"
+    assert waited < 10  # woken by the sweep, not at the end of its 30 s
+    assert answer == alice.get(f"/api/operations/{op['id']}").json

@@ -28,7 +28,7 @@ the finished ones, which are nearly all of them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -41,6 +41,7 @@ from storage.results import rowcount
 from wharf import logctx
 from wharf.clock import utcnow
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.notify import Done, Notice
 from wharf.operations.service import QUEUE, outbox_for
 from wharf.webhooks.service import Finished, announce
 
@@ -49,6 +50,8 @@ log = logging.getLogger("wharf.operations")
 LOST_ATTEMPT = "the worker stopped responding; its lease expired"
 
 Send = Callable[[OutboxMessage], None]
+#: Publishes completion notices (``LocalNotifier.publish_many``).
+Notify = Callable[[Sequence[Notice]], None]
 
 
 @dataclass
@@ -95,11 +98,13 @@ def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 
 
 
 def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
-            batch: int = 500, handlers: Mapping[str, Any] | None = None) -> RecoveryReport:
+            batch: int = 500, handlers: Mapping[str, Any] | None = None,
+            notify: Notify | None = None) -> RecoveryReport:
     """Re-ring what is due; fail what used up its attempts. An operation failed here gets
     its kind's failure hooks like one the executor fails (``on_failed`` in the same
     transaction, ``compensate`` after it), so e.g. a replace's staged object is queued for
-    deletion instead of left behind."""
+    deletion instead of left behind, and its completion notice (``notify``: its
+    long-polls answer now)."""
     now = utcnow()
     stale = now - timedelta(seconds=grace_seconds)
     report = RecoveryReport()
@@ -132,6 +137,7 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
                     run_on_failed((handlers or {}).get(op.kind), s, op, error)
                 failed.append(op)
         announce(s, [Finished(op.id, op.actor_id, "failed") for op in failed])  # webhooks
+        notices = [Done.of(op) for op in failed]
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
         # ringing here as well would only deliver it twice and leave the row unmarked.
@@ -148,6 +154,12 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
         if due:
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
+    if notify is not None and notices:
+        try:
+            notify(notices)
+        except Exception:  # their long-polls answer at their timeout instead
+            log.warning("recover: could not publish %d completion(s)", len(notices),
+                        exc_info=True)
     for op in failed:
         with logctx.bound_op(op):
             run_compensate((handlers or {}).get(op.kind), op, "after recovery")

@@ -32,7 +32,7 @@ from storage.unitstore import DraftKey, UnitStore
 from wharf import assets, blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
-from wharf.operations.recovery import Send
+from wharf.operations.recovery import Notify, Send
 from wharf.operations.service import outbox_for
 from wharf.webhooks import delivery as webhook_delivery
 from wharf.webhooks import service as webhook_service
@@ -59,6 +59,7 @@ class SweepContext:
     on_batch: Callable[[str, int, int], None] | None = None
     batches: dict[str, int] = field(default_factory=dict)
     unitstore: UnitStore | None = None    # the sweeps that delete worktree drafts
+    notify: Notify | None = None          # completion notices of what a sweep fails
 
     def sender(self) -> Send:
         """``send``, which the sweeps that ring the broker need."""
@@ -176,7 +177,7 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         # that long (plus the sweep period) before it rings again.
         report = recovery.recover(ctx.db, ctx.sender(), batch=ctx.batch_size,
                                   grace_seconds=max(5.0, ctx.settings.operation_lease_seconds),
-                                  handlers=ctx.handlers)
+                                  handlers=ctx.handlers, notify=ctx.notify)
         requeued += report.requeued
         expired += report.expired
         ctx.batch_done("recover_operations", report.requeued + report.expired)
