@@ -43,6 +43,21 @@ def waiting(notifier: LocalNotifier, op_ids: list[str]) -> None:
     raise AssertionError("the long-polls never waited")
 
 
+def long_poll(client, op_id: str, notifier: LocalNotifier):
+    """A 30 s long-poll of ``op_id`` in a thread, once it waits: the thread, and where its
+    (answer, seconds waited) will be."""
+    answers: list[tuple[dict, float]] = []
+
+    def poll() -> None:
+        t0 = time.monotonic()
+        answers.append((wait_done(client, op_id, 30), time.monotonic() - t0))
+
+    t = threading.Thread(target=poll)
+    t.start()
+    waiting(notifier, [op_id])
+    return t, answers
+
+
 def test_the_submitters_long_poll_reads_nothing_and_answers_what_a_read_gives(
         world, components, monkeypatch):
     from wharf.operations import notify
@@ -131,15 +146,7 @@ def test_a_cancel_answers_the_long_polls_of_its_operation_at_once(world, compone
     monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)  # only a notice can answer early
     alice = world.user("alice")
     op = create(alice, alice.personal_space_id).json  # no worker: it stays pending
-    answers: list[tuple[dict, float]] = []
-
-    def poll() -> None:
-        t0 = time.monotonic()
-        answers.append((wait_done(alice, op["id"], 30), time.monotonic() - t0))
-
-    t = threading.Thread(target=poll)
-    t.start()
-    waiting(components.notifier, [op["id"]])
+    t, answers = long_poll(alice, op["id"], components.notifier)
     assert not answers
     r = alice.post(f"/api/operations/{op['id']}/cancel")
     assert r.status_code == 200, r.text
@@ -197,15 +204,7 @@ def test_an_operation_the_recovery_sweep_fails_answers_its_long_polls(world, com
         s.execute(update(Operation).where(Operation.id == op["id"]).values(
             status="running", attempts=5, max_attempts=5, lease_owner="dead",
             lease_expires_at=utcnow().replace(year=2000)))
-    answers: list[tuple[dict, float]] = []
-
-    def poll() -> None:
-        t0 = time.monotonic()
-        answers.append((wait_done(alice, op["id"], 30), time.monotonic() - t0))
-
-    t = threading.Thread(target=poll)
-    t.start()
-    waiting(components.notifier, [op["id"]])
+    t, answers = long_poll(alice, op["id"], components.notifier)
     ctx = SweepContext(db=db, settings=components.settings, now=utcnow(),
                        send=components.dispatcher.send, handlers=components.handlers,
                        notify=components.notifier.publish_many)

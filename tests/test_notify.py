@@ -5,6 +5,7 @@ so the long-poll answers without reading it again; an operation the waiting proc
 accepted for its reader is not read before its notice either."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -12,19 +13,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tasks.notify import RedisNotifier
 from tests.support import services
 from wharf.operations import notify
 from wharf.operations.notify import Done, LocalNotifier
 
 
-@pytest.fixture(params=["local", "redis"])
-def notifiers(request) -> Iterator[tuple[LocalNotifier, LocalNotifier]]:
-    if request.param == "local":
-        local = LocalNotifier()
-        yield local, local
-        return
+@contextlib.contextmanager
+def redis_notifiers() -> Iterator[tuple[RedisNotifier, RedisNotifier]]:
+    """A subscribed waiter and a publisher on this test's Redis namespace."""
     services.need(services.redis_error())
-    from tasks.notify import RedisNotifier
     ns = services.RedisNamespace("notify")
     waiter, publisher = RedisNotifier(ns.url, ns.name), RedisNotifier(ns.url, ns.name)
     waiter._ensure_subscriber()
@@ -34,6 +32,16 @@ def notifiers(request) -> Iterator[tuple[LocalNotifier, LocalNotifier]]:
         waiter.close()
         publisher.close()
         ns.close()
+
+
+@pytest.fixture(params=["local", "redis"])
+def notifiers(request) -> Iterator[tuple[LocalNotifier, LocalNotifier]]:
+    if request.param == "local":
+        local = LocalNotifier()
+        yield local, local
+        return
+    with redis_notifiers() as pair:
+        yield pair
 
 
 def test_a_finished_batch_wakes_every_long_poll_of_it_at_once(notifiers):
@@ -213,18 +221,9 @@ def test_a_notice_of_an_unfinished_operation_is_not_an_answer():
 
 
 @pytest.fixture
-def redis_pair():
-    services.need(services.redis_error())
-    from tasks.notify import RedisNotifier
-    ns = services.RedisNamespace("notify")
-    waiter, publisher = RedisNotifier(ns.url, ns.name), RedisNotifier(ns.url, ns.name)
-    waiter._ensure_subscriber()
-    try:
-        yield waiter, publisher
-    finally:
-        waiter.close()
-        publisher.close()
-        ns.close()
+def redis_pair() -> Iterator[tuple[RedisNotifier, RedisNotifier]]:
+    with redis_notifiers() as pair:
+        yield pair
 
 
 def test_a_batch_is_one_message_and_a_large_notice_goes_as_its_id(redis_pair, monkeypatch):
