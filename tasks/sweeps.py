@@ -50,7 +50,7 @@ def declare_sweep_actors(broker: dramatiq.Broker,
                                blob_store=components.blob_store,
                                handlers=components.handlers,
                                unitstore=components.unitstore,
-                               notify=components.notifier.publish_many)
+                               notify=components.notifier.publish_quietly)
             run_tick(ctx, tick_id, plan)
         run.__name__ = actor_for(name)
         actors[name] = dramatiq.Actor(run, broker=broker, actor_name=actor_for(name),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 from sqlalchemy import select
 
@@ -18,6 +17,7 @@ from tests.test_operations import (
     start_worker,
     wait_done,
 )
+from tests.test_prefer_wait import submit
 from wharf.operations.notify import Done, LocalNotifier
 from wharfd.runtime import Components
 
@@ -177,9 +177,7 @@ def test_a_submission_that_prefers_to_wait_reads_nothing_either(world, component
     starter = threading.Thread(target=start_once_waiting)
     starter.start()
     try:
-        r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
-                                               "name": "Waited", "unit_type": "doc"},
-                       headers={"Idempotency-Key": uuid.uuid4().hex, "Prefer": "wait=30"})
+        r = submit(alice, "wait=30", name="Waited")
     finally:
         starter.join()
         for w in workers:
@@ -207,7 +205,7 @@ def test_an_operation_the_recovery_sweep_fails_answers_its_long_polls(world, com
     t, answers = long_poll(alice, op["id"], components.notifier)
     ctx = SweepContext(db=db, settings=components.settings, now=utcnow(),
                        send=components.dispatcher.send, handlers=components.handlers,
-                       notify=components.notifier.publish_many)
+                       notify=components.notifier.publish_quietly)
     assert recover_operations(ctx)["expired"] == 1
     t.join(40)
     answer, waited = answers[0]

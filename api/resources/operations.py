@@ -292,10 +292,7 @@ class OperationCancel:
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         op = self.ops.cancel(req.context.ctx, operation_id)
         if self.notifier is not None:  # its long-polls answer now, as a worker's do
-            try:  # (Redis unreachable: bounded by the client's socket timeout)
-                self.notifier.publish(Done.of(op))
-            except Exception:  # they answer at their timeout instead
-                log.warning("could not publish the cancel of %s", op.id, exc_info=True)
+            self.notifier.publish_quietly([Done.of(op)])
         write_operation(resp, op)
 
 

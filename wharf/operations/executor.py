@@ -89,7 +89,7 @@ from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
 from wharf.operations.hooks import commit_products, run_compensate, run_on_failed, target_key
 from wharf.operations.kinds import to_json
-from wharf.operations.notify import Done, LocalNotifier, Notice, notice_id
+from wharf.operations.notify import Done, LocalNotifier, Notice
 from wharf.operations.service import outbox_for
 from wharf.webhooks.service import Finished, announce
 
@@ -818,7 +818,7 @@ class Executor:
             return
         for c in completed:
             metrics.OPS_FINISHED.labels(c.op.kind, "completed", "").inc()
-        self._done(*(c.done or c.op.id for c in completed))
+        self._done([c.done or c.op.id for c in completed])
 
     def _commit_batch(self, batch: Sequence[Claimed], worker_id: str) -> list[Claimed]:
         """One transaction: lock the operations still ours, re-check permission, write the
@@ -858,11 +858,10 @@ class Executor:
             announce(s, [Finished(c.op.id, c.op.actor_id, "completed") for c in ok])
         for c in ok:
             c.outcome = "completed"
-            op = c.op
-            c.done = Done(id=op.id, actor_id=op.actor_id, kind=op.kind, status="completed",
-                          attempts=op.attempts, max_attempts=op.max_attempts,
-                          created_at=op.created_at, updated_at=now, completed_at=now,
-                          result=results[op.id])
+            # The claimed row as MARK_COMPLETED left it.
+            c.done = msgspec.structs.replace(
+                Done.of(c.op), status="completed", updated_at=now, completed_at=now,
+                error=None, result=results[c.op.id])
         return ok
 
     # -- one operation at a time (fallback and failures) -------------------------------
@@ -879,15 +878,11 @@ class Executor:
             OperationAttempt.number == op.attempts).values(
             finished_at=utcnow(), outcome=outcome, error=error), execution_options=NO_SYNC)
 
-    def _done(self, *notices: Notice) -> None:
+    def _done(self, notices: Sequence[Notice]) -> None:
         """Wake the long-polls waiting for these operations, handing them what was
         committed (one round trip for a batch)."""
-        if self.notifier is not None and notices:
-            try:
-                self.notifier.publish_many(notices)
-            except Exception:  # a missed wake only delays a long-poll until its timeout
-                log.warning("could not publish completion of %s",
-                            ", ".join(notice_id(n) for n in notices), exc_info=True)
+        if self.notifier is not None:
+            self.notifier.publish_quietly(notices)
 
     # -- outcomes ----------------------------------------------------------------------
     def _complete(self, handler: Handler, op: Operation, worker_id: str) -> str:
@@ -904,7 +899,7 @@ class Executor:
             announce(s, [Finished(current.id, current.actor_id, "completed")])
             done = Done.of(current)
         metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()
-        self._done(done)
+        self._done([done])
         return "completed"
 
     def _settle(self, current: Operation, status: str, error: dict[str, Any] | None) -> None:
@@ -934,7 +929,7 @@ class Executor:
             done = Done.of(current)
         run_compensate(handler, op, "after failure")
         metrics.OPS_FINISHED.labels(op.kind, "failed", str(error.get("code", ""))).inc()
-        self._done(done)
+        self._done([done])
         return "failed"
 
     def backoff(self, attempts: int) -> float:

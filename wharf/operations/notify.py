@@ -20,6 +20,7 @@ Each waiter holds a request thread, so at most ``max_waiters`` wait at once per 
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict, defaultdict
@@ -29,9 +30,11 @@ from typing import Any
 
 import msgspec
 
-from storage.enums import DONE_STATUSES
 from storage.models import Operation
 from wharf.metrics import LONG_POLLS_REFUSED
+from wharf.operations.service import DONE
+
+log = logging.getLogger("wharf.notify")
 
 #: A long-poll that skipped its first read (an expected operation) reads after this long
 #: without a notice: the longest a lost notice delays its answer.
@@ -73,21 +76,25 @@ class Done(msgspec.Struct, frozen=True):
 
 #: What one notice carries: the finished operation, or its id alone (read it).
 Notice = Done | str
-_FINISHED = frozenset(s.value for s in DONE_STATUSES)
 
 
 def notice_id(notice: Notice) -> str:
     return notice if isinstance(notice, str) else notice.id
 
 
-def _remember(entries: OrderedDict[str, Any], key: str, value: Any, now: float) -> None:
-    """Add ``key`` (``value`` a deadline, or a tuple ending with one), then forget the
-    oldest entries beyond ``EXPECT_MAX`` or past their deadline."""
-    entries[key] = value
+#: What a process remembers of an operation: its actor (expected) or None (heard), and
+#: until when (``time.monotonic``).
+_Entry = tuple[str | None, float]
+
+
+def _remember(entries: OrderedDict[str, _Entry], key: str, actor: str | None,
+              now: float) -> None:
+    """Remember ``key`` for ``EXPECT_SECONDS``, then forget the oldest entries beyond
+    ``EXPECT_MAX`` or past their time."""
+    entries[key] = (actor, now + EXPECT_SECONDS)
     entries.move_to_end(key)
     while entries:
-        oldest = next(iter(entries.values()))
-        until = oldest[-1] if isinstance(oldest, tuple) else oldest
+        _, until = next(iter(entries.values()))
         if len(entries) <= EXPECT_MAX and until > now:
             break
         entries.popitem(last=False)
@@ -102,16 +109,13 @@ class _Waiter:
 
 
 class LocalNotifier:
-    #: Whether every notice of every process reaches this one (what ``expect`` needs).
-    hears_all = True
-
     def __init__(self, max_waiters: int | None = None):
         self._lock = threading.Lock()
         self._waiters: dict[str, list[_Waiter]] = defaultdict(list)
         # Operations accepted here, not yet finished: id -> (actor, monotonic deadline);
         # and those heard finished lately (a notice may arrive before its ``expect``).
-        self._expected: OrderedDict[str, tuple[str, float]] = OrderedDict()
-        self._heard: OrderedDict[str, float] = OrderedDict()
+        self._expected: OrderedDict[str, _Entry] = OrderedDict()
+        self._heard: OrderedDict[str, _Entry] = OrderedDict()
         self._slots = None  # unbounded
         if max_waiters is not None:
             self._slots = threading.BoundedSemaphore(max_waiters) if max_waiters > 0 \
@@ -125,12 +129,24 @@ class LocalNotifier:
         for notice in notices:
             self.publish(notice)
 
+    def publish_quietly(self, notices: Sequence[Notice]) -> None:
+        """:meth:`publish_many`, for a finisher whose change has committed: a failure is
+        logged, not raised (a long-poll it would have woken answers at its timeout, or,
+        expected, after ``CONFIRM_SECONDS``)."""
+        if not notices:
+            return
+        try:
+            self.publish_many(notices)
+        except Exception:
+            log.warning("could not publish the completion of %s",
+                        ", ".join(notice_id(n) for n in notices), exc_info=True)
+
     def wake(self, notice: Notice) -> None:
         operation_id = notice_id(notice)
         now = time.monotonic()
         with self._lock:
             if self._expected.pop(operation_id, None) is None:
-                _remember(self._heard, operation_id, now + EXPECT_SECONDS, now)
+                _remember(self._heard, operation_id, None, now)
             waiters = self._waiters.pop(operation_id, [])
         for w in waiters:
             if not isinstance(notice, str):
@@ -146,11 +162,11 @@ class LocalNotifier:
             if not self.listening():
                 return
             if self._heard.pop(operation_id, None) is None:  # else finished already
-                _remember(self._expected, operation_id, (actor_id, now + EXPECT_SECONDS), now)
+                _remember(self._expected, operation_id, actor_id, now)
 
     def listening(self) -> bool:
         """Whether every finished operation's notice reaches this process now."""
-        return self.hears_all
+        return True
 
     def forget_expected(self) -> None:
         """Notices may have been missed (the subscription was lost): expect nothing."""
@@ -209,7 +225,7 @@ class LocalNotifier:
         """Wait for a notice; True if it carried the operation, finished, and ``answer``
         took it."""
         if w.event.wait(seconds) and w.notice is not None and answer is not None \
-                and w.notice.status in _FINISHED:
+                and w.notice.status in DONE:
             answer(w.notice)
             return True
         return False
@@ -223,11 +239,12 @@ class PollingNotifier(LocalNotifier):
     ``interval`` seconds, so a completion in another process is seen within ``interval``;
     one in this process wakes it at once."""
 
-    hears_all = False  # other processes' completions are read, not heard
-
     def __init__(self, max_waiters: int | None = None, interval: float = 0.5):
         super().__init__(max_waiters)
         self.interval = interval
+
+    def listening(self) -> bool:
+        return False  # other processes' completions are read, not heard
 
     def _wait(self, operation_id: str, timeout: float, is_done: Callable[[], bool],
               answer: Callable[[Done], None] | None, reader: str | None) -> bool:

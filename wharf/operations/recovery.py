@@ -50,7 +50,7 @@ log = logging.getLogger("wharf.operations")
 LOST_ATTEMPT = "the worker stopped responding; its lease expired"
 
 Send = Callable[[OutboxMessage], None]
-#: Publishes completion notices (``LocalNotifier.publish_many``).
+#: Publishes completion notices, never raising (``LocalNotifier.publish_quietly``).
 Notify = Callable[[Sequence[Notice]], None]
 
 
@@ -154,12 +154,8 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
         if due:
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
-    if notify is not None and notices:
-        try:
-            notify(notices)
-        except Exception:  # their long-polls answer at their timeout instead
-            log.warning("recover: could not publish %d completion(s)", len(notices),
-                        exc_info=True)
+    if notify is not None:
+        notify(notices)
     for op in failed:
         with logctx.bound_op(op):
             run_compensate((handlers or {}).get(op.kind), op, "after recovery")
