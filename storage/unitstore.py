@@ -80,6 +80,7 @@ from storage.unitpatch import (
     UnitTooDeep,
     UnitTooLarge,
     apply_changeset,
+    check_document,
     json_size,
     parse_changeset,
 )
@@ -593,11 +594,12 @@ class UnitStore:
                            snapshot: dict[str, Any] | None = None) -> Draft:
         """A new unit of the worktree (no trunk unit until a merge creates it): a draft at
         revision 0 with ``base_revision`` 0 and ``base_snapshot`` = ``snapshot`` (default
-        :func:`initial_snapshot`). Idempotent: an existing local draft of the same type is
-        returned as it is; a trunk draft or another type is :class:`UnitConflict`."""
+        :func:`initial_snapshot`), within the unit limits (:func:`check_document`:
+        :class:`UnitTooLarge`, :class:`UnitTooDeep`). Idempotent: an existing local draft of
+        the same type is returned as it is; a trunk draft or another type is
+        :class:`UnitConflict`."""
         document = snapshot if snapshot is not None else initial_snapshot(unit_type)
-        if not isinstance(document, dict):
-            raise InvalidChangeset("a snapshot must be a JSON object")
+        check_document(document, self.limits)
 
         def run() -> Draft:
             with self.db.write() as s:

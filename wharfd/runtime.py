@@ -19,7 +19,7 @@ from api.app import create_app
 from api.contract import App
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
-from storage.unitstore import UnitLimits, UnitStore
+from storage.unitstore import UnitStore
 from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
@@ -41,6 +41,7 @@ from wharf.operations import recovery
 from wharf.operations.executor import Executor, Handler, Hooks
 from wharf.operations.service import Operations
 from wharf.resources import CreateResource
+from wharf.units import unit_limits
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
 from wharf.worktrees import (
@@ -70,9 +71,7 @@ class Components:
         if unitstore is None:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms,
                                    pool_size=settings.database_pool_size)
-            unitstore = UnitStore(self.unit_db, UnitLimits(
-                max_bytes=settings.unit_max_snapshot_bytes,
-                max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth))
+            unitstore = UnitStore(self.unit_db, unit_limits(settings))
         self.unitstore = unitstore
         # Tracing (wharfd.tracing.setup, called by each process before this): the
         # engines' statements, and the trace context through the broker's messages.

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
-from storage.unitstore import UnitStore
+from storage.unitstore import DraftHead, UnitStore
 from wharf import audit
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -51,6 +51,17 @@ def _draft_worktree(session: Session, worktree_id: str, actor: Principal, *,
     return wt
 
 
+def _draft(store: UnitStore, worktree_id: str, unit_id: str) -> DraftHead:
+    """The draft ``perform`` wrote, read under the worktree's lock (the orphan-draft sweep
+    takes it too before it deletes a draft without a row): gone -- a failed duplicate's
+    compensation or the sweep took it -- the operation retries, and perform writes it
+    again."""
+    draft = store.get_draft_head(worktree_id, unit_id)
+    if draft is None:
+        raise TransientFailure("The unit's draft is gone; it is written again.")
+    return draft
+
+
 def _has_row(db: Database, worktree_id: str, unit_id: str) -> bool:
     with db.read() as s:
         return s.scalar(select(WorktreeUnit.unit_id).where(
@@ -83,9 +94,7 @@ class AddWorktreeUnit:
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_not_added(session, wt, p.resource_id)
         check_limit(session, wt, self.settings)
-        draft = self.unitstore.get_draft_head(p.worktree_id, p.unit_id)
-        if draft is None:  # a failed duplicate's compensation took it: fork it again
-            raise TransientFailure("The unit's draft is gone; it is forked again.")
+        draft = _draft(self.unitstore, p.worktree_id, p.unit_id)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,
@@ -135,6 +144,7 @@ class CreateWorktreeUnit:
         actor = Principal(kind="user", user_id=op.actor_id)
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_limit(session, wt, self.settings)
+        _draft(self.unitstore, p.worktree_id, p.unit_id)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,

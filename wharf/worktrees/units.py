@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.enums import MergeState, WorktreeKind, WorktreeUnitSource
-from storage.errors import UnitStoreUnavailable
+from storage.errors import StorageError, UnitStoreUnavailable
 from storage.models import (
     Node,
     Resource,
@@ -28,6 +28,7 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
+from storage.unitpatch import check_document
 from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore
 from wharf import audit
 from wharf.access import require_node
@@ -35,9 +36,17 @@ from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound, ProblemCode, ValidationFailed
+from wharf.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    ProblemCode,
+    ValidationFailed,
+    from_storage,
+)
 from wharf.ids import is_id, new_id
 from wharf.merge import same
+from wharf.units import unit_limits
 from wharf.nodes import resolve_parent
 from wharf.operations.kinds import (
     ADD_WORKTREE_UNIT,
@@ -198,6 +207,11 @@ def _submit_local(ops: Operations, settings: Settings, ctx: RequestContext,
         if snapshot is not None and not isinstance(snapshot, dict):
             raise ValidationFailed("initial_snapshot must be a JSON object",
                                    details={"field": "initial_snapshot"})
+        if snapshot is not None:  # the unit store checks it again when it stores it
+            try:
+                check_document(snapshot, unit_limits(settings), field="initial_snapshot")
+            except StorageError as exc:
+                raise from_storage(exc) from None
         space_id, parent_id = local_target(s, ctx.principal, wt, target.get("space_id"),
                                            target.get("parent_id"))
         check_limit(s, wt, settings)
