@@ -41,9 +41,9 @@ from wharf.operations import recovery
 from wharf.operations.executor import Executor, Handler, Hooks
 from wharf.operations.service import Operations
 from wharf.resources import CreateResource
-from wharf.units import unit_limits
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
+from wharf.units import unit_limits
 from wharf.worktrees import (
     AddWorktreeUnit,
     CreateWorktree,
@@ -96,7 +96,7 @@ class Components:
             ReplaceBlobContent(self.blob_store, settings),
             PublishAsset(self.db, self.blob_store, settings),
             PurgeTrash(self.db, self.unitstore),
-            CreateWorktree(),
+            CreateWorktree(settings),
             DiscardWorktree(self.db, self.unitstore, settings),
             AddWorktreeUnit(self.db, self.unitstore, settings),
             CreateWorktreeUnit(self.db, self.unitstore, settings),

@@ -661,5 +661,5 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
     return Rebased(draft_revision=head.revision, base_revision=head.base_revision)
 
 
-__all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent", "target_holds",
-           "conflicts", "preview", "publish_assets", "rebase", "submit_merge"]
+__all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent",
+           "conflicts", "preview", "publish_assets", "rebase", "submit_merge", "target_holds"]

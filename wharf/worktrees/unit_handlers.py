@@ -1,8 +1,9 @@
 """The ``add_worktree_unit`` and ``create_worktree_unit`` operation handlers (§7.2, §7.3).
 
 Both write the draft in the unit store (``perform``, idempotent), then, in the completion
-transaction, re-check that the worktree is still a draft with room for one more unit and
-insert its ``worktree_units`` row (and, for a local unit, its node intent). A failure for
+transaction, re-check that the worktree is still a draft with room for one more unit,
+that the draft is still there and within its creator's draft quota (the draft counted),
+and insert its ``worktree_units`` row (and, for a local unit, its node intent). A failure for
 good deletes the draft only when no product row names it (a second addition of the same
 trunk unit fails ``unit_already_added`` and must not take the first one's draft)."""
 from __future__ import annotations
@@ -29,6 +30,7 @@ from wharf.operations.kinds import (
     payload,
 )
 from wharf.worktrees import access
+from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.units import (
     check_limit,
     check_not_added,
@@ -95,6 +97,7 @@ class AddWorktreeUnit:
         check_not_added(session, wt, p.resource_id)
         check_limit(session, wt, self.settings)
         draft = _draft(self.unitstore, p.worktree_id, p.unit_id)
+        check_draft_quota(session, self.unitstore, self.settings, wt.creator_id, 0)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,
@@ -145,6 +148,7 @@ class CreateWorktreeUnit:
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_limit(session, wt, self.settings)
         _draft(self.unitstore, p.worktree_id, p.unit_id)
+        check_draft_quota(session, self.unitstore, self.settings, wt.creator_id, 0)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,
