@@ -9,9 +9,10 @@ import threading
 from sqlalchemy import update
 
 from storage.models import Operation
-from storage.unitpatch import UnitLimits
-from tests.support.foundation import assert_problem, row_counts
+from storage.unitpatch import UnitLimits, json_size
+from tests.support.foundation import add_member, assert_problem, row_counts, team_space
 from tests.test_operations import wait_done
+from tests.test_worktree_merge import key, make_doc, make_worktree, run
 from tests.test_worktree_sweeps import sweep
 from tests.test_worktree_units import post_unit, unitstore_counts
 from tests.test_worktrees import create
@@ -72,7 +73,6 @@ def test_the_unit_store_refuses_an_initial_snapshot_over_its_limits(world, compo
 
 
 def create_wt(components, client) -> str:
-    from tests.test_worktree_merge import make_worktree
     return make_worktree(components, client)
 
 
@@ -116,3 +116,126 @@ def test_the_orphan_sweep_racing_a_late_create_commit(world, components, db, mon
     got = alice.get(f"/api/worktrees/{wt}/units/{unit_id}")
     assert got.status_code == 200, got.text
     assert got.json["snapshot"]["body"] == {"keep": 1}
+
+
+# --- item 3: open worktrees per user and per team space ---------------------------------
+
+def submit_wt(client, **body):
+    body.setdefault("kind", "user")
+    body.setdefault("name", "WT")
+    return client.post("/api/worktrees", json=body, headers={"Idempotency-Key": key()})
+
+
+def test_open_worktrees_are_bounded_per_user_and_per_team_space(world, components, db):
+    object.__setattr__(components.settings, "worktree_max_open_per_user", 2)
+    object.__setattr__(components.settings, "worktree_max_open_per_team_space", 3)
+    alice = world.user("alice")
+    # a burst: the submissions not yet executed count
+    first, second = submit_wt(alice), submit_wt(alice)
+    assert first.status_code == 202 and second.status_code == 202, second.text
+    before = row_counts(db)
+    body = assert_problem(submit_wt(alice), 409, "worktree_limit")
+    assert body["details"] == {"scope": "user", "limit": 2}
+    assert row_counts(db) == before  # no operation, no worktree
+    wts = [run(components, alice, r)["result"]["worktree_id"] for r in (first, second)]
+    assert_problem(submit_wt(alice), 409, "worktree_limit")
+    # a discarded worktree is no longer open
+    r = alice.post(f"/api/worktrees/{wts[0]}/discard", headers={"Idempotency-Key": key()})
+    run(components, alice, r)
+    run(components, alice, submit_wt(alice))
+
+    # a team space: 3 open, whoever created them
+    owner, ed1, ed2 = world.user("owner"), world.user("ed1"), world.user("ed2")
+    team = team_space(owner, "Team")
+    for who in (ed1, ed2):
+        add_member(owner, team["id"], who.user_id, "editor")
+    for who in (owner, ed1, ed2):
+        run(components, who, submit_wt(who, kind="team", team_space_id=team["id"]))
+    before = row_counts(db)
+    body = assert_problem(submit_wt(ed1, kind="team", team_space_id=team["id"]), 409,
+                          "worktree_limit")
+    assert body["details"] == {"scope": "team_space", "limit": 3}
+    assert row_counts(db) == before
+    run(components, ed1, submit_wt(ed1))  # a user worktree of ed1's own is still allowed
+
+
+def test_the_open_worktree_limit_is_counted_again_at_commit(world, components, db):
+    object.__setattr__(components.settings, "worktree_max_open_per_user", 2)
+    alice = world.user("alice")
+    a, b = submit_wt(alice), submit_wt(alice)
+    assert a.status_code == 202 and b.status_code == 202
+    object.__setattr__(components.settings, "worktree_max_open_per_user", 1)
+    run(components, alice, a)
+    assert components.executor.execute(b.json["id"]) == "failed"
+    op = alice.get(f"/api/operations/{b.json['id']}").json
+    assert op["error"]["code"] == "worktree_limit", op
+    assert len(alice.get("/api/worktrees").json["items"]) == 1
+
+
+# --- item 3: draft bytes per user ---------------------------------------------------------
+
+def stored_draft_bytes(components) -> int:
+    """What the unit store holds in drafts, measured from the documents themselves (every
+    draft's base and head, compact JSON) and their revisions' changesets."""
+    from sqlalchemy import select
+
+    from storage.unitpatch import json_size
+    from storage.unitstore import DRAFT_REVISIONS, DRAFTS
+    with components.unitstore.db.read() as s:
+        docs = s.execute(select(DRAFTS.c.base_snapshot, DRAFTS.c.snapshot)).all()
+        revs = s.scalars(select(DRAFT_REVISIONS.c.changeset)).all()
+    return sum(json_size(b) + json_size(h) for b, h in docs) + sum(map(json_size, revs))
+
+
+def test_draft_bytes_are_bounded_per_user(world, components, db):
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"text": "x" * 10_000})
+    size = json_size(components.unitstore.get(doc["unit_id"]).snapshot)
+    quota = 5 * size  # room for two additions (2 copies each), not three
+    object.__setattr__(components.settings, "worktree_draft_quota_bytes", quota)
+    wts = [create_wt(components, alice) for _ in range(4)]
+
+    def add(wt: str):
+        return alice.post(f"/api/worktrees/{wt}/units", headers={"Idempotency-Key": key()},
+                          json={"source": "trunk", "resource_id": doc["resource_id"]})
+
+    stored = [stored_draft_bytes(components)]
+    for wt in wts[:2]:
+        run(components, alice, add(wt))
+        stored.append(stored_draft_bytes(components))
+    assert (stored[1] - stored[0], stored[2] - stored[1]) == (2 * size, 2 * size)
+
+    # the third: refused at submission, nothing stored, no operation
+    before = row_counts(db)
+    body = assert_problem(add(wts[2]), 409, "draft_quota_exceeded")
+    assert body["details"] == {"quota": quota, "used": 4 * size, "requested": 2 * size}
+    assert row_counts(db) == before and stored_draft_bytes(components) == stored[-1]
+    # a unit new in a worktree too: its initial document, twice
+    big = {"type": "doc", "schemaVersion": 1, "body": {"t": "y" * 10_000}}
+    assert_problem(local(alice, wts[2], big), 409, "draft_quota_exceeded")
+    assert row_counts(db) == before and stored_draft_bytes(components) == stored[-1]
+
+    # past the quota at commit (the submission saw room): failed, its draft deleted
+    object.__setattr__(components.settings, "worktree_draft_quota_bytes", 10 * size)
+    r = add(wts[2])
+    assert r.status_code == 202, r.text
+    object.__setattr__(components.settings, "worktree_draft_quota_bytes", quota)
+    assert components.executor.execute(r.json["id"]) == "failed"
+    assert alice.get(f"/api/operations/{r.json['id']}").json["error"]["code"] == \
+        "draft_quota_exceeded"
+    assert stored_draft_bytes(components) == stored[-1]
+
+    # a draft changeset that grows past it: refused, the draft unchanged; shrinking is fine
+    path = f"/api/worktrees/{wts[0]}/units/{doc['unit_id']}/changesets"
+    grow = alice.post(path, json={"base_revision": 0, "changes": [
+        {"op": "add", "path": "/body/more", "value": "z" * (size + 100)}]})
+    assert_problem(grow, 409, "draft_quota_exceeded")
+    assert stored_draft_bytes(components) == stored[-1]
+    shrink = alice.post(path, json={"base_revision": 0, "changes": [
+        {"op": "replace", "path": "/body/text", "value": "short"}]})
+    assert shrink.status_code == 200, shrink.text
+
+    # a discarded worktree's drafts no longer count
+    r = alice.post(f"/api/worktrees/{wts[1]}/discard", headers={"Idempotency-Key": key()})
+    run(components, alice, r)
+    run(components, alice, add(wts[3]))
