@@ -113,11 +113,11 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         if unitstore is not None:
             from api.resources import worktree_units as wtu
             app.add_route("/api/worktrees/{worktree_id}/units",
-                          wtu.WorktreeUnits(operations, settings))
+                          wtu.WorktreeUnits(operations, unitstore, settings))
             app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}",
                           wtu.WorktreeUnitItem(db, unitstore, settings))
             app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/changesets",
-                          wtu.WorktreeUnitChangesets(db, unitstore))
+                          wtu.WorktreeUnitChangesets(db, unitstore, settings))
             app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",
                           ops_res.UnitChangesets(db, unitstore))

@@ -10,7 +10,8 @@ The groups below tell a caller what kind of trouble it is; catch the group, or t
 error, that you can do something about:
 
 - :class:`StorageNotFound`: :class:`BlobNotFound`, :class:`UnitNotFound`
-- :class:`StorageConflict`: :class:`RevisionConflict`, :class:`UnitConflict`
+- :class:`StorageConflict`: :class:`RevisionConflict`, :class:`UnitConflict`,
+  :class:`DraftQuotaExceeded`
 - :class:`StorageUnavailable` (transient: try again later): :class:`DatabaseBusy`,
   :class:`UnitStoreUnavailable`, :class:`BlobStoreUnavailable` (:class:`BucketNotFound`)
 - :class:`StorageTooLarge`: :class:`ChangesetTooLarge`, :class:`UnitTooLarge`
@@ -61,6 +62,11 @@ class RevisionConflict(StorageConflict):
 
 class UnitConflict(StorageConflict):
     """A unit with this id exists with a different type: a permanent clash."""
+
+
+class DraftQuotaExceeded(StorageConflict):
+    """A draft changeset would grow the draft past what its owner's draft quota has left
+    (``details["bytes"]``, ``details["available"]``)."""
 
 
 # --- transient -------------------------------------------------------------------------

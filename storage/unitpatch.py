@@ -44,7 +44,8 @@ MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
 __all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep", "UnitTooLarge",
-           "apply_changeset", "json_size", "json_text_depth", "parse_changeset"]
+           "apply_changeset", "check_document", "json_size", "json_text_depth",
+           "parse_changeset"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,29 @@ def json_text_depth(text: str) -> int:
     # depth after the i-th bracket (1-based) is opens_i - (i - opens_i) = 2 * opens_i - i
     depth: int = max(map(operator.sub, map(operator.mul, opens, repeat(2)), count(1)))
     return depth
+
+
+def check_document(doc: Any, limits: UnitLimits, *, field: str = "snapshot") -> int:
+    """A whole document given by a client (a unit's first snapshot): a JSON object of at
+    most ``max_bytes`` (:class:`UnitTooLarge`) and ``max_depth`` levels, the document
+    being level 1 (:class:`UnitTooDeep`), as a changeset's result must be. Its size."""
+    if not isinstance(doc, dict):
+        raise InvalidChangeset("a snapshot must be a JSON object", details={"field": field})
+    try:
+        text = _dumps(doc)
+    except RecursionError:
+        raise UnitTooDeep("The document is nested too deep.",
+                          details={"field": field, "max_depth": limits.max_depth}) from None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_bytes:
+        raise UnitTooLarge(f"The unit would be {size} bytes; at most {limits.max_bytes} are "
+                           "allowed.", details={"field": field, "max_bytes": limits.max_bytes})
+    depth = json_text_depth(text)
+    if depth > limits.max_depth:
+        raise UnitTooDeep(f"The document nests {depth} levels deep; at most "
+                          f"{limits.max_depth} are allowed.",
+                          details={"field": field, "max_depth": limits.max_depth})
+    return size
 
 
 def _json_equal(a: Any, b: Any) -> bool:

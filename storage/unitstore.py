@@ -14,6 +14,9 @@ Worktrees (schema version 2) keep their drafts here too, next to the trunk units
   was forked from or last re-based onto), the draft head ``snapshot`` at draft ``revision``,
   and ``base_draft_revision``, the draft revision at which the base was last set (0 until a
   rebase or a merge re-bases it: only then do draft revisions ``1..n`` apply to the base);
+  Each draft row keeps the size of its two documents (``base_bytes``, ``snapshot_bytes``:
+  compact UTF-8 JSON, schema version 3), written with them, so what a worktree's drafts
+  hold is summed without reading a document (:meth:`UnitStore.draft_bytes`);
 - **draft revisions** (RFC 6902, like trunk's), of kind ``edit``, ``rebase`` or
   ``merge_sync``;
 - **merge records**, one per (merge operation, unit), written in the *same transaction* as
@@ -40,6 +43,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     CheckConstraint,
     Connection,
     ForeignKey,
@@ -49,6 +53,7 @@ from sqlalchemy import (
     String,
     Table,
     delete,
+    func,
     insert,
     select,
     tuple_,
@@ -64,6 +69,7 @@ from storage.db import Database, is_transient_db_error
 from storage.enums import UnitType, values
 from storage.errors import (
     DatabaseBusy,
+    DraftQuotaExceeded,
     RevisionConflict,
     StorageConflict,
     StorageError,
@@ -80,6 +86,7 @@ from storage.unitpatch import (
     UnitTooDeep,
     UnitTooLarge,
     apply_changeset,
+    check_document,
     json_size,
     parse_changeset,
 )
@@ -90,7 +97,7 @@ __all__ = ["ChangesetTooLarge", "DraftNotFound", "FastForwardUnavailable", "Inva
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 UNIT_TYPES = values(UnitType)
 
 #: ``author_id`` of the draft revisions a merge writes (``merge_sync``).
@@ -203,6 +210,9 @@ class DraftRow(UnitBase):
     revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # sizes of base_snapshot and snapshot, compact UTF-8 JSON (schema version 3)
+    base_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    snapshot_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class DraftRevisionRow(UnitBase):
@@ -350,7 +360,8 @@ _REPLAY_LIMITS = UnitLimits(max_bytes=sys.maxsize, max_ops=sys.maxsize, max_dept
 
 _DRAFT_HEAD_COLUMNS = (DRAFTS.c.worktree_id, DRAFTS.c.unit_id, DRAFTS.c.unit_type,
                        DRAFTS.c.source, DRAFTS.c.base_revision, DRAFTS.c.base_draft_revision,
-                       DRAFTS.c.snapshot, DRAFTS.c.revision, DRAFTS.c.updated_at)
+                       DRAFTS.c.snapshot, DRAFTS.c.revision, DRAFTS.c.updated_at,
+                       DRAFTS.c.snapshot_bytes)
 
 
 class UnitStore:
@@ -593,11 +604,12 @@ class UnitStore:
                            snapshot: dict[str, Any] | None = None) -> Draft:
         """A new unit of the worktree (no trunk unit until a merge creates it): a draft at
         revision 0 with ``base_revision`` 0 and ``base_snapshot`` = ``snapshot`` (default
-        :func:`initial_snapshot`). Idempotent: an existing local draft of the same type is
-        returned as it is; a trunk draft or another type is :class:`UnitConflict`."""
+        :func:`initial_snapshot`), within the unit limits (:func:`check_document`:
+        :class:`UnitTooLarge`, :class:`UnitTooDeep`). Idempotent: an existing local draft of
+        the same type is returned as it is; a trunk draft or another type is
+        :class:`UnitConflict`."""
         document = snapshot if snapshot is not None else initial_snapshot(unit_type)
-        if not isinstance(document, dict):
-            raise InvalidChangeset("a snapshot must be a JSON object")
+        check_document(document, self.limits)
 
         def run() -> Draft:
             with self.db.write() as s:
@@ -614,10 +626,12 @@ class UnitStore:
                       source: DraftSource, base_revision: int,
                       snapshot: dict[str, Any]) -> Draft:
         now = utcnow()
+        size = json_size(snapshot)
         inserted = conn.execute(self._insert_ignore(DRAFTS).returning(DRAFTS.c.unit_id), {
             "worktree_id": worktree_id, "unit_id": unit_id, "unit_type": unit_type,
             "source": str(source), "base_revision": base_revision, "base_draft_revision": 0,
             "base_snapshot": snapshot, "snapshot": snapshot, "revision": 0,
+            "base_bytes": size, "snapshot_bytes": size,
             "created_at": now, "updated_at": now}).first()
         if inserted is not None:  # (no re-read of the two documents just written)
             return Draft(worktree_id, unit_id, unit_type, str(source), base_revision, 0,
@@ -695,12 +709,14 @@ class UnitStore:
         return self._guard(run)
 
     def apply_draft_changeset(self, worktree_id: str, unit_id: str, base_revision: int,
-                              changes: list[Any], author_id: str | None) -> DraftHead:
+                              changes: list[Any], author_id: str | None, *,
+                              max_growth: int | None = None) -> DraftHead:
         """Apply an RFC 6902 changeset to the draft head, exactly as
         :meth:`apply_changeset` does to a trunk unit (same limits and refusals;
         compare-and-set on the draft revision: :class:`RevisionConflict` with
         ``details["current_revision"]``), recording an ``edit`` draft revision.
-        :class:`DraftNotFound` without a draft."""
+        :class:`DraftNotFound` without a draft. ``max_growth``: the most bytes the draft's
+        document may grow by (:class:`DraftQuotaExceeded`, nothing written)."""
         ops = parse_changeset(changes, self.limits)
 
         def run() -> DraftHead:
@@ -718,10 +734,18 @@ class UnitStore:
                 new_snapshot = apply_changeset(
                     row.snapshot, ops, self.limits,
                     lambda: _stored_size(conn, DRAFTS.c.snapshot, *where))
+                size = json_size(new_snapshot)
+                if max_growth is not None:
+                    grown = size - row.snapshot_bytes
+                    if grown > 0 and grown > max_growth:
+                        raise DraftQuotaExceeded(
+                            f"The draft would grow by {grown} bytes; {max(0, max_growth)} "
+                            "are left in your draft quota.",
+                            details={"bytes": grown, "available": max(0, max_growth)})
                 now = utcnow()
                 _advance_draft(conn, worktree_id, unit_id, base_revision,
                                [(changes, author_id, DraftRevisionKind.EDIT)],
-                               {"snapshot": new_snapshot}, now)
+                               {"snapshot": new_snapshot, "snapshot_bytes": size}, now)
                 return DraftHead(worktree_id, unit_id, row.unit_type, row.source,
                                  row.base_revision, row.base_draft_revision, new_snapshot,
                                  base_revision + 1, now)
@@ -772,6 +796,20 @@ class UnitStore:
                      "base_revision": base_revision}, now, rebased=True)
                 return DraftHead(worktree_id, unit_id, row.unit_type, row.source,
                                  base_revision, revision, snapshot, revision, now)
+        return self._guard(run)
+
+    def draft_bytes(self, worktree_ids: Sequence[str]) -> int:
+        """What the drafts of these worktrees hold: the sum of their documents' sizes
+        (``base_bytes + snapshot_bytes``; one statement, no document read)."""
+        if not worktree_ids:
+            return 0
+
+        def run() -> int:
+            with self.db.read() as s:
+                total = s.connection().scalar(
+                    select(func.sum(DRAFTS.c.base_bytes + DRAFTS.c.snapshot_bytes))
+                    .where(DRAFTS.c.worktree_id.in_(list(worktree_ids))))
+                return int(total or 0)
         return self._guard(run)
 
     def delete_draft(self, worktree_id: str, unit_id: str) -> bool:
@@ -1208,7 +1246,10 @@ def _advance_draft(conn: Connection, worktree_id: str, unit_id: str, expected_re
     draft revision per entry of ``revisions``; ``rebased``: the base was just set, so
     ``base_draft_revision`` := the resulting revision. Returns that revision."""
     revision = expected_revision + len(revisions)
-    extra = {"base_draft_revision": revision} if rebased else {}
+    extra: dict[str, Any] = {"base_draft_revision": revision} if rebased else {}
+    for document, size in (("snapshot", "snapshot_bytes"), ("base_snapshot", "base_bytes")):
+        if document in values and size not in values:  # written with their documents
+            extra[size] = json_size(values[document])
     result = conn.execute(update(DRAFTS).where(
         *_draft_is(worktree_id, unit_id), DRAFTS.c.revision == expected_revision).values(
         revision=revision, updated_at=now, **values, **extra))
@@ -1236,8 +1277,31 @@ def _upgrade_1_to_2(conn: Connection) -> None:
     conn.exec_driver_sql(f"ALTER TABLE unit_revisions ADD COLUMN origin {column_type}")
 
 
+def _upgrade_draft_sizes(conn: Connection) -> None:
+    """Version 3: ``worktree_drafts.base_bytes`` and ``snapshot_bytes``, filled in for the
+    drafts there are (each document measured once, as compact UTF-8 JSON). Skips a column
+    that is there already (a store upgraded from version 1 in the same run has them), so
+    it may run after any other step."""
+    from sqlalchemy import inspect
+    present = {c["name"] for c in inspect(conn).get_columns(DRAFTS.name)}
+    added = [c for c in (DRAFTS.c.base_bytes, DRAFTS.c.snapshot_bytes)
+             if c.name not in present]
+    for column in added:
+        conn.exec_driver_sql(f"ALTER TABLE {DRAFTS.name} ADD COLUMN {column.name} "
+                             f"{column.type.compile(dialect=conn.dialect)} NOT NULL DEFAULT 0")
+    if not added:
+        return
+    keys = conn.execute(select(DRAFTS.c.worktree_id, DRAFTS.c.unit_id)).all()
+    for key in keys:
+        docs = conn.execute(select(DRAFTS.c.base_snapshot, DRAFTS.c.snapshot).where(
+            *_draft_is(key.worktree_id, key.unit_id))).one()
+        conn.execute(update(DRAFTS).where(*_draft_is(key.worktree_id, key.unit_id)).values(
+            base_bytes=json_size(docs.base_snapshot), snapshot_bytes=json_size(docs.snapshot)))
+
+
 #: ``version -> step`` that takes a store from ``version`` to ``version + 1``, in place.
-UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2}
+UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2,
+                                                     2: _upgrade_draft_sizes}
 
 
 def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) -> None:

@@ -19,6 +19,7 @@ EXPECTED = {
     se.UnitNotFound: (404, "not_found", "Not found", False, None),
     se.RevisionConflict: (409, "revision_conflict", "Revision conflict", False, None),
     se.UnitConflict: (409, "unit_conflict", "Unit conflict", False, None),
+    se.DraftQuotaExceeded: (409, "draft_quota_exceeded", "Draft quota exceeded", False, None),
     se.DatabaseBusy: (503, "database_busy", "Service unavailable", True, "1"),
     se.UnitStoreUnavailable: (503, "unitstore_unavailable", "Transient failure", True, None),
     se.BlobStoreUnavailable: (503, "blob_store_unavailable", "Blob store unavailable", True,

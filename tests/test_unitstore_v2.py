@@ -30,6 +30,7 @@ from storage.clock import utcnow
 from storage.db import Database
 from storage.errors import DatabaseBusy
 from storage.types import UTCDateTime
+from storage.unitpatch import json_size
 from storage.unitstore import (
     MERGE_AUTHOR,
     SCHEMA_VERSION,
@@ -131,8 +132,8 @@ def _version(db: Database) -> str:
 
 # -- schema -------------------------------------------------------------------------------
 
-def test_a_fresh_store_is_created_at_version_2(store):
-    assert SCHEMA_VERSION == 2 and _version(store.db) == "2"
+def test_a_fresh_store_is_created_at_the_current_version(store):
+    assert SCHEMA_VERSION == 3 and _version(store.db) == "3"
     with store.db.engine.connect() as conn:
         insp = inspect(conn)
         assert set(V2_TABLES) <= set(insp.get_table_names())
@@ -145,8 +146,8 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
     try:
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 1 to 2"]
-        assert _version(db) == "2"
+        assert said == ["wharf: unit store schema upgraded from version 1 to 3"]
+        assert _version(db) == "3"
         store = UnitStore(db)
         old1 = store.get("old1")
         assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
@@ -165,7 +166,7 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
                                      "dave").revision == 1
         assert store.delete_unit("old1") and store.get("old1") is None
         said.clear()
-        prepare_unitstore_db(db, report=said.append)  # at version 2: nothing to do
+        prepare_unitstore_db(db, report=said.append)  # at version 3: nothing to do
         assert said == []
     finally:
         db.dispose()
@@ -189,7 +190,7 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
     for t in threads:
         t.join(30)
     try:
-        assert errors == [] and _version(dbs[0]) == "2"
+        assert errors == [] and _version(dbs[0]) == "3"
         assert UnitStore(dbs[0]).get("old1").revision == 2
     finally:
         for db in dbs:
@@ -198,14 +199,42 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
 
 def test_a_store_newer_than_this_code_is_refused(store):
     with store.db.write() as s:
-        s.execute(text("UPDATE unitstore_meta SET value = '3' WHERE key = 'schema_version'"))
+        s.execute(text("UPDATE unitstore_meta SET value = :v WHERE key = 'schema_version'"),
+                  {"v": str(SCHEMA_VERSION + 1)})
     try:
-        with pytest.raises(UnitStoreSchemaError, match="version 3"):
+        with pytest.raises(UnitStoreSchemaError, match=f"version {SCHEMA_VERSION + 1}"):
             prepare_unitstore_db(store.db, report=_quiet)
     finally:
         with store.db.write() as s:
+            s.execute(text("UPDATE unitstore_meta SET value = :v "
+                           "WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)})
+
+
+def test_a_v2_store_gets_its_drafts_sizes(empty_url):
+    """Version 3 adds each draft's document sizes; the upgrade measures the drafts there
+    are, so what a worktree's drafts hold is known without reading them."""
+    db = Database(empty_url)
+    try:
+        prepare_unitstore_db(db, report=_quiet)
+        store = UnitStore(db)
+        _trunk(store, "u1", {"a": "x" * 100})
+        store.fork_draft(WT, "u1")
+        store.apply_draft_changeset(WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}],
+                                    "carol")
+        with db.write() as s:  # back to what version 2 had
+            for column in ("base_bytes", "snapshot_bytes"):
+                s.execute(text(f"ALTER TABLE worktree_drafts DROP COLUMN {column}"))
             s.execute(text("UPDATE unitstore_meta SET value = '2' "
                            "WHERE key = 'schema_version'"))
+        said: list[str] = []
+        prepare_unitstore_db(db, report=said.append)
+        assert said == ["wharf: unit store schema upgraded from version 2 to 3"]
+        base, head = json_size({"a": "x" * 100}), json_size({"a": "x" * 100, "b": 1})
+        assert store.draft_bytes([WT]) == base + head
+        store.fork_draft("wt2", "u1")  # written with its sizes from now on
+        assert store.draft_bytes([WT, "wt2"]) == base + head + 2 * base
+    finally:
+        db.dispose()
 
 
 # -- drafts -------------------------------------------------------------------------------

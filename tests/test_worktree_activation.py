@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from storage.models import Node, Operation, UnitAsset, WorktreeNodeIntent, WorktreeUnit
-from tests.support.foundation import assert_problem, make_node
+from tests.support.foundation import add_member, assert_problem, make_node, team_space
 from tests.test_worktree_merge import (
     add_asset,
     add_local_unit,
@@ -26,15 +26,17 @@ from wharf.ids import new_id
 
 
 def blocked_unit(components, db, alice, folder: dict) -> tuple[str, dict]:
-    """A worktree whose local unit merged into trunk while its target folder was trashed
-    (``activation_blocked``), with a worktree asset on that unit."""
+    """A worktree whose local unit merged into trunk while its target folder (in
+    ``folder``'s space) was trashed (``activation_blocked``), with a worktree asset on
+    that unit."""
     wt = make_worktree(components, alice)
     local = add_local_unit(components, db, wt, alice, 0, {"type": "doc", "schemaVersion": 1,
                                                          "body": {"x": 1}})
     local["asset_id"] = add_asset(db, wt, local["unit_id"], alice.user_id)
     with db.write() as s:
-        s.scalars(select(WorktreeNodeIntent).where(
-            WorktreeNodeIntent.worktree_id == wt)).one().target_parent_id = folder["id"]
+        intent = s.scalars(select(WorktreeNodeIntent).where(
+            WorktreeNodeIntent.worktree_id == wt)).one()
+        intent.target_space_id, intent.target_parent_id = folder["space_id"], folder["id"]
     ready(alice, wt)
     r = merge(alice, wt)
     assert r.status_code == 202, r.text
@@ -167,3 +169,28 @@ def test_a_blocked_unit_draft_is_read_only_until_activated(world, components, db
                          "changes": [{"op": "add", "path": "/late", "value": 1}]})
     assert r.status_code == 409 and r.json["code"] == "activation_blocked", r.text
     assert components.unitstore.get_draft(wt, unit_id).snapshot == before.snapshot
+
+
+def test_a_member_removed_before_the_worker_commits_activates_nothing(world, components, db):
+    """Bob, editor of a team space, re-drives the activation of his own worktree's unit
+    into a folder of that team; the owner removes him before the worker runs: the
+    operation fails ``permission_revoked`` and no node appears in a space he no longer
+    belongs to (the worker re-checks the right to create in the target, not only the
+    worktree's *merge* right)."""
+    owner, bob = world.user("owner"), world.user("bob")
+    team = team_space(owner, "Team")
+    add_member(owner, team["id"], bob.user_id, "editor")
+    wt, local = blocked_unit(components, db, bob, make_node(bob, team["id"], "Gone"))
+    elsewhere = make_node(owner, team["id"], "Elsewhere")
+    r = activate(bob, wt, local["unit_id"],
+                 {"target": {"space_id": team["id"], "parent_id": elsewhere["id"]}})
+    assert r.status_code == 202, r.text
+    assert owner.delete(f"/api/spaces/{team['id']}/members/{bob.user_id}").status_code == 204
+    assert components.executor.execute(r.json["id"]) == "failed"
+    op = bob.get(f"/api/operations/{r.json['id']}").json
+    assert op["error"]["code"] == "permission_revoked", op
+    assert owner.get(f"/api/nodes/{elsewhere['id']}/children").json["items"] == []
+    with db.read() as s:
+        assert s.get(Node, local["node_id"]) is None
+        assert s.get(WorktreeUnit, (wt, local["unit_id"])).merge_state == \
+            "activation_blocked"

@@ -552,6 +552,21 @@ class Settings:
         "most units one worktree may hold (trunk units added and units new in it); one "
         "more is refused with 409 `worktree_unit_limit`",
         ge=1)] = 200
+    worktree_max_open_per_user: Annotated[int, setting(
+        "open worktrees (not merged or discarded yet, or still being created) one user may "
+        "have, user and team worktrees together; one more is refused with 409 "
+        "`worktree_limit`",
+        ge=1)] = 20
+    worktree_max_open_per_team_space: Annotated[int, setting(
+        "open team worktrees one team space may have, whoever created them; one more is "
+        "refused with 409 `worktree_limit`",
+        ge=1)] = 100
+    worktree_draft_quota_bytes: Annotated[int, setting(
+        "bytes the drafts of one user's open worktrees may hold (each draft's base and "
+        "head documents, compact UTF-8 JSON; adding a trunk unit stores two copies of it); "
+        "an addition, a new unit or a draft changeset that would go past it is refused "
+        "with 409 `draft_quota_exceeded`, nothing stored",
+        ge=1, note="512 MiB")] = 512 * 1024 * 1024
     merge_max_conflicts: Annotated[int, setting(
         "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
         "number); a rebase reports at most this many unresolved",

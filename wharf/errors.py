@@ -117,6 +117,9 @@ class ProblemCode(StrEnum):
     OUTSIDE_TEAM_SPACE = "outside_team_space"
     UNIT_ALREADY_ADDED = "unit_already_added"
     WORKTREE_UNIT_LIMIT = "worktree_unit_limit"
+    # open worktrees and draft bytes per user (wharf/worktrees/limits.py)
+    WORKTREE_LIMIT = "worktree_limit"
+    DRAFT_QUOTA_EXCEEDED = "draft_quota_exceeded"
     # worktree retention and re-driven activations (sweeps, wharf/worktrees/activation.py)
     NOT_BLOCKED = "not_blocked"
     UNIT_MISSING = "unit_missing"
@@ -300,6 +303,8 @@ _FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], s
     storage_errors.StorageConflict: (Conflict, "conflict", "Conflict"),
     storage_errors.RevisionConflict: (Conflict, "revision_conflict", "Revision conflict"),
     storage_errors.UnitConflict: (Conflict, "unit_conflict", "Unit conflict"),
+    storage_errors.DraftQuotaExceeded: (Conflict, "draft_quota_exceeded",
+                                        "Draft quota exceeded"),
     storage_errors.StorageUnavailable: (TransientFailure, "transient_failure",
                                         "Transient failure"),
     storage_errors.DatabaseBusy: (Unavailable, "database_busy", "Service unavailable"),

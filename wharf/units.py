@@ -4,11 +4,19 @@ from __future__ import annotations
 from typing import Any
 
 from storage.db import Database
+from storage.unitpatch import UnitLimits
 from storage.unitstore import Unit, UnitStore
 from wharf import audit
+from wharf.config import Settings
 from wharf.context import RequestContext
 from wharf.errors import NotFound, ValidationFailed
 from wharf.resources import find_unit
+
+
+def unit_limits(settings: Settings) -> UnitLimits:
+    """The bounds on a unit document and a changeset (``WHARF_UNIT_MAX_*``)."""
+    return UnitLimits(max_bytes=settings.unit_max_snapshot_bytes,
+                      max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth)
 
 
 def read_unit(db: Database, store: UnitStore, ctx: RequestContext,

@@ -19,7 +19,7 @@ from api.app import create_app
 from api.contract import App
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
-from storage.unitstore import UnitLimits, UnitStore
+from storage.unitstore import UnitStore
 from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
@@ -43,6 +43,7 @@ from wharf.operations.service import Operations
 from wharf.resources import CreateResource
 from wharf.retention.schedule import Scheduler, schedules
 from wharf.trash import PurgeTrash
+from wharf.units import unit_limits
 from wharf.worktrees import (
     AddWorktreeUnit,
     CreateWorktree,
@@ -70,9 +71,7 @@ class Components:
         if unitstore is None:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms,
                                    pool_size=settings.database_pool_size)
-            unitstore = UnitStore(self.unit_db, UnitLimits(
-                max_bytes=settings.unit_max_snapshot_bytes,
-                max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth))
+            unitstore = UnitStore(self.unit_db, unit_limits(settings))
         self.unitstore = unitstore
         # Tracing (wharfd.tracing.setup, called by each process before this): the
         # engines' statements, and the trace context through the broker's messages.
@@ -97,7 +96,7 @@ class Components:
             ReplaceBlobContent(self.blob_store, settings),
             PublishAsset(self.db, self.blob_store, settings),
             PurgeTrash(self.db, self.unitstore),
-            CreateWorktree(),
+            CreateWorktree(settings),
             DiscardWorktree(self.db, self.unitstore, settings),
             AddWorktreeUnit(self.db, self.unitstore, settings),
             CreateWorktreeUnit(self.db, self.unitstore, settings),

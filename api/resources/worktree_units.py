@@ -43,8 +43,8 @@ def unit_detail(view: units.UnitView, snapshot: dict[str, Any]) -> WorktreeUnitD
 
 
 class WorktreeUnits:
-    def __init__(self, ops: Operations, settings: Settings):
-        self.ops, self.settings = ops, settings
+    def __init__(self, ops: Operations, store: UnitStore, settings: Settings):
+        self.ops, self.store, self.settings = ops, store, settings
 
     @contract.op(operation_id="addWorktreeUnit",
                  summary="Add a unit to a worktree (operation add_worktree_unit or "
@@ -55,7 +55,10 @@ class WorktreeUnits:
                              "`unit_already_added`). `source: worktree`: a new unit whose "
                              "node is created in `target` by the merge (editor there). At "
                              "most WHARF_WORKTREE_MAX_UNITS units (409 "
-                             "`worktree_unit_limit`). " + NOT_WHILE,
+                             "`worktree_unit_limit`); the draft (two copies of the "
+                             "document) within the creator's "
+                             "WHARF_WORKTREE_DRAFT_QUOTA_BYTES (409 "
+                             "`draft_quota_exceeded`). " + NOT_WHILE,
                  body=AddWorktreeUnitRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 404, 409))
@@ -63,8 +66,8 @@ class WorktreeUnits:
         body = contract.read_body(req, AddWorktreeUnitRequest)
         request: dict[str, Any] = msgspec.to_builtins(body)
         answer_submission(resp, units.submit_add_unit(
-            self.ops, self.settings, req.context.ctx, req.get_header("Idempotency-Key"),
-            worktree_id, request))
+            self.ops, self.store, self.settings, req.context.ctx,
+            req.get_header("Idempotency-Key"), worktree_id, request))
 
 
 class WorktreeUnitItem:
@@ -108,21 +111,23 @@ class WorktreeUnitItem:
 
 
 class WorktreeUnitChangesets:
-    def __init__(self, db: Database, store: UnitStore):
-        self.db, self.store = db, store
+    def __init__(self, db: Database, store: UnitStore, settings: Settings):
+        self.db, self.store, self.settings = db, store, settings
 
     @contract.op(operation_id="applyWorktreeChangeset",
                  summary="Apply an RFC 6902 JSON Patch to a unit's draft",
                  tags=["worktrees"],
                  description="Same contract as trunk changesets, against the draft's "
-                             "revision. " + CHANGESET_PROBLEMS + " " + NOT_WHILE,
+                             "revision. " + CHANGESET_PROBLEMS + " Growing the draft "
+                             "past the creator's WHARF_WORKTREE_DRAFT_QUOTA_BYTES: 409 "
+                             "`draft_quota_exceeded`. " + NOT_WHILE,
                  body=ChangesetRequest, responses={200: ChangesetResult},
                  problems=(403, 409, 410))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                 unit_id: str) -> None:
         body = read_changeset(req)
-        head = units.apply_changeset(self.db, self.store, req.context.ctx, worktree_id,
-                                     unit_id, body.base_revision,
+        head = units.apply_changeset(self.db, self.store, self.settings, req.context.ctx,
+                                     worktree_id, unit_id, body.base_revision,
                                      msgspec.to_builtins(body.changes))
         resp.media = ChangesetResult(unit_id=head.unit_id, revision=head.revision,
                                      snapshot=head.snapshot)

@@ -329,6 +329,20 @@ def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
 ORPHAN_DRAFT_AGE = timedelta(hours=1)
 
 
+def _delete_orphan(ctx: SweepContext, store: UnitStore, key: DraftKey) -> bool:
+    """Delete a draft that had no ``worktree_units`` row, holding its worktree's row lock
+    as a unit's addition does when it inserts that row and checks its draft: either the
+    addition committed first (its row is seen here and the draft stays) or it finds the
+    draft gone and writes it again. True if a draft was deleted."""
+    with ctx.db.write() as s:
+        s.get(Worktree, key.worktree_id, with_for_update=True)
+        if s.scalar(select(WorktreeUnit.unit_id).where(
+                WorktreeUnit.worktree_id == key.worktree_id,
+                WorktreeUnit.unit_id == key.unit_id)) is not None:
+            return False
+        return store.delete_draft(key.worktree_id, key.unit_id)
+
+
 def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
     """(a) Worktrees merged or discarded more than WHARF_WORKTREE_RETENTION ago: their
     drafts are deleted from the unit store, then ``drafts_purged_at`` is set (the
@@ -369,8 +383,7 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
                     WorktreeUnit.worktree_id.in_({k.worktree_id for k in keys}),
                     WorktreeUnit.unit_id.in_({k.unit_id for k in keys})))}
         for k in keys:
-            if (k.worktree_id, k.unit_id) not in known and \
-                    store.delete_draft(k.worktree_id, k.unit_id):
+            if (k.worktree_id, k.unit_id) not in known and _delete_orphan(ctx, store, k):
                 orphans += 1
         ctx.batch_done("sweep_worktree_drafts", len(keys))
         after = keys[-1]

@@ -37,6 +37,7 @@ from wharf.worktrees.merging import (
     UnitUnavailable,
     activate_intent,
     publish_assets,
+    target_holds,
 )
 from wharf.worktrees.service import scope_of
 from wharf.worktrees.units import local_target
@@ -130,6 +131,8 @@ class ActivateWorktreeResource:
         self.unitstore = unitstore
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        """Every right the submission checked: the *merge* right on the worktree and the
+        right to create in the (stored) target folder."""
         p = payload(op, ActivateWorktreeResourcePayload)
         wt = session.get(Worktree, p.worktree_id)
         if wt is None:
@@ -139,6 +142,17 @@ class ActivateWorktreeResource:
             raise NotFound("No such worktree.")
         if not access.rights(wt.kind, wt.visibility, rel)["merge"]:
             raise Forbidden("You may no longer merge this worktree.")
+        # The submission also checked the right to create in the target folder: a member
+        # removed from (or demoted in) the target's space since then creates nothing.
+        intent = session.get(WorktreeNodeIntent, (wt.id, p.unit_id))
+        if intent is None or intent.activated_at is not None:
+            return  # the commit answers (not_blocked)
+        try:
+            local_target(session, actor, wt, intent.target_space_id, intent.target_parent_id)
+        except NotFound:
+            if target_holds(session, intent.target_space_id, intent.target_parent_id):
+                raise  # the target is there; the actor may no longer see it
+            raise UnitUnavailable([p.unit_id]) from None
 
     def perform(self, op: Operation) -> None:
         p = payload(op, ActivateWorktreeResourcePayload)

@@ -37,6 +37,7 @@ from wharf.operations.kinds import (
 )
 from wharf.worktrees import access
 from wharf.worktrees.errors import WorktreeStateConflict
+from wharf.worktrees.limits import check_open
 from wharf.worktrees.service import require_team_writer
 
 #: ``object_deletion_jobs.reason`` of a discarded worktree's assets.
@@ -44,10 +45,14 @@ DISCARDED = "worktree_discarded"
 
 
 class CreateWorktree:
-    """``create_worktree``: the ``worktrees`` row (state ``draft``) appears at commit;
+    """``create_worktree``: the ``worktrees`` row (state ``draft``) appears at commit,
+    within the open-worktree limits (counted again, locked: ``limits.check_open``);
     nothing happens outside the product database."""
 
     kind = CREATE_WORKTREE
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
         p = payload(op, CreateWorktreePayload)
@@ -60,6 +65,7 @@ class CreateWorktree:
     def commit(self, session: Session, op: Operation,
                ctx: RequestContext) -> CreateWorktreeResult:
         p = payload(op, CreateWorktreePayload)
+        check_open(session, self.settings, op.actor_id, p.team_space_id, committing=True)
         now = utcnow()
         session.add(Worktree(id=p.worktree_id, kind=p.kind, name=p.name, summary=p.summary,
                              creator_id=op.actor_id, team_space_id=p.team_space_id,

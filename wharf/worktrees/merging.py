@@ -470,6 +470,18 @@ class MergeWorktree:
         pass  # trunk writes already made are legitimate content (§11)
 
 
+def target_holds(session: Session, space_id: str, parent_id: str | None) -> bool:
+    """Whether a local unit's target is still there, whoever looks: the space exists; the
+    parent (if any) exists, in that space, not trashed."""
+    if session.get(Space, space_id) is None:
+        return False
+    if parent_id is not None:
+        parent = session.get(Node, parent_id)
+        if parent is None or parent.space_id != space_id or _trashed(session, parent):
+            return False
+    return True
+
+
 def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
                     resource_id: str, unit_type: str, now: Any) -> bool:
     """Create the node, resource and unit row of a unit new in a worktree that is in
@@ -477,13 +489,8 @@ def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
     the parent exists, in that space, not trashed); False, nothing written, otherwise.
     The actor's create right is not checked again: the unit is in trunk already (§7.4).
     Shared by ``merge_worktree`` and ``activate_worktree_resource`` (§7.6)."""
-    if session.get(Space, intent.target_space_id) is None:
+    if not target_holds(session, intent.target_space_id, intent.target_parent_id):
         return False
-    if intent.target_parent_id is not None:
-        parent = session.get(Node, intent.target_parent_id)
-        if parent is None or parent.space_id != intent.target_space_id or \
-                _trashed(session, parent):
-            return False
     publish_node(session, op, node_id=intent.node_id, resource_id=resource_id,
                  space_id=intent.target_space_id, parent_id=intent.target_parent_id,
                  name=intent.name, kind="unit", created_by=intent.created_by)
@@ -655,4 +662,4 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
 
 
 __all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent",
-           "conflicts", "preview", "publish_assets", "rebase", "submit_merge"]
+           "conflicts", "preview", "publish_assets", "rebase", "submit_merge", "target_holds"]

@@ -29,6 +29,7 @@ from wharf.pagination import TIMESTAMP, decode_cursor, page
 from wharf.validation import clean_name, one_of
 from wharf.worktrees import access
 from wharf.worktrees.access import MANAGERS, WRITERS, WorktreeCapabilities
+from wharf.worktrees.limits import check_open
 
 KINDS = values(WorktreeKind)
 VISIBILITIES = values(WorktreeVisibility)
@@ -117,6 +118,8 @@ def submit_create_worktree(ops: Operations, ctx: RequestContext, key: str | None
                                 else visibility, "visibility", VISIBILITIES)
             team = require_team_writer(s, ctx.principal, space_id).id
             scope = team
+        assert ctx.principal.user_id is not None
+        check_open(s, ops.settings, ctx.principal.user_id, team)
         return scope, CreateWorktreePayload(worktree_id=new_id(), kind=kind, name=name,
                                             summary=summary, team_space_id=team,
                                             visibility=visibility)

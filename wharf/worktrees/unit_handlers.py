@@ -1,8 +1,9 @@
 """The ``add_worktree_unit`` and ``create_worktree_unit`` operation handlers (§7.2, §7.3).
 
 Both write the draft in the unit store (``perform``, idempotent), then, in the completion
-transaction, re-check that the worktree is still a draft with room for one more unit and
-insert its ``worktree_units`` row (and, for a local unit, its node intent). A failure for
+transaction, re-check that the worktree is still a draft with room for one more unit,
+that the draft is still there and within its creator's draft quota (the draft counted),
+and insert its ``worktree_units`` row (and, for a local unit, its node intent). A failure for
 good deletes the draft only when no product row names it (a second addition of the same
 trunk unit fails ``unit_already_added`` and must not take the first one's draft)."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
-from storage.unitstore import UnitStore
+from storage.unitstore import DraftHead, UnitStore
 from wharf import audit
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -29,6 +30,7 @@ from wharf.operations.kinds import (
     payload,
 )
 from wharf.worktrees import access
+from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.units import (
     check_limit,
     check_not_added,
@@ -49,6 +51,17 @@ def _draft_worktree(session: Session, worktree_id: str, actor: Principal, *,
     if wt.state != WorktreeState.DRAFT:
         access.check_state(wt, "add_unit")
     return wt
+
+
+def _draft(store: UnitStore, worktree_id: str, unit_id: str) -> DraftHead:
+    """The draft ``perform`` wrote, read under the worktree's lock (the orphan-draft sweep
+    takes it too before it deletes a draft without a row): gone -- a failed duplicate's
+    compensation or the sweep took it -- the operation retries, and perform writes it
+    again."""
+    draft = store.get_draft_head(worktree_id, unit_id)
+    if draft is None:
+        raise TransientFailure("The unit's draft is gone; it is written again.")
+    return draft
 
 
 def _has_row(db: Database, worktree_id: str, unit_id: str) -> bool:
@@ -83,9 +96,8 @@ class AddWorktreeUnit:
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_not_added(session, wt, p.resource_id)
         check_limit(session, wt, self.settings)
-        draft = self.unitstore.get_draft_head(p.worktree_id, p.unit_id)
-        if draft is None:  # a failed duplicate's compensation took it: fork it again
-            raise TransientFailure("The unit's draft is gone; it is forked again.")
+        draft = _draft(self.unitstore, p.worktree_id, p.unit_id)
+        check_draft_quota(session, self.unitstore, self.settings, wt.creator_id, 0)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,
@@ -135,6 +147,8 @@ class CreateWorktreeUnit:
         actor = Principal(kind="user", user_id=op.actor_id)
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_limit(session, wt, self.settings)
+        _draft(self.unitstore, p.worktree_id, p.unit_id)
+        check_draft_quota(session, self.unitstore, self.settings, wt.creator_id, 0)
         now = utcnow()
         session.add(WorktreeUnit(
             worktree_id=wt.id, unit_id=p.unit_id, resource_id=p.resource_id,

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.enums import MergeState, WorktreeKind, WorktreeUnitSource
-from storage.errors import UnitStoreUnavailable
+from storage.errors import StorageError, UnitStoreUnavailable
 from storage.models import (
     Node,
     Resource,
@@ -28,14 +28,22 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore
+from storage.unitpatch import check_document, json_size
+from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
 from wharf import audit
 from wharf.access import require_node
 from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound, ProblemCode, ValidationFailed
+from wharf.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    ProblemCode,
+    ValidationFailed,
+    from_storage,
+)
 from wharf.ids import is_id, new_id
 from wharf.merge import same
 from wharf.nodes import resolve_parent
@@ -46,10 +54,12 @@ from wharf.operations.kinds import (
     CreateWorktreeUnitPayload,
 )
 from wharf.operations.service import Operations, Submission
+from wharf.units import unit_limits
 from wharf.validation import clean_name, one_of
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
 from wharf.worktrees.errors import DraftPurged
+from wharf.worktrees.limits import check_draft_quota, draft_room
 from wharf.worktrees.service import scope_of
 
 #: ``object_deletion_jobs.reason`` of the assets of a unit removed from its worktree.
@@ -138,10 +148,13 @@ def next_ordinal(s: Session, wt_id: str) -> int:
 
 # --- add (trunk) / create (local): submission ---------------------------------------------
 
-def submit_add_unit(ops: Operations, settings: Settings, ctx: RequestContext,
-                    key: str | None, worktree_id: str, body: dict[str, Any]) -> Submission:
+def submit_add_unit(ops: Operations, store: UnitStore, settings: Settings,
+                    ctx: RequestContext, key: str | None, worktree_id: str,
+                    body: dict[str, Any]) -> Submission:
     """``POST /api/worktrees/{id}/units``: ``source`` ``trunk`` (operation
-    ``add_worktree_unit``) or ``worktree`` (``create_worktree_unit``)."""
+    ``add_worktree_unit``) or ``worktree`` (``create_worktree_unit``). Either stores a
+    draft of two documents (its base and its head): refused with 409
+    ``draft_quota_exceeded`` when they would take the creator's drafts past their quota."""
     source = one_of(body.get("source"), "source",
                     (WorktreeUnitSource.TRUNK.value, WorktreeUnitSource.WORKTREE.value))
     fields = {k for k, v in body.items() if v is not None} - {"source"}
@@ -151,15 +164,17 @@ def submit_add_unit(ops: Operations, settings: Settings, ctx: RequestContext,
             raise ValidationFailed(f"A trunk unit takes only resource_id (not "
                                    f"{', '.join(sorted(extra))}).",
                                    details={"field": sorted(extra)[0]})
-        return _submit_trunk(ops, settings, ctx, key, worktree_id, body.get("resource_id"))
+        return _submit_trunk(ops, store, settings, ctx, key, worktree_id,
+                             body.get("resource_id"))
     if "resource_id" in fields:
         raise ValidationFailed("A unit new in the worktree takes no resource_id.",
                                details={"field": "resource_id"})
-    return _submit_local(ops, settings, ctx, key, worktree_id, body)
+    return _submit_local(ops, store, settings, ctx, key, worktree_id, body)
 
 
-def _submit_trunk(ops: Operations, settings: Settings, ctx: RequestContext,
-                  key: str | None, worktree_id: str, resource_id: object) -> Submission:
+def _submit_trunk(ops: Operations, store: UnitStore, settings: Settings,
+                  ctx: RequestContext, key: str | None, worktree_id: str,
+                  resource_id: object) -> Submission:
     if resource_id is None:
         raise ValidationFailed("resource_id is required", details={"field": "resource_id"})
     request = {"worktree_id": worktree_id, "source": "trunk", "resource_id": resource_id}
@@ -171,6 +186,9 @@ def _submit_trunk(ops: Operations, settings: Settings, ctx: RequestContext,
         res, unit, _ = trunk_unit(s, ctx.principal, wt, resource_id)
         check_not_added(s, wt, res.id)
         check_limit(s, wt, settings)
+        trunk = store.get(unit.unit_id)
+        check_draft_quota(s, store, settings, wt.creator_id,
+                          2 * json_size(trunk.snapshot) if trunk is not None else 0)
         return scope_of(s, wt), AddWorktreeUnitPayload(
             worktree_id=wt.id, resource_id=res.id, unit_id=unit.unit_id,
             unit_type=unit.unit_type)
@@ -178,8 +196,9 @@ def _submit_trunk(ops: Operations, settings: Settings, ctx: RequestContext,
     return ops.submit(ctx, ADD_WORKTREE_UNIT, key, request, prepare)
 
 
-def _submit_local(ops: Operations, settings: Settings, ctx: RequestContext,
-                  key: str | None, worktree_id: str, body: dict[str, Any]) -> Submission:
+def _submit_local(ops: Operations, store: UnitStore, settings: Settings,
+                  ctx: RequestContext, key: str | None, worktree_id: str,
+                  body: dict[str, Any]) -> Submission:
     target = body.get("target")
     snapshot = body.get("initial_snapshot")
     request = {"worktree_id": worktree_id, "source": "worktree", "name": body.get("name"),
@@ -198,9 +217,16 @@ def _submit_local(ops: Operations, settings: Settings, ctx: RequestContext,
         if snapshot is not None and not isinstance(snapshot, dict):
             raise ValidationFailed("initial_snapshot must be a JSON object",
                                    details={"field": "initial_snapshot"})
+        try:  # the unit store checks it again when it stores it
+            size = check_document(snapshot if snapshot is not None else
+                                  initial_snapshot(unit_type), unit_limits(settings),
+                                  field="initial_snapshot")
+        except StorageError as exc:
+            raise from_storage(exc) from None
         space_id, parent_id = local_target(s, ctx.principal, wt, target.get("space_id"),
                                            target.get("parent_id"))
         check_limit(s, wt, settings)
+        check_draft_quota(s, store, settings, wt.creator_id, 2 * size)
         return scope_of(s, wt), CreateWorktreeUnitPayload(
             worktree_id=wt.id, unit_id=new_id(), resource_id=new_id(), node_id=new_id(),
             unit_type=unit_type, name=name, space_id=space_id, parent_id=parent_id,
@@ -352,10 +378,13 @@ def _changed(s: Session, wt: Worktree, unit: WorktreeUnit) -> None:
     s.flush()
 
 
-def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, worktree_id: str,
-                    unit_id: str, base_revision: int, changes: list[Any]) -> DraftHead:
+def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: RequestContext,
+                    worktree_id: str, unit_id: str, base_revision: int,
+                    changes: list[Any]) -> DraftHead:
     """A draft changeset (same contract as trunk: compare-and-set on the draft
-    revision). Only in ``draft``; the unit's merge state goes back to ``pending``.
+    revision). Only in ``draft``; the unit's merge state goes back to ``pending``. A
+    changeset that would grow the draft past its creator's draft quota is refused (409
+    ``draft_quota_exceeded``, nothing written).
 
     The worktree row stays locked while the unit store applies it, so marking the
     worktree ready (or merging it) cannot slip in between the state check and the
@@ -372,8 +401,9 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, worktre
             raise Conflict("This unit's activation is blocked: activate it (POST …/activate) "
                            "or change its target before editing it.",
                            code=ProblemCode.ACTIVATION_BLOCKED)
-        head = store.apply_draft_changeset(worktree_id, unit_id, base_revision, changes,
-                                           ctx.principal.user_id)
+        head = store.apply_draft_changeset(
+            worktree_id, unit_id, base_revision, changes, ctx.principal.user_id,
+            max_growth=draft_room(s, store, settings, view.worktree.creator_id))
         _changed(s, view.worktree, row[0])
         audit.record(s, ctx, "worktree.changeset", "worktree", worktree_id,
                      space_id=scope_of(s, view.worktree),
