@@ -12,10 +12,10 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from storage.models import AuditLog, Operation, Worktree, WorktreeEvent, WorktreeUnit
-from tests.support.foundation import assert_problem, make_node
+from tests.support.foundation import add_member, assert_problem, make_node, team_space
 from tests.test_operations import wait_done
 from tests.test_worktree_units import _doc_without_worker, add, edit, post_unit
-from tests.test_worktrees import _doc, _purge, count, create, create_without_worker
+from tests.test_worktrees import _doc, _purge, count, create, create_without_worker, discard
 from wharf import trash
 from wharf.clock import utcnow
 from wharf.ids import new_id
@@ -110,6 +110,30 @@ def test_a_purge_waits_for_a_worktree_the_caller_may_discard_and_names_only_it(
     assert _events(bob, bobs) == [("unit_purged", doc["unit_id"], doc["resource_id"],
                                    op["id"], "purge")]
     assert _events(alice, mine) == []
+
+
+def test_a_team_admins_purge_waits_for_team_worktrees_not_for_a_members_own(
+        world, worker, components, db):
+    owner, admin, member = world.user("owner"), world.user("admin"), world.user("member")
+    team = team_space(owner, "Team")
+    add_member(owner, team["id"], admin.user_id, "admin")
+    add_member(owner, team["id"], member.user_id, "editor")
+    folder = make_node(owner, team["id"], "Docs")["id"]
+    doc = _doc(owner, team["id"], folder)
+    team_wt = create(member, kind="team", name="Team draft", team_space_id=team["id"],
+                     visibility="private")["id"]
+    add(member, team_wt, source="trunk", resource_id=doc["resource_id"])
+    own_wt = create(member, name="My own")["id"]
+    add(member, own_wt, source="trunk", resource_id=doc["resource_id"])
+    assert admin.post(f"/api/nodes/{folder}/trash").status_code == 200
+    # the admin may discard the team worktree (not the member's user worktree)
+    body = assert_problem(_purge(admin, folder), 409, "worktree_reference")
+    assert body["details"] == {"worktree_ids": [team_wt]}
+    assert wait_done(admin, discard(admin, team_wt).json["id"])["status"] == "completed"
+    op = _purged(admin, folder)
+    assert _events(member, own_wt) == [("unit_purged", doc["unit_id"], doc["resource_id"],
+                                        op["id"], "purge")]
+    assert _events(member, team_wt) == []  # discarded before: nothing was taken from it
 
 
 def test_a_worktree_being_merged_blocks_every_purge_without_being_named(
