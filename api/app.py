@@ -94,6 +94,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
         app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))
+        app.add_route("/api/worktrees/{worktree_id}/events", worktrees.WorktreeEvents(db))
         app.add_route("/api/worktrees/{worktree_id}/ready", worktrees.WorktreeReady(db))
         app.add_route("/api/worktrees/{worktree_id}/reopen", worktrees.WorktreeReopen(db))
         app.add_route("/api/worktrees/{worktree_id}/discard",

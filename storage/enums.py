@@ -160,6 +160,21 @@ class MergeState(StrEnum):
     ACTIVATION_BLOCKED = "activation_blocked"
 
 
+class WorktreeEventKind(StrEnum):
+    """What a permanent delete of trash did to a worktree it did not wait for."""
+
+    UNIT_PURGED = "unit_purged"  # the unit's trunk document was deleted: its draft is gone
+    TARGET_PURGED = "target_purged"  # a new unit's target folder was deleted
+
+
+class PurgeReason(StrEnum):
+    """Who deleted the trash: its owner or a space admin (``purge``), or the trash
+    retention sweep (``retention``)."""
+
+    PURGE = "purge"
+    RETENTION = "retention"
+
+
 class TickStatus(StrEnum):
     """A scheduled job run (``schedule_ticks.status``)."""
 

@@ -441,6 +441,26 @@ class WorktreeNodeIntent(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class WorktreeEvent(Base):
+    """Something that happened to a worktree that its creator did not do and must be
+    able to see afterwards: a permanent delete of trash took a unit out of it
+    (``unit_purged``: its draft discarded) or removed the folder a unit new in it was to be
+    created in (``target_purged``). Written in the purge's completion transaction."""
+
+    __tablename__ = "worktree_events"
+    __table_args__ = (Index("ix_worktree_events_worktree", "worktree_id", "id"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    worktree_id: Mapped[str] = mapped_column(ID, ForeignKey("worktrees.id"))
+    kind: Mapped[str] = mapped_column(String(32))  # WorktreeEventKind
+    unit_id: Mapped[str] = mapped_column(ID)
+    resource_id: Mapped[str | None] = mapped_column(ID)
+    # The purge_trash operation, and whether the trash retention submitted it.
+    operation_id: Mapped[str | None] = mapped_column(ID)
+    reason: Mapped[str] = mapped_column(String(16))  # "purge" | "retention"
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 # --- unit assets ------------------------------------------------------------------------
 
 class UnitAsset(Base):

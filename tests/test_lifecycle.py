@@ -278,10 +278,15 @@ def test_purge_is_refused_while_a_worktree_references_a_resource(world, worker, 
     sp = alice.personal_space_id
     top = node(alice, sp, "Top")
     alice.post(f"/api/nodes/{top}/trash")
-    monkeypatch.setattr(trash, "PURGE_BLOCKERS",
-                        [lambda s, resource_ids, node_ids: "an active worktree references a resource below"])
+
+    class Blocking:
+        def blocked(self, s, actor, resource_ids, node_ids):
+            return trash.Blocked("an active worktree references a resource below", ("w1",))
+
+    monkeypatch.setattr(trash, "PURGE_BLOCKERS", [Blocking()])
     r = alice.delete(f"/api/nodes/{top}", headers={"Idempotency-Key": key()})
     assert r.status_code == 409 and r.json["code"] == "worktree_reference"
+    assert r.json["details"] == {"worktree_ids": ["w1"]}
 
 
 def test_trash_retention_purges_old_batches_once(world, worker, components, settings):

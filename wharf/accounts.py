@@ -65,6 +65,7 @@ from storage.models import (
     Webhook,
     WebhookDelivery,
     Worktree,
+    WorktreeEvent,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
@@ -363,6 +364,7 @@ def _user_worktrees(p: Purge) -> int:
         s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.worktree_id.in_(ids)))
         s.execute(delete(WorktreeNodeIntent).where(WorktreeNodeIntent.worktree_id.in_(ids)))
         s.execute(delete(WorktreeUnit).where(WorktreeUnit.worktree_id.in_(ids)))
+        s.execute(delete(WorktreeEvent).where(WorktreeEvent.worktree_id.in_(ids)))
         s.execute(delete(Worktree).where(Worktree.id.in_(ids)))
     return len(ids)
 

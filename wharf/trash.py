@@ -4,8 +4,14 @@ Trashing moves a node and its descendants that are not already in another batch 
 new batch; trashed nodes disappear from browsing, content and the resolver. Restore brings
 exactly that batch back. Permanent delete of a batch root is an operation: the worker
 deletes the units from the UnitStore (idempotently), then in one product transaction
-queues every blob object below for deletion and deletes the rows. It is refused while an
-active worktree references a resource below (``PURGE_BLOCKERS``).
+queues every blob object below for deletion and deletes the rows.
+
+References held outside the tree (``PURGE_BLOCKERS``; ``wharf.worktrees`` registers the
+worktrees') either refuse the purge (409 ``worktree_reference``, ``details.worktree_ids``:
+the blocking worktrees the caller may see) or give way to it: the hook says which, and
+the purge releases the others (in ``perform`` their unit-store copies, idempotently; in
+its completion transaction their rows). The rule is the hook's (docs/architecture.md,
+"Worktrees", "Trash").
 
 Nested batches: trashing P after R (R below P) leaves R in its own batch, *enclosed* by P's.
 - R cannot be restored while an enclosing batch is trashed (409 ``ancestor_trashed``): it
@@ -24,15 +30,15 @@ link holders can trash and restore but not destroy.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
-from storage.enums import OperationStatus
+from storage.enums import OperationStatus, PurgeReason
 from storage.models import (
     BlobResource,
     LinkSharing,
@@ -77,10 +83,36 @@ log = logging.getLogger("wharf.trash")
 
 KIND = PURGE_TRASH
 
-# Each blocker receives the resource ids and node ids of the subtree being purged and
-# returns a reason when the purge must wait (wharf.worktrees registers one: an active
-# worktree that references a resource below, or will create a document below, blocks it).
-PURGE_BLOCKERS: list[Callable[[Session, list[str], list[str]], str | None]] = []
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """Why a purge must wait, and the blocking worktrees the caller may see."""
+
+    reason: str
+    worktree_ids: tuple[str, ...] = ()
+
+
+class PurgeReferences(Protocol):
+    """References to a trash batch's resources and nodes held outside the tree. Each
+    method receives the resource ids and node ids of the subtree being purged."""
+
+    def blocked(self, s: Session, actor: Principal | None, resource_ids: list[str],
+                node_ids: list[str]) -> Blocked | None:
+        """Why the purge by ``actor`` (None: the trash retention) must wait, or None:
+        then every other reference gives way to it."""
+
+    def copies(self, s: Session, resource_ids: list[str]) -> list[tuple[str, str]]:
+        """The unit-store drafts (worktree id, unit id) of these resources' units that
+        the purge deletes with the units (``UnitStore.delete_draft``, idempotent)."""
+
+    def release(self, s: Session, ctx: RequestContext, operation_id: str,
+                reason: PurgeReason, resource_ids: list[str], node_ids: list[str],
+                settings: Settings) -> None:
+        """In the purge's completion transaction, after ``blocked`` said None: drop the
+        references that gave way, saying so to whoever holds them."""
+
+
+# wharf.worktrees registers one (wharf.worktrees.blockers).
+PURGE_BLOCKERS: list[PurgeReferences] = []
 
 
 def subtree(s: Session, root_id: str) -> list[Node]:
@@ -232,18 +264,18 @@ def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
     return scan_page(fetch, after, limit, "trash", lambda b: [b.id], visible)
 
 
-def _blocked(s: Session, root_node_id: str) -> str | None:
-    """Why the purge of the subtree at ``root_node_id`` must wait (``PURGE_BLOCKERS``),
-    or None."""
+def _check_blockers(s: Session, actor: Principal | None, root_node_id: str) -> None:
+    """409 ``worktree_reference`` when the purge of the subtree at ``root_node_id`` by
+    ``actor`` (None: the trash retention) must wait (``PURGE_BLOCKERS``)."""
     if not PURGE_BLOCKERS:
-        return None
+        return
     node_ids = [n.id for n in subtree(s, root_node_id)]
     resource_ids = [r.id for r in _resources_below(s, node_ids)]
-    for blocker in PURGE_BLOCKERS:
-        reason = blocker(s, resource_ids, node_ids)
-        if reason:
-            return reason
-    return None
+    for hook in PURGE_BLOCKERS:
+        blocked = hook.blocked(s, actor, resource_ids, node_ids)
+        if blocked is not None:
+            raise Conflict(blocked.reason, code="worktree_reference",
+                           details={"worktree_ids": list(blocked.worktree_ids)})
 
 
 def _resources_below(s: Session, node_ids: list[str]) -> list[Resource]:
@@ -263,9 +295,7 @@ def submit_purge(ops: Operations, ctx: RequestContext, key: str | None,
         if batch is None or node.trash_batch_id != batch.id:
             raise Conflict("Only the root of a trash batch can be deleted permanently; "
                            "trash the node first.", code="not_trashed")
-        reason = _blocked(s, node.id)
-        if reason:
-            raise Conflict(reason, code="worktree_reference")
+        _check_blockers(s, ctx.principal, node.id)
         return node.space_id, PurgeTrashPayload(batch_id=batch.id, root_node_id=node.id,
                                                 space_id=node.space_id)
 
@@ -306,9 +336,10 @@ class PurgeTrash:
 
     kind = KIND
 
-    def __init__(self, db: Database, unitstore: UnitStore):
+    def __init__(self, db: Database, unitstore: UnitStore, settings: Settings):
         self._db = db
         self.unitstore = unitstore
+        self.settings = settings
 
     def _batch(self, s: Session, p: PurgeTrashPayload) -> TrashBatch:
         # Locked: a restore of this batch waits for us, or we find it gone.
@@ -326,9 +357,7 @@ class PurgeTrash:
         self._batch(s, p)
         if not p.by_retention:
             require_purge(s, actor, p.root_node_id)
-        reason = _blocked(s, p.root_node_id)
-        if reason:
-            raise Conflict(reason, code="worktree_reference")
+        _check_blockers(s, None if p.by_retention else actor, p.root_node_id)
 
     def perform(self, op: Operation) -> None:
         # Units live in another database: delete them first (idempotent). Until the rows go,
@@ -340,8 +369,14 @@ class PurgeTrash:
             units = [u for (u,) in s.execute(
                 select(UnitResource.unit_id).join(Resource, Resource.id == UnitResource.resource_id)
                 .where(Resource.node_id.in_(nodes)))] if nodes else []
+            resource_ids = [r.id for r in _resources_below(s, nodes)]
+            # The drafts of these units in worktrees that gave way to the purge: the
+            # document is deleted everywhere (their rows go in commit).
+            drafts = [d for hook in PURGE_BLOCKERS for d in hook.copies(s, resource_ids)]
         for unit_id in units:
             self.unitstore.delete_unit(unit_id)
+        for worktree_id, unit_id in drafts:
+            self.unitstore.delete_draft(worktree_id, unit_id)
 
     def commit(self, s: Session, op: Operation, ctx: RequestContext) -> PurgeTrashResult:
         p = payload(op, PurgeTrashPayload)
@@ -350,6 +385,10 @@ class PurgeTrash:
         node_ids = [n.id for n in nodes]
         resources = _resources_below(s, node_ids)
         resource_ids = [r.id for r in resources]
+        # authorize() found nothing blocking in this transaction: the rest give way.
+        reason = PurgeReason.RETENTION if p.by_retention else PurgeReason.PURGE
+        for hook in PURGE_BLOCKERS:
+            hook.release(s, ctx, op.id, reason, resource_ids, node_ids, self.settings)
         objects = 0
         for i in range(0, len(resource_ids), 500):
             chunk = resource_ids[i:i + 500]

@@ -95,7 +95,7 @@ class Components:
             CreateBlobResource(self.blob_store, settings),
             ReplaceBlobContent(self.blob_store, settings),
             PublishAsset(self.db, self.blob_store, settings),
-            PurgeTrash(self.db, self.unitstore),
+            PurgeTrash(self.db, self.unitstore, settings),
             CreateWorktree(settings),
             DiscardWorktree(self.db, self.unitstore, settings),
             AddWorktreeUnit(self.db, self.unitstore, settings),

@@ -199,7 +199,11 @@ class NodeWithPurge(Node):
                  tags=["trash"],
                  description="Deletes the batch rooted here and every batch nested below it "
                              "(operation `purge_trash`); space owner or team admin only. 409 "
-                             "`not_trashed`, `worktree_reference`.",
+                             "`not_trashed`; 409 `worktree_reference` while a worktree you "
+                             "may discard, or one being merged, holds a unit below "
+                             "(`details.worktree_ids`: those you may see). Other users' "
+                             "worktrees give way: their drafts of the deleted units are "
+                             "discarded (`GET /api/worktrees/{id}/events`).",
                  headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409,))

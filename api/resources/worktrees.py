@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from api import contract
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
+from api.schemas.common import PageQuery
 from api.schemas.tree import changes
 from api.schemas.worktrees import (
     CreateWorktreeRequest,
@@ -18,19 +19,28 @@ from api.schemas.worktrees import (
     UserRef,
     Worktree,
     WorktreeDetail,
+    WorktreeEvent,
+    WorktreeEventList,
     WorktreeList,
     WorktreeListQuery,
     WorktreeUnit,
 )
 from api.serialize import timestamp
 from storage.db import Database
-from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility
+from storage.enums import (
+    PurgeReason,
+    WorktreeEventKind,
+    WorktreeKind,
+    WorktreeState,
+    WorktreeVisibility,
+)
 from storage.unitstore import UnitStore
 from wharf import worktrees
 from wharf.clock import iso
 from wharf.context import RequestContext
 from wharf.operations.service import Operations
 from wharf.worktrees import access
+from wharf.worktrees import events as wt_events
 from wharf.worktrees import service as wt_service
 from wharf.worktrees import units as wt_units
 
@@ -148,6 +158,33 @@ class WorktreeItem:
             worktrees.update_worktree(s, ctx, worktree_id, changes(body))
         with self.db.read() as s:
             resp.media = detail(s, self.store, ctx, worktree_id)
+
+
+class WorktreeEvents:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="listWorktreeEvents",
+                 summary="What others' permanent deletes of trash did to a worktree",
+                 tags=["worktrees"],
+                 description="Oldest first. A document deleted permanently by its owner or "
+                             "a space admin, or by the trash retention, leaves the worktrees "
+                             "of others that held it (their draft is discarded): "
+                             "`unit_purged`; a unit new in the worktree whose target folder "
+                             "was deleted: `target_purged`. Those who may review the "
+                             "worktree's units (403 otherwise).",
+                 query=PageQuery, responses={200: WorktreeEventList}, problems=(403,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
+        q = contract.read_query(req, PageQuery)
+        with self.db.read() as s:
+            items, nxt = wt_events.list_events(s, req.context.ctx, worktree_id, q.limit,
+                                               q.cursor)
+            resp.media = WorktreeEventList(
+                items=[WorktreeEvent(id=e.id, kind=WorktreeEventKind(e.kind), unit_id=e.unit_id,
+                                     resource_id=e.resource_id, operation_id=e.operation_id,
+                                     reason=PurgeReason(e.reason), at=timestamp(e.at))
+                       for e in items],
+                next_cursor=nxt)
 
 
 class WorktreeReady:

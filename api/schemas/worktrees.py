@@ -10,7 +10,9 @@ from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Time
 from api.schemas.tree import _Patch
 from storage.enums import (
     MergeState,
+    PurgeReason,
     UnitType,
+    WorktreeEventKind,
     WorktreeKind,
     WorktreeState,
     WorktreeUnitSource,
@@ -107,6 +109,31 @@ class WorktreeDetail(Worktree):
 
 class WorktreeList(Response):
     items: list[Worktree]
+    next_cursor: str | None
+
+
+class WorktreeEvent(Response):
+    """Something done to the worktree by someone else: the permanent delete of trash
+    (by its owner or a space admin, or by the trash retention) took a unit out of it
+    (`unit_purged`: its draft is gone) or deleted the folder a unit new in it was to be
+    created in (`target_purged`: the merge answers `activation_blocked` for it;
+    activate it elsewhere)."""
+
+    id: Id
+    kind: WorktreeEventKind
+    unit_id: Id
+    resource_id: Annotated[Id | None, msgspec.Meta(
+        description="The deleted resource (`unit_purged`).")]
+    operation_id: Annotated[Id | None, msgspec.Meta(
+        description="The `purge_trash` operation.")]
+    reason: Annotated[PurgeReason, msgspec.Meta(
+        description="`purge`: the trash's owner or a space admin; `retention`: "
+                    "WHARF_TRASH_RETENTION.")]
+    at: Timestamp
+
+
+class WorktreeEventList(Response):
+    items: list[WorktreeEvent]
     next_cursor: str | None
 
 

@@ -10,7 +10,9 @@ still needs.
 - ``handlers``: the operation handlers;
 - ``units``, ``unit_handlers``: units inside a worktree (add, create, read, changesets,
   rename or re-target, remove) and their operation handlers;
-- ``blockers``: the ``PURGE_BLOCKERS`` hook, registered on import.
+- ``blockers``: the ``PURGE_BLOCKERS`` hook (which worktrees a permanent delete of trash
+  waits for, and what it does to the others), registered on import;
+- ``events``: what such a purge did to a worktree, as its readers see it.
 """
 from __future__ import annotations
 
