@@ -10,9 +10,11 @@ Units are put into worktrees directly (ORM rows + the UnitStore), not through th
 operations, which this file does not exercise."""
 from __future__ import annotations
 
+import json
+import secrets
 import uuid
 
-from sqlalchemy import select
+from sqlalchemy import MetaData, select
 
 from storage.models import (
     Node,
@@ -116,6 +118,19 @@ def merge(client, wt: str):
 
 def body_of(components, unit_id: str) -> dict:
     return components.unitstore.get(unit_id).snapshot["body"]
+
+
+def stored_bytes(*dbs) -> int:
+    """What these databases hold, in bytes: every row of every table as compact JSON."""
+    total = 0
+    for d in dbs:
+        meta = MetaData()
+        meta.reflect(d.engine)
+        with d.engine.connect() as conn:
+            for table in meta.sorted_tables:
+                for row in conn.execute(select(table)):
+                    total += len(json.dumps(list(row), default=str, separators=(",", ":")))
+    return total
 
 
 def test_every_outcome_then_rebase_and_a_clean_merge(world, components, db):
@@ -264,6 +279,61 @@ def test_every_outcome_then_rebase_and_a_clean_merge(world, components, db):
     assert_problem(alice.get(f"/api/worktrees/{wt}/units/{conf['unit_id']}/merge-preview"),
                    409, "worktree_state")
     assert_problem(merge(alice, wt), 409, "worktree_state")
+
+
+def test_a_remerge_with_nothing_changed_stores_little_and_results_stay_small(
+        world, components, db):
+    """20 units, each with 20 conflicting 4,000-character strings (4.8 MB of conflicts): a
+    re-merge with nothing changed stores under 64 KiB, each operation's result is under 64
+    KiB, the full conflicts stay readable, and a 200-operation listing stays small."""
+    alice = world.user("alice")
+    names = [f"k{i}" for i in range(20)]
+
+    def big() -> str:
+        return secrets.token_hex(2000)  # 4,000 characters that do not compress
+
+    wt = make_worktree(components, alice)
+    docs = []
+    for i in range(20):
+        doc = make_doc(components, alice, {k: big() for k in names})
+        add_trunk_unit(components, db, wt, alice.user_id, doc, i)
+        edit_draft(components, wt, doc["unit_id"], [
+            {"op": "replace", "path": f"/body/{k}", "value": big()} for k in names],
+            alice.user_id)
+        edit_trunk(alice, doc["unit_id"], 1, [
+            {"op": "replace", "path": f"/body/{k}", "value": big()} for k in names])
+        docs.append(doc)
+    ready(alice, wt)
+    first = run(components, alice, merge(alice, wt))
+    assert first["result"]["counts"]["conflict"] == 20
+    before = stored_bytes(db, components.unitstore.db)
+    ready(alice, wt)
+    second = run(components, alice, merge(alice, wt))
+    grown = stored_bytes(db, components.unitstore.db) - before
+    assert second["result"]["counts"]["conflict"] == 20
+    assert grown < 64 * 1024, f"a re-merge stored {grown} bytes"
+    for op in (first, second):
+        result = op["result"]
+        assert len(json.dumps(result)) < 64 * 1024
+        assert [u["conflict_count"] for u in result["units"]] == [20] * 20
+        # a bounded sample: the first conflicts' paths, the 4,000-character values clipped
+        shown = [c for u in result["units"] for c in u["conflicts"]]
+        assert 0 < len(shown) <= 10
+        assert shown[0]["path"] == "/body/k0" and shown[0]["draft"]["$truncated"] is True
+    # every conflict, with its values, through the paged endpoint (the second merge's)
+    items, cursor = [], None
+    while True:
+        page = alice.get(f"/api/worktrees/{wt}/units/{docs[7]['unit_id']}/conflicts",
+                         params={"limit": "8", **({"cursor": cursor} if cursor else {})}).json
+        assert page["operation_id"] == second["id"] and page["conflict_count"] == 20
+        items += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert [c["path"] for c in items] == [f"/body/{k}" for k in names]
+    assert all(len(c[side]) == 4000 for c in items for side in ("base", "trunk", "draft"))
+    listing = alice.get("/api/operations", params={"limit": "200"})
+    assert listing.status_code == 200 and len(listing.content) < 4 * 64 * 1024
 
 
 def test_a_rerun_after_a_crash_in_perform_writes_nothing_twice(world, components, db):
