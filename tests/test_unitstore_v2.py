@@ -7,6 +7,7 @@ the core's ``wharf/merge.py`` would compute them.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import uuid
@@ -131,12 +132,14 @@ def _version(db: Database) -> str:
 
 # -- schema -------------------------------------------------------------------------------
 
-def test_a_fresh_store_is_created_at_version_2(store):
-    assert SCHEMA_VERSION == 2 and _version(store.db) == "2"
+def test_a_fresh_store_is_created_at_version_3(store):
+    assert SCHEMA_VERSION == 3 and _version(store.db) == "3"
     with store.db.engine.connect() as conn:
         insp = inspect(conn)
         assert set(V2_TABLES) <= set(insp.get_table_names())
         assert "origin" in {c["name"] for c in insp.get_columns("unit_revisions")}
+        assert {"conflicts_sha256", "conflicts_operation_id"} <= {
+            c["name"] for c in insp.get_columns("unit_merge_records")}
 
 
 def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_url):
@@ -145,8 +148,8 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
     try:
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 1 to 2"]
-        assert _version(db) == "2"
+        assert said == ["wharf: unit store schema upgraded from version 1 to 3"]
+        assert _version(db) == "3"
         store = UnitStore(db)
         old1 = store.get("old1")
         assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
@@ -165,7 +168,7 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
                                      "dave").revision == 1
         assert store.delete_unit("old1") and store.get("old1") is None
         said.clear()
-        prepare_unitstore_db(db, report=said.append)  # at version 2: nothing to do
+        prepare_unitstore_db(db, report=said.append)  # at version 3: nothing to do
         assert said == []
     finally:
         db.dispose()
@@ -189,7 +192,7 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
     for t in threads:
         t.join(30)
     try:
-        assert errors == [] and _version(dbs[0]) == "2"
+        assert errors == [] and _version(dbs[0]) == "3"
         assert UnitStore(dbs[0]).get("old1").revision == 2
     finally:
         for db in dbs:
@@ -198,13 +201,13 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
 
 def test_a_store_newer_than_this_code_is_refused(store):
     with store.db.write() as s:
-        s.execute(text("UPDATE unitstore_meta SET value = '3' WHERE key = 'schema_version'"))
+        s.execute(text("UPDATE unitstore_meta SET value = '4' WHERE key = 'schema_version'"))
     try:
-        with pytest.raises(UnitStoreSchemaError, match="version 3"):
+        with pytest.raises(UnitStoreSchemaError, match="version 4"):
             prepare_unitstore_db(store.db, report=_quiet)
     finally:
         with store.db.write() as s:
-            s.execute(text("UPDATE unitstore_meta SET value = '2' "
+            s.execute(text("UPDATE unitstore_meta SET value = '3' "
                            "WHERE key = 'schema_version'"))
 
 
@@ -512,6 +515,84 @@ def test_record_outcome_conflict_and_unchanged(store):
                              sync_changeset=[])
 
 
+def _stored(store: UnitStore, operation_id: str, unit_id: str = "u1") -> tuple:
+    """A record's stored conflicts column and the record it refers to, as written."""
+    with store.db.read() as s:
+        stored, refers_to = s.execute(text(
+            "SELECT conflicts, conflicts_operation_id FROM unit_merge_records "
+            "WHERE operation_id = :o AND unit_id = :u"), {"o": operation_id, "u": unit_id}).one()
+    return json.loads(stored) if isinstance(stored, str) else stored, refers_to
+
+
+def test_a_repeated_conflict_list_is_stored_once(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    conflicts = [{"path": f"/k{i}", "base": "b" * 4000, "trunk": "t" * 4000,
+                  "draft": "d" * 4000} for i in range(20)]
+    first = store.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                 conflicts=conflicts, conflict_count=25)
+    again = store.record_outcome(OP2, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                 conflicts=conflicts, conflict_count=25)
+    assert _stored(store, OP) == (conflicts, None)
+    assert _stored(store, OP2) == ([], OP)  # a reference, not the list again
+    for record in (first, again, store.merge_record(OP2, "u1"), *store.merge_records(OP2)):
+        assert (record.conflicts, record.conflict_count) == (conflicts, 25)
+    # a third repeat refers to the record that holds the list, not to a reference
+    store.record_outcome("op3", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=conflicts)
+    assert _stored(store, "op3") == ([], OP)
+    # other conflicts, or another worktree's, are stored
+    other = conflicts[:19]
+    store.record_outcome("op4", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=other)
+    assert _stored(store, "op4") == (other, None)
+    store.fork_draft("wt2", "u1")
+    store.record_outcome("op5", "wt2", "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=conflicts)
+    assert _stored(store, "op5") == (conflicts, None)
+    # retention deletes a worktree's records together, the referred-to one included
+    store.delete_drafts(WT)
+    assert all(store.merge_record(o, "u1") is None for o in (OP, OP2, "op3", "op4"))
+    assert store.merge_record("op5", "u1").conflicts == conflicts
+
+
+def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
+    """Version 2's merge records (no digest, no reference, no worktree index) stay
+    readable after the upgrade, and a repeat of a later record is stored once."""
+    conflicts = [{"path": "/a", "base": 1, "trunk": 2, "draft": 3}]
+    store = UnitStore(Database(empty_url))
+    prepare_unitstore_db(store.db, report=_quiet)
+    with store.db.write() as s:  # back to what version 2 created
+        s.execute(text("DROP TABLE unit_merge_records"))
+        s.execute(text(
+            "CREATE TABLE unit_merge_records (operation_id VARCHAR(32) NOT NULL, "
+            "unit_id VARCHAR(32) NOT NULL, worktree_id VARCHAR(32) NOT NULL, "
+            "outcome VARCHAR(16) NOT NULL, trunk_revision_before INTEGER, "
+            "trunk_revision_after INTEGER, conflicts JSON NOT NULL, "
+            "conflict_count INTEGER NOT NULL, created_at TIMESTAMP NOT NULL, "
+            "PRIMARY KEY (operation_id, unit_id))"))
+        s.execute(text("INSERT INTO unit_merge_records VALUES ('old', 'u1', :w, 'conflict', "
+                       "1, 1, :c, 1, :t)"),
+                  {"w": WT, "c": json.dumps(conflicts), "t": utcnow().replace(tzinfo=None)})
+        s.execute(text("UPDATE unitstore_meta SET value = '2' "
+                       "WHERE key = 'schema_version'"))
+    said: list[str] = []
+    prepare_unitstore_db(store.db, report=said.append)
+    assert said == ["wharf: unit store schema upgraded from version 2 to 3"]
+    assert _version(store.db) == "3"
+    with store.db.engine.connect() as conn:
+        assert "ix_unit_merge_records_worktree" in {
+            i["name"] for i in inspect(conn).get_indexes("unit_merge_records")}
+    assert store.merge_record("old", "u1").conflicts == conflicts
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    for op in (OP, OP2):
+        store.record_outcome(op, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                             conflicts=conflicts)
+    assert _stored(store, OP) == (conflicts, None) and _stored(store, OP2) == ([], OP)
+    store.db.dispose()
+
+
 def test_unchanged_with_trunk_moved_rebases_the_draft_onto_trunk(store):
     _trunk(store)
     store.fork_draft(WT, "u1")
@@ -574,6 +655,7 @@ def test_delete_drafts_and_orphan_candidates(store):
         store.create_local_draft(wt, "n1", "doc")
         _edit(store, 0, "/x", 1, unit_id="n1", wt=wt)
     store.record_outcome(OP, "w1", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
+    store.record_outcome(OP2, "w2", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
     later = utcnow() + timedelta(seconds=1)
     assert store.orphan_drafts(utcnow() - timedelta(hours=1)) == []
     everything = store.orphan_drafts(later)
@@ -586,7 +668,9 @@ def test_delete_drafts_and_orphan_candidates(store):
     assert store.delete_drafts("w1") == 2 and store.delete_drafts("w1") == 0
     assert store.get_draft("w1", "u1") is None and store.draft_revisions("w1", "n1") == []
     assert store.get_draft("w2", "u1") is not None  # another worktree's draft stays
-    assert store.merge_record(OP, "u1") is not None  # records describe trunk: kept
+    # the worktree's merge records go with its drafts (retention); another's stay
+    assert store.merge_record(OP, "u1") is None and store.merge_records(OP) == []
+    assert store.merge_record(OP2, "u1") is not None
     assert store.get("u1") is not None
 
 
