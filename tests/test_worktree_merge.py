@@ -20,6 +20,8 @@ from storage.models import (
     Node,
     Operation,
     UnitAsset,
+    Webhook,
+    WebhookDelivery,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
@@ -292,6 +294,12 @@ def test_a_remerge_with_nothing_changed_stores_little_and_results_stay_small(
     def big() -> str:
         return secrets.token_hex(2000)  # 4,000 characters that do not compress
 
+    # a webhook (its row put in directly: registration refuses a local address): each
+    # finished operation's delivery is stored with the operation's result
+    hook_id = new_id()
+    with db.write() as s:
+        s.add(Webhook(id=hook_id, user_id=alice.user_id, url="http://127.0.0.1:9/hook",
+                      events=["operation.completed"], secret="whsec_" + "A" * 44))
     wt = make_worktree(components, alice)
     docs = []
     for i in range(20):
@@ -334,6 +342,12 @@ def test_a_remerge_with_nothing_changed_stores_little_and_results_stay_small(
     assert all(len(c[side]) == 4000 for c in items for side in ("base", "trunk", "draft"))
     listing = alice.get("/api/operations", params={"limit": "200"})
     assert listing.status_code == 200 and len(listing.content) < 4 * 64 * 1024
+    with db.read() as s:
+        sent = s.scalars(select(WebhookDelivery).where(
+            WebhookDelivery.webhook_id == hook_id,
+            WebhookDelivery.subject_id.in_([first["id"], second["id"]]))).all()
+    assert len(sent) == 2
+    assert all(len(json.dumps(d.payload, default=str)) < 64 * 1024 for d in sent)
 
 
 def test_a_rerun_after_a_crash_in_perform_writes_nothing_twice(world, components, db):
