@@ -73,13 +73,14 @@ from wharf.operations.service import Operations, Submission
 from wharf.pagination import decode_cursor, encode_cursor
 from wharf.resources import publish_node
 from wharf.worktrees import access
-from wharf.worktrees.errors import WorktreeStateConflict
+from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
 from wharf.worktrees.service import scope_of
 
 #: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).
 CAS_ATTEMPTS = 5
 #: The operation's result (and so its webhook delivery) is a bounded summary, under 64 KiB
-#: whatever the merge: at most this many units listed (ordinal order; ``counts`` has all),
+#: whatever the merge (documented in kinds.MergeWorktreeResult, docs/worktrees.md): at most
+#: this many units listed (ordinal order; ``counts`` has all),
 RESULT_UNITS = 200
 #: at most this many conflicts per unit and in all (document order, then ordinal order),
 RESULT_UNIT_CONFLICTS = 3
@@ -594,7 +595,8 @@ class ConflictPage:
 
 def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_id: str,
               unit_id: str, *, limit: int, cursor: str | None) -> ConflictPage:
-    """A page of the conflicts the unit's last merge recorded (in document order)."""
+    """A page of the conflicts the unit's last merge recorded (in document order); 410
+    ``draft_purged`` once retention deleted them with the worktree's drafts."""
     after = decode_cursor("merge_conflicts", cursor, 1)
     start = 0
     if after:
@@ -603,6 +605,10 @@ def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_
         start = int(after[0])
     with db.read() as s:
         wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
+        if wt.drafts_purged_at is not None:  # retention took the merge records too
+            raise DraftPurged("This worktree was processed and retention deleted its "
+                              "drafts and merge records.",
+                              details={"drafts_purged_at": wt.drafts_purged_at.isoformat()})
         op_id = s.scalar(select(WorktreeUnit.last_merge_operation_id).where(
             WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == u.unit_id))
     if op_id is None:
