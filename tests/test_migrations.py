@@ -406,7 +406,7 @@ def test_0018_keeps_an_index_built_beforehand_and_rebuilds_an_invalid_one(engine
             conn.execute(text("UPDATE pg_index SET indisvalid = false "
                               "WHERE indexrelid = 'ix_audit_actor'::regclass"))
     result = prepare(engine, report=_quiet)
-    assert (result.before, result.after) == ("0017", "0018")
+    assert (result.before, result.after) == ("0017", prep.head_revision())
     assert any(ix["name"] == "ix_audit_actor" and ix["column_names"] == ["actor_id", "id"]
                for ix in inspect(engine).get_indexes("audit_logs"))
     if engine.dialect.name == "postgresql":
@@ -454,7 +454,7 @@ def test_0019_rewrites_merge_results_and_their_deliveries_as_bounded_summaries(
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0018'"))
     result = prepare(engine, report=_quiet)
-    assert (result.before, result.after) == ("0018", "0019")
+    assert (result.before, result.after) == ("0018", prep.head_revision())
     with Session(engine) as s:
         new = s.get(Operation, merge_op).result
         sent = s.query(WebhookDelivery).one().payload["operation"]["result"]
