@@ -14,6 +14,7 @@ import json
 import secrets
 import uuid
 
+import msgspec
 from sqlalchemy import MetaData, select
 
 from storage.models import (
@@ -29,6 +30,8 @@ from storage.models import (
 from tests.support.foundation import assert_problem, make_node
 from wharf.clock import utcnow
 from wharf.ids import new_id
+from wharf.operations.kinds import MergeUnitResult, MergeWorktreeResult
+from wharf.worktrees import merging
 
 
 def key() -> str:
@@ -348,6 +351,48 @@ def test_a_remerge_with_nothing_changed_stores_little_and_results_stay_small(
             WebhookDelivery.subject_id.in_([first["id"], second["id"]]))).all()
     assert len(sent) == 2
     assert all(len(json.dumps(d.payload, default=str)) < 64 * 1024 for d in sent)
+
+
+def test_a_merge_result_is_under_64_kib_at_its_largest():
+    """The largest result the bounds allow (every unit listed with the longest ids,
+    outcome and numbers, every sample conflict with a path and values just under the
+    clip) is under 64 KiB; more units are counted, not listed; a value over the clip is
+    the truncation marker."""
+    wide = "/" + "p" * 125  # 128 bytes of JSON: kept as it is
+    conflicts = [{"path": wide, "base": wide, "trunk": wide, "draft": wide}] * 50
+    sample = merging._summary(conflicts, merging.RESULT_UNIT_CONFLICTS)
+    assert sample[0] == conflicts[0]
+    shown, units = 0, []
+    for _ in range(merging.RESULT_UNITS):
+        take = merging._summary(conflicts, min(merging.RESULT_UNIT_CONFLICTS,
+                                               merging.RESULT_CONFLICTS - shown))
+        shown += len(take)
+        units.append(MergeUnitResult(
+            unit_id="f" * 32, resource_id="f" * 32, node_id="f" * 32,
+            outcome="activation_blocked", trunk_revision_before=2**31,
+            trunk_revision_after=2**31, conflict_count=10**9, conflicts=take))
+    result = MergeWorktreeResult(worktree_id="f" * 32, state="draft",
+                                 counts=dict.fromkeys(merging.OUTCOMES, 10**9),
+                                 assets_published=10**9, units=units, units_truncated=True)
+    assert shown == merging.RESULT_CONFLICTS
+    assert len(msgspec.json.encode(result)) < 64 * 1024
+    clipped = merging._summary([{"path": "/a", "draft": "x" * 4000}], 1)[0]
+    assert clipped["path"] == "/a" and clipped["draft"]["$truncated"] is True
+
+
+def test_a_merge_of_more_units_than_a_result_lists_counts_them_all(
+        world, components, db, monkeypatch):
+    monkeypatch.setattr(merging, "RESULT_UNITS", 2)
+    alice = world.user("alice")
+    wt = make_worktree(components, alice)
+    docs = [make_doc(components, alice, {"a": i}) for i in range(3)]
+    for i, doc in enumerate(docs):
+        add_trunk_unit(components, db, wt, alice.user_id, doc, i)
+    ready(alice, wt)
+    result = run(components, alice, merge(alice, wt))["result"]
+    assert result["state"] == "merged" and result["counts"]["unchanged"] == 3
+    assert [u["unit_id"] for u in result["units"]] == [d["unit_id"] for d in docs[:2]]
+    assert result["units_truncated"] is True
 
 
 def test_a_rerun_after_a_crash_in_perform_writes_nothing_twice(world, components, db):
