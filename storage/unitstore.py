@@ -15,12 +15,16 @@ Worktrees (schema version 2) keep their drafts here too, next to the trunk units
   and ``base_draft_revision``, the draft revision at which the base was last set (0 until a
   rebase or a merge re-bases it: only then do draft revisions ``1..n`` apply to the base);
   Each draft row keeps the size of its two documents (``base_bytes``, ``snapshot_bytes``:
-  compact UTF-8 JSON, schema version 3), written with them, so what a worktree's drafts
+  compact UTF-8 JSON, schema version 4), written with them, so what a worktree's drafts
   hold is summed without reading a document (:meth:`UnitStore.draft_bytes`);
 - **draft revisions** (RFC 6902, like trunk's), of kind ``edit``, ``rebase`` or
   ``merge_sync``;
 - **merge records**, one per (merge operation, unit), written in the *same transaction* as
   the trunk write it describes (``commit_*``) or alone (:meth:`UnitStore.record_outcome`).
+  A record's conflicts are stored once per (worktree, unit) and content (schema version
+  3): a record whose conflicts equal an earlier record's of the same worktree unit (a
+  re-merge with nothing changed) stores a reference to it (``conflicts_operation_id``),
+  not the list again. Records go with their worktree's drafts (:meth:`UnitStore.delete_drafts`).
 
 The merge itself (three-way JSON merge, patches, conflicts) is computed by the core; this
 module stores its results. Every ``commit_*`` method is idempotent on
@@ -34,6 +38,8 @@ later merge of the same worktree finds it unchanged.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,6 +54,7 @@ from sqlalchemy import (
     Connection,
     ForeignKey,
     ForeignKeyConstraint,
+    Index,
     Insert,
     Integer,
     String,
@@ -97,7 +104,7 @@ __all__ = ["ChangesetTooLarge", "DraftNotFound", "FastForwardUnavailable", "Inva
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 UNIT_TYPES = values(UnitType)
 
 #: ``author_id`` of the draft revisions a merge writes (``merge_sync``).
@@ -210,7 +217,7 @@ class DraftRow(UnitBase):
     revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # sizes of base_snapshot and snapshot, compact UTF-8 JSON (schema version 3)
+    # sizes of base_snapshot and snapshot, compact UTF-8 JSON (schema version 4)
     base_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     snapshot_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
@@ -239,6 +246,8 @@ class MergeRecordRow(UnitBase):
     __table_args__ = (
         CheckConstraint(_one_of("outcome", MergeOutcome), name="ck_unit_merge_records_outcome"),
         CheckConstraint("conflict_count >= 0", name="ck_unit_merge_records_conflict_count"),
+        # v3: a worktree's records (retention deletes them; a repeat finds its original)
+        Index("ix_unit_merge_records_worktree", "worktree_id", "unit_id"),
     )
 
     operation_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -250,6 +259,11 @@ class MergeRecordRow(UnitBase):
     conflicts: Mapped[list[Any]] = mapped_column(JSON)
     conflict_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # v3: SHA-256 of the stored conflicts (compact JSON), None when there are none; and,
+    # for a record repeating an earlier one's conflicts, that record's operation (its
+    # ``conflicts`` column is then empty: the list is read from that record)
+    conflicts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    conflicts_operation_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 DRAFTS = DraftRow.__table__
@@ -825,11 +839,13 @@ class UnitStore:
         return self._guard(run)
 
     def delete_drafts(self, worktree_id: str) -> int:
-        """Delete every draft of the worktree and their revisions (retention, discard);
-        returns how many drafts there were. Merge records stay (they describe trunk
-        writes). Idempotent."""
+        """Delete every draft of the worktree, their revisions and the worktree's merge
+        records (retention, account deletion); returns how many drafts there were. The
+        trunk revisions a merge wrote keep their ``origin``. Idempotent."""
         def run() -> int:
             with self.db.write() as s:
+                s.execute(delete(MERGE_RECORDS).where(
+                    MERGE_RECORDS.c.worktree_id == worktree_id))
                 s.execute(delete(DRAFT_REVISIONS).where(
                     DRAFT_REVISIONS.c.worktree_id == worktree_id))
                 return rowcount(s.execute(delete(DRAFTS).where(
@@ -870,7 +886,7 @@ class UnitStore:
                 rows = s.connection().execute(select(*MERGE_RECORDS.c).where(
                     MERGE_RECORDS.c.operation_id == operation_id)
                     .order_by(MERGE_RECORDS.c.unit_id))
-                return [_record(r) for r in rows]
+                return [_record(r, _stored_conflicts(s.connection(), r)) for r in rows.all()]
         return self._guard(run)
 
     def has_merge_records(self, operation_id: str) -> bool:
@@ -904,16 +920,30 @@ class UnitStore:
                        unit_id: str, outcome: MergeOutcome, before: int | None,
                        after: int | None, conflicts: Sequence[Any] = (),
                        conflict_count: int | None = None) -> MergeRecord:
+        """Insert the record; conflicts equal to those an earlier record of the same
+        worktree unit stores (a re-merge with nothing changed) are not stored again: the
+        record refers to that one (``conflicts_operation_id``)."""
+        listed = list(conflicts)
+        digest = _digest(listed) if listed else None
+        original = None if digest is None else conn.scalar(
+            select(MERGE_RECORDS.c.operation_id).where(
+                MERGE_RECORDS.c.worktree_id == worktree_id,
+                MERGE_RECORDS.c.unit_id == unit_id,
+                MERGE_RECORDS.c.conflicts_sha256 == digest,
+                MERGE_RECORDS.c.conflicts_operation_id.is_(None),
+                MERGE_RECORDS.c.operation_id != operation_id).limit(1))
         values = {"operation_id": operation_id, "unit_id": unit_id, "worktree_id": worktree_id,
                   "outcome": str(outcome), "trunk_revision_before": before,
-                  "trunk_revision_after": after, "conflicts": list(conflicts),
-                  "conflict_count": len(conflicts) if conflict_count is None
-                  else conflict_count, "created_at": utcnow()}
+                  "trunk_revision_after": after,
+                  "conflicts": [] if original is not None else listed,
+                  "conflict_count": len(listed) if conflict_count is None
+                  else conflict_count, "created_at": utcnow(),
+                  "conflicts_sha256": digest, "conflicts_operation_id": original}
         row = conn.execute(self._insert_ignore(MERGE_RECORDS).returning(*MERGE_RECORDS.c),
                            values).first()
         if row is None:
             raise _RecordExists
-        return _record(row)
+        return _record(row, listed)
 
     def commit_fast_forward(self, operation_id: str, worktree_id: str, unit_id: str, *,
                             expected_trunk_revision: int,
@@ -1197,12 +1227,28 @@ def _select_record(conn: Connection, operation_id: str, unit_id: str) -> MergeRe
     row = conn.execute(select(*MERGE_RECORDS.c).where(
         MERGE_RECORDS.c.operation_id == operation_id,
         MERGE_RECORDS.c.unit_id == unit_id)).first()
-    return _record(row) if row is not None else None
+    return _record(row, _stored_conflicts(conn, row)) if row is not None else None
 
 
-def _record(row: Any) -> MergeRecord:
+def _stored_conflicts(conn: Connection, row: Any) -> list[Any]:
+    """A record row's conflicts: its own, or those of the record it refers to."""
+    if row.conflicts_operation_id is None:
+        return list(row.conflicts)
+    stored = conn.scalar(select(MERGE_RECORDS.c.conflicts).where(
+        MERGE_RECORDS.c.operation_id == row.conflicts_operation_id,
+        MERGE_RECORDS.c.unit_id == row.unit_id))
+    return list(stored or [])
+
+
+def _digest(conflicts: list[Any]) -> str:
+    """SHA-256 of a conflict list's compact JSON (equal lists, equal digests)."""
+    data = json.dumps(conflicts, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _record(row: Any, conflicts: list[Any]) -> MergeRecord:
     return MergeRecord(row.operation_id, row.unit_id, row.worktree_id, row.outcome,
-                       row.trunk_revision_before, row.trunk_revision_after, row.conflicts,
+                       row.trunk_revision_before, row.trunk_revision_after, conflicts,
                        row.conflict_count, row.created_at)
 
 
@@ -1277,8 +1323,27 @@ def _upgrade_1_to_2(conn: Connection) -> None:
     conn.exec_driver_sql(f"ALTER TABLE unit_revisions ADD COLUMN origin {column_type}")
 
 
+def _upgrade_2_to_3(conn: Connection) -> None:
+    """Version 3: merge records' ``conflicts_sha256`` and ``conflicts_operation_id`` (a
+    repeat refers to the record that stores the list) and their worktree index. Existing
+    records keep their lists (NULL digest: never referred to). A store upgraded from
+    version 1 in the same run has them already (its tables were created as now)."""
+    from sqlalchemy import inspect
+    insp = inspect(conn)
+    present = {c["name"] for c in insp.get_columns(MERGE_RECORDS.name)}
+    for column in (MERGE_RECORDS.c.conflicts_sha256, MERGE_RECORDS.c.conflicts_operation_id):
+        if column.name not in present:
+            column_type = column.type.compile(dialect=conn.dialect)
+            conn.exec_driver_sql(f"ALTER TABLE {MERGE_RECORDS.name} ADD COLUMN "
+                                 f"{column.name} {column_type}")
+    indexes = {i["name"] for i in insp.get_indexes(MERGE_RECORDS.name)}
+    for index in MERGE_RECORDS.indexes:
+        if index.name not in indexes:
+            index.create(conn)
+
+
 def _upgrade_draft_sizes(conn: Connection) -> None:
-    """Version 3: ``worktree_drafts.base_bytes`` and ``snapshot_bytes``, filled in for the
+    """Version 4: ``worktree_drafts.base_bytes`` and ``snapshot_bytes``, filled in for the
     drafts there are (each document measured once, as compact UTF-8 JSON). Skips a column
     that is there already (a store upgraded from version 1 in the same run has them), so
     it may run after any other step."""
@@ -1301,7 +1366,8 @@ def _upgrade_draft_sizes(conn: Connection) -> None:
 
 #: ``version -> step`` that takes a store from ``version`` to ``version + 1``, in place.
 UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2,
-                                                     2: _upgrade_draft_sizes}
+                                                     2: _upgrade_2_to_3,
+                                                     3: _upgrade_draft_sizes}
 
 
 def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) -> None:

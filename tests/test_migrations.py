@@ -13,6 +13,7 @@ so the code under test sees exactly what a deployed database one release behind 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -418,3 +419,55 @@ def test_0018_keeps_an_index_built_beforehand_and_rebuilds_an_invalid_one(engine
             assert conn.execute(text("SELECT indisvalid FROM pg_index "
                                      "WHERE indexrelid = 'ix_audit_actor'::regclass")
                                 ).scalar_one() is True
+
+
+def test_0020_rewrites_merge_results_and_their_deliveries_as_bounded_summaries(
+        engine, mig_url, tmp_path):
+    """A merge result written before 0020 (20 units x 20 conflicts of three 4,000-char
+    values: 4.8 MB) and its webhook delivery's copy become the summary a merge writes
+    now, under 64 KiB, the counts kept; other operations are left as they were."""
+    from sqlalchemy.orm import Session
+
+    from storage.models import Operation, User, Webhook, WebhookDelivery
+    from wharf.ids import new_id
+
+    prepare(engine, report=_quiet)
+    _seed(mig_url, tmp_path)
+    big = "x" * 4000
+    units = [{"unit_id": new_id(), "resource_id": new_id(), "node_id": None,
+              "outcome": "conflict", "trunk_revision_before": 2, "trunk_revision_after": 2,
+              "conflict_count": 25,
+              "conflicts": [{"path": f"/body/k{i}", "base": big, "trunk": big, "draft": big}
+                            for i in range(20)]} for _ in range(20)]
+    old = {"worktree_id": new_id(), "state": "draft", "assets_published": 0,
+           "counts": {"conflict": 20}, "units": units}
+    other = {"worktree_id": new_id(), "kind_of": "untouched", "units": units[:1]}
+    with Session(engine) as s, s.begin():
+        alice = s.query(User).one().id
+        merge_op, other_op, hook = new_id(), new_id(), new_id()
+        for op_id, kind, result in ((merge_op, "merge_worktree", old),
+                                    (other_op, "create_worktree", other)):
+            s.add(Operation(id=op_id, kind=kind, status="completed", actor_id=alice,
+                            request_fingerprint="f", payload={}, result=result,
+                            max_attempts=5))
+        s.add(Webhook(id=hook, user_id=alice, url="https://example.com/h",
+                      events=["operation.completed"], secret="s"))
+        s.flush()
+        s.add(WebhookDelivery(webhook_id=hook, event_type="operation.completed",
+                              subject_id=merge_op, payload={"operation": {
+                                  "id": merge_op, "kind": "merge_worktree", "result": old}}))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0019'"))
+    result = prepare(engine, report=_quiet)
+    assert (result.before, result.after) == ("0019", prep.head_revision())
+    with Session(engine) as s:
+        new = s.get(Operation, merge_op).result
+        sent = s.query(WebhookDelivery).one().payload["operation"]["result"]
+        assert s.get(Operation, other_op).result == other
+    assert new == sent and len(json.dumps(new)) < 64 * 1024
+    assert new["counts"] == {"conflict": 20} and len(new["units"]) == 20
+    assert [u["conflict_count"] for u in new["units"]] == [25] * 20
+    shown = [c for u in new["units"] for c in u["conflicts"]]
+    assert len(shown) == 10 and [len(u["conflicts"]) for u in new["units"][:4]] == [3, 3, 3, 1]
+    assert shown[0]["path"] == "/body/k0" and shown[0]["draft"]["$truncated"] is True
+    assert shown[0]["draft"]["size"] == 4002

@@ -7,6 +7,7 @@ the core's ``wharf/merge.py`` would compute them.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import uuid
@@ -133,11 +134,13 @@ def _version(db: Database) -> str:
 # -- schema -------------------------------------------------------------------------------
 
 def test_a_fresh_store_is_created_at_the_current_version(store):
-    assert SCHEMA_VERSION == 3 and _version(store.db) == "3"
+    assert SCHEMA_VERSION == 4 and _version(store.db) == "4"
     with store.db.engine.connect() as conn:
         insp = inspect(conn)
         assert set(V2_TABLES) <= set(insp.get_table_names())
         assert "origin" in {c["name"] for c in insp.get_columns("unit_revisions")}
+        assert {"conflicts_sha256", "conflicts_operation_id"} <= {
+            c["name"] for c in insp.get_columns("unit_merge_records")}
 
 
 def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_url):
@@ -147,7 +150,7 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
         assert said == ["wharf: unit store schema upgraded from version 1 to 3"]
-        assert _version(db) == "3"
+        assert _version(db) == "4"
         store = UnitStore(db)
         old1 = store.get("old1")
         assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
@@ -190,7 +193,7 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
     for t in threads:
         t.join(30)
     try:
-        assert errors == [] and _version(dbs[0]) == "3"
+        assert errors == [] and _version(dbs[0]) == "4"
         assert UnitStore(dbs[0]).get("old1").revision == 2
     finally:
         for db in dbs:
@@ -228,7 +231,7 @@ def test_a_v2_store_gets_its_drafts_sizes(empty_url):
                            "WHERE key = 'schema_version'"))
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 2 to 3"]
+        assert said == ["wharf: unit store schema upgraded from version 2 to 4"]
         base, head = json_size({"a": "x" * 100}), json_size({"a": "x" * 100, "b": 1})
         assert store.draft_bytes([WT]) == base + head
         store.fork_draft("wt2", "u1")  # written with its sizes from now on
@@ -541,6 +544,84 @@ def test_record_outcome_conflict_and_unchanged(store):
                              sync_changeset=[])
 
 
+def _stored(store: UnitStore, operation_id: str, unit_id: str = "u1") -> tuple:
+    """A record's stored conflicts column and the record it refers to, as written."""
+    with store.db.read() as s:
+        stored, refers_to = s.execute(text(
+            "SELECT conflicts, conflicts_operation_id FROM unit_merge_records "
+            "WHERE operation_id = :o AND unit_id = :u"), {"o": operation_id, "u": unit_id}).one()
+    return json.loads(stored) if isinstance(stored, str) else stored, refers_to
+
+
+def test_a_repeated_conflict_list_is_stored_once(store):
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    conflicts = [{"path": f"/k{i}", "base": "b" * 4000, "trunk": "t" * 4000,
+                  "draft": "d" * 4000} for i in range(20)]
+    first = store.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                 conflicts=conflicts, conflict_count=25)
+    again = store.record_outcome(OP2, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                 conflicts=conflicts, conflict_count=25)
+    assert _stored(store, OP) == (conflicts, None)
+    assert _stored(store, OP2) == ([], OP)  # a reference, not the list again
+    for record in (first, again, store.merge_record(OP2, "u1"), *store.merge_records(OP2)):
+        assert (record.conflicts, record.conflict_count) == (conflicts, 25)
+    # a third repeat refers to the record that holds the list, not to a reference
+    store.record_outcome("op3", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=conflicts)
+    assert _stored(store, "op3") == ([], OP)
+    # other conflicts, or another worktree's, are stored
+    other = conflicts[:19]
+    store.record_outcome("op4", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=other)
+    assert _stored(store, "op4") == (other, None)
+    store.fork_draft("wt2", "u1")
+    store.record_outcome("op5", "wt2", "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                         conflicts=conflicts)
+    assert _stored(store, "op5") == (conflicts, None)
+    # retention deletes a worktree's records together, the referred-to one included
+    store.delete_drafts(WT)
+    assert all(store.merge_record(o, "u1") is None for o in (OP, OP2, "op3", "op4"))
+    assert store.merge_record("op5", "u1").conflicts == conflicts
+
+
+def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
+    """Version 2's merge records (no digest, no reference, no worktree index) stay
+    readable after the upgrade, and a repeat of a later record is stored once."""
+    conflicts = [{"path": "/a", "base": 1, "trunk": 2, "draft": 3}]
+    store = UnitStore(Database(empty_url))
+    prepare_unitstore_db(store.db, report=_quiet)
+    with store.db.write() as s:  # back to what version 2 created
+        s.execute(text("DROP TABLE unit_merge_records"))
+        s.execute(text(
+            "CREATE TABLE unit_merge_records (operation_id VARCHAR(32) NOT NULL, "
+            "unit_id VARCHAR(32) NOT NULL, worktree_id VARCHAR(32) NOT NULL, "
+            "outcome VARCHAR(16) NOT NULL, trunk_revision_before INTEGER, "
+            "trunk_revision_after INTEGER, conflicts JSON NOT NULL, "
+            "conflict_count INTEGER NOT NULL, created_at TIMESTAMP NOT NULL, "
+            "PRIMARY KEY (operation_id, unit_id))"))
+        s.execute(text("INSERT INTO unit_merge_records VALUES ('old', 'u1', :w, 'conflict', "
+                       "1, 1, :c, 1, :t)"),
+                  {"w": WT, "c": json.dumps(conflicts), "t": utcnow().replace(tzinfo=None)})
+        s.execute(text("UPDATE unitstore_meta SET value = '2' "
+                       "WHERE key = 'schema_version'"))
+    said: list[str] = []
+    prepare_unitstore_db(store.db, report=said.append)
+    assert said == ["wharf: unit store schema upgraded from version 2 to 4"]
+    assert _version(store.db) == "4"
+    with store.db.engine.connect() as conn:
+        assert "ix_unit_merge_records_worktree" in {
+            i["name"] for i in inspect(conn).get_indexes("unit_merge_records")}
+    assert store.merge_record("old", "u1").conflicts == conflicts
+    _trunk(store)
+    store.fork_draft(WT, "u1")
+    for op in (OP, OP2):
+        store.record_outcome(op, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                             conflicts=conflicts)
+    assert _stored(store, OP) == (conflicts, None) and _stored(store, OP2) == ([], OP)
+    store.db.dispose()
+
+
 def test_unchanged_with_trunk_moved_rebases_the_draft_onto_trunk(store):
     _trunk(store)
     store.fork_draft(WT, "u1")
@@ -603,6 +684,7 @@ def test_delete_drafts_and_orphan_candidates(store):
         store.create_local_draft(wt, "n1", "doc")
         _edit(store, 0, "/x", 1, unit_id="n1", wt=wt)
     store.record_outcome(OP, "w1", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
+    store.record_outcome(OP2, "w2", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
     later = utcnow() + timedelta(seconds=1)
     assert store.orphan_drafts(utcnow() - timedelta(hours=1)) == []
     everything = store.orphan_drafts(later)
@@ -615,7 +697,9 @@ def test_delete_drafts_and_orphan_candidates(store):
     assert store.delete_drafts("w1") == 2 and store.delete_drafts("w1") == 0
     assert store.get_draft("w1", "u1") is None and store.draft_revisions("w1", "n1") == []
     assert store.get_draft("w2", "u1") is not None  # another worktree's draft stays
-    assert store.merge_record(OP, "u1") is not None  # records describe trunk: kept
+    # the worktree's merge records go with its drafts (retention); another's stay
+    assert store.merge_record(OP, "u1") is None and store.merge_records(OP) == []
+    assert store.merge_record(OP2, "u1") is not None
     assert store.get("u1") is not None
 
 

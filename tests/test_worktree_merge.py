@@ -10,14 +10,19 @@ Units are put into worktrees directly (ORM rows + the UnitStore), not through th
 operations, which this file does not exercise."""
 from __future__ import annotations
 
+import json
+import secrets
 import uuid
 
-from sqlalchemy import select
+import msgspec
+from sqlalchemy import MetaData, select
 
 from storage.models import (
     Node,
     Operation,
     UnitAsset,
+    Webhook,
+    WebhookDelivery,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
@@ -25,6 +30,8 @@ from storage.models import (
 from tests.support.foundation import assert_problem, make_node
 from wharf.clock import utcnow
 from wharf.ids import new_id
+from wharf.operations.kinds import MergeUnitResult, MergeWorktreeResult
+from wharf.worktrees import merging
 
 
 def key() -> str:
@@ -116,6 +123,19 @@ def merge(client, wt: str):
 
 def body_of(components, unit_id: str) -> dict:
     return components.unitstore.get(unit_id).snapshot["body"]
+
+
+def stored_bytes(*dbs) -> int:
+    """What these databases hold, in bytes: every row of every table as compact JSON."""
+    total = 0
+    for d in dbs:
+        meta = MetaData()
+        meta.reflect(d.engine)
+        with d.engine.connect() as conn:
+            for table in meta.sorted_tables:
+                for row in conn.execute(select(table)):
+                    total += len(json.dumps(list(row), default=str, separators=(",", ":")))
+    return total
 
 
 def test_every_outcome_then_rebase_and_a_clean_merge(world, components, db):
@@ -264,6 +284,115 @@ def test_every_outcome_then_rebase_and_a_clean_merge(world, components, db):
     assert_problem(alice.get(f"/api/worktrees/{wt}/units/{conf['unit_id']}/merge-preview"),
                    409, "worktree_state")
     assert_problem(merge(alice, wt), 409, "worktree_state")
+
+
+def test_a_remerge_with_nothing_changed_stores_little_and_results_stay_small(
+        world, components, db):
+    """20 units, each with 20 conflicting 4,000-character strings (4.8 MB of conflicts): a
+    re-merge with nothing changed stores under 64 KiB, each operation's result is under 64
+    KiB, the full conflicts stay readable, and a 200-operation listing stays small."""
+    alice = world.user("alice")
+    names = [f"k{i}" for i in range(20)]
+
+    def big() -> str:
+        return secrets.token_hex(2000)  # 4,000 characters that do not compress
+
+    # a webhook (its row put in directly: registration refuses a local address): each
+    # finished operation's delivery is stored with the operation's result
+    hook_id = new_id()
+    with db.write() as s:
+        s.add(Webhook(id=hook_id, user_id=alice.user_id, url="http://127.0.0.1:9/hook",
+                      events=["operation.completed"], secret="whsec_" + "A" * 44))
+    wt = make_worktree(components, alice)
+    docs = []
+    for i in range(20):
+        doc = make_doc(components, alice, {k: big() for k in names})
+        add_trunk_unit(components, db, wt, alice.user_id, doc, i)
+        edit_draft(components, wt, doc["unit_id"], [
+            {"op": "replace", "path": f"/body/{k}", "value": big()} for k in names],
+            alice.user_id)
+        edit_trunk(alice, doc["unit_id"], 1, [
+            {"op": "replace", "path": f"/body/{k}", "value": big()} for k in names])
+        docs.append(doc)
+    ready(alice, wt)
+    first = run(components, alice, merge(alice, wt))
+    assert first["result"]["counts"]["conflict"] == 20
+    before = stored_bytes(db, components.unitstore.db)
+    ready(alice, wt)
+    second = run(components, alice, merge(alice, wt))
+    grown = stored_bytes(db, components.unitstore.db) - before
+    assert second["result"]["counts"]["conflict"] == 20
+    assert grown < 64 * 1024, f"a re-merge stored {grown} bytes"
+    for op in (first, second):
+        result = op["result"]
+        assert len(json.dumps(result)) < 64 * 1024
+        assert [u["conflict_count"] for u in result["units"]] == [20] * 20
+        # a bounded sample: the first conflicts' paths, the 4,000-character values clipped
+        shown = [c for u in result["units"] for c in u["conflicts"]]
+        assert 0 < len(shown) <= 10
+        assert shown[0]["path"] == "/body/k0" and shown[0]["draft"]["$truncated"] is True
+    # every conflict, with its values, through the paged endpoint (the second merge's)
+    items, cursor = [], None
+    while True:
+        page = alice.get(f"/api/worktrees/{wt}/units/{docs[7]['unit_id']}/conflicts",
+                         params={"limit": "8", **({"cursor": cursor} if cursor else {})}).json
+        assert page["operation_id"] == second["id"] and page["conflict_count"] == 20
+        items += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert [c["path"] for c in items] == [f"/body/{k}" for k in names]
+    assert all(len(c[side]) == 4000 for c in items for side in ("base", "trunk", "draft"))
+    listing = alice.get("/api/operations", params={"limit": "200"})
+    assert listing.status_code == 200 and len(listing.content) < 4 * 64 * 1024
+    with db.read() as s:
+        sent = s.scalars(select(WebhookDelivery).where(
+            WebhookDelivery.webhook_id == hook_id,
+            WebhookDelivery.subject_id.in_([first["id"], second["id"]]))).all()
+    assert len(sent) == 2
+    assert all(len(json.dumps(d.payload, default=str)) < 64 * 1024 for d in sent)
+
+
+def test_a_merge_result_is_under_64_kib_at_its_largest():
+    """The largest result the bounds allow (every unit listed with the longest ids,
+    outcome and numbers, every sample conflict with a path and values just under the
+    clip) is under 64 KiB; more units are counted, not listed; a value over the clip is
+    the truncation marker."""
+    wide = "/" + "p" * 125  # 128 bytes of JSON: kept as it is
+    conflicts = [{"path": wide, "base": wide, "trunk": wide, "draft": wide}] * 50
+    sample = merging._summary(conflicts, merging.RESULT_UNIT_CONFLICTS)
+    assert sample[0] == conflicts[0]
+    shown, units = 0, []
+    for _ in range(merging.RESULT_UNITS):
+        take = merging._summary(conflicts, min(merging.RESULT_UNIT_CONFLICTS,
+                                               merging.RESULT_CONFLICTS - shown))
+        shown += len(take)
+        units.append(MergeUnitResult(
+            unit_id="f" * 32, resource_id="f" * 32, node_id="f" * 32,
+            outcome="activation_blocked", trunk_revision_before=2**31,
+            trunk_revision_after=2**31, conflict_count=10**9, conflicts=take))
+    result = MergeWorktreeResult(worktree_id="f" * 32, state="draft",
+                                 counts=dict.fromkeys(merging.OUTCOMES, 10**9),
+                                 assets_published=10**9, units=units, units_truncated=True)
+    assert shown == merging.RESULT_CONFLICTS
+    assert len(msgspec.json.encode(result)) < 64 * 1024
+    clipped = merging._summary([{"path": "/a", "draft": "x" * 4000}], 1)[0]
+    assert clipped["path"] == "/a" and clipped["draft"]["$truncated"] is True
+
+
+def test_a_merge_of_more_units_than_a_result_lists_counts_them_all(
+        world, components, db, monkeypatch):
+    monkeypatch.setattr(merging, "RESULT_UNITS", 2)
+    alice = world.user("alice")
+    wt = make_worktree(components, alice)
+    docs = [make_doc(components, alice, {"a": i}) for i in range(3)]
+    for i, doc in enumerate(docs):
+        add_trunk_unit(components, db, wt, alice.user_id, doc, i)
+    ready(alice, wt)
+    result = run(components, alice, merge(alice, wt))["result"]
+    assert result["state"] == "merged" and result["counts"]["unchanged"] == 3
+    assert [u["unit_id"] for u in result["units"]] == [d["unit_id"] for d in docs[:2]]
+    assert result["units_truncated"] is True
 
 
 def test_a_rerun_after_a_crash_in_perform_writes_nothing_twice(world, components, db):

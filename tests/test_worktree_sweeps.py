@@ -14,6 +14,9 @@ from storage.models import Worktree
 from tests.support.foundation import assert_problem
 from tests.test_worktree_merge import (
     add_trunk_unit,
+    edit_draft,
+    edit_trunk,
+    key,
     make_doc,
     make_worktree,
     merge,
@@ -80,6 +83,30 @@ def test_processed_worktrees_lose_their_drafts_after_retention(world, components
     assert components.unitstore.get_draft_head(open_wt, open_doc["unit_id"]) is not None
     assert sweep(components, db, later=retention + 2 * DAY) == {"purged_worktrees": 0,
                                                                 "orphan_drafts": 0}
+
+
+def test_retention_deletes_a_worktrees_merge_records_with_its_drafts(world, components, db):
+    """A merge's records (its conflicts) go with the worktree's drafts; the unit's
+    conflicts then answer 410 ``draft_purged``."""
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"a": 1})
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [{"op": "replace", "path": "/body/a",
+                                                 "value": 2}], alice.user_id)
+    edit_trunk(alice, doc["unit_id"], 1, [{"op": "replace", "path": "/body/a", "value": 3}])
+    ready(alice, wt)
+    op = run(components, alice, merge(alice, wt))
+    assert op["result"]["counts"]["conflict"] == 1
+    url = f"/api/worktrees/{wt}/units/{doc['unit_id']}/conflicts"
+    assert alice.get(url).json["conflict_count"] == 1
+    run(components, alice, alice.post(f"/api/worktrees/{wt}/discard",
+                                      headers={"Idempotency-Key": key()}))
+    assert len(components.unitstore.merge_records(op["id"])) == 1
+    assert sweep(components, db, later=components.settings.worktree_retention + DAY
+                 )["purged_worktrees"] == 1
+    assert components.unitstore.merge_records(op["id"]) == []
+    assert_problem(alice.get(url), 410, "draft_purged")
 
 
 def test_orphan_drafts_older_than_an_hour_are_deleted(world, components, db):

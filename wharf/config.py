@@ -569,12 +569,13 @@ class Settings:
         ge=1, note="512 MiB")] = 512 * 1024 * 1024
     merge_max_conflicts: Annotated[int, setting(
         "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
-        "number); a rebase reports at most this many unresolved",
+        "number; the same list found again by a re-merge is not stored again); a rebase "
+        "reports at most this many unresolved",
         ge=1)] = 10_000
     worktree_retention: Annotated[int, setting(
-        "a merged or discarded worktree's drafts are deleted this long after it was "
-        "processed (the worktree and its unit list stay; a unit's draft then answers 410 "
-        "`draft_purged`)",
+        "a merged or discarded worktree's drafts and merge records are deleted this long "
+        "after it was processed (the worktree and its unit list stay; a unit's draft and "
+        "its conflicts then answer 410 `draft_purged`)",
         ge=0, note="30 days")] = 2592000
     verify_rehash: Annotated[bool, setting(
         "before publishing an upload, re-read the stored object and check its SHA-256 "

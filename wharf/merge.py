@@ -54,7 +54,7 @@ from jsonpointer import escape
 
 __all__ = ["ABSENT", "MAX_CONFLICTS", "MAX_CONFLICT_VALUE_BYTES", "Conflict", "MergeResult",
            "MergeTooDeep", "RebaseResult", "Take", "UnknownConflictPaths",
-           "UnresolvedConflicts", "diff", "merge", "rebase", "same"]
+           "UnresolvedConflicts", "clip", "diff", "merge", "rebase", "same"]
 
 #: A JSON value as ``json.loads`` returns it (dict, list, str, int, float, bool, None).
 JSON: TypeAlias = Any
@@ -188,17 +188,18 @@ def _no_bool_mixup(a: dict[str, Any] | list[Any], b: dict[str, Any] | list[Any])
     return all(map(same, a, b))
 
 
-def _clip(value: JSON) -> JSON:
-    """A conflict value as stored: itself, or the truncation marker when its compact UTF-8
-    JSON exceeds :data:`MAX_CONFLICT_VALUE_BYTES` (size and digest of that JSON, keys
-    sorted, so equal values have equal digests)."""
+def clip(value: JSON, limit: int = MAX_CONFLICT_VALUE_BYTES) -> JSON:
+    """A conflict value as stored (``limit`` :data:`MAX_CONFLICT_VALUE_BYTES`) or shown in
+    a bounded summary (a smaller ``limit``): itself, or the truncation marker when its
+    compact UTF-8 JSON exceeds ``limit`` bytes (size and digest of that JSON, keys sorted,
+    so equal values have equal digests). A marker (about 100 bytes) fits a limit of 128."""
     if value is ABSENT or value is None or isinstance(value, bool | int | float):
         return value
-    if isinstance(value, str) and len(value) * 6 + 2 <= MAX_CONFLICT_VALUE_BYTES:
+    if isinstance(value, str) and len(value) * 6 + 2 <= limit:
         return value  # even fully escaped it fits
     data = json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       sort_keys=True).encode("utf-8", "surrogatepass")
-    if len(data) <= MAX_CONFLICT_VALUE_BYTES:
+    if len(data) <= limit:
         return value
     return {"$truncated": True, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
@@ -292,7 +293,7 @@ class _Walk:
             return t
         self.count += 1
         if len(self.conflicts) < self.cap:
-            self.conflicts.append(Conflict(path, _clip(b), _clip(t), _clip(d)))
+            self.conflicts.append(Conflict(path, clip(b), clip(t), clip(d)))
         return t
 
 

@@ -81,7 +81,10 @@ class UnitMergeConflicts:
     @contract.op(operation_id="listUnitMergeConflicts",
                  summary="The conflicts of a worktree unit's last merge",
                  tags=["worktrees"], query=ConflictQuery, responses={200: ConflictList},
-                 problems=(403,))
+                 description="Every conflict with its values (a merge operation's result "
+                             "has only a clipped sample). 410 `draft_purged` once retention "
+                             "deleted them with the drafts of a processed worktree.",
+                 problems=(403, 410))
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                unit_id: str) -> None:
         q = contract.read_query(req, ConflictQuery)

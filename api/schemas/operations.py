@@ -123,7 +123,9 @@ class MergeWorktreeOperation(_Operation, tag=OperationKind.MERGE_WORKTREE.value)
 
     result: Annotated[MergeWorktreeResult | None, msgspec.Meta(
         description="Once completed: each unit's outcome and the worktree's new state "
-                    "(a conflict is an outcome, not a failure).")]
+                    "(a conflict is an outcome, not a failure); a bounded summary (under "
+                    "64 KiB): each unit's conflicts are a clipped sample, read them all "
+                    "through the unit's `/conflicts`.")]
 
 
 

@@ -251,7 +251,10 @@ class MergeWorktreePayload(_Shape, frozen=True):
 
 class MergeUnitResult(_Shape, frozen=True):
     """One unit's outcome (``unchanged``, ``fast_forward``, ``merged``, ``created``,
-    ``conflict`` or ``activation_blocked``); ``conflicts``: the first 20 of them."""
+    ``conflict`` or ``activation_blocked``); ``conflict_count``: all its conflicts;
+    ``conflicts``: a bounded sample (the first 3 of the unit, 10 in the whole result, each
+    path and value clipped to 128 bytes of JSON); the full list is the unit's
+    ``/conflicts``."""
 
     unit_id: str
     resource_id: str
@@ -264,11 +267,15 @@ class MergeUnitResult(_Shape, frozen=True):
 
 
 class MergeWorktreeResult(_Shape, frozen=True):
+    """A bounded summary (under 64 KiB): ``counts`` has every unit, ``units`` the first
+    200 in ordinal order (``units_truncated`` when there are more)."""
+
     worktree_id: str
     state: str
     counts: dict[str, int]
     assets_published: int
     units: list[MergeUnitResult]
+    units_truncated: bool = False
 
 
 # --- activate_worktree_resource (wharf/worktrees/activation.py) ------------------------

@@ -73,13 +73,21 @@ from wharf.operations.service import Operations, Submission
 from wharf.pagination import decode_cursor, encode_cursor
 from wharf.resources import publish_node
 from wharf.worktrees import access
-from wharf.worktrees.errors import WorktreeStateConflict
+from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
 from wharf.worktrees.service import scope_of
 
 #: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).
 CAS_ATTEMPTS = 5
-#: Conflicts per unit in the operation's result (the full list: ``/conflicts``).
-RESULT_CONFLICTS = 20
+#: The operation's result (and so its webhook delivery) is a bounded summary, under 64 KiB
+#: whatever the merge (documented in kinds.MergeWorktreeResult, docs/worktrees.md): at most
+#: this many units listed (ordinal order; ``counts`` has all),
+RESULT_UNITS = 200
+#: at most this many conflicts per unit and in all (document order, then ordinal order),
+RESULT_UNIT_CONFLICTS = 3
+RESULT_CONFLICTS = 10
+#: each with its path and values clipped to this many bytes of JSON (merge.clip). The
+#: full conflicts: ``GET /api/worktrees/{id}/units/{unit_id}/conflicts``.
+RESULT_VALUE_BYTES = 128
 #: Conflicts a preview, or a refused rebase, reports.
 SHOWN_CONFLICTS = 100
 #: The outcomes that count as merged: the worktree is ``merged`` when every unit has one.
@@ -243,6 +251,12 @@ def _conflicts(result: three_way.MergeResult | None, limit: int) -> list[dict[st
     return [] if result is None else [c.to_json() for c in result.conflicts[:limit]]
 
 
+def _summary(conflicts: Sequence[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` conflicts, each field clipped to :data:`RESULT_VALUE_BYTES`."""
+    return [{k: three_way.clip(v, RESULT_VALUE_BYTES) for k, v in c.items()}
+            for c in conflicts[:limit]]
+
+
 # --- the operation ----------------------------------------------------------------------
 
 class MergeWorktree:
@@ -402,6 +416,7 @@ class MergeWorktree:
         counts = dict.fromkeys(OUTCOMES, 0)
         results: list[MergeUnitResult] = []
         published_units: list[str] = []
+        merged, conflicts, shown = True, 0, 0
         for u in _units(session, wt.id):
             rec = records.get(u.unit_id)
             if rec is None:  # not performed yet (cannot happen unless a unit was added)
@@ -426,17 +441,23 @@ class MergeWorktree:
             row.conflict_count = rec.conflict_count
             row.last_merge_operation_id = op.id
             counts[outcome] = counts.get(outcome, 0) + 1
+            conflicts += rec.conflict_count
             if outcome in DONE:
                 published_units.append(u.unit_id)
+            else:
+                merged = False
+            if len(results) == RESULT_UNITS:
+                continue
+            sample = _summary(rec.conflicts, min(RESULT_UNIT_CONFLICTS,
+                                                 RESULT_CONFLICTS - shown))
+            shown += len(sample)
             results.append(MergeUnitResult(
                 unit_id=u.unit_id, resource_id=u.resource_id, node_id=node_id,
                 outcome=outcome, trunk_revision_before=rec.trunk_revision_before,
                 trunk_revision_after=rec.trunk_revision_after,
-                conflict_count=rec.conflict_count,
-                conflicts=list(rec.conflicts[:RESULT_CONFLICTS])))
+                conflict_count=rec.conflict_count, conflicts=sample))
         session.flush()
         published = publish_assets(session, wt.id, published_units, now)
-        merged = all(r.outcome in DONE for r in results)
         wt.state = (WorktreeState.MERGED if merged else WorktreeState.DRAFT).value
         if merged:
             wt.processed_at = now
@@ -450,11 +471,11 @@ class MergeWorktree:
         for outcome, n in counts.items():
             if n:
                 metrics.MERGE_UNITS.labels(outcome).inc(n)
-        conflicts = sum(r.conflict_count for r in results)
         if conflicts:
             metrics.MERGE_CONFLICTS.inc(conflicts)
         return MergeWorktreeResult(worktree_id=wt.id, state=wt.state, counts=counts,
-                                   assets_published=published, units=results)
+                                   assets_published=published, units=results,
+                                   units_truncated=len(results) < sum(counts.values()))
 
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
         p = payload(op, MergeWorktreePayload)
@@ -581,7 +602,8 @@ class ConflictPage:
 
 def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_id: str,
               unit_id: str, *, limit: int, cursor: str | None) -> ConflictPage:
-    """A page of the conflicts the unit's last merge recorded (in document order)."""
+    """A page of the conflicts the unit's last merge recorded (in document order); 410
+    ``draft_purged`` once retention deleted them with the worktree's drafts."""
     after = decode_cursor("merge_conflicts", cursor, 1)
     start = 0
     if after:
@@ -590,6 +612,10 @@ def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_
         start = int(after[0])
     with db.read() as s:
         wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
+        if wt.drafts_purged_at is not None:  # retention took the merge records too
+            raise DraftPurged("This worktree was processed and retention deleted its "
+                              "drafts and merge records.",
+                              details={"drafts_purged_at": wt.drafts_purged_at.isoformat()})
         op_id = s.scalar(select(WorktreeUnit.last_merge_operation_id).where(
             WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == u.unit_id))
     if op_id is None:
