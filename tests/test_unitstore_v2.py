@@ -149,7 +149,7 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
     try:
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 1 to 3"]
+        assert said == ["wharf: unit store schema upgraded from version 1 to 4"]
         assert _version(db) == "4"
         store = UnitStore(db)
         old1 = store.get("old1")
