@@ -129,20 +129,64 @@ class Route(NamedTuple):
     responders: dict[str, Callable[..., Any]]
 
 
+def _head_of(get: Callable[..., Any]) -> Callable[..., Any]:
+    """HEAD answered by the GET responder ``get``: the same status and headers (Falcon
+    drops the body of a HEAD answer and keeps the ``Content-Length`` of the body it
+    rendered), so it has no effect a GET would not have. A stream the GET opened is closed
+    unread (content routes declare their own ``on_head``, which opens none)."""
+
+    @functools.wraps(get)  # the GET's contract (``__contract__``): its auth mode
+    def on_head(req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        get(req, resp, **params)
+        stream = resp.stream
+        if stream is not None:
+            resp.stream = None
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+    on_head.__implicit_head__ = True  # type: ignore[attr-defined]
+    return on_head
+
+
+def is_implicit_head(responder: Callable[..., Any]) -> bool:
+    """A HEAD responder added by :func:`with_head` (the document does not list it)."""
+    return bool(getattr(responder, "__implicit_head__", False))
+
+
+def with_head(methods: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """A route's responders by method, with HEAD wherever GET is answered: the resource's
+    own ``on_head`` if it has one, else its GET (:func:`_head_of`). The one place HEAD is
+    added: Falcon's router (:class:`_Router`) and :attr:`App.routes` both take it."""
+    out = dict(methods)
+    if "GET" in out and "HEAD" not in out:
+        out["HEAD"] = _head_of(out["GET"])
+    return out
+
+
+class _Router(falcon.routing.CompiledRouter):
+    """Falcon's router, mapping HEAD wherever GET is mapped (:func:`with_head`)."""
+
+    def map_http_methods(self, resource: object, **kwargs: Any) -> Any:
+        return with_head(super().map_http_methods(resource, **kwargs))
+
+
 class App(falcon.App[falcon.Request, falcon.Response]):
     """The WSGI app (Falcon's own request and response types) that records what it mounts:
     ``add_route`` also keeps the resource and its responders, mapped the way Falcon maps
-    them (``on_<method>``, or ``on_<method>_<suffix>`` with ``suffix=``). The document and
-    the auth middleware read :attr:`routes`, not Falcon's router."""
+    them (``on_<method>``, or ``on_<method>_<suffix>`` with ``suffix=``), HEAD included
+    wherever GET is (:func:`with_head`). The document and the auth middleware read
+    :attr:`routes`, not Falcon's router."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._routes: dict[str, Route] = {}
+        kwargs.setdefault("router", _Router())
         super().__init__(*args, **kwargs)
 
     def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
         super().add_route(uri_template, resource, **kwargs)
         responders = falcon.routing.map_http_methods(resource, suffix=kwargs.get("suffix"))
-        self._routes[uri_template] = Route(resource, dict(responders))
+        self._routes[uri_template] = Route(resource, with_head(responders))
 
     @property
     def routes(self) -> Mapping[str, Route]:
@@ -479,6 +523,8 @@ class _Builder:
         missing = []
         for template, route in sorted(self.app.routes.items()):
             for method, responder in sorted(route.responders.items()):
+                if is_implicit_head(responder):
+                    continue  # HEAD wherever GET: said once, in the info's description
                 meta = operation_of(responder)
                 if meta is None:
                     missing.append(f"{method} {template} ({type(route.resource).__name__})")
@@ -508,7 +554,11 @@ class _Builder:
             "openapi": "3.1.0",
             "info": {"title": "Wharf", "version": "0.1.0",
                      "description": "Document workspace backend. Errors are RFC 9457 "
-                                    "`application/problem+json` with a stable `code`."},
+                                    "`application/problem+json` with a stable `code`. "
+                                    "Every path that answers `GET` answers `HEAD` too, "
+                                    "with the same status and headers and no body; "
+                                    "`HEAD` is listed only where it is its own operation "
+                                    "(content downloads)."},
             "servers": [{"url": self.server_url or "/",
                          "description": "This server"}],
             "tags": [{"name": t, "description": d} for t, d in TAGS.items()
