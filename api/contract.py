@@ -248,27 +248,85 @@ def _escape(name: str) -> str:
     return name[:_MAX_FIELD].replace("~", "~0").replace("/", "~1")
 
 
-def validation_failed(exc: msgspec.ValidationError) -> ValidationFailed:
+_STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
+
+
+def _members(info: msgspec.inspect.Type) -> list[msgspec.inspect.Type]:
+    """``info`` without its constraints, a union as its members."""
+    while isinstance(info, msgspec.inspect.Metadata):
+        info = info.type
+    if isinstance(info, msgspec.inspect.UnionType):
+        return [m for t in info.types for m in _members(t)]
+    return [info]
+
+
+def _inside(info: msgspec.inspect.Type, name: str | None) -> list[msgspec.inspect.Type]:
+    """What msgspec's location step ``.name`` (a member) or ``[...]`` (None: an item, a
+    value) leads to inside ``info``."""
+    out: list[msgspec.inspect.Type] = []
+    for t in _members(info):
+        if name is not None and isinstance(t, msgspec.inspect.StructType |
+                                           msgspec.inspect.TypedDictType |
+                                           msgspec.inspect.DataclassType):
+            out += [f.type for f in t.fields if f.encode_name == name]
+        elif name is None and isinstance(t, msgspec.inspect.DictType):
+            out.append(t.value_type)
+        elif name is None and isinstance(t, msgspec.inspect.ListType |
+                                         msgspec.inspect.SetType |
+                                         msgspec.inspect.FrozenSetType |
+                                         msgspec.inspect.VarTupleType):
+            out.append(t.item_type)
+    return out
+
+
+def allowed_values(type_: Any, where: str) -> list[Any] | None:
+    """The values an enum or ``Literal`` at msgspec's location ``where`` (``$.a[0].b``)
+    of ``type_`` allows, from the type itself (None: no enum there)."""
+    found: list[msgspec.inspect.Type] = [msgspec.inspect.type_info(type_)]
+    for name, _index in _STEP.findall(where[1:]):
+        found = [t for info in found for t in _inside(info, name or None)]
+    values: list[Any] = []
+    for t in (m for info in found for m in _members(info)):
+        if isinstance(t, msgspec.inspect.EnumType):
+            values += [member.value for member in t.cls]
+        elif isinstance(t, msgspec.inspect.LiteralType):
+            values += list(t.values)
+    return list(dict.fromkeys(values)) or None
+
+
+def validation_failed(exc: msgspec.ValidationError,
+                      type_: Any = None) -> ValidationFailed:
     """A msgspec error as the 400 ``validation_failed`` problem the API always answered.
 
     msgspec says where as a `` - at `$.a.b[0]``` suffix, except at the top of the body
     (a missing or unknown member, a rule of the whole object). The field is the member the
     message names (missing, unknown) or the :class:`InvalidField` a Struct's own rule
-    raised names; else the location (null: the body itself)."""
+    raised names; else the location (null: the body itself). A value outside an enum
+    (``type_``: what was being decoded) lists the allowed values, read from the type, in
+    the message and as ``details.allowed`` (as :func:`wharf.validation.one_of` does)."""
     text = str(exc)
     message, located, where = text.rpartition(" - at `")
     if not located:  # no location: the top of the body
         message, where = text, "$`"
-    pointer = _pointer(where.removesuffix("`"))
+    where = where.removesuffix("`")
+    pointer = _pointer(where)
     named = _FIELD_IN_MESSAGE.match(message)
     if named:  # missing or unknown: name the member itself
         pointer = f"{pointer}/{_escape(named.group(1))}"
     elif isinstance(exc.__cause__, InvalidField):  # a rule of the Struct about one field
         pointer = f"{pointer}/{_escape(exc.__cause__.field)}"
     field_name = pointer.lstrip("/") or None
+    allowed = allowed_values(type_, where) \
+        if type_ is not None and message.startswith("Invalid enum value") else None
+    error: dict[str, Any] = {"pointer": pointer, "message": message[:200]}
+    details: dict[str, Any] = {"field": field_name, "errors": [error]}
+    if allowed is not None:  # the value echoed is the client's: a bounded part of it
+        clipped = message if len(message) <= 100 else message[:99] + "…'"
+        message = f"{clipped}; expected one of: {', '.join(map(str, allowed))}"
+        error["message"] = message[:500]
+        details["allowed"] = allowed
     return ValidationFailed(f"{field_name + ': ' if field_name else ''}{message}"[:500],
-                            details={"field": field_name,
-                                     "errors": [{"pointer": pointer, "message": message[:200]}]})
+                            details=details)
 
 
 def read_body(req: falcon.Request, type_: type[T]) -> T:
@@ -277,7 +335,7 @@ def read_body(req: falcon.Request, type_: type[T]) -> T:
     try:
         return msgspec.convert(data, type_)
     except msgspec.ValidationError as exc:
-        raise validation_failed(exc) from None
+        raise validation_failed(exc, type_) from None
 
 
 @cache
@@ -314,7 +372,7 @@ def read_query(req: falcon.Request, type_: type[T]) -> T:
     try:
         return msgspec.convert(params, type_, strict=False)
     except msgspec.ValidationError as exc:
-        raise validation_failed(exc) from None
+        raise validation_failed(exc, type_) from None
 
 
 # --- responses --------------------------------------------------------------------------
