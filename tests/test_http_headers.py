@@ -74,16 +74,23 @@ def _get_paths(client, ids: dict[str, str]) -> list[str]:
     return paths
 
 
-def test_head_answers_what_get_answers_on_every_get_route_without_a_body(world):
+def test_head_answers_what_get_answers_on_every_get_route_without_a_body(world, worker):
     """Load balancers and uptime checks send HEAD: every GET route answers it with the
     same status and headers (Content-Length included) and no body, for a visitor and for
     a user."""
+    from tests.test_operations import wait_done
     alice = world.user("alice")
     folder = alice.post("/api/nodes", json={"space_id": alice.personal_space_id,
                                             "parent_id": None, "name": "f"})
     assert folder.status_code == 201, folder.text
+    submitted = alice.post("/api/resources", json={
+        "space_id": alice.personal_space_id, "name": "Doc", "unit_type": "doc"},
+        headers={"Idempotency-Key": "head-check-key-0001"})
+    assert submitted.status_code == 202, submitted.text
+    unit = wait_done(alice, submitted.json["id"])["result"]
     ids = {"space_id": alice.personal_space_id, "user_id": alice.user_id,
-           "node_id": folder.json["id"]}
+           "node_id": folder.json["id"], "operation_id": submitted.json["id"],
+           "resource_id": unit["resource_id"], "unit_id": unit["unit_id"]}
     statuses = set()
     for client in (world.anonymous(), alice):
         for path in _get_paths(client, ids):
@@ -97,6 +104,8 @@ def test_head_answers_what_get_answers_on_every_get_route_without_a_body(world):
     for probe in ("/healthz", "/readyz", "/api/openapi.json"):
         assert (probe, 200) in statuses
     assert ("/api/me", 200) in statuses and (f"/api/nodes/{folder.json['id']}", 200) in statuses
+    assert (f"/api/units/{unit['unit_id']}", 200) in statuses
+    assert (f"/api/operations/{submitted.json['id']}", 200) in statuses
 
 
 def test_head_is_allowed_and_not_listed_as_its_own_operation(client):
