@@ -129,20 +129,64 @@ class Route(NamedTuple):
     responders: dict[str, Callable[..., Any]]
 
 
+def _head_of(get: Callable[..., Any]) -> Callable[..., Any]:
+    """HEAD answered by the GET responder ``get``: the same status and headers (Falcon
+    drops the body of a HEAD answer and keeps the ``Content-Length`` of the body it
+    rendered), so it has no effect a GET would not have. A stream the GET opened is closed
+    unread (content routes declare their own ``on_head``, which opens none)."""
+
+    @functools.wraps(get)  # the GET's contract (``__contract__``): its auth mode
+    def on_head(req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        get(req, resp, **params)
+        stream = resp.stream
+        if stream is not None:
+            resp.stream = None
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+    on_head.__implicit_head__ = True  # type: ignore[attr-defined]
+    return on_head
+
+
+def is_implicit_head(responder: Callable[..., Any]) -> bool:
+    """A HEAD responder added by :func:`with_head` (the document does not list it)."""
+    return bool(getattr(responder, "__implicit_head__", False))
+
+
+def with_head(methods: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """A route's responders by method, with HEAD wherever GET is answered: the resource's
+    own ``on_head`` if it has one, else its GET (:func:`_head_of`). The one place HEAD is
+    added: Falcon's router (:class:`_Router`) and :attr:`App.routes` both take it."""
+    out = dict(methods)
+    if "GET" in out and "HEAD" not in out:
+        out["HEAD"] = _head_of(out["GET"])
+    return out
+
+
+class _Router(falcon.routing.CompiledRouter):
+    """Falcon's router, mapping HEAD wherever GET is mapped (:func:`with_head`)."""
+
+    def map_http_methods(self, resource: object, **kwargs: Any) -> Any:
+        return with_head(super().map_http_methods(resource, **kwargs))
+
+
 class App(falcon.App[falcon.Request, falcon.Response]):
     """The WSGI app (Falcon's own request and response types) that records what it mounts:
     ``add_route`` also keeps the resource and its responders, mapped the way Falcon maps
-    them (``on_<method>``, or ``on_<method>_<suffix>`` with ``suffix=``). The document and
-    the auth middleware read :attr:`routes`, not Falcon's router."""
+    them (``on_<method>``, or ``on_<method>_<suffix>`` with ``suffix=``), HEAD included
+    wherever GET is (:func:`with_head`). The document and the auth middleware read
+    :attr:`routes`, not Falcon's router."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._routes: dict[str, Route] = {}
+        kwargs.setdefault("router", _Router())
         super().__init__(*args, **kwargs)
 
     def add_route(self, uri_template: str, resource: object, **kwargs: Any) -> None:
         super().add_route(uri_template, resource, **kwargs)
         responders = falcon.routing.map_http_methods(resource, suffix=kwargs.get("suffix"))
-        self._routes[uri_template] = Route(resource, dict(responders))
+        self._routes[uri_template] = Route(resource, with_head(responders))
 
     @property
     def routes(self) -> Mapping[str, Route]:
@@ -204,27 +248,85 @@ def _escape(name: str) -> str:
     return name[:_MAX_FIELD].replace("~", "~0").replace("/", "~1")
 
 
-def validation_failed(exc: msgspec.ValidationError) -> ValidationFailed:
+_STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
+
+
+def _members(info: msgspec.inspect.Type) -> list[msgspec.inspect.Type]:
+    """``info`` without its constraints, a union as its members."""
+    while isinstance(info, msgspec.inspect.Metadata):
+        info = info.type
+    if isinstance(info, msgspec.inspect.UnionType):
+        return [m for t in info.types for m in _members(t)]
+    return [info]
+
+
+def _inside(info: msgspec.inspect.Type, name: str | None) -> list[msgspec.inspect.Type]:
+    """What msgspec's location step ``.name`` (a member) or ``[...]`` (None: an item, a
+    value) leads to inside ``info``."""
+    out: list[msgspec.inspect.Type] = []
+    for t in _members(info):
+        if name is not None and isinstance(t, msgspec.inspect.StructType |
+                                           msgspec.inspect.TypedDictType |
+                                           msgspec.inspect.DataclassType):
+            out += [f.type for f in t.fields if f.encode_name == name]
+        elif name is None and isinstance(t, msgspec.inspect.DictType):
+            out.append(t.value_type)
+        elif name is None and isinstance(t, msgspec.inspect.ListType |
+                                         msgspec.inspect.SetType |
+                                         msgspec.inspect.FrozenSetType |
+                                         msgspec.inspect.VarTupleType):
+            out.append(t.item_type)
+    return out
+
+
+def allowed_values(type_: Any, where: str) -> list[Any] | None:
+    """The values an enum or ``Literal`` at msgspec's location ``where`` (``$.a[0].b``)
+    of ``type_`` allows, from the type itself (None: no enum there)."""
+    found: list[msgspec.inspect.Type] = [msgspec.inspect.type_info(type_)]
+    for name, _index in _STEP.findall(where[1:]):
+        found = [t for info in found for t in _inside(info, name or None)]
+    values: list[Any] = []
+    for t in (m for info in found for m in _members(info)):
+        if isinstance(t, msgspec.inspect.EnumType):
+            values += [member.value for member in t.cls]
+        elif isinstance(t, msgspec.inspect.LiteralType):
+            values += list(t.values)
+    return list(dict.fromkeys(values)) or None
+
+
+def validation_failed(exc: msgspec.ValidationError,
+                      type_: Any = None) -> ValidationFailed:
     """A msgspec error as the 400 ``validation_failed`` problem the API always answered.
 
     msgspec says where as a `` - at `$.a.b[0]``` suffix, except at the top of the body
     (a missing or unknown member, a rule of the whole object). The field is the member the
     message names (missing, unknown) or the :class:`InvalidField` a Struct's own rule
-    raised names; else the location (null: the body itself)."""
+    raised names; else the location (null: the body itself). A value outside an enum
+    (``type_``: what was being decoded) lists the allowed values, read from the type, in
+    the message and as ``details.allowed`` (as :func:`wharf.validation.one_of` does)."""
     text = str(exc)
     message, located, where = text.rpartition(" - at `")
     if not located:  # no location: the top of the body
         message, where = text, "$`"
-    pointer = _pointer(where.removesuffix("`"))
+    where = where.removesuffix("`")
+    pointer = _pointer(where)
     named = _FIELD_IN_MESSAGE.match(message)
     if named:  # missing or unknown: name the member itself
         pointer = f"{pointer}/{_escape(named.group(1))}"
     elif isinstance(exc.__cause__, InvalidField):  # a rule of the Struct about one field
         pointer = f"{pointer}/{_escape(exc.__cause__.field)}"
     field_name = pointer.lstrip("/") or None
+    allowed = allowed_values(type_, where) \
+        if type_ is not None and message.startswith("Invalid enum value") else None
+    error: dict[str, Any] = {"pointer": pointer, "message": message[:200]}
+    details: dict[str, Any] = {"field": field_name, "errors": [error]}
+    if allowed is not None:  # the value echoed is the client's: a bounded part of it
+        clipped = message if len(message) <= 100 else message[:99] + "…'"
+        message = f"{clipped}; expected one of: {', '.join(map(str, allowed))}"
+        error["message"] = message[:500]
+        details["allowed"] = allowed
     return ValidationFailed(f"{field_name + ': ' if field_name else ''}{message}"[:500],
-                            details={"field": field_name,
-                                     "errors": [{"pointer": pointer, "message": message[:200]}]})
+                            details=details)
 
 
 def read_body(req: falcon.Request, type_: type[T]) -> T:
@@ -233,7 +335,7 @@ def read_body(req: falcon.Request, type_: type[T]) -> T:
     try:
         return msgspec.convert(data, type_)
     except msgspec.ValidationError as exc:
-        raise validation_failed(exc) from None
+        raise validation_failed(exc, type_) from None
 
 
 @cache
@@ -270,7 +372,7 @@ def read_query(req: falcon.Request, type_: type[T]) -> T:
     try:
         return msgspec.convert(params, type_, strict=False)
     except msgspec.ValidationError as exc:
-        raise validation_failed(exc) from None
+        raise validation_failed(exc, type_) from None
 
 
 # --- responses --------------------------------------------------------------------------
@@ -479,6 +581,8 @@ class _Builder:
         missing = []
         for template, route in sorted(self.app.routes.items()):
             for method, responder in sorted(route.responders.items()):
+                if is_implicit_head(responder):
+                    continue  # HEAD wherever GET: said once, in the info's description
                 meta = operation_of(responder)
                 if meta is None:
                     missing.append(f"{method} {template} ({type(route.resource).__name__})")
@@ -508,7 +612,11 @@ class _Builder:
             "openapi": "3.1.0",
             "info": {"title": "Wharf", "version": "0.1.0",
                      "description": "Document workspace backend. Errors are RFC 9457 "
-                                    "`application/problem+json` with a stable `code`."},
+                                    "`application/problem+json` with a stable `code`. "
+                                    "Every path that answers `GET` answers `HEAD` too, "
+                                    "with the same status and headers and no body; "
+                                    "`HEAD` is listed only where it is its own operation "
+                                    "(content downloads)."},
             "servers": [{"url": self.server_url or "/",
                          "description": "This server"}],
             "tags": [{"name": t, "description": d} for t, d in TAGS.items()

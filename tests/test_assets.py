@@ -235,6 +235,23 @@ def test_risky_content_is_served_as_an_attachment(fs_env):
     assert meta["media_type"] == "image/png" and meta["detected_media_type"] == "text/html"
 
 
+def test_a_publish_result_describes_the_asset_as_its_metadata_does(fs_env):
+    """The result and the metadata are one description (``AssetDescription``): every
+    field the result has, the detected type included, is the metadata's."""
+    alice = fs_env.world.user("alice")
+    unit = new_unit(alice, alice.personal_space_id)["unit_id"]
+    html = b"<!DOCTYPE html><html><body><script>alert(1)</script></body></html>"
+    for data, declared, detected in ((PNG, "image/png", "image/png"),
+                                     (html, "image/png", "text/html")):
+        result = published(alice, unit, data, media_type=declared)["result"]
+        meta = alice.get(f"/api/assets/{result['asset_id']}").json
+        assert result["detected_media_type"] == detected
+        assert result["media_type"] == declared
+        assert {k: meta[k] for k in result if k != "asset_id"} == \
+            {k: v for k, v in result.items() if k != "asset_id"}
+        assert meta["id"] == result["asset_id"]
+
+
 # --- idempotency ----------------------------------------------------------------------------
 
 def test_replay_answers_the_same_operation_and_different_bytes_are_409(fs_env):

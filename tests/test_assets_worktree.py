@@ -75,6 +75,10 @@ def test_a_worktree_asset_is_served_only_by_its_worktree(fs_env):
     wt_items = alice.get(f"/api/worktrees/{wt}/units/{unit['unit_id']}/assets").json["items"]
     assert [a["id"] for a in wt_items] == [res["asset_id"]]
     assert wt_items[0]["published_at"] is None
+    # Its metadata describes it as the result does: served by the worktree's gateway.
+    assert {k: wt_items[0][k] for k in res if k != "asset_id"} == \
+        {k: v for k, v in res.items() if k != "asset_id"}
+    assert alice.get(wt_items[0]["content_url"]).content == PNG + b"w"
     # The worktree's gateway also serves its units' trunk assets.
     trunk_via_wt = alice.get(f"/api/worktrees/{wt}/assets/{trunk_op['result']['asset_id']}"
                              "/content")

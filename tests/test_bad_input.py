@@ -346,3 +346,37 @@ def test_duplicate_keys_are_refused_and_change_nothing(world, db):
     assert r.status_code == 400 and r.json["code"] == "malformed_json"
     members = alice.get(f"/api/spaces/{team['id']}/members").json["items"]
     assert [m["role"] for m in members if m["user_id"] == bob.user_id] == ["viewer"]
+
+
+def test_a_value_outside_an_enum_is_refused_with_the_allowed_values(world, db):
+    """Every enum refusal names what is allowed, taken from the type: in the message and
+    in ``details.allowed`` -- a body member, an item of a list, a query parameter."""
+    from storage.enums import LabelColor, OperationStatus, TokenScope, values
+    alice = world.user("alice")
+    space = team_space(alice)
+    before = row_counts(db)
+    cases = [
+        (alice.post(f"/api/spaces/{space['id']}/issues/labels",
+                    json={"name": "bug", "color": "#0366d6"}), "color", values(LabelColor)),
+        (alice.post("/api/api-tokens", json={"name": "ci", "scopes": ["read", "admin"]}),
+         "scopes/1", values(TokenScope)),
+        (alice.get("/api/operations", params={"status": "done"}), "status",
+         values(OperationStatus)),
+    ]
+    for r, field, allowed in cases:
+        assert is_problem(r, 400, "validation_failed"), r.text
+        details = r.json["details"]
+        assert details["field"] == field
+        assert details["allowed"] == list(allowed)
+        assert ", ".join(allowed) in r.json["detail"]
+        assert ", ".join(allowed) in details["errors"][0]["message"]
+    assert row_counts(db) == before
+
+
+def test_an_enum_refusal_echoes_a_bounded_part_of_the_value(world):
+    alice = world.user("alice")
+    space = team_space(alice)
+    r = alice.post(f"/api/spaces/{space['id']}/issues/labels",
+                   json={"name": "bug", "color": "x" * 5000})
+    assert is_problem(r, 400, "validation_failed")
+    assert len(r.json["detail"]) < 400 and r.json["detail"].endswith("pink")

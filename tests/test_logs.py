@@ -293,10 +293,10 @@ def _wait_for_file_text(path, needle: str, proc: subprocess.Popen, timeout: floa
         time.sleep(0.2)
 
 
-def _start_logged(tmp_path, command: str, env: dict[str, str]):
-    """``wharf <command>`` with stdout and stderr in files (read while it runs)."""
+def _start_logged(tmp_path, command: str, env: dict[str, str], *args: str):
+    """``wharf <command> *args`` with stdout and stderr in files (read while it runs)."""
     out, err = tmp_path / f"{command}.out", tmp_path / f"{command}.err"
-    proc = subprocess.Popen([*WHARF, command], env=env, cwd=tmp_path, text=True,
+    proc = subprocess.Popen([*WHARF, command, *args], env=env, cwd=tmp_path, text=True,
                             stdin=subprocess.DEVNULL, stdout=out.open("w"),
                             stderr=err.open("w"), start_new_session=True)
     return proc, out, err
@@ -350,6 +350,57 @@ def test_wharf_serve_writes_text_by_default(tmp_path):
         if line[:4].isdigit():  # a line of its own (a trace's lines follow theirs)
             assert not line.startswith("{")
             assert line[:10].count("-") == 2 and " [" in line, line
+
+
+def _serve_requests(tmp_path, *args: str, quiet: bool = False, **env: str) -> list[str]:
+    """Start ``wharf serve *args``, send a request whose query carries a secret, stop it
+    (``quiet``: without waiting for its line): its stderr lines."""
+    port = free_port()
+    proc, out, err = _start_logged(tmp_path, "serve", wharf_env(tmp_path, WHARF_PORT=str(port),
+                                                                 **env), *args)
+    try:
+        _wait_for_file_text(out, "serving on", proc, timeout=60)
+        r = requests.get(f"http://127.0.0.1:{port}/api/me?ticket=s3cret-ticket", timeout=10,
+                         headers={"X-Request-Id": "probe-access"})
+        assert r.status_code == 401
+        r = requests.head(f"http://127.0.0.1:{port}/healthz", timeout=10)
+        assert r.status_code == 200
+        if not quiet:
+            _wait_for_file_text(err, "HEAD /healthz", proc, timeout=10)
+    finally:
+        _terminate(proc)
+    lines = err.read_text().splitlines()
+    assert not any("s3cret-ticket" in line for line in lines)
+    return lines
+
+
+@pytest.mark.slow
+def test_wharf_serve_writes_one_line_per_request(tmp_path):
+    """A newcomer sees each request arrive: method, path (never the query string), status,
+    duration and request id, in text by default."""
+    lines = _serve_requests(tmp_path)
+    line = next(line for line in lines if "GET /api/me 401" in line)
+    assert "[wharf.access]" in line and "request_id=probe-access" in line
+    assert "duration_ms=" in line and "path=/api/me " in line
+    assert any("HEAD /healthz 200" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_wharf_serve_access_lines_as_json(tmp_path):
+    lines = _serve_requests(tmp_path, WHARF_LOG_FORMAT="json")
+    access = [json.loads(line) for line in lines if '"wharf.access"' in line]
+    me = next(line for line in access if line["path"] == "/api/me")
+    assert me["message"] == "GET /api/me 401" and me["level"] == "info"
+    assert me["method"] == "GET" and me["status"] == 401
+    assert me["request_id"] == "probe-access" and me["duration_ms"] >= 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["--quiet", "WHARF_ACCESS_LOG=false"])
+def test_wharf_serve_quiet_writes_no_request_lines(tmp_path, how):
+    args, env = ((how,), {}) if how.startswith("--") else ((), dict([how.split("=")]))
+    lines = _serve_requests(tmp_path, *args, quiet=True, **env)
+    assert not any("wharf.access" in line for line in lines)
 
 
 @pytest.mark.slow
@@ -434,6 +485,15 @@ def test_the_access_log_line_is_the_full_chains_line_without_the_chain():
                                    sys.exc_info())
     line = json.loads(fast.format(failed))
     assert "ValueError: boom" in line["exception"]
+    # wharf serve's access line: its fields given with extra=
+    served = logging.LogRecord("wharf.access", logging.INFO, __file__, 1, "%s %s %s",
+                               ("GET", "/api/me", 200), None)
+    served.__dict__.update(method="GET", path="/api/me", status=200, duration_ms=1.5,
+                           request_id="rid-access")
+    ours, theirs = json.loads(fast.format(served)), json.loads(full.format(served))
+    assert list(ours) == list(theirs)
+    assert ours.pop("timestamp") and theirs.pop("timestamp")
+    assert ours == theirs and ours["duration_ms"] == 1.5 and ours["status"] == 200
 
 
 @pytest.mark.parametrize("fmt", [
@@ -500,5 +560,6 @@ def test_the_access_line_is_gunicorns_line(fmt):
     assert ours.split("[", 1)[0] == gunicorns.split("[", 1)[0]
     assert ours.split("]", 1)[-1] == gunicorns.split("]", 1)[-1]
     if fmt is None:
-        assert ours == '10.1.2.3 "POST /api/resources?x=1 HTTP/1.1" 202 512 1002ms ' \
+        # the path without the query string (it may carry a secret), as `wharf serve`
+        assert ours == '10.1.2.3 "POST /api/resources HTTP/1.1" 202 512 1002ms ' \
                        'rid=rid-2 ua="curl \\"quoted\\""'

@@ -45,9 +45,10 @@ STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
      {"upload_id": ID + "a", "asset_id": ID + "b", "unit_id": ID + "4",
       "object_key": "assets/" + ID + "c", "filename": "a.png", "media_type": "image/png",
       "size": 5, "content_sha256": "ab" * 32}),
-    (kinds.PublishAssetResult,
-     {"asset_id": ID + "b", "unit_id": ID + "4", "size": 5, "sha256": "ab" * 32,
-      "media_type": "image/png", "content_url": "/api/assets/" + ID + "b/content"}),
+    (kinds.PublishAssetResult,  # described as the asset's metadata (AssetDescription)
+     {"unit_id": ID + "4", "worktree_id": None, "media_type": "image/png",
+      "detected_media_type": "image/png", "size": 5, "sha256": "ab" * 32,
+      "content_url": "/api/assets/" + ID + "b/content", "asset_id": ID + "b"}),
     (kinds.CreateWorktreePayload,
      {"worktree_id": ID + "d", "kind": "team", "name": "Review", "summary": None,
       "team_space_id": ID + "1", "visibility": "space"}),
@@ -69,6 +70,21 @@ STORED: list[tuple[type[msgspec.Struct], dict[str, Any]]] = [
 def test_stored_rows_decode_and_encode_to_the_same_json(shape, stored):
     value = msgspec.convert(stored, shape)
     assert json.dumps(kinds.to_json(value)) == json.dumps(stored)
+
+
+def test_older_results_read_with_the_fields_added_since():
+    old_publish = {"asset_id": ID + "b", "unit_id": ID + "4", "size": 5, "sha256": "ab" * 32,
+                   "media_type": "image/png",
+                   "content_url": "/api/assets/" + ID + "b/content"}
+    result = kinds.read_result("publish_asset", old_publish)
+    assert isinstance(result, kinds.PublishAssetResult)
+    assert result.worktree_id is None and result.detected_media_type == "image/png"
+    in_worktree = kinds.read_result("publish_asset", {**old_publish, "worktree_id": ID + "d"})
+    assert isinstance(in_worktree, kinds.PublishAssetResult)
+    assert in_worktree.worktree_id == ID + "d"
+    purge = kinds.read_result("purge_trash", {"batch_id": ID + "5", "nodes_deleted": 1,
+                                              "resources_deleted": 0, "objects_queued": 0})
+    assert isinstance(purge, kinds.PurgeTrashResult) and purge.batches_deleted == 1
 
 
 def test_unknown_keys_in_an_old_row_are_ignored():

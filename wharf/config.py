@@ -703,6 +703,12 @@ class Settings:
         "`wharf worker` and `wharf scheduler`, `text` for `wharf serve` and the short "
         "commands (docs/operations.md, \"Logs\")",
         parse=_log_format)] = "auto"
+    access_log: Annotated[bool, setting(
+        "one line per request, in `WHARF_LOG_FORMAT`, never with the query string: `wharf "
+        "serve` writes `GET /api/me 200` to stderr (logger `wharf.access`, fields "
+        "`method`, `path`, `status`, `duration_ms`, `request_id`; `wharf serve --quiet` "
+        "turns it off too), `wharf api` gunicorn's access log to stdout (its packaged "
+        "configuration)")] = True
     # wharf fsck (consistency of the stores with the product database)
     fsck_grace_seconds: Annotated[int, setting(
         "`wharf fsck --repair` (and the `fsck` sweep with `WHARF_FSCK_REPAIR`) queues the "

@@ -93,6 +93,8 @@ def create_server(app: WSGIApplication,
     _raise_fd_limit(settings.http_connection_limit + _SPARE_FDS)
     if settings.trusted_proxy_count:
         app = _only_proxy_headers(app, _PROXY_HEADERS_USED)
+    if settings.access_log:
+        app = access_logged(app)
     server = waitress_server(
         app, host=settings.host, port=settings.port, threads=settings.http_threads,
         ident="wharf", clear_untrusted_proxy_headers=not settings.trusted_proxy_count,
@@ -187,6 +189,49 @@ def _only_proxy_headers(app: WSGIApplication, kept: tuple[str, ...]) -> WSGIAppl
         return app(environ, start_response)
 
     return without_other_proxy_headers
+
+
+access_log = logging.getLogger("wharf.access")
+_MAX_LOGGED_PATH = 1024
+
+
+def access_logged(app: WSGIApplication) -> WSGIApplication:
+    """``app`` writing one line per request to ``wharf.access`` (``WHARF_ACCESS_LOG``):
+    ``GET /api/me 200`` with ``method``, ``path``, ``status``, ``duration_ms`` and
+    ``request_id`` as fields (JSON keys, or ``key=value`` in text). The path is
+    ``PATH_INFO`` only: the query string is never logged (it may carry a secret). The
+    duration is the app's, until it answered: a download's bytes are sent afterwards by
+    waitress's event loop (the response iterable is passed through untouched, so
+    ``wsgi.file_wrapper`` still hands files to it). A request the app failed on is logged
+    500, as waitress answers it."""
+
+    def logged(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        started = time.perf_counter()
+        answer: list[Any] = []
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            answer[:] = (status, headers)
+            return start_response(status, headers, exc_info)
+
+        try:
+            return app(environ, start)
+        finally:
+            if access_log.isEnabledFor(logging.INFO):
+                _log_access(environ, answer, time.perf_counter() - started)
+
+    return logged
+
+
+def _log_access(environ: WSGIEnvironment, answer: list[Any], seconds: float) -> None:
+    status, headers = answer if answer else ("500", ())
+    request_id = next((value for name, value in headers if name.lower() == "x-request-id"),
+                      None)
+    method = environ.get("REQUEST_METHOD", "")
+    path = environ.get("PATH_INFO", "")[:_MAX_LOGGED_PATH]
+    code = int(status[:3]) if status[:3].isdigit() else 0
+    access_log.info("%s %s %s", method, path, code, extra={
+        "method": method, "path": path, "status": code,
+        "duration_ms": round(seconds * 1000, 2), "request_id": request_id})
 
 
 def _guard(srv: BaseWSGIServer, settings: Settings) -> None:

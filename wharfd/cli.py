@@ -39,6 +39,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = {}
     if getattr(args, "host", None):
         overrides["host"] = args.host
+    if getattr(args, "quiet", False):
+        overrides["access_log"] = False
     for flag, name in (("--port", "port"), ("--metrics-port", "metrics_port")):
         value = getattr(args, name, None)
         if value is not None:
@@ -558,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="embedded mode: API, workers and scheduler in one process")
     p.add_argument("--host")
     p.add_argument("--port", type=int)
+    p.add_argument("--quiet", action="store_true",
+                   help="no line per request (as WHARF_ACCESS_LOG=false)")
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("api", help="production API under gunicorn")
     p.add_argument("--host")

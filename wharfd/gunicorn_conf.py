@@ -21,6 +21,8 @@ import glob
 import os
 from typing import TYPE_CHECKING
 
+from wharf.config import read_setting
+
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
     from gunicorn.http.message import Request
@@ -79,13 +81,16 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"
 
-accesslog = "-"
+# One line per request on stdout, unless WHARF_ACCESS_LOG is false; as `wharf serve`'s,
+# the path without the query string (``%(U)s``, not the request line ``%(r)s``): a query
+# may carry a secret.
+accesslog = "-" if read_setting("access_log") else None
 errorlog = "-"
 # gunicorn's own lines (error log, access log) in Wharf's format: JSON lines by default
 # (WHARF_LOG_FORMAT, docs/operations.md "Logs").
 logger_class = "wharfd.gunicorn_logs.GunicornLogger"
 loglevel = (os.environ.get("WHARF_LOG_LEVEL") or "info").lower()
-access_log_format = ('%(h)s "%(r)s" %(s)s %(B)s %(M)sms '
+access_log_format = ('%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms '
                      'rid=%({x-request-id}o)s ua="%(a)s"')
 proc_name = "wharf-api"
 # No control socket under $HOME (gunicorn >= 27; older versions ignore the name).

@@ -26,12 +26,12 @@ import os
 import re
 import sys
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from wharf import logctx
+from wharf import logctx, serving
 from wharf.config import read_setting
 
 #: Commands that write JSON lines under ``WHARF_LOG_FORMAT=auto``.
@@ -103,14 +103,20 @@ def formatter(fmt: str) -> structlog.stdlib.ProcessorFormatter:
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderer])
 
 
+#: What every ``LogRecord`` holds: anything else on a record came with ``extra=`` (as
+#: structlog's ``ExtraAdder`` decides).
+_RECORD_KEYS = frozenset(logging.LogRecord("name", 0, "pathname", 0, "msg", (), None)
+                         .__dict__)
+
+
 class FastJsonFormatter(logging.Formatter):
     """The JSON line :func:`formatter` writes (first keys, then the bound context of
-    :mod:`wharf.logctx`), built without structlog's processor chain, for a logger whose
-    records are plain messages without ``extra=`` fields or exceptions, and nothing bound
-    with structlog's own context API: gunicorn's access log, one line per request (the
-    log cost about 8 % of an API process's CPU under load, a quarter of it this chain;
-    ``docs/benchmarks.md``). A record that does carry an exception goes through the full
-    chain, so nothing is lost."""
+    :mod:`wharf.logctx`, then ``extra=`` fields), built without structlog's processor
+    chain, for a logger whose records carry no exceptions and nothing bound with
+    structlog's own context API: the access logs, one line per request (gunicorn's
+    cost about 8 % of an API process's CPU under load, a quarter of it this chain;
+    ``docs/benchmarks.md``; ``wharf serve``'s, :data:`wharf.serving.access_log`). A record
+    that does carry an exception goes through the full chain, so nothing is lost."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -119,12 +125,16 @@ class FastJsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_info or record.stack_info:
             return self._full.format(record)
-        event = {"timestamp": datetime.fromtimestamp(record.created, UTC).strftime(
-                     "%Y-%m-%dT%H:%M:%S.%fZ"),
-                 "level": record.levelname.lower(), "logger": record.name,
-                 "message": record.getMessage()}
-        return json.dumps(logctx.add_context(None, record.levelname.lower(), event),
-                          default=repr)
+        event: dict[str, Any] = {
+            "timestamp": datetime.fromtimestamp(record.created, UTC).strftime(
+                "%Y-%m-%dT%H:%M:%S.%fZ"),
+            "level": record.levelname.lower(), "logger": record.name,
+            "message": record.getMessage()}
+        line = logctx.add_context(None, record.levelname.lower(), event)
+        for key, value in record.__dict__.items():
+            if key not in _RECORD_KEYS:
+                line[key] = value
+        return json.dumps(line, default=repr)
 
 
 def configure(level: str, fmt: str, stream: TextIO | None = None) -> None:
@@ -138,6 +148,15 @@ def configure(level: str, fmt: str, stream: TextIO | None = None) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # ``wharf serve``'s line per request: in JSON, the same line without the chain
+    access = logging.getLogger(serving.access_log.name)
+    for old in list(access.handlers):
+        access.removeHandler(old)
+    access.propagate = fmt != "json"
+    if fmt == "json":
+        fast = logging.StreamHandler(stream or sys.stderr)
+        fast.setFormatter(FastJsonFormatter())
+        access.addHandler(fast)
     structlog.configure(
         processors=[structlog.stdlib.filter_by_level, *_shared(),
                     structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

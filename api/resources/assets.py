@@ -24,13 +24,10 @@ from wharf.operations.service import Operations, check_key
 
 
 def asset_body(a: UnitAsset) -> AssetBody:
-    return AssetBody(
-        id=a.id, unit_id=a.unit_id, worktree_id=a.worktree_id, filename=a.filename,
-        media_type=a.declared_media_type, detected_media_type=a.detected_media_type,
-        size=a.size, sha256=a.sha256, etag=assets.etag_header(a), created_by=a.created_by,
-        created_at=timestamp(a.created_at),
-        published_at=timestamp(a.published_at) if a.published_at else None,
-        content_url=assets.content_url(a.id))
+    return assets.describe(
+        a, AssetBody, id=a.id, filename=a.filename, etag=assets.etag_header(a),
+        created_by=a.created_by, created_at=timestamp(a.created_at),
+        published_at=timestamp(a.published_at) if a.published_at else None)
 
 
 UPLOAD_DESCRIPTION = (

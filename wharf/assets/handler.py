@@ -13,7 +13,7 @@ from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, Work
 from wharf import audit, deletion
 from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
-from wharf.assets.reading import content_url
+from wharf.assets.reading import describe
 from wharf.blobs import verify_object
 from wharf.clock import utcnow
 from wharf.config import Settings
@@ -110,12 +110,13 @@ class PublishAsset:
         assert upload.received_size is not None and upload.sha256 is not None \
             and upload.etag is not None  # stored
         detected = upload.detected_media_type or p.media_type
-        session.add(UnitAsset(
+        asset = UnitAsset(
             id=p.asset_id, unit_id=p.unit_id, worktree_id=worktree_id,
             object_key=p.object_key, filename=p.filename, declared_media_type=p.media_type,
             detected_media_type=detected, size=upload.received_size, sha256=upload.sha256,
             etag=upload.etag, created_by=op.actor_id, created_at=now,
-            published_at=now if worktree_id is None else None))
+            published_at=now if worktree_id is None else None)
+        session.add(asset)
         session.delete(upload)
         session.flush()
         deletion.release(session, p.object_key)
@@ -123,10 +124,7 @@ class PublishAsset:
                      space_id=op.scope_id,
                      details={"unit_id": p.unit_id, "size": upload.received_size,
                               "on_behalf_of": op.actor_id})
-        return PublishAssetResult(asset_id=p.asset_id, unit_id=p.unit_id,
-                                  size=upload.received_size, sha256=upload.sha256,
-                                  media_type=p.media_type, worktree_id=worktree_id,
-                                  content_url=content_url(p.asset_id, worktree_id))
+        return describe(asset, PublishAssetResult, asset_id=asset.id)
 
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
         p = payload(op, PublishAssetPayload)

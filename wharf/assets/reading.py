@@ -1,6 +1,8 @@
 """Finding an asset to read (the permission gate), listing a unit's assets, deleting one."""
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
@@ -12,10 +14,25 @@ from wharf.blobs.ingest import risky
 from wharf.context import RequestContext
 from wharf.errors import NotFound
 from wharf.ids import is_id
+from wharf.operations.kinds import AssetDescription
 from wharf.pagination import TIMESTAMP, decode_cursor, page
 from wharf.resources import find_unit
 
 DELETED = "asset_deleted"
+
+
+D = TypeVar("D", bound=AssetDescription)
+
+
+def describe(asset: UnitAsset, shape: type[D], **more: Any) -> D:
+    """``asset`` as ``shape``, an :class:`AssetDescription` (a ``publish_asset`` result,
+    the API's metadata) with ``more`` fields of its own: the one place an asset's
+    description is read from its row."""
+    return shape(unit_id=asset.unit_id, worktree_id=asset.worktree_id,
+                 media_type=asset.declared_media_type,
+                 detected_media_type=asset.detected_media_type, size=asset.size,
+                 sha256=asset.sha256, content_url=content_url(asset.id, asset.worktree_id),
+                 **more)
 
 
 def content_url(asset_id: str, worktree_id: str | None = None) -> str:

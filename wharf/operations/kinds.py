@@ -13,8 +13,9 @@ it (``omit_defaults``), and unknown keys in an old row are ignored on decoding.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
@@ -158,14 +159,30 @@ class PublishAssetPayload(_Shape, frozen=True):
     content_sha256: str | None = None
 
 
-class PublishAssetResult(_Shape, frozen=True):
-    asset_id: str
+class AssetDescription(_Shape, frozen=True, kw_only=True):
+    """How an asset is described wherever it is shown: in a ``publish_asset`` result and
+    in the asset's metadata (``api.schemas.assets.Asset``, which adds its id, name and
+    history). Built from the row by ``wharf.assets.describe``."""
+
     unit_id: str
+    worktree_id: Annotated[str | None, msgspec.Meta(
+        description="null: a trunk asset (worktree assets arrive with worktrees).")]
+    media_type: Annotated[str, msgspec.Meta(
+        description="The type declared at upload (its `Content-Type`), served as "
+                    "`Content-Type`.", examples=["image/png"])]
+    detected_media_type: Annotated[str, msgspec.Meta(
+        description="What the server detected from the bytes (HTML, SVG, XML or script "
+                    "in either type: always served as an attachment).")]
     size: int
     sha256: str
-    media_type: str
-    content_url: str
-    worktree_id: str | None = None
+    content_url: Annotated[str, msgspec.Meta(
+        description="The same-origin path of the bytes: the trunk gateway, or the "
+                    "worktree's for a worktree asset.",
+        examples=["/api/assets/0f8fad5bd9cb469fa16570867728950e/content"])]
+
+
+class PublishAssetResult(AssetDescription, frozen=True, kw_only=True):
+    asset_id: str
 
 
 # --- create_worktree, discard_worktree (wharf/worktrees/) ---------------------------
@@ -360,10 +377,16 @@ def payload(op: Operation, shape: type[S]) -> S:
     return msgspec.convert(op.payload, shape)
 
 
-#: Fields a kind's result gained after rows were written: read older rows with these.
-_RESULT_BACKFILL: dict[str, dict[str, Any]] = {
+#: Fields a kind's result gained after rows were written: read older rows with these
+#: (from the stored result).
+_RESULT_BACKFILL: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # before nested trash batches, a purge deleted exactly its own batch
-    PURGE_TRASH: {"batches_deleted": 1, "nested_batch_ids": []},
+    PURGE_TRASH: lambda stored: {"batches_deleted": 1, "nested_batch_ids": []},
+    # before results described an asset as its metadata does: a trunk asset unless the
+    # row said otherwise, and the declared type (what publishing recorded as detected
+    # when detection found nothing)
+    PUBLISH_ASSET: lambda stored: {"worktree_id": None,
+                                   "detected_media_type": stored.get("media_type")},
 }
 #: What an error stored without a field reads as (the recovery sweep once wrote a lost
 #: attempt's error as only ``{"code": "lease_expired", "retryable": true}``).
@@ -374,7 +397,8 @@ def read_result(kind: str, stored: dict[str, Any] | None) -> msgspec.Struct | No
     """A stored result as its kind's Struct, older rows included."""
     if stored is None:
         return None
-    return msgspec.convert({**_RESULT_BACKFILL.get(kind, {}), **stored}, RESULTS[kind])
+    backfill = _RESULT_BACKFILL.get(kind)
+    return msgspec.convert({**(backfill(stored) if backfill else {}), **stored}, RESULTS[kind])
 
 
 def read_error(stored: dict[str, Any] | None) -> OperationError | None:
