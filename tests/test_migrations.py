@@ -405,7 +405,7 @@ def test_0018_keeps_an_index_built_beforehand_and_rebuilds_an_invalid_one(engine
             conn.execute(text("UPDATE pg_index SET indisvalid = false "
                               "WHERE indexrelid = 'ix_audit_actor'::regclass"))
     result = prepare(engine, report=_quiet)
-    assert (result.before, result.after) == ("0017", "0018")
+    assert (result.before, result.after) == ("0017", prep.head_revision())
     assert any(ix["name"] == "ix_audit_actor" and ix["column_names"] == ["actor_id", "id"]
                for ix in inspect(engine).get_indexes("audit_logs"))
     if engine.dialect.name == "postgresql":
@@ -413,3 +413,33 @@ def test_0018_keeps_an_index_built_beforehand_and_rebuilds_an_invalid_one(engine
             assert conn.execute(text("SELECT indisvalid FROM pg_index "
                                      "WHERE indexrelid = 'ix_audit_actor'::regclass")
                                 ).scalar_one() is True
+
+
+def test_0019_drops_the_membership_rows_of_space_owners(engine, mig_url, tmp_path):
+    """Before ownership changes dropped it, an admin who inherited a team space (or a user
+    ``wharf space-owner`` named) kept their member row; 0019 deletes such rows, and only
+    those."""
+    from storage.models import Space, SpaceMember
+    from wharf.ids import new_id
+    prepare(engine, report=_quiet)
+    settings = make_settings(tmp_path, mig_url)
+    db = Database(mig_url)
+    try:
+        ids = {name: Identity(settings).register(db, RequestContext(), name, PASSWORD)[0].id
+               for name in ("alice", "bob", "carol")}
+        sid = new_id()
+        with db.write() as s:
+            s.add(Space(id=sid, type="team", name="Team", owner_id=ids["bob"],
+                        public_read=False))
+            s.flush()
+            s.add_all([SpaceMember(space_id=sid, user_id=ids["bob"], role="admin"),
+                       SpaceMember(space_id=sid, user_id=ids["carol"], role="editor")])
+    finally:
+        db.dispose()
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0018'"))
+    result = prepare(engine, report=_quiet)
+    assert (result.before, result.after) == ("0018", prep.head_revision())
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT user_id, role FROM space_members")).all()
+    assert rows == [(ids["carol"], "editor")]

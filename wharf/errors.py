@@ -83,6 +83,7 @@ class ProblemCode(StrEnum):
     REVISION_CONFLICT = "revision_conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
     SIZE_MISMATCH = "size_mismatch"
+    SPACE_READ_ONLY = "space_read_only"
     STORAGE_FAILURE = "storage_failure"
     TOKEN_CANNOT_MINT = "token_cannot_mint"
     TOO_MANY_REQUESTS = "too_many_requests"
