@@ -383,3 +383,62 @@ def test_every_problem_code_is_a_member_of_the_one_enum_and_every_member_is_used
     # the document's enum is the declaration
     doc = contract.document(make_app())
     assert doc["components"]["schemas"]["ProblemCode"]["enum"] == sorted(declared)
+
+
+def test_every_problem_code_has_one_status_declared_with_the_codes():
+    """A code means one HTTP status (``wharf.errors.STATUS``): every member has one (or is
+    one of ``NO_STATUS``), each error class's status is its code's, and every
+    ``SomeError(..., code=X)`` in the source is raised through a class of X's status (the
+    status comes from the code whatever the class; the class must not say otherwise), as
+    are the storage mapping's and Falcon's codes."""
+    import ast
+    import importlib
+
+    from api.errors import FALCON_CODES
+    from wharf.errors import _FROM_STORAGE, NO_STATUS, STATUS, ProblemCode, WharfError
+
+    assert set(STATUS) | set(NO_STATUS) == set(ProblemCode) and not set(STATUS) & NO_STATUS
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    root = Path(__file__).resolve().parent.parent
+    for package in ("api", "wharf", "storage", "tasks", "wharfd"):
+        for path in sorted((root / package).rglob("*.py")):
+            importlib.import_module(".".join(path.relative_to(root).with_suffix("").parts)
+                                    .removesuffix(".__init__"))
+    wrong = [(cls.__name__, cls.code, cls.status) for cls in [WharfError, *subclasses(WharfError)]
+             if cls.status != STATUS[cls.code]]
+    for package in ("api", "wharf", "storage", "tasks", "wharfd"):
+        for path in sorted((root / package).rglob("*.py")):
+            module = importlib.import_module(".".join(path.relative_to(root).with_suffix("")
+                                                      .parts).removesuffix(".__init__"))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(
+                    node.func, "attr", None)
+                cls = getattr(module, name, None) if name else None
+                if not (isinstance(cls, type) and issubclass(cls, WharfError)):
+                    continue
+                for kw in node.keywords:
+                    if kw.arg != "code":
+                        continue
+                    if isinstance(kw.value, ast.Constant):
+                        code = kw.value.value
+                    elif isinstance(kw.value, ast.Attribute) and isinstance(
+                            kw.value.value, ast.Name) and kw.value.value.id == "ProblemCode":
+                        code = ProblemCode[kw.value.attr].value
+                    else:
+                        continue  # a code chosen at run time: its status is still STATUS's
+                    if cls.status != STATUS[code]:
+                        wrong.append((f"{path.relative_to(root)}:{node.lineno}", code,
+                                      cls.status))
+    for kind, code, _title in _FROM_STORAGE.values():
+        if kind.status != STATUS[code]:
+            wrong.append(("wharf.errors._FROM_STORAGE", code, kind.status))
+    wrong += [("api.errors.FALCON_CODES", code, status)
+              for status, code in FALCON_CODES.items() if STATUS[code] != status]
+    assert not wrong, wrong

@@ -471,3 +471,33 @@ def test_0020_rewrites_merge_results_and_their_deliveries_as_bounded_summaries(
     assert len(shown) == 10 and [len(u["conflicts"]) for u in new["units"][:4]] == [3, 3, 3, 1]
     assert shown[0]["path"] == "/body/k0" and shown[0]["draft"]["$truncated"] is True
     assert shown[0]["draft"]["size"] == 4002
+
+
+def test_0021_drops_the_membership_rows_of_space_owners(engine, mig_url, tmp_path):
+    """Before ownership changes dropped it, an admin who inherited a team space (or a user
+    ``wharf space-owner`` named) kept their member row; 0021 deletes such rows, and only
+    those."""
+    from storage.models import Space, SpaceMember
+    from wharf.ids import new_id
+    prepare(engine, report=_quiet)
+    settings = make_settings(tmp_path, mig_url)
+    db = Database(mig_url)
+    try:
+        ids = {name: Identity(settings).register(db, RequestContext(), name, PASSWORD)[0].id
+               for name in ("alice", "bob", "carol")}
+        sid = new_id()
+        with db.write() as s:
+            s.add(Space(id=sid, type="team", name="Team", owner_id=ids["bob"],
+                        public_read=False))
+            s.flush()
+            s.add_all([SpaceMember(space_id=sid, user_id=ids["bob"], role="admin"),
+                       SpaceMember(space_id=sid, user_id=ids["carol"], role="editor")])
+    finally:
+        db.dispose()
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0020'"))
+    result = prepare(engine, report=_quiet)
+    assert (result.before, result.after) == ("0020", prep.head_revision())
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT user_id, role FROM space_members")).all()
+    assert rows == [(ids["carol"], "editor")]

@@ -316,6 +316,67 @@ def test_ownership_limits_and_input(world: World, receiver, components) -> None:
     assert audit_rows(components.db, action="webhook.delete")
 
 
+def test_the_limit_holds_for_concurrent_creates(world: World, receiver, components,
+                                                monkeypatch) -> None:
+    """``WHARF_WEBHOOK_MAX_PER_USER`` is counted under a lock per user (wharf.limits): a
+    second create of the same user that arrives between the first one's count and its
+    insert waits for it, then finds the limit reached. Then
+    a burst of concurrent creates ends at the limit too."""
+    from tests.support.client import ApiClient
+    from wharf.webhooks import service
+
+    limit = components.settings.webhook_max_per_user
+    alice, bob = world.user("alice"), world.user("bob")
+    for _ in range(limit - 1):
+        register(alice, receiver.url)
+    body = {"url": receiver.url, "events": ["operation.completed"]}
+    token = make_token(alice)["token"]
+    rival: list[int] = []
+    waited: list[bool] = []
+    new_secret = service.signing.new_secret  # called after the count, before the insert
+    main = threading.current_thread()
+
+    def racing_secret() -> str:
+        if threading.current_thread() is main and not waited:
+            # the first create, counted: another request of alice's comes in now
+            other = ApiClient(components.api_app(), headers=bearer(token))
+            t = threading.Thread(target=lambda: rival.append(
+                other.post("/api/webhooks", json=body).status_code))
+            t.start()
+            t.join(timeout=1.0)
+            waited.append(t.is_alive())
+            racing_secret.thread = t  # type: ignore[attr-defined]
+        return new_secret()
+
+    monkeypatch.setattr(service.signing, "new_secret", racing_secret)
+    r = alice.post("/api/webhooks", json=body)
+    racing_secret.thread.join(timeout=30)  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    assert r.status_code == 201, r.text
+    assert waited == [True] and rival == [400]
+    with components.db.read() as s:
+        assert len(s.scalars(select(Webhook.id).where(Webhook.user_id == alice.user_id))
+                   .all()) == limit
+
+    # a burst of bob's, all at once
+    bob_token = make_token(bob)["token"]
+    barrier = threading.Barrier(limit + 4)
+    answers: list[int] = []
+
+    def create() -> None:
+        client = ApiClient(components.api_app(), headers=bearer(bob_token))
+        barrier.wait(timeout=30)
+        answers.append(client.post("/api/webhooks", json=body).status_code)
+
+    threads = [threading.Thread(target=create) for _ in range(limit + 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(answers) == [201] * limit + [400] * 4, answers
+    assert len(bob.get("/api/webhooks").json["items"]) == limit
+
+
 @pytest.mark.parametrize("url", [
     "http://127.0.0.1:8080/x", "http://10.1.2.3/x", "http://169.254.169.254/latest",
     "http://[::1]/x", "http://localhost/x", "https://[::ffff:127.0.0.1]/x",

@@ -321,7 +321,7 @@ def test_bad_create_requests_change_nothing(world, worker, db):
     refused(submit_create(alice, kind="team", name="x"), 400, "validation_failed",
             "team_space_id")
     refused(submit_create(alice, kind="team", name="x", team_space_id=alice.personal_space_id),
-            400, "not_a_team_space", "team_space_id")
+            409, "not_a_team_space", "team_space_id")
     refused(submit_create(alice, kind="team", name="x", team_space_id=bobs["id"]), 404)
     refused(submit_create(alice, kind="team", name="x", team_space_id=new_id()), 404)
     refused(submit_create(alice, kind="team", name="x", team_space_id="../etc"), 404)

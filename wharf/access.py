@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, bindparam, literal, select
+from sqlalchemy import ColumnElement, Row, and_, bindparam, case, literal, null, select
 from sqlalchemy.orm import Session
 
 from storage.driver import DriverStatement
@@ -41,6 +41,22 @@ class TreeTooDeep(Conflict):
 
     code = "tree_too_deep"
     title = "Tree too deep"
+
+
+_S = Space.__table__
+_M = SpaceMember.__table__
+
+
+class SpaceReadOnly(Forbidden):
+    """A write in a read-only team space (its owner's account was deleted and no admin took
+    it over; ``wharf space-owner`` gives it an owner): read only for everyone."""
+
+    code = "space_read_only"
+    title = "Space read-only"
+
+    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message or "This team space is read-only: its owner's account was "
+                         "deleted and it has no owner yet.", **kwargs)
 
 
 def at_least(role: str | None, need: str) -> bool:
@@ -80,59 +96,91 @@ class Access:
                 "can_trash": self.can_edit, "can_purge": self.can_purge}
 
 
+def team_role_column(user_id: Any) -> ColumnElement[Any]:
+    """The role ``user_id`` has in the space of the enclosing ``spaces`` row from the space
+    itself, as a SQL expression: ``owner`` for its owner; in a team space their membership
+    role, at most ``viewer`` while the space is read-only (its owner's account was deleted
+    and no admin took it over, wharf.accounts); NULL otherwise. Neither public read nor
+    node grants count here.
+
+    This is the one definition of "your role in this space": :func:`space_role`,
+    :func:`space_facts`, :func:`standing` (worktrees, issues) and the worktree listing's
+    statement all read it."""
+    member = (select(_M.c.role).where(_M.c.space_id == _S.c.id, _M.c.user_id == user_id)
+              .correlate(_S).scalar_subquery())
+    return case((_S.c.owner_id == user_id, literal("owner")),
+                (_S.c.type != "team", null()),
+                (and_(_S.c.read_only, member.is_not(None)), literal("viewer")),
+                else_=member)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A user's standing in a space from the space itself (no public read, no grants):
+    their role (:func:`team_role_column`) and whether the space is read-only."""
+
+    role: str | None
+    read_only: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """They may write as the space's owner or member: they have a role in it and it
+        is not read-only (where nobody writes, whatever their role was)."""
+        return self.role is not None and not self.read_only
+
+
+#: No standing: not a user, no such space, a user worktree.
+NO_STANDING = Standing(None)
+
+
+def standing(session: Session, principal: Principal, space_id: str | None) -> Standing:
+    """The principal's :class:`Standing` in the space ``space_id`` (one query)."""
+    if space_id is None or not principal.is_user:
+        return NO_STANDING
+    row = session.execute(select(team_role_column(principal.user_id), _S.c.read_only)
+                          .where(_S.c.id == space_id)).first()
+    return NO_STANDING if row is None else Standing(row[0], bool(row[1]))
+
+
 def space_role(session: Session, principal: Principal, space: Space) -> str | None:
+    """The principal's role in ``space``: :func:`team_role_column`, then public read
+    (viewer). The owner and a personal space need no query (the column's first two
+    branches)."""
     role: str | None = None
     if principal.is_user:
         if space.owner_id == principal.user_id:
             return "owner"
         if space.type == "team":
-            role = session.scalar(select(SpaceMember.role).where(
-                SpaceMember.space_id == space.id, SpaceMember.user_id == principal.user_id))
-            if space.read_only:
-                role = _read_only(role)
-    if space.public_read:
-        role = _best(role, "viewer")
-    return role
+            role = session.scalar(select(team_role_column(principal.user_id))
+                                  .where(_S.c.id == space.id))
+    return _public(role, space.public_read)
 
 
-def _read_only(role: str | None) -> str | None:
-    """A member's role in a read-only team space (its owner's account was deleted and no
-    admin took it over, wharf.accounts): at most viewer."""
-    return None if role is None else "viewer"
+def _public(role: str | None, public_read: bool) -> str | None:
+    """``role`` with what public read gives everyone (viewer)."""
+    return _best(role, "viewer") if public_read else role
 
 
 @dataclass(frozen=True, slots=True)
 class SpaceFacts:
     """What the role of a principal in a space depends on, read in one statement
-    (:func:`space_facts`): the space's columns and the principal's membership role."""
+    (:func:`space_facts`): the space's columns and the principal's role from the space
+    itself (:func:`team_role_column`)."""
 
     id: str
     type: str
     owner_id: str
     public_read: bool
-    member_role: str | None
+    team_role: str | None
     read_only: bool = False
 
     def role(self, principal: Principal) -> str | None:
         """:func:`space_role`, from these facts."""
-        role: str | None = None
-        if principal.is_user:
-            if self.owner_id == principal.user_id:
-                return "owner"
-            if self.type == "team":
-                role = _read_only(self.member_role) if self.read_only else self.member_role
-        if self.public_read:
-            role = _best(role, "viewer")
-        return role
+        return _public(self.team_role if principal.is_user else None, self.public_read)
 
 
-_S = Space.__table__
-_MEMBER = (select(SpaceMember.__table__.c.role)
-           .where(SpaceMember.__table__.c.space_id == _S.c.id,
-                  SpaceMember.__table__.c.user_id == bindparam("uid"))
-           .scalar_subquery())
-_SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read, _MEMBER,
-                       _S.c.read_only)
+_SPACE_FACTS = (select(_S.c.id, _S.c.type, _S.c.owner_id, _S.c.public_read,
+                       team_role_column(bindparam("uid")), _S.c.read_only)
                 .where(_S.c.id == bindparam("sid")))
 # FOR SHARE OF spaces on PostgreSQL; SQLite (whose write transactions hold the database's
 # one write lock from BEGIN IMMEDIATE) renders no locking clause.

@@ -89,6 +89,7 @@ from wharf.operations.kinds import (
 )
 from wharf.operations.service import Operations, Submission, fingerprint, outbox_for
 from wharf.references import OBJECT_KEY_FIELDS, referenced
+from wharf.spaces import set_owner
 from wharf.throttle import Limit
 
 log = logging.getLogger("wharf.accounts")
@@ -335,9 +336,7 @@ def _team_spaces(p: Purge) -> int:
                 SpaceMember.space_id == space.id, SpaceMember.role == "admin",
                 SpaceMember.user_id != p.user_id, User.status == USER_ACTIVE)
                 .order_by(SpaceMember.created_at, SpaceMember.user_id).limit(1))
-            space.owner_id = admin or PLACEHOLDER_ID
-            space.read_only = admin is None
-            space.updated_at = utcnow()
+            set_owner(s, space, admin or PLACEHOLDER_ID, read_only=admin is None)
             audit.record(s, p.ctx(), "space.owner_deleted", "space", space.id,
                          space_id=space.id,
                          details={"new_owner_id": admin, "read_only": admin is None,
@@ -730,7 +729,7 @@ def give_owner(db: Database, space_id: str, username: str) -> None:
         if user is None:
             raise NotFound(f"No active user {username}.")
         previous = space.owner_id
-        space.owner_id, space.read_only, space.updated_at = user.id, False, utcnow()
+        set_owner(s, space, user.id)
         audit.record(s, RequestContext(principal=system_principal("space-owner")),
                      "space.owner_set", "space", space.id, space_id=space.id,
                      details={"owner_id": user.id, "previous_owner_id": previous})

@@ -22,7 +22,8 @@ class ProblemCode(StrEnum):
     The error classes' ``code`` attributes, the ``code="..."`` arguments, the codes storage
     errors map to (below) and those ``api.errors`` gives Falcon's own errors stay plain
     strings; ``tests/test_contract.py`` checks that each of them is a member, and that
-    every member is used somewhere. A new code is added here first.
+    every member is used somewhere. A new code is added here first, and its HTTP status
+    in :data:`STATUS` below.
     """
 
     ACTIVATION_BLOCKED = "activation_blocked"
@@ -83,6 +84,7 @@ class ProblemCode(StrEnum):
     REVISION_CONFLICT = "revision_conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
     SIZE_MISMATCH = "size_mismatch"
+    SPACE_READ_ONLY = "space_read_only"
     STORAGE_FAILURE = "storage_failure"
     TOKEN_CANNOT_MINT = "token_cannot_mint"
     TOO_MANY_REQUESTS = "too_many_requests"
@@ -144,6 +146,72 @@ class ProblemCode(StrEnum):
     REAUTHENTICATION_REQUIRED = "reauthentication_required"
 
 
+_C = ProblemCode
+#: Each problem code's HTTP status, declared once: an error answers with its code's status
+#: (:class:`WharfError` takes it from here, whatever class raises it), so a code never
+#: means two statuses. Every member has one except :data:`NO_STATUS`'s
+#: (``tests/test_contract.py`` checks, and that each raiser's class agrees).
+STATUS: dict[str, int] = {
+    **dict.fromkeys((
+        _C.BAD_REQUEST, _C.CHECKSUM_MISMATCH, _C.IDEMPOTENCY_KEY_REQUIRED, _C.INCOMPLETE_BODY,
+        _C.INVALID_CHANGESET, _C.INVALID_CURSOR, _C.INVALID_IDEMPOTENCY_KEY,
+        _C.MALFORMED_JSON, _C.MALFORMED_REQUEST, _C.PARENT_IN_OTHER_SPACE, _C.SIZE_MISMATCH,
+        _C.UNIT_TOO_DEEP, _C.UNKNOWN_CONFLICT_PATH, _C.UNKNOWN_KIND, _C.VALIDATION_FAILED,
+        _C.NOT_A_UNIT, _C.NOT_LOCAL_UNIT, _C.OUTSIDE_TEAM_SPACE, _C.WEBHOOK_URL_REFUSED,
+        _C.WEBHOOK_LIMIT), 400),
+    **dict.fromkeys((
+        _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_TOKEN, _C.NO_SESSION,
+        _C.UNAUTHENTICATED), 401),
+    **dict.fromkeys((
+        _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE, _C.OWNER_REQUIRED,
+        _C.PERMISSION_REVOKED, _C.PURGE_FORBIDDEN, _C.SPACE_READ_ONLY, _C.TOKEN_CANNOT_MINT,
+        _C.NOT_A_MEMBER, _C.REAUTHENTICATION_REQUIRED), 403),
+    **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND), 404),
+    _C.METHOD_NOT_ALLOWED: 405,
+    _C.NOT_ACCEPTABLE: 406,
+    **dict.fromkeys((
+        _C.ACTIVATION_BLOCKED, _C.ANCESTOR_TRASHED, _C.BATCH_RESTORED, _C.CONFLICT,
+        _C.CROSS_SPACE_MOVE, _C.GRANTS_NOT_ALLOWED, _C.IDEMPOTENCY_KEY_REUSED,
+        _C.MERGE_CONFLICT, _C.MOVE_CYCLE, _C.NOT_A_TEAM_SPACE, _C.NOT_TRASHED,
+        _C.OPERATION_STATE_CONFLICT, _C.OWNER_NOT_GRANTEE, _C.OWNER_NOT_MEMBER,
+        _C.PURGE_IN_PROGRESS, _C.RETRY_NOT_POSSIBLE, _C.REVISION_CONFLICT, _C.TREE_TOO_DEEP,
+        _C.UNIT_CONFLICT, _C.UNIT_UNAVAILABLE, _C.UPLOAD_EXPIRED, _C.UPLOAD_INCOMPLETE,
+        _C.UPLOAD_NOT_RECEIVED, _C.UPLOAD_SESSION_EXPIRED, _C.UPLOAD_SESSION_STATE,
+        _C.USERNAME_TAKEN, _C.WORKTREE_BUSY, _C.WORKTREE_DISCARDED, _C.WORKTREE_REFERENCE,
+        _C.WORKTREE_STATE, _C.UNIT_ALREADY_ADDED, _C.WORKTREE_UNIT_LIMIT, _C.NOT_BLOCKED,
+        _C.UNIT_MISSING, _C.ISSUE_STATE, _C.LABEL_NAME_TAKEN, _C.LABEL_LIMIT,
+        _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
+        _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED), 409),
+    _C.DRAFT_PURGED: 410,
+    _C.LENGTH_REQUIRED: 411,
+    _C.PRECONDITION_FAILED: 412,
+    **dict.fromkeys((_C.ASSET_TOO_LARGE, _C.CHANGESET_TOO_LARGE, _C.PAYLOAD_TOO_LARGE,
+                     _C.UNIT_TOO_LARGE), 413),
+    _C.URI_TOO_LONG: 414,
+    _C.UNSUPPORTED_MEDIA_TYPE: 415,
+    _C.RANGE_NOT_SATISFIABLE: 416,
+    _C.VERIFICATION_FAILED: 422,
+    _C.PRECONDITION_REQUIRED: 428,
+    **dict.fromkeys((_C.RATE_LIMITED, _C.TOO_MANY_REQUESTS, _C.QUOTA_EXCEEDED), 429),
+    _C.HEADERS_TOO_LARGE: 431,
+    _C.INTERNAL_ERROR: 500,
+    **dict.fromkeys((
+        _C.BLOB_STORE_BUCKET_MISSING, _C.BLOB_STORE_UNAVAILABLE, _C.DATABASE_BUSY,
+        _C.SERVICE_UNAVAILABLE, _C.STORAGE_FAILURE, _C.TRANSIENT_FAILURE,
+        _C.UNITSTORE_UNAVAILABLE), 503),
+}
+#: The codes without a status of their own: ``http_error`` stands for any Falcon error
+#: whose status has no code (it answers with that status); the others only ever appear in
+#: a failed operation's ``error``, never as an HTTP answer.
+NO_STATUS = frozenset((_C.HTTP_ERROR, _C.ACCOUNT_DELETED, _C.UPLOAD_ABANDONED))
+
+
+def status_of(code: str) -> int:
+    """The HTTP status of problem ``code`` (:data:`STATUS`; KeyError for a code that has
+    none, which ``tests/test_contract.py`` rules out for every raised code)."""
+    return STATUS[code]
+
+
 class WharfError(Exception):
     """Root of every domain error."""
 
@@ -151,6 +219,15 @@ class WharfError(Exception):
     code: str = "bad_request"
     title: str = "Bad request"
     retryable: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class's status is its code's (:data:`STATUS`): one it declares must agree."""
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("status")
+        if declared is not None and declared != status_of(cls.code):
+            raise TypeError(f"{cls.__name__}: status {declared} but {cls.code!r} is "
+                            f"{status_of(cls.code)} (wharf.errors.STATUS)")
+        cls.status = status_of(cls.code)
 
     def __init__(self, message: str | None = None, *, code: str | None = None,
                  title: str | None = None, details: dict[str, Any] | None = None,
@@ -161,6 +238,7 @@ class WharfError(Exception):
         self.message = message or self.title
         if code:
             self.code = code
+            self.status = status_of(code)
         self.details = details or {}
         self.headers = headers or {}
 

@@ -1,7 +1,7 @@
 """Personal and team spaces and team membership."""
 from __future__ import annotations
 
-from sqlalchemy import or_, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from storage.enums import MemberRole, values
@@ -16,6 +16,19 @@ from wharf.pagination import decode_cursor, page
 from wharf.validation import clean_name, one_of
 
 MEMBER_ROLES = values(MemberRole)
+
+
+def set_owner(session: Session, space: Space, owner_id: str, *,
+              read_only: bool = False) -> None:
+    """``owner_id`` owns the team ``space`` from now on (an admin who inherits it, an
+    operator's ``wharf space-owner``): the owner is not a member, so their membership row
+    goes in the same transaction (else they would be listed as a member too, and that row
+    could never be removed: ``owner_not_member``)."""
+    space.owner_id = owner_id
+    space.read_only = read_only
+    space.updated_at = utcnow()
+    session.execute(delete(SpaceMember).where(SpaceMember.space_id == space.id,
+                                              SpaceMember.user_id == owner_id))
 
 
 def create_team_space(session: Session, ctx: RequestContext, name: object,

@@ -47,7 +47,8 @@ from wharf.issues.timeline import TimelineItem
 TAGS = ["issues"]
 ACCESS = ("404 when the space cannot be discovered; 409 `not_a_team_space` for a personal "
           "space.")
-WRITE = ACCESS + " Writes need membership (403 `not_a_member`)."
+WRITE = ACCESS + (" Writes need membership (403 `not_a_member`); a read-only team space "
+                  "takes none (403 `space_read_only`).")
 
 
 def user_ref(u: User) -> UserRef:

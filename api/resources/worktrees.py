@@ -97,11 +97,12 @@ class Worktrees:
                  summary="Create a worktree (operation create_worktree)", tags=["worktrees"],
                  description="A `user` worktree (yours alone, always private) or a `team` "
                              "worktree in a team space where you are owner, admin or "
-                             "editor (viewer: 403; not a member: 404; a personal space: "
-                             "400 `not_a_team_space`). At most "
-                             "WHARF_WORKTREE_MAX_OPEN_PER_USER open worktrees per user and "
-                             "WHARF_WORKTREE_MAX_OPEN_PER_TEAM_SPACE per team space (409 "
-                             "`worktree_limit`). The operation's result names the "
+                              "editor (viewer: 403; a read-only team space: 403 "
+                              "`space_read_only`; not a member: 404; a personal space: "
+                              "409 `not_a_team_space`). At most "
+                              "WHARF_WORKTREE_MAX_OPEN_PER_USER open worktrees per user and "
+                              "WHARF_WORKTREE_MAX_OPEN_PER_TEAM_SPACE per team space (409 "
+                              "`worktree_limit`). The operation's result names the "
                              "worktree.",
                  body=CreateWorktreeRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),

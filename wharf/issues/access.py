@@ -3,8 +3,9 @@
 1. A space the caller cannot discover is 404 (ids leak nothing); a personal space the
    caller can see is 409 ``not_a_team_space`` (issues exist in team spaces only).
 2. Reading needs a logged-in user who can discover the team space (public read included).
-3. Every write needs membership: the owner or a member row. A public reader who is not a
-   member is 403 ``not_a_member``.
+3. Every write needs membership: the owner or a member row (:func:`wharf.access.standing`).
+   A public reader who is not a member is 403 ``not_a_member``; in a read-only team space
+   (its owner's account was deleted) nobody writes: 403 ``space_read_only``.
 4. Title, body and state: the issue's author or a triage role (owner, admin, editor);
    labels, assignees and node references: a triage role; label definitions: the owner or
    an admin. Comments: their author edits; their author, the owner or an admin deletes.
@@ -13,11 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from storage.models import Space, SpaceMember
-from wharf.access import space_role
+from storage.models import Space
+from wharf.access import SpaceReadOnly, space_role, standing
 from wharf.context import Principal
 from wharf.errors import Conflict, Forbidden, NotFound, Unauthenticated
 from wharf.ids import is_id
@@ -34,16 +34,23 @@ class IssueAccess:
     user_id: str
     role: str  # owner | admin | editor | viewer (a public reader: viewer)
     member: bool  # the owner or a member row (not only public read)
+    read_only: bool = False  # the space is read-only: nobody writes
+
+    @property
+    def writes(self) -> bool:
+        return self.member and not self.read_only
 
     @property
     def triage(self) -> bool:
-        return self.member and self.role in TRIAGE_ROLES
+        return self.writes and self.role in TRIAGE_ROLES
 
     @property
     def admin(self) -> bool:
-        return self.member and self.role in LABEL_ADMIN_ROLES
+        return self.writes and self.role in LABEL_ADMIN_ROLES
 
     def require_member(self) -> IssueAccess:
+        if self.member and self.read_only:
+            raise SpaceReadOnly()
         if not self.member:
             raise Forbidden("Only the space owner and its members can change issues.",
                             code="not_a_member")
@@ -83,8 +90,6 @@ def resolve(session: Session, principal: Principal, space_id: object, *,
         raise NotFound("No such space.")
     if space.type != "team":
         raise Conflict("Issues exist in team spaces only.", code="not_a_team_space")
-    member = space.owner_id == principal.user_id or session.scalar(
-        select(SpaceMember.user_id).where(SpaceMember.space_id == space.id,
-                                          SpaceMember.user_id == principal.user_id)
-    ) is not None
-    return IssueAccess(space, principal.user_id, role, member)
+    standing_ = standing(session, principal, space.id)
+    return IssueAccess(space, principal.user_id, role, standing_.role is not None,
+                       standing_.read_only)

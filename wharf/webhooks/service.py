@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from storage.db import OutboxNotice, announce_after_commit
 from storage.driver import DriverStatement, in_param
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
-from wharf import audit
+from wharf import audit, limits
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import RequestContext
@@ -152,12 +152,12 @@ class Webhooks:
             raise ValidationFailed("events must name at least one event",
                                    details={"field": "events"})
         addresses.parse(url)  # resolved by ``check``, before the transaction
-        count = s.scalar(select(func.count()).select_from(Webhook)
-                         .where(Webhook.user_id == user_id)) or 0
-        if count >= self.settings.webhook_max_per_user:
-            raise ValidationFailed(
-                f"at most {self.settings.webhook_max_per_user} webhooks per user",
-                code="webhook_limit", details={"limit": self.settings.webhook_max_per_user})
+        limit = self.settings.webhook_max_per_user
+        limits.require_room(
+            s, user_id, select(func.count()).select_from(Webhook)
+            .where(Webhook.user_id == user_id), limit,
+            lambda: ValidationFailed(f"at most {limit} webhooks per user",
+                                     code="webhook_limit", details={"limit": limit}))
         secret = signing.new_secret()
         hook = Webhook(id=new_id(), user_id=user_id, url=url,
                        events=sorted({str(e) for e in events}), secret=secret,

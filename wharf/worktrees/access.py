@@ -29,12 +29,11 @@ from storage.models import (
     Node,
     Resource,
     Space,
-    SpaceMember,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from wharf.access import at_least, node_access, space_role
+from wharf.access import SpaceReadOnly, Standing, at_least, node_access, space_role, standing
 from wharf.context import Principal, RequestContext
 from wharf.errors import Forbidden, NotFound, WharfError
 from wharf.ids import is_id
@@ -70,28 +69,27 @@ UNIT_NEEDS: dict[str, str | None] = {
 
 @dataclass(frozen=True, slots=True)
 class Relation:
-    """The caller's relation to a worktree: creator or not, and their role in its team
-    space (``owner`` or a membership role; None for a user worktree or a non-member)."""
+    """The caller's relation to a worktree: creator or not, and their standing in its team
+    space (``owner`` or a membership role, at most viewer in a read-only space; no role
+    for a user worktree or a non-member)."""
 
     is_creator: bool
-    team_role: str | None
+    standing: Standing
+
+    @property
+    def team_role(self) -> str | None:
+        return self.standing.role
 
 
-def relation(principal: Principal, worktree: Worktree, team_role: str | None) -> Relation:
+def relation(principal: Principal, worktree: Worktree, standing: Standing) -> Relation:
     return Relation(is_creator=principal.is_user and worktree.creator_id == principal.user_id,
-                    team_role=team_role)
+                    standing=standing)
 
 
-def team_role(session: Session, principal: Principal, space_id: str | None) -> str | None:
-    """The principal's role in the team space from the space itself: ``owner`` or their
-    membership role (public read gives nothing here). One query (two for a member)."""
-    if space_id is None or not principal.is_user:
-        return None
-    owner = session.scalar(select(Space.owner_id).where(Space.id == space_id))
-    if owner is not None and owner == principal.user_id:
-        return "owner"
-    return session.scalar(select(SpaceMember.role).where(
-        SpaceMember.space_id == space_id, SpaceMember.user_id == principal.user_id))
+def team_role(session: Session, principal: Principal, space_id: str | None) -> Standing:
+    """The principal's standing in the team space from the space itself
+    (:func:`wharf.access.standing`: public read gives nothing here). One query."""
+    return standing(session, principal, space_id)
 
 
 def discoverable(kind: str, visibility: str, rel: Relation) -> bool:
@@ -113,19 +111,23 @@ def rights(kind: str, visibility: str, rel: Relation) -> dict[str, bool]:
     if kind == WorktreeKind.USER:
         return {**dict.fromkeys(ACTIONS, creator), "change_visibility": False}
     role = rel.team_role
-    writer = role in WRITERS
-    manager = role in MANAGERS
+    # A read-only team space (its owner's account was deleted) is read only for everyone:
+    # its members review, nobody changes anything, their own worktrees included.
+    writes = rel.standing.writes
+    owns = creator and writes
+    writer = writes and role in WRITERS
+    manager = writes and role in MANAGERS
     return {
         # owner/admin of a private worktree see its summary, not its units
         "review": creator or visibility == WorktreeVisibility.SPACE,
-        "edit_draft": creator and writer,
-        "add_unit": creator and writer,
-        "mark_ready": creator and writer,
-        "change_visibility": creator or manager,
-        "update": creator or manager,
-        "reopen": creator or manager,
+        "edit_draft": owns and writer,
+        "add_unit": owns and writer,
+        "mark_ready": owns and writer,
+        "change_visibility": owns or manager,
+        "update": owns or manager,
+        "reopen": owns or manager,
         "merge": writer,  # the review flow: not only the creator
-        "discard": creator or manager,
+        "discard": owns or manager,
     }
 
 
@@ -287,6 +289,8 @@ def require(view: WorktreeView, action: str, *, units: bool = True) -> None:
     itself, with answers of its own (the merge: 409 ``unit_unavailable`` for a trashed
     unit), passes ``units=False``."""
     if not view.rights[action]:
+        if view.relation.standing.read_only:
+            raise SpaceReadOnly()
         raise Forbidden(f"You may not {action.replace('_', ' ')} this worktree.")
     check_state(view.worktree, action)
     if units and not view.units.allows(UNIT_NEEDS[action]):

@@ -7,16 +7,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, and_, case, func, literal, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility, values
-from storage.models import Space, SpaceMember, User, Worktree, WorktreeUnit
+from storage.models import Space, User, Worktree, WorktreeUnit
 from wharf import audit
-from wharf.access import require_space
+from wharf.access import SpaceReadOnly, Standing, require_space, team_role_column
 from wharf.clock import utcnow
 from wharf.context import Principal, RequestContext
-from wharf.errors import Forbidden, NotFound, ValidationFailed
+from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.ids import is_id, new_id
 from wharf.operations.kinds import (
     CREATE_WORKTREE,
@@ -60,17 +60,19 @@ def clean_summary(value: object) -> str | None:
 
 def require_team_writer(s: Session, principal: Principal, space_id: object) -> Space:
     """The team space a worktree may be created in by ``principal``: 404 when it is not
-    discoverable or they are not a member, 400 ``not_a_team_space`` for a personal space,
-    403 for a viewer."""
+    discoverable or they are not a member, 409 ``not_a_team_space`` for a personal space,
+    403 ``space_read_only`` in a read-only space, 403 for a viewer."""
     space, _ = require_space(s, principal, space_id, "viewer")
     if space.type != "team":
-        raise ValidationFailed("Worktrees of a personal space are user worktrees: send "
-                               "kind user and no team_space_id.", code="not_a_team_space",
-                               details={"field": "team_space_id"})
-    role = access.team_role(s, principal, space.id)
-    if role is None:
+        raise Conflict("Worktrees of a personal space are user worktrees: send "
+                       "kind user and no team_space_id.", code="not_a_team_space",
+                       details={"field": "team_space_id"})
+    standing = access.team_role(s, principal, space.id)
+    if standing.role is None:
         raise NotFound("No such space.")
-    if role not in WRITERS:
+    if standing.read_only:
+        raise SpaceReadOnly()
+    if standing.role not in WRITERS:
         raise Forbidden("Only the team's owner, admins and editors create worktrees.")
     return space
 
@@ -146,30 +148,28 @@ def _summaries(principal: Principal) -> tuple[Select[Any], Any]:
     the caller can discover it."""
     # never None: ``column == None`` would compile to IS NULL
     uid = principal.user_id if principal.is_user and principal.user_id else ""
-    membership = and_(SpaceMember.space_id == Worktree.team_space_id,
-                      SpaceMember.user_id == uid)
-    role = case((Space.owner_id == uid, literal("owner")), else_=SpaceMember.role)
+    role = team_role_column(uid)
     units = (select(func.count()).select_from(WorktreeUnit)
              .where(WorktreeUnit.worktree_id == Worktree.id)
              .correlate(Worktree).scalar_subquery())
-    member = or_(Space.owner_id == uid, SpaceMember.user_id.is_not(None))
-    manager = or_(Space.owner_id == uid, SpaceMember.role.in_(sorted(MANAGERS - {"owner"})))
+    member = role.is_not(None)
+    manager = role.in_(sorted(MANAGERS))
     visible = or_(
         and_(Worktree.kind == WorktreeKind.USER.value, Worktree.creator_id == uid),
         and_(Worktree.kind == WorktreeKind.TEAM.value, member,
              or_(Worktree.creator_id == uid, manager,
                  Worktree.visibility == WorktreeVisibility.SPACE.value)))
-    q = (select(Worktree, Space.name, User.username, units, role.label("team_role"))
+    q = (select(Worktree, Space.name, User.username, units, role.label("team_role"),
+                Space.read_only)
          .join(User, User.id == Worktree.creator_id)
-         .outerjoin(Space, Space.id == Worktree.team_space_id)
-         .outerjoin(SpaceMember, membership))
+         .outerjoin(Space, Space.id == Worktree.team_space_id))
     return q, visible
 
 
 def _summary(principal: Principal, row: Any,
              units: access.UnitRights = access.NO_UNITS) -> Summary:
-    wt, space_name, username, unit_count, role = row
-    rel = access.relation(principal, wt, role)
+    wt, space_name, username, unit_count, role, read_only = row
+    rel = access.relation(principal, wt, Standing(role, bool(read_only)))
     allowed = access.rights(wt.kind, wt.visibility, rel)
     return Summary(wt, space_name, username, int(unit_count or 0),
                    access.capabilities(wt.state, allowed, units))
