@@ -22,10 +22,11 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from storage.models import Operation, Space, User, Worktree
+from storage.models import Operation, Space, Worktree
 from storage.unitstore import UnitStore
 from wharf.config import Settings
 from wharf.errors import Conflict, ProblemCode
+from wharf.limits import lock_user
 from wharf.operations.kinds import CREATE_WORKTREE
 
 _OPEN_OPS = ("pending", "running")
@@ -65,9 +66,10 @@ def check_open(s: Session, settings: Settings, user_id: str, team_space_id: str 
     operations not yet done count too; ``committing`` (the operation's own completion
     transaction) counts the created worktrees only, under the rows' locks."""
     if committing:
-        s.get(User, user_id, with_for_update=True)
+        lock_user(s, user_id)
         if team_space_id is not None:
-            s.get(Space, team_space_id, with_for_update=True)
+            s.execute(select(Space.id).where(Space.id == team_space_id)
+                      .with_for_update(key_share=True))
     mine = _open_worktrees(s, Worktree.creator_id == user_id)
     if not committing:
         mine += _creating(s, Operation.actor_id == user_id)
