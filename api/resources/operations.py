@@ -278,8 +278,8 @@ class OperationRetry:
 
 
 class OperationCancel:
-    def __init__(self, ops: Operations, notifier: Any = None):
-        self.ops, self.notifier = ops, notifier
+    def __init__(self, ops: Operations):
+        self.ops = ops
 
     @contract.op(operation_id="cancelOperation", summary="Cancel a pending operation",
                  tags=["operations"],
@@ -290,10 +290,8 @@ class OperationCancel:
                                                  headers=OPERATION_HEADERS)},
                  problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
-        op = self.ops.cancel(req.context.ctx, operation_id)
-        if self.notifier is not None:  # its long-polls answer now, as a worker's do
-            self.notifier.publish_quietly([Done.of(op)])
-        write_operation(resp, op)
+        # (Its long-polls answer now, as a worker's do: wharf.operations.finish.)
+        write_operation(resp, self.ops.cancel(req.context.ctx, operation_id))
 
 
 class Resources:

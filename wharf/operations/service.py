@@ -27,7 +27,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -62,11 +62,10 @@ from wharf.operations.errors import (
     QuotaExceeded,
     RetryNotPossible,
 )
-from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import to_json
 from wharf.operators import is_operator
 from wharf.pagination import decode_cursor, page
-from wharf.webhooks.service import Finished, announce
 
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
@@ -445,26 +444,19 @@ class Operations:
             by = "the submitter" if op.actor_id == ctx.principal.user_id else "an operator"
             error = {"code": "cancelled", "message": f"Cancelled by {by}.",
                      "retryable": False}
-            now = utcnow()
-            res = s.execute(update(Operation).where(
-                Operation.id == op.id, Operation.status == "pending").values(
-                status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
-                error=error,
-                key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)))
-            if rowcount(res) != 1:
+            s.refresh(op, with_for_update=True)  # (a worker may be claiming it)
+            if op.status != "pending":
                 raise OperationStateConflict("Only a pending operation can be cancelled.",
                                              details={"status": op.status})
-            s.flush()
-            s.refresh(op)
+            # Finished as every finisher does (webhooks, metrics, log, its long-polls).
             # Whatever a failed operation of this kind cleans up (a staged object queued
-            # for deletion, an upload session reopened), a cancelled one cleans up too, in
-            # this same transaction.
-            handler = self.handlers.get(op.kind)
-            run_on_failed(handler, s, op, error)
-            announce(s, [Finished(op.id, op.actor_id, "failed")])  # completion webhooks
+            # for deletion, an upload session reopened), a cancelled one cleans up too
+            # (its failure hooks).
+            finish(s, [Outcome(op, "failed", error=error, handler=self.handlers.get(op.kind),
+                               when="after cancel")],
+                   key_ttl=self.settings.idempotency_key_ttl)
             audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id,
                          details=self._acted_for(ctx, op))
             s.flush()
             s.refresh(op)
-        run_compensate(handler, op, "after cancel")
         return op
