@@ -109,9 +109,7 @@ class Components:
             DeleteAccount(self.db, self.unitstore, settings))}
         # An account's deletion fails its other operations with their kinds' hooks.
         self.handlers[DeleteAccount.kind].handlers = self.handlers  # type: ignore[attr-defined]
-        self.operations = Operations(self.db, settings, frozenset(
-            kind for kind, h in self.handlers.items()
-            if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)
+        self.operations = Operations(self.db, settings, handlers=self.handlers)
         self.executor = Executor(self.db, settings, self.handlers,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store,

@@ -44,7 +44,7 @@ from wharf.errors import ValidationFailed
 from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.notify import Done
-from wharf.operations.service import DONE, Operations, Submission
+from wharf.operations.service import DONE, Operations, Submission, can_retry
 
 log = logging.getLogger("wharf.api")
 
@@ -69,7 +69,8 @@ def operation_body(op: OperationRow) -> Operation:
         id=op.id, status=OperationStatus(op.status), done=op.status in DONE,
         attempts=op.attempts, max_attempts=op.max_attempts, created_at=timestamp(op.created_at),
         updated_at=timestamp(op.updated_at), completed_at=iso(op.completed_at),
-        next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error), result=result)
+        next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error),
+        can_retry=can_retry(op.status, op.kind), result=result)
     return body
 
 

@@ -63,7 +63,7 @@ from wharf.operations.errors import (
     RetryNotPossible,
 )
 from wharf.operations.finish import Outcome, finish
-from wharf.operations.kinds import to_json
+from wharf.operations.kinds import INPUT_CONSUMED_ON_FAILURE, to_json
 from wharf.operators import is_operator
 from wharf.pagination import decode_cursor, page
 
@@ -96,6 +96,15 @@ def check_key(key: str | None) -> str:
         raise InvalidIdempotencyKey("The Idempotency-Key must be 16-200 characters of "
                                     "A-Z a-z 0-9 _ -.")
     return key
+
+
+def can_retry(status: str, kind: str) -> bool:
+    """Whether ``POST /api/operations/{id}/retry`` can reopen an operation of ``kind`` in
+    ``status``: the rule :meth:`Operations.retry` applies, and what an operation's
+    ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one, and not of
+    a kind whose failure disposed of its input (``kinds.INPUT_CONSUMED_ON_FAILURE``: 409
+    ``retry_not_possible``)."""
+    return status == "failed" and kind not in INPUT_CONSUMED_ON_FAILURE
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
@@ -172,13 +181,9 @@ _BY_ID = DriverStatement(select(*_OPS.c).where(_OPS.c.id == bindparam("id")))
 
 class Operations:
     def __init__(self, db: Database, settings: Settings,
-                 input_consumed_on_failure: frozenset[str] = frozenset(),
                  handlers: dict[str, Any] | None = None):
         self.db = db
         self.settings = settings
-        # Kinds whose handler disposes of the operation's input when it fails (their
-        # ``input_consumed_on_failure`` attribute): a retry is refused at once.
-        self.input_consumed_on_failure = frozenset(input_consumed_on_failure)
         # The kinds' handlers: a cancelled operation is a failed one, so cancel runs the
         # same failure hooks as the executor (``on_failed`` in the transaction that marks
         # it failed, then ``compensate``).
@@ -412,7 +417,7 @@ class Operations:
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
             op = self.get(s, ctx, operation_id)
-            if op.status == "failed" and op.kind in self.input_consumed_on_failure:
+            if op.status == "failed" and not can_retry(op.status, op.kind):
                 raise RetryNotPossible(
                     f"A failed {op.kind} operation cannot be retried: its input was "
                     "discarded when it failed. Submit the request again with a new "
