@@ -225,6 +225,11 @@ def test_batch_lines_carry_the_batch_and_each_operation_its_own(settings, db, wo
     assert sorted(line["operation_id"] for line in committing) == sorted(ops)
     assert all(line["attempt"] == 1 and line["batch_size"] == 3
                for line in performing + committing)
+    # the batch's completion: one line per operation, each naming its own only
+    done = _outcome_lines(json_lines)
+    assert sorted(line["operation_id"] for line in done) == sorted(ops)
+    assert all(line["status"] == "completed" and "operation_ids" not in line
+               for line in done)
     assert logctx.current() == {}
 
 

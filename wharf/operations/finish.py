@@ -161,7 +161,6 @@ def finished(outcomes: Sequence[Outcome], done: Sequence[Done]) -> None:
         if not (failed_on if failed else completed_on):
             continue
         extra: dict[str, Any] = {
-            "operation_id": d.id, "kind": d.kind, "attempt": d.attempts,
             "status": d.status,
             "duration_s": round((d.updated_at - d.created_at).total_seconds(), 4)}
         if failed:
@@ -169,5 +168,7 @@ def finished(outcomes: Sequence[Outcome], done: Sequence[Done]) -> None:
         trace_context = getattr(o.op, "trace_context", None)
         if trace_context:  # W3C traceparent: version-traceid-spanid-flags
             extra["trace_id"] = trace_context.split("-")[1]
-        log.log(logging.WARNING if failed else logging.INFO, "operation %s %s", d.id,
-                d.status, extra=extra)
+        # (Bound as its operation: operation_id, kind, attempt, and not the batch's ids.)
+        with logctx.bound_op(d):
+            log.log(logging.WARNING if failed else logging.INFO, "operation %s %s", d.id,
+                    d.status, extra=extra)
