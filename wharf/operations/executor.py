@@ -17,9 +17,9 @@
 3. Completion: ONE transaction for the batch: lock the operations still ours, re-check
    permission, write product rows (``commit_many`` or each ``commit``), mark them
    ``completed`` and finish their attempts (``wharf.operations.finish``, the one terminal
-   writer every finisher uses: executemany, counted, logged, waiters woken). If it fails for a reason that is
-   not transient, each operation is completed in its own transaction, so one bad operation
-   cannot fail the others.
+   writer every finisher uses: executemany, counted, logged, waiters woken). If it fails
+   for a reason that is not transient, each operation is completed in its own
+   transaction, so one bad operation cannot fail the others.
    Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
    transaction that finishes an operation (completed or failed): one indexed query per
    batch for the submitters' endpoints, deliveries and outbox rows only if one listens.
