@@ -79,7 +79,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       ops_res.OperationAttempts(db, operations))
         app.add_route("/api/operations/{operation_id}/retry", ops_res.OperationRetry(operations))
         app.add_route("/api/operations/{operation_id}/cancel",
-                      ops_res.OperationCancel(operations, notifier))
+                      ops_res.OperationCancel(operations))
         app.add_route("/api/resources", ops_res.Resources(operations))
         app.add_route("/api/resources/{resource_id}", ops_res.ResourceItem(db))
         from api.resources import lifecycle

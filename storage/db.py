@@ -9,6 +9,8 @@ failure, surfaces as :class:`storage.errors.DatabaseBusy` (which the core maps t
 The transactional outbox's fast path is a collaborator given to the constructor: rows added
 with :func:`send_after_commit` (or inserted with Core and announced with
 :func:`announce_after_commit`) go to ``on_outbox_committed`` once their transaction commits.
+Likewise the notices a transaction adds with :func:`notify_after_commit` (an operation it
+finished: wake whoever waits for it) go to ``on_notices_committed``.
 
 PostgreSQL pools run without a pre-ping (a round trip per checkout). A pooled connection the
 server closed (a restart, ``pg_terminate_backend``, an idle timeout) has its socket readable
@@ -40,6 +42,10 @@ from storage.errors import DatabaseBusy
 OutboxSink = Callable[[list[Any]], None]
 """Receives the outbox rows of a committed write transaction (e.g. sends them to the broker).
 It must not raise for a broker that is down: unsent rows are the relay's to send."""
+
+NoticeSink = Callable[[list[Any]], None]
+"""Receives the notices of a committed write transaction (:func:`notify_after_commit`),
+e.g. publishes the operations it finished to the long-polls waiting for them."""
 
 #: Seconds after which a pooled PostgreSQL connection is replaced at checkout (so a server
 #: or proxy idle limit never meets one; the poll below catches most closed ones earlier).
@@ -251,6 +257,12 @@ def announce_after_commit(session: Session, row: Any) -> None:
     session.info.setdefault("outbox", []).append(row)
 
 
+def notify_after_commit(session: Session, notices: list[Any]) -> None:
+    """Hand ``notices`` to the database's ``on_notices_committed`` once the write
+    transaction of ``session`` commits (not if it rolls back). Nothing is written here."""
+    session.info.setdefault("notices", []).extend(notices)
+
+
 def after_commit(session: Session, callback: Callable[[], None]) -> None:
     """Run ``callback`` once the write transaction of ``session`` has committed (not if it
     rolls back), e.g. to drop what a process cached about the rows it changed."""
@@ -263,11 +275,13 @@ class Database:
     ``on_outbox_committed`` (given by the composition root) receives the outbox rows of
     each committed write transaction (see :func:`send_after_commit`); without it they wait
     for the relay. :meth:`with_outbox_sink` gives the same database (same engines and
-    pools) with another one.
+    pools) with another one. ``on_notices_committed`` likewise receives the notices of each
+    committed write transaction (:func:`notify_after_commit`); without it they are dropped.
     """
 
     def __init__(self, url: str, busy_timeout_ms: int = 5000, *,
                  on_outbox_committed: OutboxSink | None = None,
+                 on_notices_committed: NoticeSink | None = None,
                  engines: tuple[Engine, Engine] | None = None,
                  pool_size: int = PG_POOL_SIZE,
                  pool_timeout: float = PG_POOL_TIMEOUT) -> None:
@@ -275,11 +289,16 @@ class Database:
         self.write_engine, self.read_engine = engines or make_engines(
             url, busy_timeout_ms, pool_size=pool_size, pool_timeout=pool_timeout)
         self._on_outbox_committed = on_outbox_committed
+        self._on_notices_committed = on_notices_committed
 
-    def with_outbox_sink(self, on_outbox_committed: OutboxSink) -> Database:
+    def with_outbox_sink(self, on_outbox_committed: OutboxSink, *,
+                         on_notices_committed: NoticeSink | None = None) -> Database:
         """This database (sharing its engines: disposing either disposes both) whose
-        committed outbox rows go to ``on_outbox_committed``."""
+        committed outbox rows go to ``on_outbox_committed`` (and notices to
+        ``on_notices_committed``, if given; this one's otherwise)."""
         return Database(self.url, on_outbox_committed=on_outbox_committed,
+                        on_notices_committed=on_notices_committed
+                        or self._on_notices_committed,
                         engines=(self.write_engine, self.read_engine))
 
     @property
@@ -326,6 +345,12 @@ class Database:
                     self._on_outbox_committed(outbox)
                 except Exception:  # the rows stay undispatched: the relay sends them
                     log.exception("could not hand %d outbox row(s) over", len(outbox))
+            notices = session.info.pop("notices", None)
+            if notices and self._on_notices_committed is not None and not readonly:
+                try:
+                    self._on_notices_committed(notices)
+                except Exception:  # a waiter answers at its timeout instead
+                    log.exception("could not hand %d notice(s) over", len(notices))
         except DBAPIError as exc:
             if getattr(exc, "connection_invalidated", False) and not committing:
                 # (Lost during COMMIT, the outcome is unknown: plain DatabaseBusy below.)

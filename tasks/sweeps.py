@@ -12,7 +12,6 @@ from storage.unitstore import UnitStore
 from tasks.dispatch import BrokerDispatcher
 from wharf.clock import utcnow
 from wharf.config import Settings
-from wharf.operations.notify import LocalNotifier
 from wharf.retention.runner import run_tick
 from wharf.retention.schedule import QUEUE, Schedule, actor_for
 from wharf.retention.sweeps import SWEEPS, SweepContext
@@ -34,8 +33,6 @@ class SweepComponents(Protocol):
     @property
     def schedules(self) -> list[Schedule]: ...
     @property
-    def notifier(self) -> LocalNotifier: ...
-    @property
     def unitstore(self) -> UnitStore: ...
 
 
@@ -49,8 +46,7 @@ def declare_sweep_actors(broker: dramatiq.Broker,
                                send=components.dispatcher.send,
                                blob_store=components.blob_store,
                                handlers=components.handlers,
-                               unitstore=components.unitstore,
-                               notify=components.notifier.publish_quietly)
+                               unitstore=components.unitstore)
             run_tick(ctx, tick_id, plan)
         run.__name__ = actor_for(name)
         actors[name] = dramatiq.Actor(run, broker=broker, actor_name=actor_for(name),

@@ -364,3 +364,33 @@ def test_the_icon_browsers_ask_for_on_their_own_is_no_404(client):
     r = client.get("/favicon.ico")
     assert r.status_code == 204 and r.content == b""
     assert "max-age=86400" in r.headers["Cache-Control"]
+
+
+def test_retry_is_offered_only_where_the_retry_endpoint_accepts_it(world, db):
+    """A failed create_blob_resource discarded its input: neither the dashboard (its JSON,
+    its page's buttons) nor the operation's JSON offers a retry, and the retry indeed
+    answers 409 retry_not_possible; a failed create_resource is offered one, and it is
+    accepted."""
+    ops, alice = world.user("ops"), world.user("alice")
+    error = {"code": "checksum_mismatch", "message": "bad bytes"}
+    blob = add_operation(db, alice.user_id, kind="create_blob_resource", status="failed",
+                         error=error)
+    res = add_operation(db, alice.user_id, status="failed", error=error)
+    d = ops.get("/api/ops/dashboard").json
+    offered = {o["id"]: o["can_retry"] for o in d["failures"]}
+    assert offered == {blob: False, res: True}
+    page = ops.get("/ops").text
+    assert f'data-action="retry" data-op="{res}"' in page
+    assert f'data-action="retry" data-op="{blob}"' not in page
+    for who in (alice, ops):
+        assert who.get(f"/api/operations/{blob}").json["can_retry"] is False
+        assert who.get(f"/api/operations/{res}").json["can_retry"] is True
+    r = ops.post(f"/api/operations/{blob}/retry")
+    assert r.status_code == 409 and r.json["code"] == "retry_not_possible"
+    r = ops.post(f"/api/operations/{res}/retry")
+    assert r.status_code == 200 and r.json["status"] == "pending"
+    assert r.json["can_retry"] is False  # pending: nothing to retry
+    schemas = ops.get("/api/openapi.json").json["components"]["schemas"]
+    assert schemas["CreateBlobResourceOperation"]["properties"]["can_retry"]["type"] \
+        == "boolean"
+    assert "can_retry" in schemas["CreateBlobResourceOperation"]["required"]

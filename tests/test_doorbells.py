@@ -258,7 +258,8 @@ def test_losing_every_queued_message_mid_stream_loses_nothing(rig):
     def sweep():
         while not stop.is_set():
             try:
-                recovery.recover(rig.db, rig.components.dispatcher.send, grace_seconds=1)
+                recovery.recover(rig.db, rig.components.dispatcher.send, grace_seconds=1,
+                                 key_ttl=rig.components.settings.idempotency_key_ttl)
                 recovery.relay(rig.db, rig.components.dispatcher.send, grace_seconds=1)
             except BaseException as exc:  # surfaced below
                 errors.append(exc)

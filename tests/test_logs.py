@@ -25,10 +25,12 @@ import requests
 
 import api.serialize
 from storage.models import Operation
+from tests.conftest import World
 from tests.support import services
 from tests.test_cli import WHARF, free_port, run_wharf, wharf_env
+from tests.test_tracing import spans  # noqa: F401  (a fixture)
 from wharf import logctx
-from wharf.errors import TransientFailure
+from wharf.errors import TransientFailure, WharfError
 from wharf.operations.executor import Executor
 from wharfd import logs
 
@@ -188,6 +190,7 @@ def test_operation_lines_carry_operation_id_kind_and_attempt(settings, db, world
         ("between attempts", None, None, None),
         ("performing", opid, "create_resource", 2),
         ("committing", opid, "create_resource", 2),
+        (f"operation {opid} completed", opid, "create_resource", 2),
     ]
     # the request that submitted it is not on the worker's lines
     assert all("request_id" not in line for line in lines if line.get("operation_id"))
@@ -222,7 +225,112 @@ def test_batch_lines_carry_the_batch_and_each_operation_its_own(settings, db, wo
     assert sorted(line["operation_id"] for line in committing) == sorted(ops)
     assert all(line["attempt"] == 1 and line["batch_size"] == 3
                for line in performing + committing)
+    # the batch's completion: one line per operation, each naming its own only
+    done = _outcome_lines(json_lines)
+    assert sorted(line["operation_id"] for line in done) == sorted(ops)
+    assert all(line["status"] == "completed" and "operation_ids" not in line
+               for line in done)
     assert logctx.current() == {}
+
+
+def _outcome_lines(json_lines: Lines) -> list[dict]:
+    return [line for line in json_lines()
+            if line["logger"] == "wharf.operations" and "status" in line]
+
+
+def test_each_terminal_outcome_writes_one_line(settings, db, world, json_lines):
+    """A completed operation (INFO) and one that failed for good (WARNING, with its error
+    code) each write one line: its id, kind, attempt, status and duration."""
+    alice = world.user("alice")
+    done, doomed = (create(alice, alice.personal_space_id)["id"] for _ in range(2))
+    handler = LoggingHandler()
+    handler.calls = 1  # no retry
+
+    def perform(op):
+        if op.id == doomed:
+            raise WharfError("no such target", code="target_gone")
+
+    handler.perform = perform  # type: ignore[method-assign]
+    executor = Executor(db, settings, {"create_resource": handler})
+    assert executor.execute(done, "w-test") == "completed"
+    assert executor.execute(doomed, "w-test") == "failed"
+
+    lines = _outcome_lines(json_lines)
+    assert [(line["operation_id"], line["status"], line["level"]) for line in lines] == [
+        (done, "completed", "info"), (doomed, "failed", "warning")]
+    for line in lines:
+        assert line["kind"] == "create_resource" and line["attempt"] == 1
+        assert isinstance(line["duration_s"], float) and line["duration_s"] >= 0
+        assert "trace_id" not in line  # tracing is off
+    assert "error_code" not in lines[0] and lines[1]["error_code"] == "target_gone"
+
+
+def test_a_cancelled_operation_writes_its_line_too(world, json_lines):
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id)
+    assert alice.post(f"/api/operations/{op['id']}/cancel").status_code == 200
+    (line,) = _outcome_lines(json_lines)
+    assert line["operation_id"] == op["id"] and line["status"] == "failed"
+    assert line["error_code"] == "cancelled" and line["level"] == "warning"
+    assert line["attempt"] == 0
+
+
+@pytest.mark.usefixtures("spans")  # tracing on
+def test_the_outcome_line_carries_the_operations_trace_id(settings, db, json_lines):
+    from tests.test_operations import start_worker, wait_done
+    from wharfd.runtime import Components
+    comps = Components(settings, db=db)
+    w = start_worker(comps.broker)
+    try:
+        alice = World(comps.api_app()).user("alice")
+        op = create(alice, alice.personal_space_id)
+        assert wait_done(alice, op["id"])["status"] == "completed"
+    finally:
+        w.stop()
+        comps.close()
+    with db.read() as s:
+        trace_context = s.get(Operation, op["id"]).trace_context
+    (line,) = [line for line in _outcome_lines(json_lines)
+               if line["operation_id"] == op["id"]]
+    assert line["trace_id"] == trace_context.split("-")[1]
+
+
+def test_the_outcome_line_builds_nothing_below_its_level(settings, db, world, monkeypatch):
+    """With the level above INFO, a completion does not even build the line's fields."""
+    from wharf.operations import finish
+    built: list[object] = []
+    real_round = round
+    monkeypatch.setattr(finish, "round", lambda *a: built.append(a) or real_round(*a),
+                        raising=False)
+    monkeypatch.setattr(finish.log, "isEnabledFor", lambda level: level > logging.INFO)
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id)
+    handler = LoggingHandler()
+    handler.calls = 1
+    assert Executor(db, settings, {"create_resource": handler}).execute(
+        op["id"], "w-test") == "completed"
+    assert built == []
+
+
+def test_a_sweep_run_writes_one_line_with_its_name_rows_and_duration(
+        world, components, json_lines):
+    from sqlalchemy import update
+
+    from wharf.clock import utcnow
+    from wharf.retention.runner import run_sweep
+    from wharf.retention.sweeps import SweepContext
+    alice = world.user("alice")
+    op = create(alice, alice.personal_space_id)
+    assert alice.post(f"/api/operations/{op['id']}/cancel").status_code == 200
+    with components.db.write() as s:  # its key's TTL is over
+        s.execute(update(Operation).where(Operation.id == op["id"]).values(
+            key_expires_at=utcnow().replace(year=2000)))
+    run_sweep(SweepContext(db=components.db, settings=components.settings, now=utcnow()),
+              "release_idempotency_keys")
+    (line,) = [line for line in json_lines() if line["logger"] == "wharf.sweeps"]
+    assert line["sweep"] == "release_idempotency_keys" and line["level"] == "info"
+    assert line["rows"] == 1 and line["outcome"] == "done"
+    assert isinstance(line["duration_s"], float)
 
 
 def test_lines_below_the_level_are_not_formatted(json_lines):

@@ -203,9 +203,8 @@ def test_an_operation_the_recovery_sweep_fails_answers_its_long_polls(world, com
             status="running", attempts=5, max_attempts=5, lease_owner="dead",
             lease_expires_at=utcnow().replace(year=2000)))
     t, answers = long_poll(alice, op["id"], components.notifier)
-    ctx = SweepContext(db=db, settings=components.settings, now=utcnow(),
-                       send=components.dispatcher.send, handlers=components.handlers,
-                       notify=components.notifier.publish_quietly)
+    ctx = SweepContext(db=components.db, settings=components.settings, now=utcnow(),
+                       send=components.dispatcher.send, handlers=components.handlers)
     assert recover_operations(ctx)["expired"] == 1
     t.join(40)
     answer, waited = answers[0]

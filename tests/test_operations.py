@@ -449,7 +449,8 @@ def test_recovery_leaves_an_operation_still_in_the_outbox_to_the_relay(world, co
     components.dispatcher.broker = real_broker
     queue = components.broker.queues["operations"].queue
     assert len(queue) == 0
-    report = recovery.recover(db, components.dispatcher.send, grace_seconds=0)
+    report = recovery.recover(db, components.dispatcher.send, grace_seconds=0,
+                              key_ttl=components.settings.idempotency_key_ttl)
     relayed = recovery.relay(db, components.dispatcher.send, grace_seconds=0)
     assert (report.requeued, relayed) == (0, 1)
     assert len(queue) == 1  # one delivery, not one from each slow path
@@ -458,7 +459,8 @@ def test_recovery_leaves_an_operation_still_in_the_outbox_to_the_relay(world, co
     assert row.dispatched_at is not None
     # Once the relay sent it, a lost message is recovery's again.
     components.broker.flush_all()
-    assert recovery.recover(db, components.dispatcher.send, grace_seconds=0).requeued == 1
+    assert recovery.recover(db, components.dispatcher.send, grace_seconds=0,
+                              key_ttl=components.settings.idempotency_key_ttl).requeued == 1
     w = start_worker(components.broker)
     try:
         done = wait_done(alice, op["id"])
@@ -483,7 +485,8 @@ def test_recovery_requeues_expired_leases_and_fails_exhausted_ones(world, compon
             status="running", attempts=5, max_attempts=5, lease_owner="dead",
             lease_expires_at=past))
         s.add(OperationAttempt(operation_id=a["id"], number=1, worker_id="dead"))
-    report = recovery.recover(db, components.dispatcher.send, grace_seconds=0)
+    report = recovery.recover(db, components.dispatcher.send, grace_seconds=0,
+                              key_ttl=components.settings.idempotency_key_ttl)
     assert report.requeued == 1 and report.expired == 1
     w = start_worker(components.broker)
     try:
@@ -542,7 +545,8 @@ def test_a_lost_attempt_says_why(world, components, db):
             status="running", attempts=5, max_attempts=5, lease_owner="dead",
             lease_expires_at=utcnow().replace(year=2000)))
         s.add(OperationAttempt(operation_id=op["id"], number=5, worker_id="dead"))
-    recovery.recover(db, components.dispatcher.send, grace_seconds=0)
+    recovery.recover(db, components.dispatcher.send, grace_seconds=0,
+                              key_ttl=components.settings.idempotency_key_ttl)
     items = alice.get(f"/api/operations/{op['id']}/attempts").json["items"]
     assert items[-1]["outcome"] == "lost"
     assert items[-1]["error"]["message"] == recovery.LOST_ATTEMPT

@@ -280,7 +280,7 @@ def test_recovery_sweep_logs_at_info_only_when_it_did_something(world, component
     assert not any(run_sweep(ctx, "recover_operations").values())
     idle = [r for r in caplog.records if r.name == "wharf.sweeps"]
     assert len(idle) == 1 and idle[0].levelno == logging.DEBUG, idle
-    assert jsonlib.loads(idle[0].getMessage())["sweep"] == "recover_operations"
+    assert idle[0].sweep == "recover_operations" and idle[0].rows == 0
 
     alice = world.user("alice")
     r = alice.post("/api/resources", json={"space_id": alice.personal_space_id,
@@ -295,7 +295,7 @@ def test_recovery_sweep_logs_at_info_only_when_it_did_something(world, component
     assert run_sweep(ctx, "recover_operations")["requeued"] == 1
     busy = [r for r in caplog.records if r.name == "wharf.sweeps"]
     assert len(busy) == 1 and busy[0].levelno == logging.INFO, busy
-    assert jsonlib.loads(busy[0].getMessage())["counts"]["requeued"] == 1
+    assert busy[0].counts["requeued"] == 1 and busy[0].rows >= 1
 
 
 def test_run_tick_claims_once(db, settings, components):

@@ -235,7 +235,8 @@ def test_a_rerun_after_the_lease_expired_joins_the_original_trace(traced, db):
             status="running", attempts=1, lease_owner="dead",
             lease_expires_at=utcnow().replace(year=2000)))
         s.add(OperationAttempt(operation_id=op["id"], number=1, worker_id="dead"))
-    assert recovery.recover(db, traced.dispatcher.send, grace_seconds=0).requeued == 1
+    assert recovery.recover(db, traced.dispatcher.send, grace_seconds=0,
+                            key_ttl=traced.settings.idempotency_key_ttl).requeued == 1
     w = start_worker(traced.broker)
     try:
         assert wait_done(alice, op["id"])["attempts"] == 2

@@ -228,7 +228,8 @@ def test_an_operation_failed_by_recovery_announces_failed(world: World, receiver
         s.execute(update(Operation).where(Operation.id.in_(ops)).values(
             status="running", attempts=5, max_attempts=5, lease_owner="dead",
             lease_expires_at=utcnow() - timedelta(minutes=1)))
-    report = recovery.recover(components.db, components.dispatcher.send, grace_seconds=0)
+    report = recovery.recover(components.db, components.dispatcher.send, grace_seconds=0,
+                              key_ttl=components.settings.idempotency_key_ttl)
     assert report.expired == 2
     found = deliveries(alice, hook["id"])
     assert sorted(d["operation_id"] for d in found) == sorted(ops)

@@ -51,7 +51,6 @@ from storage.models import (
     NodeGrant,
     ObjectDeletionJob,
     Operation,
-    OperationAttempt,
     PasswordCredential,
     RecentOpen,
     Resource,
@@ -79,7 +78,7 @@ from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, ProblemCode, TransientFailure, Unauthenticated
 from wharf.identity import USER_ACTIVE, Identity, username_digest
 from wharf.ids import new_id
-from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import (
     DELETE_ACCOUNT,
     DeleteAccountPayload,
@@ -259,22 +258,15 @@ def _fail_operations(p: Purge) -> int:
     error = {"code": ProblemCode.ACCOUNT_DELETED.value, "retryable": False,
              "message": "The account that submitted this operation was deleted."}
     now = utcnow()
-    failed: list[tuple[Any, Operation]] = []
     with p.db.write() as s:
         ops = list(s.scalars(select(Operation).where(
             Operation.actor_id == p.user_id, Operation.id != p.operation_id,
             Operation.status.in_([str(x) for x in OPEN_STATUSES]))
             .order_by(Operation.id).limit(p.n).with_for_update()))
-        for op in ops:
-            op.status, op.error, op.completed_at, op.updated_at = "failed", error, now, now
-            op.lease_owner = op.lease_expires_at = op.next_attempt_at = None
-            op.key_expires_at = now + timedelta(seconds=p.settings.idempotency_key_ttl)
-            s.execute(update(OperationAttempt).where(
-                OperationAttempt.operation_id == op.id, OperationAttempt.finished_at.is_(None))
-                .values(finished_at=now, outcome="failed", error=error))
-            handler = p.handlers.get(op.kind)
-            run_on_failed(handler, s, op, error)
-            failed.append((handler, op))
+        finish(s, [Outcome(op, "failed", error=error, attempt="failed",
+                           handler=p.handlers.get(op.kind),
+                           when="after the account's deletion") for op in ops],
+               key_ttl=p.settings.idempotency_key_ttl, now=now)
         s.flush()
         # Object keys only such an operation's payload named (a staged replacement).
         keys = [op.payload[f] for op in ops for f in OBJECT_KEY_FIELDS.get(op.kind, ())
@@ -283,9 +275,7 @@ def _fail_operations(p: Purge) -> int:
         for k in keys:
             if k not in named:
                 deletion.schedule(s, k, REASON)
-    for handler, op in failed:
-        run_compensate(handler, op, "after the account's deletion")
-    return len(failed)
+    return len(ops)
 
 
 def _revoke(p: Purge) -> int:

@@ -49,6 +49,7 @@ from wharf import deletion, heartbeats
 from wharf.clock import iso, utcnow
 from wharf.config import Settings
 from wharf.operations.executor import CLAIMABLE
+from wharf.operations.service import can_retry
 from wharf.retention.schedule import Scheduler
 
 #: Finished operations are counted by status and kind over this window.
@@ -156,7 +157,8 @@ class AttemptView(msgspec.Struct):
 
 class OperationView(msgspec.Struct):
     """A listed operation with its last attempts; ``can_retry``/``can_cancel`` say which
-    of ``POST /api/operations/{id}/retry|cancel`` its status allows."""
+    of ``POST /api/operations/{id}/retry|cancel`` would be accepted (``can_retry``: the
+    retry endpoint's own rule, ``wharf.operations.service.can_retry``)."""
 
     id: str
     kind: str
@@ -425,7 +427,7 @@ def operations(s: Session, ids: Sequence[str]) -> dict[str, OperationView]:
             completed_at=iso(end),
             duration_seconds=round((end - op.created_at).total_seconds(), 3) if end else None,
             error_code=_text(error.get("code")), error_message=_text(error.get("message")),
-            can_retry=op.status == "failed", can_cancel=op.status == "pending",
+            can_retry=can_retry(op.status, op.kind), can_cancel=op.status == "pending",
             history=history[op.id])
     return out
 

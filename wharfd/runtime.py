@@ -89,7 +89,10 @@ class Components:
         self.dispatcher = BrokerDispatcher(
             self.broker, base_db, doorbell=doorbell_for(self.broker, settings.broker_namespace,
                                                         settings.doorbell_ttl))
-        self.db = base_db.with_outbox_sink(self.dispatcher.dispatch)
+        # ... and whose committed completion notices (wharf.operations.finish) wake the
+        # long-polls waiting for them, whichever finisher wrote them.
+        self.db = base_db.with_outbox_sink(self.dispatcher.dispatch,
+                                           on_notices_committed=self.notifier.publish_quietly)
         self.handlers: dict[str, Handler] = {h.kind: h for h in (
             CreateResource(self.unitstore),
             CreateBlobResource(self.blob_store, settings),
@@ -105,10 +108,8 @@ class Components:
             DeleteAccount(self.db, self.unitstore, settings))}
         # An account's deletion fails its other operations with their kinds' hooks.
         self.handlers[DeleteAccount.kind].handlers = self.handlers  # type: ignore[attr-defined]
-        self.operations = Operations(self.db, settings, frozenset(
-            kind for kind, h in self.handlers.items()
-            if getattr(h, "input_consumed_on_failure", False)), handlers=self.handlers)
-        self.executor = Executor(self.db, settings, self.handlers, notifier=self.notifier,
+        self.operations = Operations(self.db, settings, handlers=self.handlers)
+        self.executor = Executor(self.db, settings, self.handlers,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store,
                                      self.dispatcher, batch=settings.worker_batch)

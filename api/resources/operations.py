@@ -44,7 +44,7 @@ from wharf.errors import ValidationFailed
 from wharf.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.notify import Done
-from wharf.operations.service import DONE, Operations, Submission
+from wharf.operations.service import DONE, Operations, Submission, can_retry
 
 log = logging.getLogger("wharf.api")
 
@@ -69,7 +69,8 @@ def operation_body(op: OperationRow) -> Operation:
         id=op.id, status=OperationStatus(op.status), done=op.status in DONE,
         attempts=op.attempts, max_attempts=op.max_attempts, created_at=timestamp(op.created_at),
         updated_at=timestamp(op.updated_at), completed_at=iso(op.completed_at),
-        next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error), result=result)
+        next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error),
+        can_retry=can_retry(op.status, op.kind), result=result)
     return body
 
 
@@ -278,8 +279,8 @@ class OperationRetry:
 
 
 class OperationCancel:
-    def __init__(self, ops: Operations, notifier: Any = None):
-        self.ops, self.notifier = ops, notifier
+    def __init__(self, ops: Operations):
+        self.ops = ops
 
     @contract.op(operation_id="cancelOperation", summary="Cancel a pending operation",
                  tags=["operations"],
@@ -290,10 +291,8 @@ class OperationCancel:
                                                  headers=OPERATION_HEADERS)},
                  problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
-        op = self.ops.cancel(req.context.ctx, operation_id)
-        if self.notifier is not None:  # its long-polls answer now, as a worker's do
-            self.notifier.publish_quietly([Done.of(op)])
-        write_operation(resp, op)
+        # (Its long-polls answer now, as a worker's do: wharf.operations.finish.)
+        write_operation(resp, self.ops.cancel(req.context.ctx, operation_id))
 
 
 class Resources:

@@ -55,6 +55,11 @@ class _Operation(Response, tag_field="kind"):
         description="When the next attempt is due (after a retryable failure).")]
     error: Annotated[OperationError | None, msgspec.Meta(
         description="Why it failed (status failed), or the last retryable failure.")]
+    can_retry: Annotated[bool, msgspec.Meta(
+        description="`POST /api/operations/{id}/retry` can reopen it: it failed, and its "
+                    "kind's failure did not dispose of its input (otherwise the retry "
+                    "answers 409 `retry_not_possible` or `operation_state_conflict`; "
+                    "submit the request again instead).")]
 
 
 class CreateResourceOperation(_Operation, tag=OperationKind.CREATE_RESOURCE.value):

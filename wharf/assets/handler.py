@@ -69,8 +69,6 @@ class PublishAsset:
     uploaded, then the ``unit_assets`` row appears and the upload row goes, together."""
 
     kind = KIND
-    # A failure deletes the upload row and queues its object for deletion.
-    input_consumed_on_failure = True
 
     def __init__(self, db: Database, store: BlobStore, settings: Settings):
         self.db = db

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
@@ -34,10 +34,10 @@ from wharf.context import RequestContext
 from wharf.errors import ProblemCode, ValidationFailed, WharfError
 from wharf.ids import new_id
 from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
 from wharf.operations.service import Operations, Submission, check_key, outbox_for
 from wharf.validation import clean_name
-from wharf.webhooks.service import announce_failed
 
 log = logging.getLogger("wharf.assets")
 
@@ -256,18 +256,17 @@ def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: s
     deleted, the object queued for deletion (now, or not before ``delete_after`` when a
     request may still be writing it). True if the operation was failed here."""
     now = now or utcnow()
-    res = s.execute(update(Operation).where(
-        Operation.id == op_id, Operation.status == "pending").values(
-        status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
-        error={"code": code, "message": message, "retryable": False},
-        key_expires_at=now + timedelta(seconds=idempotency_key_ttl)))
+    op = s.scalars(select(Operation).where(Operation.id == op_id,
+                                           Operation.status == "pending")
+                   .with_for_update()).first()
+    if op is not None:  # (wharf.operations.finish: counted, logged, its waiters woken)
+        finish(s, [Outcome(op, "failed", error={"code": str(code), "message": message,
+                                                "retryable": False})],
+               key_ttl=idempotency_key_ttl, now=now)
     s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id == upload_id))
     deletion.schedule(s, object_key, ABANDONED,
                       not_before=delete_after if delete_after and delete_after > now else None)
-    if rowcount(res) == 1:
-        announce_failed(s, op_id)  # completion webhooks
-        return True
-    return False
+    return op is not None
 
 
 def _abandon(db: Database, settings: Settings, op_id: str, p: PublishAssetPayload,

@@ -38,9 +38,6 @@ class CreateBlobResource:
     """``create_blob_resource``: verify the uploaded object, then publish it in the tree."""
 
     kind = CREATE_KIND
-    # A failure quarantines the session's object (queued for deletion) or sends the
-    # session back to waiting_for_upload: nothing is left to publish.
-    input_consumed_on_failure = True
 
     def __init__(self, store: BlobStore, settings: Settings):
         self.store = store
@@ -100,8 +97,6 @@ class ReplaceBlobContent:
     """``replace_blob_content``: verify the new object, switch it in, retire the old one."""
 
     kind = REPLACE_KIND
-    # A failure queues the staged object for deletion (on_failed).
-    input_consumed_on_failure = True
 
     def __init__(self, store: BlobStore, settings: Settings):
         self.store = store

@@ -16,9 +16,10 @@
    renews every lease of the batch meanwhile.
 3. Completion: ONE transaction for the batch: lock the operations still ours, re-check
    permission, write product rows (``commit_many`` or each ``commit``), mark them
-   ``completed`` and finish their attempts (executemany). If it fails for a reason that is
-   not transient, each operation is completed in its own transaction, so one bad operation
-   cannot fail the others.
+   ``completed`` and finish their attempts (``wharf.operations.finish``, the one terminal
+   writer every finisher uses: executemany, counted, logged, waiters woken). If it fails
+   for a reason that is not transient, each operation is completed in its own
+   transaction, so one bad operation cannot fail the others.
    Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
    transaction that finishes an operation (completed or failed): one indexed query per
    batch for the submitters' endpoints, deliveries and outbox rows only if one listens.
@@ -77,21 +78,20 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
-from storage.driver import DriverStatement, array_param, in_param, pipelined
+from storage.driver import DriverStatement, array_param, in_param
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
-from wharf import logctx, metrics, tracing
+from wharf import logctx, tracing
 from wharf.clock import utcnow
 from wharf.config import Settings
 from wharf.context import Principal, RequestContext, system_principal
 from wharf.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.ids import new_id
 from wharf.operations.errors import PermissionRevoked
-from wharf.operations.hooks import commit_products, run_compensate, run_on_failed, target_key
+from wharf.operations.finish import Outcome, finish
+from wharf.operations.hooks import commit_products, target_key
 from wharf.operations.kinds import to_json
-from wharf.operations.notify import Done, LocalNotifier, Notice
 from wharf.operations.service import outbox_for
-from wharf.webhooks.service import Finished, announce
 
 log = logging.getLogger("wharf.operations")
 
@@ -396,15 +396,6 @@ def _ours(postgres: bool) -> DriverStatement:
 
 
 OURS = {postgres: _ours(postgres) for postgres in (False, True)}  # by backend
-MARK_COMPLETED = DriverStatement(update(OPS).where(OPS.c.id == bindparam("b_id")).values(
-    status="completed", result=_p("b_result", OPS.c.result), error=None,
-    completed_at=_p("b_now", OPS.c.completed_at), updated_at=_p("b_now", OPS.c.updated_at),
-    lease_owner=None, lease_expires_at=None, next_attempt_at=None,
-    key_expires_at=_p("b_key_until", OPS.c.key_expires_at)))
-FINISH_COMPLETED = DriverStatement(update(ATTEMPTS).where(
-    ATTEMPTS.c.operation_id == bindparam("b_id"),
-    ATTEMPTS.c.number == bindparam("b_number")).values(
-    finished_at=_p("b_now", ATTEMPTS.c.finished_at), outcome="completed", error=None))
 RENEW_LEASES = update(OPS).where(
     OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)),
     OPS.c.lease_owner == _p("worker", OPS.c.lease_owner),
@@ -422,7 +413,6 @@ class Claimed:
     outcome: str | None = None  # completed | failed | retry | lost, once settled
     span: Any = None  # its attempt's span (wharf.tracing), None while tracing is off
     share: int | None = None  # fair claiming on PostgreSQL: what one actor could give
-    done: Done | None = None  # once completed: the notice of what was committed
 
 
 @dataclass(frozen=True)
@@ -450,11 +440,10 @@ def _is_transient(exc: BaseException) -> bool:
 
 class Executor:
     def __init__(self, db: Database, settings: Settings, handlers: Mapping[str, Handler], *,
-                 notifier: LocalNotifier | None = None, hooks: Hooks | None = None) -> None:
+                 hooks: Hooks | None = None) -> None:
         self.db = db
         self.settings = settings
         self.handlers = handlers
-        self.notifier = notifier
         self.hooks = hooks or Hooks()
         self._leases: dict[str, str] = {}
         self._leases_lock = threading.Lock()
@@ -797,7 +786,7 @@ class Executor:
     # -- complete ----------------------------------------------------------------------
     def _complete_batch(self, batch: Sequence[Claimed], worker_id: str) -> None:
         try:
-            completed = self._commit_batch(batch, worker_id)
+            self._commit_batch(batch, worker_id)
         except Exception as exc:
             for c in batch:
                 c.outcome = None
@@ -816,9 +805,6 @@ class Executor:
                 except Exception as one:
                     c.error = one
             return
-        for c in completed:
-            metrics.OPS_FINISHED.labels(c.op.kind, "completed", "").inc()
-        self._done([c.done or c.op.id for c in completed])
 
     def _commit_batch(self, batch: Sequence[Claimed], worker_id: str) -> list[Claimed]:
         """One transaction: lock the operations still ours, re-check permission, write the
@@ -845,23 +831,11 @@ class Executor:
                 ops = [c.op for c in group]
                 for op, result in zip(ops, commit_products(handler, s, ops), strict=True):
                     results[op.id] = to_json(result)
-            now = utcnow()
-            key_until = now + timedelta(seconds=self.settings.idempotency_key_ttl)
-            with pipelined(conn):  # (one round trip for both)
-                MARK_COMPLETED.executemany(conn, [
-                    {"b_id": c.op.id, "b_result": results[c.op.id], "b_now": now,
-                     "b_key_until": key_until} for c in ok])
-                FINISH_COMPLETED.executemany(conn, [
-                    {"b_id": c.op.id, "b_number": c.op.attempts, "b_now": now}
-                    for c in ok])
-            # Completion webhooks: one indexed query for the batch (wharf.webhooks.service).
-            announce(s, [Finished(c.op.id, c.op.actor_id, "completed") for c in ok])
+            finish(s, [Outcome(c.op, "completed", result=results[c.op.id],
+                               attempt="completed") for c in ok],
+                   key_ttl=self.settings.idempotency_key_ttl)
         for c in ok:
             c.outcome = "completed"
-            # The claimed row as MARK_COMPLETED left it.
-            c.done = msgspec.structs.replace(
-                Done.of(c.op), status="completed", updated_at=now, completed_at=now,
-                error=None, result=results[c.op.id])
         return ok
 
     # -- one operation at a time (fallback and failures) -------------------------------
@@ -878,12 +852,6 @@ class Executor:
             OperationAttempt.number == op.attempts).values(
             finished_at=utcnow(), outcome=outcome, error=error), execution_options=NO_SYNC)
 
-    def _done(self, notices: Sequence[Notice]) -> None:
-        """Wake the long-polls waiting for these operations, handing them what was
-        committed (one round trip for a batch)."""
-        if self.notifier is not None:
-            self.notifier.publish_quietly(notices)
-
     # -- outcomes ----------------------------------------------------------------------
     def _complete(self, handler: Handler, op: Operation, worker_id: str) -> str:
         with self.db.write() as s:
@@ -893,27 +861,11 @@ class Executor:
                 return "lost"
             self._authorize(handler, s, current)
             ctx = RequestContext(principal=system_principal(current.id))
-            current.result = to_json(handler.commit(s, current, ctx))
-            self._settle(current, "completed", None)
-            self._finish_attempt(s, current, "completed", None)
-            announce(s, [Finished(current.id, current.actor_id, "completed")])
-            done = Done.of(current)
-        metrics.OPS_FINISHED.labels(op.kind, "completed", "").inc()
-        self._done([done])
+            result = to_json(handler.commit(s, current, ctx))
+            s.flush()  # whatever commit changed, before the terminal write
+            finish(s, [Outcome(current, "completed", result=result, attempt="completed")],
+                   key_ttl=self.settings.idempotency_key_ttl)
         return "completed"
-
-    def _settle(self, current: Operation, status: str, error: dict[str, Any] | None) -> None:
-        """Mark the operation done (completed or failed): release the lease, start the
-        idempotency key's retention clock."""
-        now = utcnow()
-        current.status = status
-        current.error = error
-        current.completed_at = now
-        current.updated_at = now
-        current.lease_owner = None
-        current.lease_expires_at = None
-        current.next_attempt_at = None
-        current.key_expires_at = now + timedelta(seconds=self.settings.idempotency_key_ttl)
 
     def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
               error: dict[str, Any]) -> str:
@@ -922,14 +874,9 @@ class Executor:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
                 return "lost"
-            self._settle(current, "failed", error)
-            self._finish_attempt(s, current, "failed", error)
-            run_on_failed(handler, s, current, error)
-            announce(s, [Finished(current.id, current.actor_id, "failed")])
-            done = Done.of(current)
-        run_compensate(handler, op, "after failure")
-        metrics.OPS_FINISHED.labels(op.kind, "failed", str(error.get("code", ""))).inc()
-        self._done([done])
+            finish(s, [Outcome(current, "failed", error=error, attempt="failed",
+                               handler=handler)],
+                   key_ttl=self.settings.idempotency_key_ttl)
         return "failed"
 
     def backoff(self, attempts: int) -> float:

@@ -53,6 +53,16 @@ ACTIVATE_WORKTREE_RESOURCE = OperationKind.ACTIVATE_WORKTREE_RESOURCE.value
 DELETE_ACCOUNT = OperationKind.DELETE_ACCOUNT.value
 
 
+#: Kinds whose failure disposes of the operation's input, so a failed one cannot be
+#: retried (submit the request again instead): ``create_blob_resource`` (its session's
+#: object is quarantined, or the session sent back to waiting_for_upload),
+#: ``replace_blob_content`` (the staged object is queued for deletion), ``publish_asset``
+#: (the upload row is deleted and its object queued for deletion), ``discard_worktree``
+#: (failing gives the worktree back its state: discard again instead). Read through
+#: ``wharf.operations.service.can_retry``.
+INPUT_CONSUMED_ON_FAILURE: frozenset[str] = frozenset({
+    CREATE_BLOB_RESOURCE, REPLACE_BLOB_CONTENT, PUBLISH_ASSET, DISCARD_WORKTREE})
+
 class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
     """Base of the stored shapes (immutable; defaults are not written)."""
 

@@ -30,9 +30,9 @@ from typing import Any
 
 import msgspec
 
+from storage.enums import DONE_STATUSES
 from storage.models import Operation
 from wharf.metrics import LONG_POLLS_REFUSED
-from wharf.operations.service import DONE
 
 log = logging.getLogger("wharf.notify")
 
@@ -225,7 +225,7 @@ class LocalNotifier:
         """Wait for a notice; True if it carried the operation, finished, and ``answer``
         took it."""
         if w.event.wait(seconds) and w.notice is not None and answer is not None \
-                and w.notice.status in DONE:
+                and w.notice.status in DONE_STATUSES:
             answer(w.notice)
             return True
         return False

@@ -28,7 +28,7 @@ the finished ones, which are nearly all of them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -36,22 +36,16 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 
 from storage.db import Database
-from storage.models import Operation, OperationAttempt, OutboxMessage
-from storage.results import rowcount
-from wharf import logctx
+from storage.models import Operation, OutboxMessage
 from wharf.clock import utcnow
-from wharf.operations.hooks import run_compensate, run_on_failed
-from wharf.operations.notify import Done, Notice
+from wharf.operations.finish import Outcome, finish
 from wharf.operations.service import QUEUE, outbox_for
-from wharf.webhooks.service import Finished, announce
 
 log = logging.getLogger("wharf.operations")
 #: The error of an attempt whose worker stopped answering (its lease expired).
 LOST_ATTEMPT = "the worker stopped responding; its lease expired"
 
 Send = Callable[[OutboxMessage], None]
-#: Publishes completion notices, never raising (``LocalNotifier.publish_quietly``).
-Notify = Callable[[Sequence[Notice]], None]
 
 
 @dataclass
@@ -97,47 +91,33 @@ def relay(db: Database, send: Send, *, grace_seconds: float = 5.0, batch: int = 
     return sent
 
 
-def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
-            batch: int = 500, handlers: Mapping[str, Any] | None = None,
-            notify: Notify | None = None) -> RecoveryReport:
-    """Re-ring what is due; fail what used up its attempts. An operation failed here gets
-    its kind's failure hooks like one the executor fails (``on_failed`` in the same
-    transaction, ``compensate`` after it), so e.g. a replace's staged object is queued for
-    deletion instead of left behind, and its completion notice (``notify``: its
-    long-polls answer now)."""
+def recover(db: Database, send: Send, *, key_ttl: int, grace_seconds: float = 5.0,
+            batch: int = 500, handlers: Mapping[str, Any] | None = None) -> RecoveryReport:
+    """Re-ring what is due; fail what used up its attempts. An operation failed here is
+    finished as every finisher does (``wharf.operations.finish``: its Idempotency-Key kept
+    ``key_ttl`` seconds, counted, logged, its long-polls woken) and gets its kind's
+    failure hooks like one the executor fails (``on_failed`` in the same transaction,
+    ``compensate`` after it), so e.g. a replace's staged object is queued for deletion
+    instead of left behind."""
     now = utcnow()
     stale = now - timedelta(seconds=grace_seconds)
     report = RecoveryReport()
-    failed: list[Operation] = []
     with db.write() as s:
         # Running with an expired lease and no attempts left: fail, nobody will claim it.
-        exhausted = list(s.scalars(select(Operation.id).where(
+        q = select(Operation).where(
             Operation.status == "running", Operation.lease_expires_at < now,
-            Operation.attempts >= Operation.max_attempts).limit(batch)))
+            Operation.attempts >= Operation.max_attempts).limit(batch)
+        if db.is_postgres:  # (SQLite's write transaction is exclusive)
+            q = q.with_for_update(skip_locked=True)
+        failed = list(s.scalars(q))
         error = {"code": "lease_expired", "retryable": False,
                  "message": "the worker stopped responding on the last attempt"}
-        for op_id in exhausted:
-            res = s.execute(update(Operation).where(
-                Operation.id == op_id, Operation.status == "running",
-                Operation.lease_expires_at < now).values(
-                status="failed", completed_at=now, updated_at=now, lease_owner=None,
-                lease_expires_at=None, error=error))
-            if rowcount(res):
-                s.execute(update(OperationAttempt).where(
-                    OperationAttempt.operation_id == op_id,
-                    OperationAttempt.finished_at.is_(None)).values(
-                    finished_at=now, outcome="lost",
-                    error={"code": "lease_expired", "retryable": True,
-                           "message": LOST_ATTEMPT}))
-                report.expired += 1
-                op = s.get(Operation, op_id, populate_existing=True)
-                if op is None:  # updated just above, in this transaction
-                    continue
-                with logctx.bound_op(op):
-                    run_on_failed((handlers or {}).get(op.kind), s, op, error)
-                failed.append(op)
-        announce(s, [Finished(op.id, op.actor_id, "failed") for op in failed])  # webhooks
-        notices = [Done.of(op) for op in failed]
+        finish(s, [Outcome(op, "failed", error=error, attempt="lost",
+                           attempt_error={"code": "lease_expired", "retryable": True,
+                                          "message": LOST_ATTEMPT},
+                           handler=(handlers or {}).get(op.kind), when="after recovery")
+                   for op in failed], key_ttl=key_ttl, now=now)
+        report.expired = len(failed)
         # An operation whose message still waits in the outbox (the broker was down when
         # it was announced) has one on its way: the relay sends it and marks the row, so
         # ringing here as well would only deliver it twice and leave the row unmarked.
@@ -154,11 +134,6 @@ def recover(db: Database, send: Send, *, grace_seconds: float = 5.0,
         if due:
             s.execute(update(Operation).where(Operation.id.in_([o.id for o in due]))
                       .values(updated_at=now))
-    if notify is not None:
-        notify(notices)
-    for op in failed:
-        with logctx.bound_op(op):
-            run_compensate((handlers or {}).get(op.kind), op, "after recovery")
     by_kind: dict[str, list[Operation]] = {}
     for op in due:
         by_kind.setdefault(op.kind, []).append(op)

@@ -27,7 +27,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -62,11 +62,10 @@ from wharf.operations.errors import (
     QuotaExceeded,
     RetryNotPossible,
 )
-from wharf.operations.hooks import run_compensate, run_on_failed
-from wharf.operations.kinds import to_json
+from wharf.operations.finish import Outcome, finish
+from wharf.operations.kinds import INPUT_CONSUMED_ON_FAILURE, to_json
 from wharf.operators import is_operator
 from wharf.pagination import decode_cursor, page
-from wharf.webhooks.service import Finished, announce
 
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
@@ -97,6 +96,15 @@ def check_key(key: str | None) -> str:
         raise InvalidIdempotencyKey("The Idempotency-Key must be 16-200 characters of "
                                     "A-Z a-z 0-9 _ -.")
     return key
+
+
+def can_retry(status: str, kind: str) -> bool:
+    """Whether ``POST /api/operations/{id}/retry`` can reopen an operation of ``kind`` in
+    ``status``: the rule :meth:`Operations.retry` applies, and what an operation's
+    ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one, and not of
+    a kind whose failure disposed of its input (``kinds.INPUT_CONSUMED_ON_FAILURE``: 409
+    ``retry_not_possible``)."""
+    return status == "failed" and kind not in INPUT_CONSUMED_ON_FAILURE
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
@@ -173,13 +181,9 @@ _BY_ID = DriverStatement(select(*_OPS.c).where(_OPS.c.id == bindparam("id")))
 
 class Operations:
     def __init__(self, db: Database, settings: Settings,
-                 input_consumed_on_failure: frozenset[str] = frozenset(),
                  handlers: dict[str, Any] | None = None):
         self.db = db
         self.settings = settings
-        # Kinds whose handler disposes of the operation's input when it fails (their
-        # ``input_consumed_on_failure`` attribute): a retry is refused at once.
-        self.input_consumed_on_failure = frozenset(input_consumed_on_failure)
         # The kinds' handlers: a cancelled operation is a failed one, so cancel runs the
         # same failure hooks as the executor (``on_failed`` in the transaction that marks
         # it failed, then ``compensate``).
@@ -413,7 +417,7 @@ class Operations:
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
             op = self.get(s, ctx, operation_id)
-            if op.status == "failed" and op.kind in self.input_consumed_on_failure:
+            if op.status == "failed" and not can_retry(op.status, op.kind):
                 raise RetryNotPossible(
                     f"A failed {op.kind} operation cannot be retried: its input was "
                     "discarded when it failed. Submit the request again with a new "
@@ -445,26 +449,19 @@ class Operations:
             by = "the submitter" if op.actor_id == ctx.principal.user_id else "an operator"
             error = {"code": "cancelled", "message": f"Cancelled by {by}.",
                      "retryable": False}
-            now = utcnow()
-            res = s.execute(update(Operation).where(
-                Operation.id == op.id, Operation.status == "pending").values(
-                status="failed", completed_at=now, updated_at=now, next_attempt_at=None,
-                error=error,
-                key_expires_at=now + timedelta(seconds=self.settings.idempotency_key_ttl)))
-            if rowcount(res) != 1:
+            s.refresh(op, with_for_update=True)  # (a worker may be claiming it)
+            if op.status != "pending":
                 raise OperationStateConflict("Only a pending operation can be cancelled.",
                                              details={"status": op.status})
-            s.flush()
-            s.refresh(op)
+            # Finished as every finisher does (webhooks, metrics, log, its long-polls).
             # Whatever a failed operation of this kind cleans up (a staged object queued
-            # for deletion, an upload session reopened), a cancelled one cleans up too, in
-            # this same transaction.
-            handler = self.handlers.get(op.kind)
-            run_on_failed(handler, s, op, error)
-            announce(s, [Finished(op.id, op.actor_id, "failed")])  # completion webhooks
+            # for deletion, an upload session reopened), a cancelled one cleans up too
+            # (its failure hooks).
+            finish(s, [Outcome(op, "failed", error=error, handler=self.handlers.get(op.kind),
+                               when="after cancel")],
+                   key_ttl=self.settings.idempotency_key_ttl)
             audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id,
                          details=self._acted_for(ctx, op))
             s.flush()
             s.refresh(op)
-        run_compensate(handler, op, "after cancel")
         return op

@@ -6,7 +6,6 @@ then claim it again (sweeps are idempotent, so a re-run converges to the same st
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 from datetime import datetime
@@ -65,10 +64,15 @@ def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
     for item, n in counts.items():
         if n:
             metrics.SWEEP_ITEMS.labels(name, item).inc(n)
-    # INFO only when the sweep did something (or failed): the recovery sweep runs every few
-    # seconds and would otherwise fill the log with empty runs.
-    level = logging.INFO if outcome != "done" or any(counts.values()) else logging.DEBUG
-    log.log(level, json.dumps({"event": "sweep", "sweep": name, "outcome": outcome,
-                               "tick": tick_at.isoformat() if tick_at else None,
-                               "counts": counts, "duration_s": round(duration, 4)}))
+    # One line per run, its fields as fields (JSON lines: ``sweep``, ``outcome``, ``rows``,
+    # ``counts``, ``duration_s``, ``tick``). INFO only when the sweep did something (WARNING
+    # if it failed): the recovery sweep runs every few seconds and would otherwise fill the
+    # log with empty runs (DEBUG). Nothing is built when the level is off.
+    rows = sum(counts.values())
+    level = logging.WARNING if outcome != "done" else logging.INFO if rows else logging.DEBUG
+    if log.isEnabledFor(level):
+        log.log(level, "sweep %s %s: %d row(s) in %.3fs", name, outcome, rows, duration,
+                extra={"sweep": name, "outcome": outcome, "rows": rows, "counts": counts,
+                       "duration_s": round(duration, 4),
+                       "tick": tick_at.isoformat() if tick_at else None})
     return counts

@@ -32,10 +32,10 @@ from storage.unitstore import DraftKey, UnitStore
 from wharf import assets, blobs, deletion, trash
 from wharf.config import Settings
 from wharf.operations import recovery
-from wharf.operations.recovery import Notify, Send
+from wharf.operations.finish import Outcome, finish
+from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
 from wharf.webhooks import delivery as webhook_delivery
-from wharf.webhooks import service as webhook_service
 
 log = logging.getLogger("wharf.sweeps")
 
@@ -59,7 +59,6 @@ class SweepContext:
     on_batch: Callable[[str, int, int], None] | None = None
     batches: dict[str, int] = field(default_factory=dict)
     unitstore: UnitStore | None = None    # the sweeps that delete worktree drafts
-    notify: Notify | None = None          # completion notices of what a sweep fails
 
     def sender(self) -> Send:
         """``send``, which the sweeps that ring the broker need."""
@@ -122,17 +121,17 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
                                 BlobUploadSession.operation_id, BlobUploadSession.object_key)
                          .where(BlobUploadSession.id.in_(ids))).all()
         expire = [r for r in rows if r.state != "verifying"]
-        for r in (r for r in rows if r.state == "verifying"):
-            res = s.execute(update(Operation).where(
-                Operation.id == r.operation_id, Operation.status == "pending").values(
-                status="failed", completed_at=now, updated_at=now,
-                error={"code": "upload_expired", "retryable": False,
-                       "message": "the upload session expired before verification"},
-                key_expires_at=now + timedelta(seconds=ctx.settings.idempotency_key_ttl)))
-            if rowcount(res) == 1:  # else a worker is verifying it right now; let it finish
-                failed_ops += 1
-                webhook_service.announce_failed(s, r.operation_id)
-                expire.append(r)
+        verifying = {r.operation_id: r for r in rows if r.state == "verifying"}
+        # Only those still queued: one a worker is verifying right now is left to finish.
+        q = select(Operation).where(Operation.id.in_(list(verifying)),
+                                    Operation.status == "pending")
+        ops = list(s.scalars(q.with_for_update() if ctx.db.is_postgres else q))
+        error = {"code": "upload_expired", "retryable": False,
+                 "message": "the upload session expired before verification"}
+        finish(s, [Outcome(op, "failed", error=error) for op in ops],
+               key_ttl=ctx.settings.idempotency_key_ttl, now=now)
+        failed_ops += len(ops)
+        expire.extend(verifying[op.id] for op in ops)
         # Conditional on the state, so a session completed meanwhile is left alone.
         s.execute(update(BlobUploadSession).where(
             BlobUploadSession.id.in_([r.id for r in expire]),
@@ -177,7 +176,8 @@ def recover_operations(ctx: SweepContext) -> dict[str, int]:
         # that long (plus the sweep period) before it rings again.
         report = recovery.recover(ctx.db, ctx.sender(), batch=ctx.batch_size,
                                   grace_seconds=max(5.0, ctx.settings.operation_lease_seconds),
-                                  handlers=ctx.handlers, notify=ctx.notify)
+                                  handlers=ctx.handlers,
+                                  key_ttl=ctx.settings.idempotency_key_ttl)
         requeued += report.requeued
         expired += report.expired
         ctx.batch_done("recover_operations", report.requeued + report.expired)

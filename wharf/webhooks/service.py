@@ -129,12 +129,6 @@ def announce(s: Session, finished: Sequence[Finished]) -> int:
     return len(deliveries)
 
 
-def announce_failed(s: Session, operation_id: str) -> int:
-    """``announce`` for one operation just marked failed by a plain UPDATE (sweeps)."""
-    actor = s.scalar(select(Operation.actor_id).where(Operation.id == operation_id))
-    return announce(s, [Finished(operation_id, actor, "failed")]) if actor else 0
-
-
 class Webhooks:
     def __init__(self, settings: Settings):
         self.settings = settings

@@ -89,9 +89,6 @@ class DiscardWorktree:
     waiting to be published, in one transaction. A failure puts the state back."""
 
     kind = DISCARD_WORKTREE
-    # Failing gives the worktree back its state (and frees it): a retry of the same
-    # operation could no longer hold it; discard again instead.
-    input_consumed_on_failure = True
 
     def __init__(self, db: Database, unitstore: UnitStore, settings: Settings):
         self.db = db
