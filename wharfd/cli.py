@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -165,9 +164,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             pass
         raise StartupError(f"cannot listen on {settings.host}:{settings.port} "
                            f"(WHARF_HOST/WHARF_PORT): {exc.strerror or exc}") from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    from wharf.stopping import StopSignal
+    stop = StopSignal().install()
     try:
         runtime.start()
         urls = ", ".join(f"http://{host}:{port}"
