@@ -587,7 +587,7 @@ def test_inspection_commands_run_elsewhere_name_the_data_dir_and_create_nothing(
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "var").mkdir(parents=True)
     env = {k: v for k, v in wharf_env(tmp_path).items() if k != "WHARF_DATA_DIR"}
-    result = subprocess.run(WHARF + [command], env=env, cwd=elsewhere, capture_output=True,
+    result = subprocess.run([*WHARF, command], env=env, cwd=elsewhere, capture_output=True,
                             text=True, timeout=60, stdin=subprocess.DEVNULL)
     _assert_config_error(result, "WHARF_DATABASE_URL")
     assert f"no database at {elsewhere / 'var' / 'wharf.db'}" in result.stderr

@@ -743,3 +743,28 @@ def test_server_text_reaches_the_terminal_without_control_characters(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout, repr(r.stdout)
     assert [p.name for p in tmp_path.iterdir()] == ["a[31mb.txt"]
+
+
+def test_the_python_example_in_docs_client_md_runs(wharf, tmp_path):
+    """docs/client.md, "From Python": the example, as printed there, against a real
+    server: an operation, an upload, a download and an error."""
+    import re
+
+    from tests.support.processes import REPO
+
+    server, user, token = wharf
+    text = (REPO / "docs" / "client.md").read_text()
+    section = text[text.index("## From Python"):text.index("## Exit status")]
+    (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+    env.update(WHARF_URL=f"http://127.0.0.1:{server.port}", WHARF_TOKEN=token,
+               WHARF_CLIENT_CONFIG="/nonexistent", SPACE=user.space_id)
+    r = subprocess.run([sys.executable, "-c", example], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    created, downloaded, error = r.stdout.splitlines()
+    assert created.startswith("completed ")
+    data = b"Hello from wharfclient\n"
+    assert downloaded == f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+    assert (tmp_path / "copy.txt").read_bytes() == data
+    assert error == "404 not_found"
