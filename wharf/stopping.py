@@ -39,8 +39,17 @@ class StopSignal:
             signal.signal(signum, self._handle)
         return self
 
-    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
-        self._set = True  # no lock taken: safe wherever the main thread was
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        # No lock taken: safe wherever the main thread was. The byte wakes a wait even if
+        # something replaced the wakeup fd (select is retried after a handler, PEP 475).
+        self._set = True
+        self._wake(signum)
+
+    def _wake(self, signum: int) -> None:
+        try:
+            os.write(self._write, bytes([signum]))
+        except BlockingIOError:  # the pipe is full: a wake-up is already pending
+            pass
 
     def is_set(self) -> bool:
         return self._set
@@ -49,10 +58,7 @@ class StopSignal:
         """Stop as a signal would (from the main thread: another thread wakes ``wait``
         through the pipe too)."""
         self._set = True
-        try:
-            os.write(self._write, bytes([signal.SIGTERM]))
-        except BlockingIOError:  # the pipe is full: a wake-up is already pending
-            pass
+        self._wake(signal.SIGTERM)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Whether a stop signal arrived, waiting up to ``timeout`` seconds (None: until
