@@ -1370,52 +1370,58 @@ UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2,
                                                      3: _upgrade_draft_sizes}
 
 
+#: Key of the PostgreSQL advisory lock that serialises processes preparing the unit store.
+PG_PREPARE_LOCK_KEY = 0x574E4954  # "WNIT"
+
+
 def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) -> None:
     """Create the UnitStore schema if missing, upgrade an older one in place (its units and
     revisions kept); refuse a schema newer than this code.
 
-    An upgrade runs in one write transaction that first locks the version row (PostgreSQL:
-    ``FOR UPDATE``; SQLite: the write lock), so processes starting together upgrade once:
-    the others wait, then find the new version. DDL is transactional on both databases: a
-    failed upgrade leaves the store at its old version."""
+    The check, the creation and the upgrade run in one write transaction that first takes
+    the database's write lock (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a
+    transaction-scoped advisory lock), so processes starting together (two ``wharf
+    migrate`` runs on a new database) queue: one creates or upgrades, the others then find
+    the current version. DDL is transactional on both databases: a failed creation or
+    upgrade leaves the store as it was."""
+    with db.write() as s:
+        conn = s.connection()
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_PREPARE_LOCK_KEY})")
+        message = _bring_to_head(conn)
+    if message:
+        report(message)
+
+
+def _bring_to_head(conn: Connection) -> str | None:
+    """Inside the locked transaction: create or upgrade the schema; what was done."""
     from sqlalchemy import inspect
-    with db.engine.connect() as conn:
-        tables = set(inspect(conn).get_table_names())
+    tables = set(inspect(conn).get_table_names())
+    meta = MetaRow.__table__
+    version = 0
     if "unitstore_meta" in tables:
-        with db.read() as s:
-            row = s.get(MetaRow, "schema_version")
-        version = int(row.value) if row else 0
+        version = int(conn.scalar(select(meta.c.value).where(
+            meta.c.key == "schema_version")) or 0)
         if version > SCHEMA_VERSION:
-            raise UnitStoreSchemaError(
-                f"the unit store schema is version {version}; this Wharf knows {SCHEMA_VERSION}")
-        if version == SCHEMA_VERSION:
-            return
-        if version > 0:
-            _upgrade(db, report)
-            return
+            raise UnitStoreSchemaError(f"the unit store schema is version {version}; this "
+                                       f"Wharf knows {SCHEMA_VERSION}")
     elif tables & {"units", "unit_revisions"}:
         raise UnitStoreSchemaError("the unit store has unit tables but no schema version: "
                                    "partially created or foreign; refusing")
-    UnitBase.metadata.create_all(db.engine)
-    with db.write() as s:
-        s.merge(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
-    report(f"wharf: unit store schema at version {SCHEMA_VERSION}")
-
-
-def _upgrade(db: Database, report: Callable[[str], None]) -> None:
-    with db.write() as s:
-        conn = s.connection()
-        meta = MetaRow.__table__
-        version = int(conn.scalar(select(meta.c.value).where(
-            meta.c.key == "schema_version").with_for_update()) or 0)
-        start = version
-        while version < SCHEMA_VERSION:
-            UPGRADES[version](conn)
-            version += 1
-        conn.execute(update(meta).where(meta.c.key == "schema_version").values(
-            value=str(version)))
-    if version != start:
-        report(f"wharf: unit store schema upgraded from version {start} to {version}")
+    if version == SCHEMA_VERSION:
+        return None
+    if version == 0:
+        UnitBase.metadata.create_all(conn)
+        conn.execute(meta.delete().where(meta.c.key == "schema_version"))
+        conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return f"wharf: unit store schema at version {SCHEMA_VERSION}"
+    start = version
+    while version < SCHEMA_VERSION:
+        UPGRADES[version](conn)
+        version += 1
+    conn.execute(update(meta).where(meta.c.key == "schema_version").values(
+        value=str(version)))
+    return f"wharf: unit store schema upgraded from version {start} to {version}"
 
 
 class UnitStoreSettings(Protocol):

@@ -3,15 +3,14 @@ the database decides which scheduler enqueues each tick."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from tasks.loops import Periodic
 from wharf.clock import utcnow
 from wharf.config import Settings
+from wharf.stopping import StopSignal
 
 if TYPE_CHECKING:  # imports prometheus_client, which must wait for run_scheduler's pop
     from wharf.heartbeats import Details, Heartbeat
@@ -51,9 +50,7 @@ def run_scheduler(settings: Settings,
     components = build(settings)
     scheduler = components.scheduler(f"{socket.gethostname()}:{os.getpid()}")
     loop = scheduler_loop(scheduler, settings)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = StopSignal().install()
     try:
         server = metrics.serve(settings, settings.metrics_port, name="scheduler",
                                alive=loop.alive, registry=lambda: metrics.REGISTRY)

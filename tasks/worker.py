@@ -17,15 +17,14 @@ import logging
 import multiprocessing as mp
 import os
 import shutil
-import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from multiprocessing.context import SpawnProcess
 from typing import TYPE_CHECKING, Protocol
 
 from wharf.config import Settings
+from wharf.stopping import StopSignal
 
 if TYPE_CHECKING:
     import dramatiq
@@ -69,9 +68,7 @@ def run_child(index: int, threads: int, build: Callable[[Settings], WorkerCompon
     logging.basicConfig(level=os.environ.get("WHARF_LOG_LEVEL", "INFO").upper(),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = Settings.from_env()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = StopSignal().install()
     components = build(settings)
     from tasks.heartbeat import HeartbeatMiddleware  # the heartbeat runs with the worker
     components.broker.add_middleware(HeartbeatMiddleware(
@@ -100,9 +97,7 @@ def run_workers(settings: Settings, processes: int | None = None,
     processes = processes or settings.worker_processes
     threads = threads or settings.worker_threads
     ctx = mp.get_context("spawn")
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    stopping = StopSignal().install()
     metrics_dir = server = None
     heartbeat = [time.monotonic()]
     if settings.metrics_port is not None:

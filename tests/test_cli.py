@@ -578,6 +578,24 @@ def test_inspection_commands_on_an_unmigrated_database_say_to_migrate(tmp_path, 
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["unrelated"]
 
 
+@pytest.mark.parametrize("command", ["sweeps", "processes"])
+def test_inspection_commands_run_elsewhere_name_the_data_dir_and_create_nothing(tmp_path,
+                                                                               command):
+    """Run from another directory, the default data dir (./var, relative) is another one:
+    the command says which it looked in and refuses (exit 2), instead of creating an
+    empty database there and reading nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "var").mkdir(parents=True)
+    env = {k: v for k, v in wharf_env(tmp_path).items() if k != "WHARF_DATA_DIR"}
+    result = subprocess.run([*WHARF, command], env=env, cwd=elsewhere, capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    _assert_config_error(result, "WHARF_DATABASE_URL")
+    assert f"no database at {elsewhere / 'var' / 'wharf.db'}" in result.stderr
+    assert (f"the data dir is {elsewhere / 'var'}, from the default ./var of the current "
+            "directory") in result.stderr
+    assert list((elsewhere / "var").iterdir()) == []
+
+
 def test_inspection_commands_on_a_newer_database_say_so(tmp_path):
     """A database a newer release migrated (a revision this code does not know): the
     command says to use the newer release, not to migrate (which would refuse)."""

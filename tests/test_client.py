@@ -560,3 +560,211 @@ def test_proxy_from_the_environment_is_kept(monkeypatch):
     assert proxy_for("http://wharf.example.com") is None
     monkeypatch.setenv("NO_PROXY", "example.com")
     assert proxy_for("https://wharf.example.com") is None
+
+
+class _Hostile:
+    """A stand-in server for one blob ``r1`` that lies: its metadata declares ``size``
+    bytes (``filename`` as the suggested name) and ``download`` decides the answer to the
+    download request: ``(status, headers, body chunks)``. ``sent`` counts the body bytes
+    the server managed to write before the client stopped reading."""
+
+    def __init__(self, *, size: int, data: bytes, filename: str = "blob.bin", download=None,
+                 meta_status: int = 200, meta_body: bytes | None = None):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.sent = 0
+        self.requests: list[dict[str, str]] = []
+        hostile = self
+        meta = json.dumps({"id": "r1", "filename": filename, "size": size,
+                           "etag": '"e1"', "sha256": hashlib.sha256(data).hexdigest()}).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                if self.path.endswith("/download"):
+                    hostile.requests.append(dict(self.headers))
+                    status, headers, chunks = download(dict(self.headers))
+                else:
+                    status, headers = meta_status, {"Content-Type": "application/json"}
+                    chunks = [meta_body if meta_body is not None else meta]
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                if "Content-Length" not in headers:
+                    self.send_header("Content-Length", str(sum(len(c) for c in chunks)
+                                                           if isinstance(chunks, list)
+                                                           else 32 * MiB))
+                self.end_headers()
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                        hostile.sent += len(chunk)
+                except OSError:  # the client hung up: what a careful client does
+                    self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _flood(total: int = 32 * MiB, byte: bytes = b"x"):
+    block = byte * (256 * 1024)
+    for _ in range(total // len(block)):
+        yield block
+
+
+def test_download_stops_reading_once_more_than_the_declared_size_arrived(tmp_path):
+    """A server declaring a 10-byte blob and streaming 32 MiB: the client hangs up after
+    the first chunk past 10 bytes; nothing of it stays on disk (exit 3, a stable code)."""
+    hostile = _Hostile(size=10, data=b"0123456789",
+                       download=lambda _h: (200, {"ETag": '"e1"'}, _flood()))
+    try:
+        r = run(["download", "r1", "-o", str(tmp_path / "f")], url=hostile.url, token="t")
+    finally:
+        hostile.close()
+    assert r.returncode == 3, r.stderr
+    assert "(download_too_large)" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert hostile.sent < 16 * MiB, hostile.sent
+
+
+def test_a_206_must_start_where_the_partial_file_ends(tmp_path):
+    """Resuming a 5-byte FILE.part, a 206 whose Content-Range starts at 0 is refused
+    before a byte is appended."""
+    data = b"0123456789"
+    out = tmp_path / "f"
+    (tmp_path / "f.part").write_bytes(data[:5])
+    (tmp_path / "f.part.etag").write_text('"e1"')
+    hostile = _Hostile(size=10, data=data, download=lambda _h: (
+        206, {"ETag": '"e1"', "Content-Range": "bytes 0-4/10"}, [data[:5]]))
+    try:
+        r = run(["download", "r1", "-o", str(out)], url=hostile.url, token="t")
+    finally:
+        hostile.close()
+    assert hostile.requests[0]["Range"] == "bytes=5-"
+    assert r.returncode == 3, r.stderr
+    assert "(content_range_mismatch)" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+    # the honest 206 continues it
+    (tmp_path / "f.part").write_bytes(data[:5])
+    (tmp_path / "f.part.etag").write_text('"e1"')
+    honest = _Hostile(size=10, data=data, download=lambda _h: (
+        206, {"ETag": '"e1"', "Content-Range": "bytes 5-9/10"}, [data[5:]]))
+    try:
+        r = run(["download", "r1", "-o", str(out)], url=honest.url, token="t")
+    finally:
+        honest.close()
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == data
+
+
+def test_an_endless_error_body_is_not_read_whole(tmp_path):
+    hostile = _Hostile(size=10, data=b"0123456789", download=lambda _h: (
+        404, {"Content-Type": "application/problem+json"}, _flood()))
+    try:
+        r = run(["download", "r1", "-o", str(tmp_path / "f"), "--retries", "0"],
+                url=hostile.url, token="t")
+    finally:
+        hostile.close()
+    assert r.returncode == 3, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr[:300]
+    assert hostile.sent < 16 * MiB, hostile.sent
+
+
+def test_download_does_not_overwrite_the_servers_file_name_without_force(tmp_path):
+    """The server names the file ``.bashrc``: an existing one is kept (exit 2) unless
+    ``--force``; a name with a directory part lands in the current directory."""
+    data = b"echo pwned\n"
+    bashrc = tmp_path / ".bashrc"
+    bashrc.write_text("# mine\n")
+
+    def answer(_h):
+        return 200, {"ETag": '"e1"'}, [data]
+
+    hostile = _Hostile(size=len(data), data=data, filename="../../.bashrc", download=answer)
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+        env.update(WHARF_URL=hostile.url, WHARF_TOKEN="t",
+                   WHARF_CLIENT_CONFIG="/nonexistent")
+        (tmp_path / "sub").mkdir()
+
+        def client(*args):
+            return subprocess.run([*CLIENT, "download", "r1", *args], env=env,
+                                  cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                                  stdin=subprocess.DEVNULL)
+
+        r = client()
+        assert r.returncode == 2, r.stderr
+        assert ".bashrc exists; pass --force" in r.stderr
+        assert bashrc.read_text() == "# mine\n"
+        assert not (tmp_path / ".bashrc.part").exists()
+        r = client("--force")
+        assert r.returncode == 0, r.stderr
+        assert bashrc.read_bytes() == data
+        assert sorted(p.name for p in tmp_path.parent.iterdir()
+                      if p.name == ".bashrc") == []
+    finally:
+        hostile.close()
+
+
+def test_server_text_reaches_the_terminal_without_control_characters(tmp_path):
+    """Escape codes in a problem+json title and in a file name are stripped."""
+    evil = "\x1b]0;owned\x07\x1b[2J\rBad\x9b31m"
+    body = json.dumps({"title": evil, "detail": "line\nbreak", "code": "x"}).encode()
+    hostile = _Hostile(size=1, data=b"z", meta_status=400, meta_body=body,
+                       download=lambda _h: (200, {}, [b"z"]))
+    try:
+        r = run(["download", "r1"], url=hostile.url, token="t")
+    finally:
+        hostile.close()
+    assert r.returncode == 3
+    assert r.stderr == "wharf-client: ]0;owned[2JBad31m: line break (x)\n", repr(r.stderr)
+
+    data = b"z"
+    named = _Hostile(size=1, data=data, filename="a\x1b[31mb\x07.txt",
+                     download=lambda _h: (200, {"ETag": '"e1"'}, [data]))
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+        env.update(WHARF_URL=named.url, WHARF_TOKEN="t", WHARF_CLIENT_CONFIG="/nonexistent")
+        r = subprocess.run([*CLIENT, "download", "r1"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        named.close()
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout, repr(r.stdout)
+    assert [p.name for p in tmp_path.iterdir()] == ["a[31mb.txt"]
+
+
+def test_the_python_example_in_docs_client_md_runs(wharf, tmp_path):
+    """docs/client.md, "From Python": the example, as printed there, against a real
+    server: an operation, an upload, a download and an error."""
+    import re
+
+    from tests.support.processes import REPO
+
+    server, user, token = wharf
+    text = (REPO / "docs" / "client.md").read_text()
+    section = text[text.index("## From Python"):text.index("## Exit status")]
+    (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+    env.update(WHARF_URL=f"http://127.0.0.1:{server.port}", WHARF_TOKEN=token,
+               WHARF_CLIENT_CONFIG="/nonexistent", SPACE=user.space_id)
+    r = subprocess.run([sys.executable, "-c", example], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    created, downloaded, error = r.stdout.splitlines()
+    assert created.startswith("completed ")
+    data = b"Hello from wharfclient\n"
+    assert downloaded == f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+    assert (tmp_path / "copy.txt").read_bytes() == data
+    assert error == "404 not_found"

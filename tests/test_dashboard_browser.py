@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ from sqlalchemy import func, select
 from storage.models import Operation
 from tests.conftest import PASSWORD, make_settings, register_operator
 from tests.support import services
+from tests.support.threaded_server import serving_in_thread
 from tests.test_dashboard import HOSTILE, add_operation
 from wharf.clock import utcnow
 from wharf.dashboard import FINISHED_WINDOW
@@ -57,16 +57,11 @@ def settings(tmp_path, database_url, unitstore_url):
 
 
 @pytest.fixture
-def server(components) -> Iterator[str]:
-    """The app over real HTTP on a free port; its base URL."""
-    from waitress import create_server  # type: ignore[import-untyped]
-    srv = create_server(components.api_app(), host="127.0.0.1", port=0, threads=4,
-                        ident="wharf-test")
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.effective_port}"
-    srv.close()
-    thread.join(5)
+def server(components, browser) -> Iterator[str]:
+    """The app over real HTTP on a free port; its base URL. After ``browser``: a case
+    skipped for want of a browser starts no server."""
+    with serving_in_thread(components.api_app()) as base:
+        yield base
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,6 +29,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.support.threaded_server import serving_in_thread
 
 PASSWORD = "correct horse battery staple"
 BIN = Path(sys.executable).parent
@@ -99,14 +100,8 @@ class Generated:
 @pytest.fixture
 def http_server(components, worker) -> Iterator[str]:
     """The app over real HTTP on a free port (waitress in a thread); its base URL."""
-    from waitress import create_server  # type: ignore[import-untyped]
-    server = create_server(components.api_app(), host="127.0.0.1", port=0, threads=4,
-                           ident="wharf-test")
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}"
-    server.close()
-    thread.join(5)
+    with serving_in_thread(components.api_app()) as base:
+        yield base
 
 
 @pytest.fixture

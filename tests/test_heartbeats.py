@@ -116,7 +116,7 @@ def test_state_says_running_stopped_or_silent(db, settings):
 
 
 
-def test_wharf_processes_prints_one_json_line_per_process(db, settings):
+def test_wharf_processes_prints_a_table_or_json_lines(db, settings):
     import json
     import os
     import subprocess
@@ -127,7 +127,7 @@ def test_wharf_processes_prints_one_json_line_per_process(db, settings):
            "WHARF_DATABASE_URL": settings.database_url, "WHARF_LOG_LEVEL": "WARNING"}
 
     def wharf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "wharfd.cli", "processes", *args],
+        return subprocess.run([sys.executable, "-m", "wharfd.cli", "processes", "--json", *args],
                               env=env, capture_output=True, text=True, timeout=60)
 
     out = wharf()
@@ -136,6 +136,12 @@ def test_wharf_processes_prints_one_json_line_per_process(db, settings):
     assert line["process_id"] == hb.process_id and line["state"] == "running"
     assert line["role"] == "scheduler" and line["stopped_at"] is None
     assert "1 process(es)" in out.stderr
+    table = subprocess.run([sys.executable, "-m", "wharfd.cli", "processes"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    header, row = table.stdout.splitlines()
+    assert header.split()[:4] == ["role", "state", "host", "pid"]
+    assert row.split()[:2] == ["scheduler", "running"] and str(line["pid"]) in row.split()
     _age(db, hb.process_id, 600)
     assert wharf().stdout == ""  # not seen in the last 300 s
     assert len(wharf("--within", "3600").stdout.splitlines()) == 1

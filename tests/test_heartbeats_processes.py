@@ -70,7 +70,7 @@ def test_worker_children_beat_and_a_killed_one_stops(cluster):
     assert len(replaced) == 1
 
     listed = subprocess.run(
-        [sys.executable, "-m", "wharfd.cli", "processes", "--within", "60"], cwd=REPO,
+        [sys.executable, "-m", "wharfd.cli", "processes", "--json", "--within", "60"], cwd=REPO,
         env={**os.environ, **cluster.env, "WHARF_LOG_LEVEL": "WARNING"},
         capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0, listed.stderr

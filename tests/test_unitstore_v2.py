@@ -200,6 +200,41 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
             db.dispose()
 
 
+def test_processes_preparing_a_new_store_together_create_it_once(empty_url):
+    """Two ``wharf migrate`` runs (or workers starting) on a new database: one creates the
+    schema, the others wait for it and find it current. Before, each saw no tables and
+    created them, and all but one failed (PostgreSQL: "relation units already exists")."""
+    said: list[str] = []
+    for round_ in range(6):
+        url = empty_url.replace("empty-units.db", f"empty-units-{round_}.db")
+        if round_ and url == empty_url:  # PostgreSQL: empty the database again
+            with Database(url).engine.begin() as conn:
+                conn.execute(text("DROP SCHEMA public CASCADE"))
+                conn.execute(text("CREATE SCHEMA public"))
+        dbs = [Database(url) for _ in range(3)]
+        barrier, errors = threading.Barrier(len(dbs)), []
+
+        def prepare(db: Database) -> None:
+            try:
+                barrier.wait(10)
+                prepare_unitstore_db(db, report=said.append)
+            except Exception as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=prepare, args=(db,)) for db in dbs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        try:
+            assert errors == [], (round_, errors[:1])
+            assert _version(dbs[0]) == str(SCHEMA_VERSION)
+        finally:
+            for db in dbs:
+                db.dispose()
+    assert said == [f"wharf: unit store schema at version {SCHEMA_VERSION}"] * 6
+
+
 def test_a_store_newer_than_this_code_is_refused(store):
     with store.db.write() as s:
         s.execute(text("UPDATE unitstore_meta SET value = :v WHERE key = 'schema_version'"),

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from waitress.channel import HTTPChannel
     from waitress.server import BaseWSGIServer, MultiSocketServer
 
+    from wharf.stopping import StopSignal
+
 log = logging.getLogger("wharf.serve")
 # Descriptors besides client connections: listening socket, trigger, databases, blob files.
 _SPARE_FDS = 256
@@ -134,7 +136,7 @@ def listening(server: MultiSocketServer | BaseWSGIServer) -> list[tuple[str, int
     return out
 
 
-def serve_until(server: MultiSocketServer | BaseWSGIServer, stop: threading.Event,
+def serve_until(server: MultiSocketServer | BaseWSGIServer, stop: threading.Event | StopSignal,
                 grace: float = 10.0) -> None:
     """Run waitress's event loop until ``stop`` is set, then shut down gracefully.
 

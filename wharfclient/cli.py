@@ -10,6 +10,10 @@ Rules:
   that cannot be reached, an answer that is not JSON or cannot be decoded, or a local
   file error (OSError: cannot write ``-o``, disk full) — never a traceback; 130
   interrupted (Ctrl-C), after saying how to finish the work.
+- Text from the server is never printed raw: control characters (terminal escape codes)
+  are removed from every line written (``printable``), and a file name the server
+  suggests for ``download`` is reduced to a plain name in the current directory; an
+  existing file is replaced only with ``--force``.
 - ``upload -`` spools stdin to a temporary file first (the size must be declared and a
   restarted PUT must send the bytes again); it therefore cannot be ``--resume``d later.
 """
@@ -19,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -29,6 +34,7 @@ from typing import Any, BinaryIO
 
 import httpx
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -45,6 +51,20 @@ from wharfclient.http import DEFAULT_RETRIES, ApiError, Unreachable, WharfClient
 PROG = "wharf-client"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HTTP, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 UNIT_TYPES = ("sheet", "doc")
+#: C0 and C1 control characters (ESC, CSI, BEL, CR, ...) but newline.
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` without control characters (a server cannot drive the terminal);
+    ``one_line``: newlines become spaces too."""
+    text = _CONTROLS.sub("", text)
+    return text.replace("\n", " ") if one_line else text
+
+
+def error(text: str) -> None:
+    """The one error line on stderr."""
+    print(f"{PROG}: {printable(text, one_line=True)}", file=sys.stderr)
 
 
 class Ui:
@@ -60,12 +80,12 @@ class Ui:
         if self.as_json:
             print(json.dumps(doc, indent=None, sort_keys=True))
         else:
-            print(text)
+            print(printable(text))
 
     def note(self, text: str) -> None:
         """A line on stderr (also with --json: stdout stays the one document)."""
         if not self.quiet:
-            print(f"{PROG}: {text}", file=sys.stderr)
+            error(text)
 
     @contextmanager
     def bar(self, label: str) -> Iterator[transfer.Progress]:
@@ -75,7 +95,7 @@ class Ui:
         with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), TimeRemainingColumn(), console=self.err,
                       transient=True) as prog:
-            task = prog.add_task(label, total=None)
+            task = prog.add_task(escape(printable(label, one_line=True)), total=None)
             yield lambda done, total: prog.update(task, completed=done, total=total)
 
     @contextmanager
@@ -189,14 +209,25 @@ def cmd_replace(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     return _op_exit(op) if op.get("done") else EXIT_OK
 
 
+def _suggested_name(filename: str, fallback: str) -> str:
+    """The server's file name as a plain name in the current directory: no directory
+    part, no control characters, not ``.``/``..`` (else ``fallback``)."""
+    name = printable(Path(filename.replace("\\", "/")).name, one_line=True).strip()
+    return fallback if name in ("", ".", "..") else name
+
+
 def cmd_download(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     if args.output:
         out = Path(args.output)
     else:
         meta = transfer.blob_meta(client, args.resource)
-        out = Path(Path(meta["filename"]).name or args.resource)
-    with ui.bar(out.name) as progress:
-        got = transfer.download(client, args.resource, out, progress)
+        out = Path(_suggested_name(str(meta["filename"]), args.resource))
+    try:
+        with ui.bar(out.name) as progress:
+            got = transfer.download(client, args.resource, out, progress,
+                                    overwrite=args.force)
+    except FileExistsError:
+        raise ConfigError(f"{out} exists; pass --force to overwrite it") from None
     ui.result(got, f"{out}  {got['size']} bytes  sha256 {got['sha256']}")
     return EXIT_OK
 
@@ -312,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("download", "download a blob resource (resumes FILE.part)")
     p.add_argument("resource", metavar="RESOURCE")
     p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p.set_defaults(func=cmd_download)
 
     p = verb("trash", "move a node (and what is below it) to the trash")
@@ -354,25 +386,25 @@ def main(argv: list[str] | None = None) -> int:
             code: int = args.func(client, ui, args)
             return code
     except ConfigError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        error(str(exc))
         return EXIT_USAGE
     except ApiError as exc:
-        print(f"{PROG}: {exc.line()}", file=sys.stderr)
+        error(exc.line())
         return EXIT_HTTP
     except Unreachable as exc:
-        print(f"{PROG}: unreachable: {exc}", file=sys.stderr)
+        error(f"unreachable: {exc}")
         return EXIT_HTTP
     except json.JSONDecodeError as exc:  # a 2xx whose body is not JSON (a proxy's page)
-        print(f"{PROG}: the server's answer is not JSON: {exc}", file=sys.stderr)
+        error(f"the server's answer is not JSON: {exc}")
         return EXIT_HTTP
     except httpx.HTTPError as exc:  # e.g. DecodingError: a body that cannot be decoded
-        print(f"{PROG}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        error(f"{type(exc).__name__}: {exc}")
         return EXIT_HTTP
     except OSError as exc:  # a local file: cannot write -o, disk full, unreadable
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        error(str(exc))
         return EXIT_HTTP
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        error("interrupted")
         return EXIT_INTERRUPTED
 
 

@@ -10,11 +10,11 @@ field individually (the caller asked for exactly that pair). The file is
 
     [default]
     url = "https://wharf.example.com"
-    token = "wt_..."
+    token = "wharf_..."
 
     [ci]
-    url = "http://127.0.0.1:8000"
-    token = "wt_..."
+    url = "http://127.0.0.1:8080"
+    token = "wharf_..."
 
 The profile is ``--profile``, else ``$WHARF_PROFILE``, else ``default``. A profile named
 explicitly that the file lacks is a usage error; a missing file is not.

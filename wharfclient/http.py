@@ -14,10 +14,13 @@ Rules:
   of re-sending; the caller re-reads the state to learn whether the write happened
   (``wharfclient.state_changes``).
 - Any other 4xx/5xx raises ``ApiError`` built from the problem+json body (title, detail,
-  code); a server that cannot be reached after the retries raises ``Unreachable``.
+  code); a server that cannot be reached after the retries raises ``Unreachable``. An
+  error body is read up to ``MAX_ERROR_BODY`` bytes, never whole (a hostile or broken
+  server could stream one forever).
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import ssl
@@ -37,6 +40,8 @@ MAX_SLEEP = 30.0
 READ_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 10.0
 USER_AGENT = "wharf-client/0.1"
+#: Bytes of an error answer's body read at most (a problem+json document is far smaller).
+MAX_ERROR_BODY = 64 * 1024
 
 
 def new_key() -> str:
@@ -58,9 +63,10 @@ class ApiError(Exception):
         return f"{text} ({self.code or self.status})"
 
     @classmethod
-    def from_response(cls, resp: httpx.Response) -> ApiError:
+    def from_response(cls, resp: httpx.Response, content: bytes | None = None) -> ApiError:
+        """From the answer (its body: ``content`` when given, else ``resp.content``)."""
         try:
-            body = resp.json()
+            body = json.loads(resp.content if content is None else content)
         except ValueError:
             body = None
         if isinstance(body, dict):
@@ -68,6 +74,20 @@ class ApiError(Exception):
                        body.get("detail"), body.get("code"))
         return cls(resp.status_code, resp.reason_phrase or f"HTTP {resp.status_code}",
                    None, None)
+
+
+def read_capped(resp: httpx.Response, limit: int = MAX_ERROR_BODY) -> bytes:
+    """At most ``limit`` bytes of a streamed answer's body; the rest is not read (the
+    answer is closed)."""
+    body = bytearray()
+    try:
+        for chunk in resp.iter_bytes():
+            body += chunk
+            if len(body) >= limit:
+                break
+    finally:
+        resp.close()
+    return bytes(body[:limit])
 
 
 class Unreachable(Exception):
@@ -170,11 +190,21 @@ class WharfClient:
         attempt = 0
         while True:
             resp: httpx.Response | None = None
+            error_body = b""
             try:
                 req = self.http.build_request(
                     method, path, json=json, params=params, headers=all_headers,
                     content=content() if content is not None else None)
-                resp = self.http.send(req, stream=stream)
+                # Always streamed: an error body is read only up to MAX_ERROR_BODY.
+                resp = self.http.send(req, stream=True)
+                if resp.status_code < 400 or resp.status_code in accepted:
+                    if not stream:
+                        try:
+                            resp.read()
+                        finally:
+                            resp.close()
+                    return resp
+                error_body = read_capped(resp)
             except httpx.TransportError as exc:
                 if not resend and not isinstance(exc, NOT_SENT):
                     raise AnswerLost(f"{method} {path}: no answer "
@@ -185,17 +215,13 @@ class WharfClient:
                 self._sleep(attempt, None, f"{type(exc).__name__}: {exc}")
                 attempt += 1
                 continue
-            if resp.status_code < 400 or resp.status_code in accepted:
-                return resp
-            if stream:
-                resp.read()
             if not resend and resp.status_code in MAYBE_ACTED:
                 raise AnswerLost(f"{method} {path}: HTTP {resp.status_code}")
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 self._sleep(attempt, resp, f"HTTP {resp.status_code}")
                 attempt += 1
                 continue
-            raise ApiError.from_response(resp)
+            raise ApiError.from_response(resp, error_body)
 
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()

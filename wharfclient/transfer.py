@@ -10,7 +10,11 @@ Rules:
 - Download: into ``FILE.part`` with the blob's ETag in ``FILE.part.etag``; a rerun (or a
   retry after a network error) asks ``Range: bytes=<size of .part>-`` with ``If-Range:
   <that ETag>``; a 206 appends, a 200 (the content changed) starts over. The finished file
-  is checked against the blob's SHA-256 before ``.part`` is renamed to FILE.
+  is checked against the blob's SHA-256 before ``.part`` is renamed to FILE. The server
+  is not trusted with the disk: the body stops being read the moment more than the
+  blob's declared size has arrived, and a 206 must say (``Content-Range``) that it starts
+  where ``.part`` ends; either failure removes ``.part``. An existing FILE is replaced
+  only when the caller asks (``overwrite``).
 - Waiting is a long-poll (``?wait=``), never a busy loop; a request that starts an
   operation asks the server to wait on it first (``Prefer: wait=``, :data:`PREFER_WAIT`),
   so a quick operation needs no second request.
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -125,11 +130,25 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+class BadDownload(ApiError):
+    """The server's bytes are not the blob it declared; ``.part`` was removed."""
+
+    def __init__(self, title: str, detail: str, code: str):
+        super().__init__(0, title, detail, code)
+
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
 def download(client: WharfClient, resource_id: str, out: Path,
-             progress: Progress) -> dict[str, Any]:
+             progress: Progress, *, overwrite: bool = False) -> dict[str, Any]:
     """Download into ``out`` (resuming ``out.part``); returns the blob metadata plus
     ``resumed_from`` (bytes kept from an earlier partial download). A network error in
-    the body is survived ``client.retries`` times, each time resuming from ``.part``."""
+    the body is survived ``client.retries`` times, each time resuming from ``.part``.
+    An existing ``out`` raises FileExistsError unless ``overwrite``; bytes that are not
+    the declared blob raise :class:`BadDownload`."""
+    if not overwrite and (out.exists() or out.is_symlink()):
+        raise FileExistsError(f"{out} exists; not replaced without overwrite=True")
     meta = blob_meta(client, resource_id)
     part = out.with_name(out.name + ".part")
     etag_file = out.with_name(out.name + ".part.etag")
@@ -151,25 +170,46 @@ def download(client: WharfClient, resource_id: str, out: Path,
             if restarts > client.retries:
                 raise Unreachable(f"download of {resource_id} interrupted; rerun to resume "
                                   f"from {part.stat().st_size} bytes") from None
+        except BadDownload:
+            _discard(part, etag_file)
+            raise
     if part.stat().st_size != total or _sha256_file(part) != meta["sha256"]:
-        part.unlink()
-        etag_file.unlink()
-        raise ApiError(0, "Download corrupt", "the bytes do not hash to the blob's "
-                       "SHA-256; the partial file was removed, run again", "sha256_mismatch")
+        _discard(part, etag_file)
+        raise BadDownload("Download corrupt", "the bytes do not hash to the blob's "
+                          "SHA-256; the partial file was removed, run again", "sha256_mismatch")
     os.replace(part, out)
     etag_file.unlink()
     return {**meta, "path": str(out), "resumed_from": resumed_from}
 
 
+def _discard(part: Path, etag_file: Path) -> None:
+    part.unlink(missing_ok=True)
+    etag_file.unlink(missing_ok=True)
+
+
+def _check_range(resp: httpx.Response, have: int, total: int) -> None:
+    """A 206 must continue ``.part``: its Content-Range starts at ``have`` (the byte the
+    client asked for) and names the declared size."""
+    header = resp.headers.get("Content-Range", "")
+    match = _CONTENT_RANGE.fullmatch(header.strip())
+    if match is None or int(match[1]) != have or match[3] not in ("*", str(total)):
+        raise BadDownload("Download refused", f"the server answered 206 with Content-Range "
+                          f"{header[:80]!r} to a request for bytes {have}- of a "
+                          f"{total}-byte blob", "content_range_mismatch")
+
+
 def _fetch_into(client: WharfClient, resource_id: str, part: Path, headers: dict[str, str],
                 total: int, progress: Progress) -> None:
-    """Append (206) or write afresh (200, recording its ETag) the answer's bytes."""
+    """Append (206) or write afresh (200, recording its ETag) the answer's bytes, never
+    more than ``total`` in all."""
     resp = client.request("GET", f"/api/blob-resources/{resource_id}/download",
                           headers=headers, stream=True, ok=(416,))
     try:
         if resp.status_code == 416:  # nothing left to fetch: the .part is whole
             return
         whole = resp.status_code != 206
+        if not whole:
+            _check_range(resp, part.stat().st_size, total)
         if whole:  # the ETag first: an interruption below resumes against these bytes
             part.with_name(part.name + ".etag").write_text(resp.headers.get("ETag", ""),
                                                            encoding="utf-8")
@@ -178,6 +218,10 @@ def _fetch_into(client: WharfClient, resource_id: str, part: Path, headers: dict
             done = f.tell()
             progress(done, total)
             for chunk in resp.iter_bytes(CHUNK):
+                if done + len(chunk) > total:  # stop now, before the excess reaches disk
+                    raise BadDownload("Download refused", f"the server sent more than the "
+                                      f"blob's declared {total} bytes; the partial file was "
+                                      "removed", "download_too_large")
                 f.write(chunk)
                 done += len(chunk)
                 progress(done, total)

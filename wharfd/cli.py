@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -167,9 +166,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             pass
         raise StartupError(f"cannot listen on {settings.host}:{settings.port} "
                            f"(WHARF_HOST/WHARF_PORT): {exc.strerror or exc}") from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    from wharf.stopping import StopSignal
+    stop = StopSignal().install()
     try:
         runtime.start()
         urls = ", ".join(f"http://{host}:{port}"
@@ -332,6 +330,7 @@ def _opened(url: str, variable: str, settings: Settings) -> Iterator[Database]:
     """The database ``variable`` names, checked first (one line and exit 2 when it does
     not answer), open for a short command and disposed after it."""
     from storage.db import Database
+    _require_sqlite_file(url, variable, settings)
     _check_database(url, variable)
     db = Database(url, settings.sqlite_busy_timeout_ms)
     try:
@@ -340,6 +339,27 @@ def _opened(url: str, variable: str, settings: Settings) -> Iterator[Database]:
         yield db
     finally:
         db.dispose()
+
+
+def _require_sqlite_file(url: str, variable: str, settings: Settings) -> None:
+    """A command that reads a SQLite database refuses one that does not exist (one line,
+    exit 2) instead of creating an empty file and reading nothing: the default data
+    directory (``./var``) is relative, so run from another directory it is another one."""
+    from sqlalchemy import make_url
+    if not url.startswith("sqlite"):
+        return
+    name = make_url(url).database or ""
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return
+    path = Path(name).absolute()
+    if path.is_file():
+        return
+    origin = "WHARF_DATA_DIR" if os.environ.get("WHARF_DATA_DIR") else \
+        "the default ./var of the current directory"
+    raise ConfigError(f"{variable}={url!r}: no database at {path} (the data dir is "
+                      f"{settings.data_dir}, from {origin}): run this command where `wharf "
+                      "serve` or `wharf migrate` ran, or set WHARF_DATA_DIR (or "
+                      f"{variable}) to the data in use")
 
 
 def _require_head(db: Database, url: str, variable: str) -> None:
@@ -402,8 +422,8 @@ def cmd_deletion_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_processes(args: argparse.Namespace) -> int:
-    """Wharf processes whose heartbeat was seen within --within seconds, newest first:
-    one JSON object a line (stopped ones too, with their ``stopped_at``)."""
+    """Wharf processes whose heartbeat was seen within --within seconds, newest first (stopped
+    ones too, with their ``stopped_at``): a table, or one JSON object a line (``--json``)."""
     from datetime import timedelta
 
     from wharf import heartbeats
@@ -414,10 +434,20 @@ def cmd_processes(args: argparse.Namespace) -> int:
                           f"and {widest}")
     with _opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
         beats = heartbeats.recent(db, timedelta(seconds=args.within))
-    states = [beat.state(settings.heartbeat_seconds) for beat in beats]
-    for beat, state in zip(beats, states, strict=True):
-        print(json.dumps({**beat.as_json(), "state": state}))
-    print(f"wharf: {len(beats)} process(es) seen in the last {args.within}s, "
+    rows = [{**beat.as_json(), "state": beat.state(settings.heartbeat_seconds)}
+            for beat in beats]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    elif rows:
+        print(f"{'role':10} {'state':8} {'host':24} {'pid':>7} {'last seen':22} "
+              f"{'started':22} {'stopped':22} version")
+        for row in rows:
+            print(f"{row['role']:10} {row['state']:8} {row['hostname'][:24]:24} "
+                  f"{row['pid']:>7} {row['last_seen_at']:22} {row['started_at']:22} "
+                  f"{row['stopped_at'] or '-':22} {row['version']}")
+    states = [row["state"] for row in rows]
+    print(f"wharf: {len(rows)} process(es) seen in the last {args.within}s, "
           f"{states.count('running')} running", file=sys.stderr)
     return 0
 
@@ -588,6 +618,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="list the Wharf processes seen recently (their heartbeats)")
     p.add_argument("--within", type=int, default=300, metavar="SECONDS",
                    help="only processes seen within this many seconds (default: 300)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object a line (with details) instead of the table")
     p.set_defaults(func=cmd_processes)
     p = sub.add_parser("migrate", help="upgrade the databases to the code's schema")
     p.set_defaults(func=cmd_migrate)
