@@ -248,7 +248,7 @@ def test_each_terminal_outcome_writes_one_line(settings, db, world, json_lines):
 
     def perform(op):
         if op.id == doomed:
-            raise WharfError("no such target", code="target_gone")
+            raise WharfError("no such target", code="unit_unavailable")
 
     handler.perform = perform  # type: ignore[method-assign]
     executor = Executor(db, settings, {"create_resource": handler})
@@ -262,7 +262,7 @@ def test_each_terminal_outcome_writes_one_line(settings, db, world, json_lines):
         assert line["kind"] == "create_resource" and line["attempt"] == 1
         assert isinstance(line["duration_s"], float) and line["duration_s"] >= 0
         assert "trace_id" not in line  # tracing is off
-    assert "error_code" not in lines[0] and lines[1]["error_code"] == "target_gone"
+    assert "error_code" not in lines[0] and lines[1]["error_code"] == "unit_unavailable"
 
 
 def test_a_cancelled_operation_writes_its_line_too(world, json_lines):
