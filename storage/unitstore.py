@@ -59,6 +59,8 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
+    Text,
+    cast,
     delete,
     func,
     insert,
@@ -460,6 +462,19 @@ class UnitStore:
 
     def exists(self, unit_id: str) -> bool:
         return self.get(unit_id) is not None
+
+    def stored_size(self, unit_id: str) -> int | None:
+        """Characters of the unit's stored snapshot (None: no such unit), measured by the
+        database without loading the document. The stored text is ASCII JSON with spaces
+        after separators, so this is never less than the document's compact size
+        (:func:`json_size`): an estimate that errs on the large side."""
+        def run() -> int | None:
+            with self.db.read() as s:
+                size = s.connection().scalar(
+                    select(func.length(cast(UNITS.c.snapshot, Text)))
+                    .where(UNITS.c.id == unit_id))
+                return None if size is None else int(size)
+        return self._guard(run)
 
     def revisions(self, unit_id: str, after: int = 0) -> list[Revision]:
         """The unit's trunk revisions numbered above ``after``, oldest first."""

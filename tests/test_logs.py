@@ -471,6 +471,8 @@ def _serve_requests(tmp_path, *args: str, quiet: bool = False, **env: str) -> li
         r = requests.get(f"http://127.0.0.1:{port}/api/me?ticket=s3cret-ticket", timeout=10,
                          headers={"X-Request-Id": "probe-access"})
         assert r.status_code == 401
+        r = requests.get(f"http://127.0.0.1:{port}/x%0aFORGED%1b[31m", timeout=10)
+        assert r.status_code == 404
         r = requests.head(f"http://127.0.0.1:{port}/healthz", timeout=10)
         assert r.status_code == 200
         if not quiet:
@@ -491,6 +493,10 @@ def test_wharf_serve_writes_one_line_per_request(tmp_path):
     assert "[wharf.access]" in line and "request_id=probe-access" in line
     assert "duration_ms=" in line and "path=/api/me " in line
     assert any("HEAD /healthz 200" in line for line in lines)
+    # a percent-decoded newline or escape code in the path cannot forge a line or reach
+    # the terminal: it is logged escaped
+    assert not any(line.startswith("FORGED") or "\x1b" in line for line in lines)
+    assert any("GET /x\\nFORGED\\x1b[31m 404" in line for line in lines)
 
 
 @pytest.mark.slow

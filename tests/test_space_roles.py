@@ -145,3 +145,15 @@ def test_an_inheriting_admin_and_an_operators_pick_are_owners_not_members(
     assert carol.get(f"/api/spaces/{orphaned}").json["role"] == "owner"
     assert members(carol, orphaned) == {}
     make_node(carol, orphaned, "writable again")
+
+
+def test_a_read_only_spaces_worktrees_do_not_use_up_their_creators_limit(world, components,
+                                                                          db):
+    """carol cannot discard her two worktrees of the read-only space (nobody writes there),
+    so they count against neither her open-worktree limit nor her draft quota: she still
+    opens a worktree of her own."""
+    o = Orphaned(world, components, db)
+    object.__setattr__(components.settings, "worktree_max_open_per_user", 2)
+    r = submit_create(o.carol, kind="user", name="Mine")
+    assert r.status_code == 202, r.text
+    assert components.executor.execute(r.json["id"]) == "completed"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from storage.models import User
@@ -31,6 +31,15 @@ def lock_user(s: Session, user_id: str) -> None:
     if s.get_bind().dialect.name == "postgresql":
         s.execute(select(User.id).where(User.id == user_id)
                   .with_for_update(key_share=True))
+
+
+def lock_name(s: Session, name: str) -> None:
+    """Serialise, to the end of the transaction, the callers that pass the same ``name``
+    (e.g. ``"worktrees:<space id>"``) without locking a row others read: a PostgreSQL
+    transaction-scoped advisory lock on the name's hash (a collision only makes two
+    names wait for each other); nothing on SQLite (see the module docstring)."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(select(func.pg_advisory_xact_lock(func.hashtext(name))))
 
 
 def require_room(s: Session, user_id: str, count: Select[Any], limit: int,

@@ -5,8 +5,12 @@ A worktree is *open* from its ``create_worktree`` submission until it is merged 
 discarded (``processed_at``): the submission counts the open worktrees and the
 ``create_worktree`` operations still pending or running, so a burst of submissions is
 refused as one at a time would be (409 ``worktree_limit``, nothing recorded); the
-completion transaction counts again under the creator's (and the team space's) row lock,
-so concurrent submissions that slipped past each other cannot all commit.
+completion transaction counts again under the creator's row lock (and, for a team
+worktree, an advisory lock on the team space: not its row, which every node create there
+reads with a share lock), so concurrent submissions that slipped past each other cannot
+all commit. Worktrees of a read-only team space count against neither the per-user limit
+nor the draft quota (nobody may discard them until the space has an owner again); they
+still count against the space's own limit.
 
 Draft bytes are the sizes of each draft's two documents (base and head, compact UTF-8
 JSON) as the unit store keeps them (``UnitStore.draft_bytes``), over the drafts of the
@@ -19,14 +23,14 @@ draft it stored, which its compensation then deletes), a draft changeset by the 
 store before it writes."""
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from storage.models import Operation, Space, Worktree
 from storage.unitstore import UnitStore
 from wharf.config import Settings
 from wharf.errors import Conflict, ProblemCode
-from wharf.limits import lock_user
+from wharf.limits import lock_name, lock_user
 from wharf.operations.kinds import CREATE_WORKTREE
 
 _OPEN_OPS = ("pending", "running")
@@ -48,6 +52,13 @@ class DraftQuotaExceeded(Conflict):
     title = "Draft quota exceeded"
 
 
+#: A worktree of a read-only team space (its owner's account deleted) counts against
+#: neither its creator's open worktrees nor their draft quota: nobody may discard it
+#: until an operator gives the space an owner (``wharf space-owner``).
+_COUNTED = or_(Worktree.team_space_id.is_(None), Worktree.team_space_id.not_in(
+    select(Space.id).where(Space.read_only.is_(True))))
+
+
 def _open_worktrees(s: Session, *where: object) -> int:
     return s.scalar(select(func.count()).select_from(Worktree).where(
         Worktree.processed_at.is_(None), *where)) or 0  # type: ignore[arg-type]
@@ -67,10 +78,9 @@ def check_open(s: Session, settings: Settings, user_id: str, team_space_id: str 
     transaction) counts the created worktrees only, under the rows' locks."""
     if committing:
         lock_user(s, user_id)
-        if team_space_id is not None:
-            s.execute(select(Space.id).where(Space.id == team_space_id)
-                      .with_for_update(key_share=True))
-    mine = _open_worktrees(s, Worktree.creator_id == user_id)
+        if team_space_id is not None:  # not the space's row: node creates there share it
+            lock_name(s, f"worktrees:{team_space_id}")
+    mine = _open_worktrees(s, Worktree.creator_id == user_id, _COUNTED)
     if not committing:
         mine += _creating(s, Operation.actor_id == user_id)
     if mine >= settings.worktree_max_open_per_user:
@@ -93,7 +103,8 @@ def _limit(scope: str, limit: int) -> WorktreeLimit:
 def draft_usage(s: Session, store: UnitStore, user_id: str) -> int:
     """Bytes the drafts of ``user_id``'s open worktrees hold."""
     ids = list(s.scalars(select(Worktree.id).where(Worktree.creator_id == user_id,
-                                                   Worktree.processed_at.is_(None))))
+                                                   Worktree.processed_at.is_(None),
+                                                   _COUNTED)))
     return store.draft_bytes(ids)
 
 

@@ -28,7 +28,7 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from storage.unitpatch import check_document, json_size
+from storage.unitpatch import check_document
 from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
 from wharf import audit
 from wharf.access import require_node
@@ -186,9 +186,10 @@ def _submit_trunk(ops: Operations, store: UnitStore, settings: Settings,
         res, unit, _ = trunk_unit(s, ctx.principal, wt, resource_id)
         check_not_added(s, wt, res.id)
         check_limit(s, wt, settings)
-        trunk = store.get(unit.unit_id)
+        # the stored size, read by the unit store without loading the document (not a
+        # 16 MiB read and re-serialisation inside this write transaction)
         check_draft_quota(s, store, settings, wt.creator_id,
-                          2 * json_size(trunk.snapshot) if trunk is not None else 0)
+                          2 * (store.stored_size(unit.unit_id) or 0))
         return scope_of(s, wt), AddWorktreeUnitPayload(
             worktree_id=wt.id, resource_id=res.id, unit_id=unit.unit_id,
             unit_type=unit.unit_type)
@@ -205,6 +206,19 @@ def _submit_local(ops: Operations, store: UnitStore, settings: Settings,
                "unit_type": body.get("unit_type"), "target": target,
                "initial_snapshot": snapshot}
 
+    def measure(document: dict[str, Any]) -> int:
+        try:  # the unit store checks it again when it stores it
+            return check_document(document, unit_limits(settings), field="initial_snapshot")
+        except StorageError as exc:
+            raise from_storage(exc) from None
+
+    if snapshot is not None and not isinstance(snapshot, dict):
+        raise ValidationFailed("initial_snapshot must be a JSON object",
+                               details={"field": "initial_snapshot"})
+    # a client's document (up to the body limit) is measured before the write transaction
+    # opens: on SQLite that transaction holds the database's one write lock
+    given = measure(snapshot) if snapshot is not None else None
+
     def prepare(s: Session, op_id: str) -> tuple[str | None, CreateWorktreeUnitPayload]:
         view = access.find(s, ctx.principal, worktree_id, lock=True)
         access.require(view, "add_unit")
@@ -214,15 +228,7 @@ def _submit_local(ops: Operations, store: UnitStore, settings: Settings,
         if not isinstance(target, dict):
             raise ValidationFailed("target {space_id, parent_id} is required",
                                    details={"field": "target"})
-        if snapshot is not None and not isinstance(snapshot, dict):
-            raise ValidationFailed("initial_snapshot must be a JSON object",
-                                   details={"field": "initial_snapshot"})
-        try:  # the unit store checks it again when it stores it
-            size = check_document(snapshot if snapshot is not None else
-                                  initial_snapshot(unit_type), unit_limits(settings),
-                                  field="initial_snapshot")
-        except StorageError as exc:
-            raise from_storage(exc) from None
+        size = given if given is not None else measure(initial_snapshot(unit_type))
         space_id, parent_id = local_target(s, ctx.principal, wt, target.get("space_id"),
                                            target.get("parent_id"))
         check_limit(s, wt, settings)
