@@ -492,6 +492,8 @@ def test_the_cli_exit_status_when_it_could_not_check(tmp_path, settings, db):
     base = wharf_env(tmp_path, WHARF_DATABASE_URL=settings.database_url,
                      WHARF_UNITSTORE_URL=settings.unitstore_url,
                      WHARF_BLOB_STORE_URL=(tmp_path / "cli-blobs").as_uri())
+    sqlite3.connect(tmp_path / "empty.db").close()  # there, never migrated (a missing
+    # file is refused before: tests/test_cli.py, the data dir's message)
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
     result = run_wharf(tmp_path, "fsck", env={**base, "WHARF_DATABASE_URL": empty})
     assert result.returncode == 2 and "run `wharf migrate` first" in result.stderr, result
