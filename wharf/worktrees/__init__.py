@@ -17,7 +17,7 @@ still needs.
 from __future__ import annotations
 
 from wharf import trash
-from wharf.worktrees.blockers import referencing_worktrees, worktree_reference
+from wharf.worktrees.blockers import worktree_reference
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.handlers import CreateWorktree, DiscardWorktree
 from wharf.worktrees.service import (
@@ -48,7 +48,6 @@ __all__ = [
     "get_worktree",
     "list_worktrees",
     "mark_ready",
-    "referencing_worktrees",
     "reopen",
     "submit_create_worktree",
     "submit_discard",

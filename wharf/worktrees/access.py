@@ -86,10 +86,10 @@ def relation(principal: Principal, worktree: Worktree, standing: Standing) -> Re
                     standing=standing)
 
 
-def team_role(session: Session, principal: Principal, space_id: str | None) -> Standing:
-    """The principal's standing in the team space from the space itself
-    (:func:`wharf.access.standing`: public read gives nothing here). One query."""
-    return standing(session, principal, space_id)
+def relation_to(session: Session, principal: Principal, worktree: Worktree) -> Relation:
+    """The principal's :class:`Relation` to ``worktree``, their standing read from its team
+    space (:func:`wharf.access.standing`: public read gives nothing here). One query."""
+    return relation(principal, worktree, standing(session, principal, worktree.team_space_id))
 
 
 def discoverable(kind: str, visibility: str, rel: Relation) -> bool:
@@ -266,7 +266,7 @@ def find(session: Session, principal: Principal, worktree_id: object, *,
         if is_id(worktree_id) else None
     if wt is None:
         raise NotFound("No such worktree.")
-    rel = relation(principal, wt, team_role(session, principal, wt.team_space_id))
+    rel = relation_to(session, principal, wt)
     if not discoverable(wt.kind, wt.visibility, rel):
         raise NotFound("No such worktree.")
     return WorktreeView(session, principal, wt, rel, rights(wt.kind, wt.visibility, rel))

@@ -137,7 +137,7 @@ class ActivateWorktreeResource:
         wt = session.get(Worktree, p.worktree_id)
         if wt is None:
             raise NotFound("No such worktree.")
-        rel = access.relation(actor, wt, access.team_role(session, actor, wt.team_space_id))
+        rel = access.relation_to(session, actor, wt)
         if not access.discoverable(wt.kind, wt.visibility, rel):
             raise NotFound("No such worktree.")
         if not access.rights(wt.kind, wt.visibility, rel)["merge"]:

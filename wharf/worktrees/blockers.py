@@ -78,14 +78,6 @@ def _intents(s: Session, node_ids: Sequence[str]) -> list[tuple[WorktreeNodeInte
     return out
 
 
-def referencing_worktrees(s: Session, resource_ids: Sequence[str],
-                          node_ids: Sequence[str]) -> tuple[set[str], set[str]]:
-    """Ids of the active worktrees holding one of these resources, and of those whose
-    waiting node intents target one of these nodes."""
-    return ({wt.id for _, wt in _units(s, resource_ids)},
-            {wt.id for _, wt in _intents(s, node_ids)})
-
-
 def _merging(wt: Worktree) -> bool:
     return wt.state == WorktreeState.MERGING.value
 
@@ -95,7 +87,7 @@ def _sight(s: Session, actor: Principal | None, wt: Worktree) -> tuple[bool, boo
     the retention (no actor)."""
     if actor is None:
         return False, False
-    rel = access.relation(actor, wt, access.team_role(s, actor, wt.team_space_id))
+    rel = access.relation_to(s, actor, wt)
     return (access.discoverable(wt.kind, wt.visibility, rel),
             access.rights(wt.kind, wt.visibility, rel)["discard"])
 

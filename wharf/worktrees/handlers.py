@@ -108,7 +108,7 @@ class DiscardWorktree:
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
         wt = self._ours(session, op, lock=True)
-        rel = access.relation(actor, wt, access.team_role(session, actor, wt.team_space_id))
+        rel = access.relation_to(session, actor, wt)
         # The rights decide (the state is ours: discarding); either refusal ends the
         # operation as permission_revoked.
         if not access.discoverable(wt.kind, wt.visibility, rel):

@@ -301,8 +301,7 @@ class MergeWorktree:
             # Before the first trunk write the actor's right decides; after it, the merge
             # runs to completion (undoing published trunk content is worse, §5) -- unless
             # it failed and released the worktree: a retry is a new decision.
-            rel = access.relation(actor, wt,
-                                  access.team_role(session, actor, wt.team_space_id))
+            rel = access.relation_to(session, actor, wt)
             if not access.discoverable(wt.kind, wt.visibility, rel):
                 raise NotFound("No such worktree.")
             if not access.rights(wt.kind, wt.visibility, rel)["merge"]:

@@ -14,6 +14,7 @@ from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility, value
 from storage.models import Space, User, Worktree, WorktreeUnit
 from wharf import audit
 from wharf.access import SpaceReadOnly, Standing, require_space, team_role_column
+from wharf.access import standing as space_standing
 from wharf.clock import utcnow
 from wharf.context import Principal, RequestContext
 from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -67,7 +68,7 @@ def require_team_writer(s: Session, principal: Principal, space_id: object) -> S
         raise Conflict("Worktrees of a personal space are user worktrees: send "
                        "kind user and no team_space_id.", code="not_a_team_space",
                        details={"field": "team_space_id"})
-    standing = access.team_role(s, principal, space.id)
+    standing = space_standing(s, principal, space.id)
     if standing.role is None:
         raise NotFound("No such space.")
     if standing.read_only:
