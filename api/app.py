@@ -12,9 +12,9 @@ from api.resources import system, tree
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
-from wharf.config import Settings
-from wharf.identity import Identity
-from wharf.metrics import DatabaseCollector, Dependencies
+from wharf.identity.service import Identity
+from wharf.infra.settings import Settings
+from wharf.observability.metrics import DatabaseCollector, Dependencies
 from wharf.operations.notify import LocalNotifier
 from wharf.operations.service import Operations
 

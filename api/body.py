@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import falcon
 
-from wharf.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
+from wharf.infra.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
 
 MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
 

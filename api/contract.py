@@ -55,7 +55,7 @@ from api.schemas.common import InvalidField
 from api.schemas.operations import MAX_WAIT
 from api.schemas.problem import Problem
 from wharf.assets.upload import SHA256_PATTERN
-from wharf.errors import ProblemCode, ValidationFailed
+from wharf.infra.errors import ProblemCode, ValidationFailed
 from wharf.operations.service import IDEMPOTENCY_KEY_PATTERN
 
 Auth = Literal["required", "optional", "none", "metrics"]
@@ -303,7 +303,7 @@ def validation_failed(exc: msgspec.ValidationError,
     message names (missing, unknown) or the :class:`InvalidField` a Struct's own rule
     raised names; else the location (null: the body itself). A value outside an enum
     (``type_``: what was being decoded) lists the allowed values, read from the type, in
-    the message and as ``details.allowed`` (as :func:`wharf.validation.one_of` does)."""
+    the message and as ``details.allowed`` (as :func:`wharf.infra.validation.one_of` does)."""
     text = str(exc)
     message, located, where = text.rpartition(" - at `")
     if not located:  # no location: the top of the body
@@ -545,7 +545,8 @@ PATH_PARAMETER_DESCRIPTIONS = {
 
 
 def problem_codes() -> tuple[str, ...]:
-    """Every problem ``code`` the server can answer with: :class:`wharf.errors.ProblemCode`."""
+    """Every problem ``code`` the server can answer with
+    (:class:`wharf.infra.errors.ProblemCode`)."""
     return tuple(sorted(code.value for code in ProblemCode))
 
 

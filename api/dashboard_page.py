@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from wharf.dashboard import (
+from wharf.dashboard.service import (
     Dashboard,
     DeletionJobView,
     OperationView,

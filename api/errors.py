@@ -1,8 +1,8 @@
 """Every error leaves as RFC 9457 ``application/problem+json`` with a stable ``code``.
 
-Domain errors (:class:`wharf.errors.WharfError`) map by their ``status`` and ``code``;
+Domain errors (:class:`wharf.infra.errors.WharfError`) map by their ``status`` and ``code``;
 storage's errors (:class:`storage.errors.StorageError`) become domain errors first, through
-the core's one mapping (:func:`wharf.errors.from_storage`);
+the core's one mapping (:func:`wharf.infra.errors.from_storage`);
 Falcon's own errors (unknown route, wrong method, bad header) get a code derived from the
 status; anything else is logged and answered as a 500 ``internal_error`` problem.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import falcon
 
 from storage.errors import StorageError
-from wharf.errors import ProblemCode, WharfError, from_storage
+from wharf.infra.errors import ProblemCode, WharfError, from_storage
 
 log = logging.getLogger("wharf.api")
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import falcon
 
-from wharf.errors import WharfError
+from wharf.infra.errors import WharfError
 
 
 class RangeNotSatisfiable(WharfError):

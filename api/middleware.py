@@ -11,11 +11,11 @@ import falcon
 
 from api.contract import Auth
 from storage.db import Database
-from wharf import logctx
-from wharf.config import origin
-from wharf.context import ANONYMOUS, RequestContext
-from wharf.errors import Forbidden, PayloadTooLarge, Unauthenticated
-from wharf.identity import Identity
+from wharf.identity.service import Identity
+from wharf.infra.context import ANONYMOUS, RequestContext
+from wharf.infra.errors import Forbidden, PayloadTooLarge, Unauthenticated
+from wharf.infra.settings import origin
+from wharf.observability import logctx
 
 log = logging.getLogger("wharf.api")
 
@@ -49,10 +49,10 @@ def _trusted_hop(value: str | None, proxies: int) -> str | None:
 class RequestIdMiddleware:
     """The request's id (the client's ``X-Request-Id`` when well-formed, else a new one),
     echoed in the response and bound to the log context of the request's thread from its
-    start to its end (``wharf.logctx``: every line the request writes carries it)."""
+    start to its end (``wharf.observability.logctx``: every line the request writes carries it)."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from wharf.ids import new_id
+        from wharf.infra.ids import new_id
         rid = req.get_header("X-Request-Id")
         if not rid or not REQUEST_ID_RE.fullmatch(rid):
             rid = new_id()
@@ -114,7 +114,7 @@ class AuthMiddleware:
     the bearer token is ``WHARF_METRICS_TOKEN``, checked by the resource.
     Token scopes are enforced here: safe methods need ``read``, the rest ``write``.
     Principals come through the identity's per-process cache (``WHARF_AUTH_CACHE_SECONDS``,
-    ``wharf.identity.AuthCache``).
+    ``wharf.identity.service.AuthCache``).
     """
 
     def __init__(self, db: Database, identity: Identity, trusted_proxy_count: int = 0,

@@ -13,8 +13,8 @@ from api.schemas.tree import Node as NodeBody
 from api.schemas.tree import Space as SpaceBody
 from storage.enums import MemberRole, Role, SpaceType, TokenScope
 from storage.models import ApiToken, Node, Space, SpaceMember, User
-from wharf.access import Access
-from wharf.clock import iso
+from wharf.infra.clock import iso
+from wharf.spaces.access import Access
 
 
 def timestamp(value: datetime) -> str:
@@ -41,7 +41,7 @@ def member(m: SpaceMember, u: User) -> Member:
 
 
 def resource_ref(data: dict[str, Any] | None) -> ResourceRef | None:
-    """``wharf.nodes.resources_for``'s entry of a node as its typed reference."""
+    """``wharf.spaces.nodes.resources_for``'s entry of a node as its typed reference."""
     return None if data is None else msgspec.convert(data, ResourceRef)
 
 

@@ -1,7 +1,7 @@
 """The one place Wharf reads the time, so tests can move it.
 
 It lives in the lowest layer because column defaults need it; the core uses it as
-:mod:`wharf.clock`, which re-exports it."""
+:mod:`wharf.infra.clock`, which re-exports it."""
 from __future__ import annotations
 
 from datetime import UTC, datetime

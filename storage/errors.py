@@ -3,7 +3,7 @@
 Storage knows nothing of HTTP or of the core's error family. Each error says what went
 wrong in storage terms, with a message and, where a caller needs them, ``details`` (e.g.
 the ``op_index`` of a changeset operation). The core maps these to its own errors in one
-place, ``wharf.errors.from_storage`` (status, problem ``code``, ``retryable``), applied
+place, ``wharf.infra.errors.from_storage`` (status, problem ``code``, ``retryable``), applied
 where errors leave Wharf: the API's error handler and the operations executor.
 
 The groups below tell a caller what kind of trouble it is; catch the group, or the one

@@ -5,7 +5,7 @@ lower-case hex characters: generated in Python before the row exists, unguessabl
 roughly time-ordered so keyset pagination by id follows creation order.
 
 It lives in the lowest layer because column defaults need it; the core uses it as
-:mod:`wharf.ids`, which re-exports it.
+:mod:`wharf.infra.ids`, which re-exports it.
 """
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ from storage.ids import new_id
 from storage.types import UTCDateTime
 
 ID = String(32)
-#: A W3C ``traceparent`` (version 00: ``00-<32 hex>-<16 hex>-<2 hex>``), see wharf.tracing.
+#: A W3C ``traceparent`` (version 00: ``00-<32 hex>-<16 hex>-<2 hex>``),
+#: see wharf.observability.tracing.
 TRACE_CONTEXT_LENGTH = 55
 
 
@@ -57,7 +58,7 @@ class User(Base):
     username: Mapped[str] = mapped_column(String(64))
     username_key: Mapped[str] = mapped_column(String(64), unique=True)  # lower-cased
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # active | deleting (wharf.accounts: no access; a delete_account operation runs)
+    # active | deleting (wharf.accounts.service: no access; a delete_account operation runs)
     status: Mapped[str] = mapped_column(String(16), default="active",
                                         server_default=text("'active'"))
 
@@ -102,7 +103,7 @@ class ApiToken(Base):
 
 
 class AuthThrottle(Base):
-    """Fixed-window counters of login and registration attempts (see wharf.throttle).
+    """Fixed-window counters of login and registration attempts (see wharf.identity.throttle).
 
     ``key`` is e.g. ``login:pair:<username>:<addr>``, ``login:user:<username>``,
     ``login:addr:<addr>``, ``register:addr:<addr>`` (``addr``: see ``address_key``).
@@ -190,7 +191,7 @@ class UnitResource(Base):
 class AuditLog(Base):
     __tablename__ = "audit_logs"
     __table_args__ = (Index("ix_audit_scope", "space_id", "at"),
-                      # an account deletion walks its user's rows (wharf.accounts._audit)
+                      # an account deletion walks its user's rows (wharf.accounts.service._audit)
                       Index("ix_audit_actor", "actor_id", "id"))
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
@@ -535,7 +536,7 @@ class ObjectDeletionJob(Base):
     __tablename__ = "object_deletion_jobs"
     __table_args__ = (
         Index("ix_deletion_jobs_due", "next_attempt_at"),
-        # ``wharf.deletion.failing_jobs``: failing ones (attempted at least once), oldest.
+        # ``wharf.deletion.service.failing_jobs``: failing ones (attempted at least once), oldest.
         Index("ix_deletion_jobs_failing", "created_at",
               postgresql_where=text("attempts > 0"), sqlite_where=text("attempts > 0")),
     )
@@ -633,7 +634,7 @@ class RecentOpen(Base):
 
 class ProcessHeartbeat(Base):
     """One running (or lately stopped) Wharf process: its writer upserts the row every
-    ``WHARF_HEARTBEAT_SECONDS`` (``wharf.heartbeats``)."""
+    ``WHARF_HEARTBEAT_SECONDS`` (``wharf.observability.heartbeats``)."""
 
     __tablename__ = "process_heartbeats"
     __table_args__ = (Index("ix_process_heartbeats_seen", "last_seen_at"),)
@@ -839,7 +840,7 @@ class IssueNodeRef(Base):
     name: Mapped[str] = mapped_column(String(255))
 
 
-# --- the deletion ledger (wharf.accounts, issue 18) --------------------------------------
+# --- the deletion ledger (wharf.accounts.service, issue 18) --------------------------------------
 
 class DeletionRecord(Base):
     """A permanent deletion (an account, or an object key), appended in the transaction

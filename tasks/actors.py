@@ -40,7 +40,7 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.errors import DatabaseBusy
 from tasks.doorbell import LONG_KINDS, Doorbell
-from wharf import deletion
+from wharf.deletion import service as deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
 from wharf.webhooks import delivery as webhook_delivery

@@ -41,8 +41,8 @@ from sqlalchemy import bindparam, update
 from storage.db import Database
 from storage.models import OutboxMessage
 from tasks.doorbell import LONG_ACTORS, Doorbell, PlainDoorbell
-from wharf import tracing
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
+from wharf.observability import tracing
 from wharf.operations.recovery import is_bell
 from wharf.operations.service import QUEUE
 

@@ -1,5 +1,5 @@
 """The heartbeat of a process that consumes messages (``wharf worker`` children, ``wharf
-serve``): a Dramatiq middleware that starts the process's :class:`wharf.heartbeats.
+serve``): a Dramatiq middleware that starts the process's :class:`wharf.observability.heartbeats.
 Heartbeat` when the worker boots and stops it (marking the row stopped) when the worker
 shuts down, and counts the messages it handles for the row's details.
 
@@ -21,7 +21,7 @@ import dramatiq
 from dramatiq.broker import MessageProxy
 from dramatiq.middleware import Middleware
 
-from wharf.heartbeats import Details, Heartbeat
+from wharf.observability.heartbeats import Details, Heartbeat
 
 #: Makes the process's heartbeat writer from the details it should report.
 MakeHeartbeat = Callable[[Details], Heartbeat]

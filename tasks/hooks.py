@@ -6,7 +6,7 @@ import os
 import time
 
 from storage.models import Operation
-from wharf.config import Settings
+from wharf.infra.settings import Settings
 from wharf.operations.executor import Hooks
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from tasks.broker import REDIS_OPTIONS, redis_client
-from wharf.config import Settings, broker_kind
+from wharf.infra.settings import Settings, broker_kind
 from wharf.operations.notify import Done, LocalNotifier, Notice, PollingNotifier
 
 log = logging.getLogger("wharf.notify")

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from tasks.loops import Periodic
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.stopping import StopSignal
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import Settings
+from wharf.infra.stopping import StopSignal
 
 if TYPE_CHECKING:  # imports prometheus_client, which must wait for run_scheduler's pop
-    from wharf.heartbeats import Details, Heartbeat
+    from wharf.observability.heartbeats import Details, Heartbeat
     from wharf.retention.schedule import Scheduler
 
 
@@ -46,7 +46,7 @@ def run_scheduler(settings: Settings,
     if settings.metrics_port is not None:
         # One process: its own counters, never those of a directory shared with others.
         os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    from wharf import metrics
+    from wharf.observability import metrics
     components = build(settings)
     scheduler = components.scheduler(f"{socket.gethostname()}:{os.getpid()}")
     loop = scheduler_loop(scheduler, settings)

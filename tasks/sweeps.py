@@ -10,8 +10,8 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
 from tasks.dispatch import BrokerDispatcher
-from wharf.clock import utcnow
-from wharf.config import Settings
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import Settings
 from wharf.retention.runner import run_tick
 from wharf.retention.schedule import QUEUE, Schedule, actor_for
 from wharf.retention.sweeps import SWEEPS, SweepContext

@@ -8,8 +8,8 @@
 - ``after_process_message`` / ``after_skip_message``: the span ends (error status with
   the exception, if the actor raised).
 
-While tracing is off (``wharf.tracing.enabled()`` is false) every hook returns at once: no
-option is written and no span made. A message's span is kept per worker thread: Dramatiq
+While tracing is off (``wharf.observability.tracing.enabled()`` is false) every hook returns
+at once: no option is written and no span made. A message's span is kept per worker thread: Dramatiq
 runs the before/after hooks of one message on the thread that runs its actor.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import dramatiq
 from dramatiq.broker import MessageProxy
 from dramatiq.middleware import Middleware
 
-from wharf import tracing
+from wharf.observability import tracing
 
 
 class TracingMiddleware(Middleware):

@@ -23,14 +23,14 @@ from collections.abc import Callable
 from multiprocessing.context import SpawnProcess
 from typing import TYPE_CHECKING, Protocol
 
-from wharf.config import Settings
-from wharf.stopping import StopSignal
+from wharf.infra.settings import Settings
+from wharf.infra.stopping import StopSignal
 
 if TYPE_CHECKING:
     import dramatiq
 
     from tasks.loops import Periodic
-    from wharf.heartbeats import Details, Heartbeat
+    from wharf.observability.heartbeats import Details, Heartbeat
 
 log = logging.getLogger("wharf.worker")
 STOP_TIMEOUT_MS = 30_000
@@ -106,7 +106,7 @@ def run_workers(settings: Settings, processes: int | None = None,
         # processes cannot mix their counters into ours.
         metrics_dir = tempfile.mkdtemp(prefix="wharf-worker-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-        from wharf import metrics
+        from wharf.observability import metrics
         try:
             server = metrics.serve(settings, settings.metrics_port, name="worker",
                                    alive=lambda: time.monotonic() - heartbeat[0] < 30)

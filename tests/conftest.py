@@ -19,7 +19,7 @@ from storage.db import Database, make_engines
 from storage.models import Base
 from tests.support import services
 from tests.support.client import ApiClient
-from wharf.config import Settings
+from wharf.infra.settings import Settings
 
 PASSWORD = "correct horse battery staple"
 
@@ -196,8 +196,8 @@ def register_operator(components, username: str) -> dict:
     ``POST /api/users`` body of the new user."""
     import dataclasses
 
-    from wharf.context import RequestContext
-    from wharf.identity import Identity
+    from wharf.identity.service import Identity
+    from wharf.infra.context import RequestContext
     unlisted = Identity(dataclasses.replace(components.settings, operators=()))
     user, space = unlisted.register(components.db, RequestContext(), username, PASSWORD)
     return {"id": user.id, "username": user.username, "personal_space_id": space.id}

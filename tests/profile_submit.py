@@ -35,7 +35,7 @@ from sqlalchemy.pool import NullPool  # noqa: E402
 
 from migrations.prepare import prepare  # noqa: E402
 from tests.support import services  # noqa: E402
-from wharf.config import Settings  # noqa: E402
+from wharf.infra.settings import Settings  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 TICK = os.sysconf("SC_CLK_TCK")

@@ -32,8 +32,10 @@ from tests.support.foundation import (
     make_token,
     team_space,
 )
-from wharf import accounts, deletion, ledger
-from wharf.clock import utcnow
+from wharf.accounts import service as accounts
+from wharf.deletion import ledger
+from wharf.deletion import service as deletion
+from wharf.infra.clock import utcnow
 from wharf.operations.executor import Hooks
 from wharfd.runtime import Components
 

@@ -19,8 +19,8 @@ from storage.blobstore import FileBlobStore
 from storage.models import AuditLog, ObjectDeletionJob, Operation, UnitAsset, UnitAssetUpload
 from tests.conftest import World
 from tests.test_operations import wait_done
-from wharf import deletion
-from wharf.clock import utcnow
+from wharf.deletion import service as deletion
+from wharf.infra.clock import utcnow
 from wharf.retention.sweeps import SWEEPS, SweepContext
 from wharfd.runtime import Components
 
@@ -585,7 +585,7 @@ def test_an_asset_above_the_limit_is_413_asset_too_large_before_anything_is_reco
     the generic ``payload_too_large``), before a byte is read or a row written."""
     from dataclasses import replace
 
-    from wharf.serving import max_request_body_size
+    from wharfd.serving import max_request_body_size
     small = replace(settings, max_asset_size=1000)
     e = Env(small, db, FileBlobStore(tmp_path / "blobs"))
     try:

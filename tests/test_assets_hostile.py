@@ -40,7 +40,7 @@ from storage.models import (
 )
 from tests.conftest import World, make_settings
 from tests.support.foundation import add_member, bearer, make_token, team_space
-from wharf import deletion
+from wharf.deletion import service as deletion
 from wharfd.runtime import Components
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")

@@ -234,8 +234,8 @@ def make_cluster(tmp_path, pg_databases, redis_ns, moto, **env):
 def run_sweeps(cluster: Cluster, *names: str) -> dict[str, dict[str, int]]:
     """Run the named sweeps in this process, on the test's database and bucket."""
     from storage.db import Database
-    from wharf.clock import utcnow
-    from wharf.config import Settings
+    from wharf.infra.clock import utcnow
+    from wharf.infra.settings import Settings
     from wharf.retention.sweeps import SWEEPS, SweepContext
     db = Database(cluster.product_url)
     try:

@@ -12,7 +12,7 @@ from storage.enums import MergeState, WorktreeState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from tests.test_assets import PNG, Env, key, new_unit, published
 from tests.test_operations import wait_done
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-import wharf.audit
+import wharf.infra.audit
 from storage.models import AuditLog
 from tests.support.foundation import (
     PASSWORD,
@@ -168,13 +168,13 @@ def test_forwarded_for_is_ignored_without_trusted_proxies(world, db):
 @pytest.fixture
 def broken_audit(monkeypatch):
     """Make the audit INSERT itself fail (NOT NULL violation on ``action``)."""
-    real = wharf.audit.AuditLog
+    real = wharf.infra.audit.AuditLog
 
     def failing(**kwargs):
         return real(**{**kwargs, "action": None})
 
     def arm():
-        monkeypatch.setattr(wharf.audit, "AuditLog", failing)
+        monkeypatch.setattr(wharf.infra.audit, "AuditLog", failing)
     return arm
 
 

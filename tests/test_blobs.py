@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from storage.blobstore import BlobStoreUnavailable, FileBlobStore
 from storage.models import BlobResource, BlobUploadSession, Node, ObjectDeletionJob, Operation
 from tests.conftest import World
-from wharf import deletion
+from wharf.deletion import service as deletion
 from wharfd.runtime import Components
 
 MiB = 1024 * 1024
@@ -452,7 +452,7 @@ def test_reservation_deletes_an_upload_that_was_never_claimed(env):
     reservation comes due, the new object is deleted and the old content stays."""
     from datetime import timedelta
 
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     alice = env.world.user("alice")
     _, _op = upload(alice, alice.personal_space_id, b"old")
     key_ = "objects/" + uuid.uuid4().hex
@@ -507,7 +507,7 @@ def test_session_left_verifying_by_a_cancelled_completion_is_reopened(settings, 
     does: the session is back to waiting_for_upload at once (nothing left for the recovery
     sweep), no node or blob is created, and once the session is aborted its object is
     deleted: a cancelled create_blob_resource leaves no orphan."""
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     from wharf.retention.runner import run_sweep
     from wharf.retention.sweeps import SweepContext
     env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
@@ -558,7 +558,7 @@ def test_cancelled_replace_deletes_its_staged_object(settings, db, tmp_path):
     """Cancelling a queued replace_blob_content runs the same failure hook as a failed
     one, in the same transaction: the staged object is queued for deletion (not left to
     leak), the deletion jobs remove it, and the original content is unchanged."""
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
     try:
         alice = env.world.user("alice")
@@ -590,7 +590,7 @@ def test_replace_failed_by_recovery_on_its_last_attempt_deletes_its_staged_objec
 
     from sqlalchemy import update
 
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     from wharf.retention.sweeps import SweepContext, recover_operations
     env = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
     try:

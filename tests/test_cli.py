@@ -477,7 +477,7 @@ def test_api_long_poll_limit_at_or_above_the_threads_is_a_configuration_error(tm
 # --- the documented settings are the real ones --------------------------------------------------
 
 def test_readme_and_env_example_document_every_setting():
-    from wharf.config import DECLARED  # one declaration per setting (the variable derives)
+    from wharf.infra.settings import DECLARED  # one declaration per setting (the variable derives)
     names = {d.variable for d in DECLARED}
     assert len(names) > 20
     readme = (REPO / "README.md").read_text()

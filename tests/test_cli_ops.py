@@ -10,8 +10,8 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from storage.models import ObjectDeletionJob
-from wharf import deletion
-from wharf.clock import utcnow
+from wharf.deletion import service as deletion
+from wharf.infra.clock import utcnow
 from wharf.retention.runner import run_tick
 from wharf.retention.sweeps import SweepContext
 

@@ -101,7 +101,7 @@ def test_problem_codes_are_an_enum_derived_from_the_errors(make_app):
     assert {"validation_failed", "malformed_json", "invalid_cursor", "username_taken",
             "insufficient_scope", "invalid_token", "rate_limited", "not_found",
             "method_not_allowed", "unsupported_media_type", "internal_error"} <= codes
-    # and the codes storage errors are answered with (wharf.errors.from_storage)
+    # and the codes storage errors are answered with (wharf.infra.errors.from_storage)
     assert {"database_busy", "unit_too_large", "invalid_changeset", "blob_not_found",
             "unitstore_unavailable"} <= codes
 
@@ -280,7 +280,7 @@ def test_suffixed_responders_are_documented_and_authorised_by_their_contract(mak
 
 def test_the_auth_middleware_takes_the_routes_auth_modes_when_built(tmp_path):
     from api.middleware import AuthMiddleware
-    from wharf.identity import Identity
+    from wharf.identity.service import Identity
 
     settings = make_settings(tmp_path, f"sqlite:///{tmp_path / 'wharf.db'}")
     db, identity = Database(settings.database_url), Identity(settings)
@@ -367,14 +367,14 @@ def _codes_in_source() -> tuple[set[str], set[str]]:
 
 def test_every_problem_code_is_a_member_of_the_one_enum_and_every_member_is_used(make_app):
     from api.errors import FALCON_CODES
-    from wharf.errors import _FROM_STORAGE, ProblemCode
+    from wharf.infra.errors import _FROM_STORAGE, ProblemCode
 
     declared = {code.value for code in ProblemCode}
     literals, members = _codes_in_source()
     storage = {code for _, code, _ in _FROM_STORAGE.values()}
     falcon_codes = set(FALCON_CODES.values())
     assert literals and storage and falcon_codes
-    for where, codes in [("class code / code=", literals), ("wharf.errors._FROM_STORAGE",
+    for where, codes in [("class code / code=", literals), ("wharf.infra.errors._FROM_STORAGE",
                          storage), ("api.errors.FALCON_CODES", falcon_codes)]:
         assert codes <= declared, (where, sorted(codes - declared))
     assert members <= set(ProblemCode.__members__), sorted(members - set(ProblemCode.__members__))
@@ -386,7 +386,7 @@ def test_every_problem_code_is_a_member_of_the_one_enum_and_every_member_is_used
 
 
 def test_every_problem_code_has_one_status_declared_with_the_codes():
-    """A code means one HTTP status (``wharf.errors.STATUS``): every member has one (or is
+    """A code means one HTTP status (``wharf.infra.errors.STATUS``): every member has one (or is
     one of ``NO_STATUS``), each error class's status is its code's, and every
     ``SomeError(..., code=X)`` in the source is raised through a class of X's status (the
     status comes from the code whatever the class; the class must not say otherwise), as
@@ -395,7 +395,7 @@ def test_every_problem_code_has_one_status_declared_with_the_codes():
     import importlib
 
     from api.errors import FALCON_CODES
-    from wharf.errors import _FROM_STORAGE, NO_STATUS, STATUS, ProblemCode, WharfError
+    from wharf.infra.errors import _FROM_STORAGE, NO_STATUS, STATUS, ProblemCode, WharfError
 
     assert set(STATUS) | set(NO_STATUS) == set(ProblemCode) and not set(STATUS) & NO_STATUS
 
@@ -438,7 +438,7 @@ def test_every_problem_code_has_one_status_declared_with_the_codes():
                                       cls.status))
     for kind, code, _title in _FROM_STORAGE.values():
         if kind.status != STATUS[code]:
-            wrong.append(("wharf.errors._FROM_STORAGE", code, kind.status))
+            wrong.append(("wharf.infra.errors._FROM_STORAGE", code, kind.status))
     wrong += [("api.errors.FALCON_CODES", code, status)
               for status, code in FALCON_CODES.items() if STATUS[code] != status]
     assert not wrong, wrong

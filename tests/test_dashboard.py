@@ -8,9 +8,9 @@ import pytest
 
 from storage.models import ObjectDeletionJob, Operation, OperationAttempt
 from tests.conftest import make_settings
-from wharf.clock import utcnow
-from wharf.heartbeats import Heartbeat
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
+from wharf.observability.heartbeats import Heartbeat
 
 HOSTILE = '<script>alert("x")</script>&<img src=x onerror=alert(1)>'
 
@@ -211,7 +211,7 @@ def test_throughput_buckets_are_exact_at_minute_boundaries(db, world):
     (a float epoch on SQLite lost ~40 µs and put it in the minute before)."""
     from datetime import UTC, datetime
 
-    from wharf import dashboard
+    from wharf.dashboard import service as dashboard
 
     a = world.user("alice").user_id
     now = datetime(2026, 12, 3, 14, 30, 20, 500000, tzinfo=UTC)
@@ -239,7 +239,7 @@ def test_listed_operations_histories_in_one_query(db, world):
     operation; each history is its last ATTEMPTS_SHOWN attempts, oldest first."""
     from sqlalchemy import event
 
-    from wharf import dashboard
+    from wharf.dashboard import service as dashboard
 
     a = world.user("alice").user_id
     ids = [add_operation(db, a, status="failed", attempts=12,
@@ -265,7 +265,7 @@ def test_listed_operations_histories_in_one_query(db, world):
 def test_open_counts_are_capped_and_shown_as_at_least(world, db, settings, monkeypatch):
     """However large the backlog, each open count reads at most OPEN_SCAN rows; a count
     that reached it says so (JSON ``capped`` fields, the page's "≥")."""
-    from wharf import dashboard
+    from wharf.dashboard import service as dashboard
 
     monkeypatch.setattr(dashboard, "OPEN_SCAN", 3)
     ops, a = world.user("ops"), world.user("alice").user_id
@@ -284,7 +284,7 @@ def test_open_counts_are_capped_and_shown_as_at_least(world, db, settings, monke
 
 def test_snapshot_is_shared_for_a_few_seconds(world, db, settings):
     """Many tabs refreshing cost one set of queries per CACHE_SECONDS."""
-    from wharf import dashboard
+    from wharf.dashboard import service as dashboard
 
     a = world.user("alice").user_id
     now = [100.0]
@@ -329,7 +329,8 @@ def _plans(db, run) -> list[str]:
 def test_retried_and_failing_panels_read_an_index(world, db, settings):
     """The open "most retried" and the failing deletion jobs are an index's first
     entries (a backlog of a million open operations is not read on every refresh)."""
-    from wharf import dashboard, deletion
+    from wharf.dashboard import service as dashboard
+    from wharf.deletion import service as deletion
 
     a = world.user("alice").user_id
     add_operation(db, a, status="pending", attempts=2)

@@ -28,8 +28,8 @@ from tests.conftest import PASSWORD, make_settings, register_operator
 from tests.support import services
 from tests.support.threaded_server import serving_in_thread
 from tests.test_dashboard import HOSTILE, add_operation
-from wharf.clock import utcnow
-from wharf.dashboard import FINISHED_WINDOW
+from wharf.dashboard.service import FINISHED_WINDOW
+from wharf.infra.clock import utcnow
 
 CHROMIUM = os.environ.get("WHARF_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("WHARF_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -88,10 +88,10 @@ def test_a_process_out_of_connections_answers_database_busy(pg_url):
 
 
 def test_the_setting_declares_the_pools_own_defaults():
-    # wharf.config imports no storage module (wharf --help stays light), so the setting
+    # wharf.infra.settings imports no storage module (wharf --help stays light), so the setting
     # states the engine's defaults again; this keeps the two the same.
     from storage.db import PG_POOL_SIZE, PG_POOL_TIMEOUT
-    from wharf.config import DECLARED, Settings
+    from wharf.infra.settings import DECLARED, Settings
     assert Settings.from_env({}).database_pool_size == PG_POOL_SIZE
     meaning = next(d for d in DECLARED if d.field == "database_pool_size")
     assert f"waits up to {PG_POOL_TIMEOUT:g} s" in str(vars(meaning))

@@ -28,9 +28,11 @@ from tests.conftest import World
 from tests.support import services
 from tests.support.foundation import PASSWORD, assert_problem, bearer, make_token
 from tests.test_account_deletion import Env, delete_me, key, upload
-from wharf import accounts, deletion, ledger
-from wharf.clock import utcnow
+from wharf.accounts import service as accounts
+from wharf.deletion import ledger
+from wharf.deletion import service as deletion
 from wharf.fsck import run_fsck
+from wharf.infra.clock import utcnow
 from wharfd import cli
 from wharfd.runtime import Components
 

@@ -220,7 +220,7 @@ def test_a_long_kind_is_not_held_up_by_another_ones_long_perform(world, componen
     """Embedded broker, 4 worker threads: while the first long operation's side effects
     run (paused), the second one is claimed and completed by another thread."""
     from tasks.worker import make_worker
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     from wharf.operations.service import outbox_for
     alice = world.user("alice")
     release, started = threading.Event(), threading.Event()

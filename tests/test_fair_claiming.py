@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select, text
 
 from storage.models import Operation
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 from wharf.operations.executor import Executor, claim_statement
 
 
@@ -97,7 +97,7 @@ def test_named_operation_first_then_fair_others(world, components, db):
 
 
 def test_the_setting_reads_from_the_environment():
-    from wharf.config import ConfigError, Settings
+    from wharf.infra.settings import ConfigError, Settings
     assert Settings.from_env({}).fair_claiming is True
     assert Settings.from_env({"WHARF_FAIR_CLAIMING": "off"}).fair_claiming is False
     with pytest.raises(ConfigError, match="WHARF_FAIR_CLAIMING"):

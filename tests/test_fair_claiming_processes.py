@@ -71,8 +71,8 @@ def record_backlog(cluster: Cluster, actor_id: str, space_id: str, n: int) -> No
     """``n`` pending create_resource operations of ``actor_id`` and their outbox rows, in
     one transaction (executemany)."""
     from storage.models import Operation, OutboxMessage
-    from wharf.clock import utcnow
-    from wharf.ids import new_id
+    from wharf.infra.clock import utcnow
+    from wharf.infra.ids import new_id
     from wharf.operations.kinds import CreateResourcePayload, to_json
     ops, outbox = [], []
     for i in range(n):

@@ -14,8 +14,8 @@ from storage.blobstore import FileBlobStore
 from storage.models import Operation
 from tests.test_long_poll_notices import long_poll
 from tests.test_operations import create
-from wharf.clock import utcnow
-from wharf.metrics import REGISTRY
+from wharf.infra.clock import utcnow
+from wharf.observability.metrics import REGISTRY
 from wharf.operations import notify
 from wharf.retention.sweeps import SWEEPS, SweepContext
 

@@ -26,11 +26,12 @@ from storage.unitstore import UnitStore
 from tests.test_assets import PNG, new_unit, published
 from tests.test_blobs import Env, put_bytes, start_upload, upload
 from tests.test_cli import run_wharf, wharf_env
-from wharf import deletion, metrics
-from wharf.clock import utcnow
-from wharf.config import ConfigError
+from wharf.deletion import service as deletion
 from wharf.fsck import Finding, Report, check_grace, run_fsck, streams
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
+from wharf.infra.settings import ConfigError
+from wharf.observability import metrics
 from wharf.retention.runner import run_sweep
 from wharf.retention.schedule import schedules
 from wharf.retention.sweeps import SWEEPS, SweepContext

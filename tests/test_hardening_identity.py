@@ -25,8 +25,8 @@ from tests.support.foundation import (
     row_counts,
     team_space,
 )
-from wharf.clock import utcnow
-from wharf.config import ConfigError, Settings
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import ConfigError, Settings
 
 
 def register(client, username, password=PASSWORD, headers=None):
@@ -542,5 +542,5 @@ def test_the_owner_cannot_leave_and_outsiders_cannot_leave(world, db):
 def test_a_port_a_proxy_appends_is_not_a_bucket_of_its_own(forwarded, bucket):
     """Some proxies write ``address:port`` into X-Forwarded-For; counted as it was, each
     source port was a fresh throttle bucket and the per-address limits held nothing."""
-    from wharf.throttle import address_key
+    from wharf.identity.throttle import address_key
     assert address_key(forwarded) == bucket

@@ -48,7 +48,7 @@ elif which == "scheduler":
     tasks.scheduler.scheduler_loop = report  # run_scheduler: built, about to tick
     cli.main(["scheduler"])
 else:
-    from wharf import serving
+    from wharfd import serving
     serving.serve_until = report  # serve: about to serve
     cli.main(["serve"])
 """

@@ -1,4 +1,4 @@
-"""Process heartbeats (wharf.heartbeats) on both databases: the upsert, recent()'s order,
+"""Process heartbeats (wharf.observability.heartbeats) on both databases: the upsert, recent()'s order,
 window and bound, the stopped mark, stale rows deleted, a failing database survived."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from sqlalchemy import select, update
 
 from storage.db import Database
 from storage.models import ProcessHeartbeat
-from wharf import heartbeats
-from wharf.clock import utcnow
-from wharf.config import ConfigError, Settings
-from wharf.heartbeats import Heartbeat, recent
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import ConfigError, Settings
+from wharf.observability import heartbeats
+from wharf.observability.heartbeats import Heartbeat, recent
 
 
 def _age(db, process_id: str, seconds: float) -> None:
@@ -98,7 +98,7 @@ def test_a_failing_database_does_not_stop_the_loop(settings, tmp_path, caplog):
     finally:
         hb.stop()
     warnings = [r for r in caplog.records
-                if r.name == "wharf.heartbeats" and r.levelno >= logging.WARNING]
+                if r.name == "wharf.observability.heartbeats" and r.levelno >= logging.WARNING]
     # one warning for the streak of failed beats; no stopped mark is even tried
     assert len(warnings) == 1
 
@@ -206,7 +206,7 @@ def test_a_failing_prune_is_not_a_failed_beat(db, settings, monkeypatch, caplog)
         hb._safe_beat()
     assert not hb._failing
     assert recent(db, timedelta(minutes=1))[0].process_id == hb.process_id
-    messages = [r.getMessage() for r in caplog.records if r.name == "wharf.heartbeats"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "wharf.observability.heartbeats"]
     assert not any("not written" in m for m in messages)
     assert sum("not deleted" in m for m in messages) == 1  # once per streak
 

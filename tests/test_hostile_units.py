@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 
 from storage.unitstore import UnitRow
 from tests.conftest import make_settings
-from wharf.config import ConfigError, Settings
+from wharf.infra.settings import ConfigError, Settings
 
 
 def _unit(world, worker):

@@ -21,7 +21,7 @@ from tests.support.foundation import (
     set_password_hash,
     table_values,
 )
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 
 
 def register(client, username, password=PASSWORD):

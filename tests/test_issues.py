@@ -23,7 +23,7 @@ from tests.support.foundation import (
     row_counts,
     team_space,
 )
-from wharf.context import Principal, RequestContext
+from wharf.infra.context import Principal, RequestContext
 from wharf.issues import service
 
 

@@ -17,7 +17,8 @@ from storage.models import (
     TrashBatch,
     UnitResource,
 )
-from wharf import deletion, trash
+from wharf.deletion import service as deletion
+from wharf.trash import service as trash
 
 
 def key() -> str:
@@ -292,7 +293,7 @@ def test_purge_is_refused_while_a_worktree_references_a_resource(world, worker, 
 def test_trash_retention_purges_old_batches_once(world, worker, components, settings):
     from datetime import timedelta
 
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     db = components.db  # the database whose committed outbox rows go to the broker
     alice = world.user("alice")
     top = node(alice, alice.personal_space_id, "Old")

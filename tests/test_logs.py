@@ -1,4 +1,4 @@
-"""Structured logs (wharfd/logs.py, wharf/logctx.py): what an operator reads and ships.
+"""Structured logs (wharfd/logs.py, wharf/observability/logctx.py): what an operator reads and ships.
 
 In process: the JSON formatter every process installs, on a private handler, shows the
 context a request and an operation bind (request id, user, operation id, kind, attempt)
@@ -29,8 +29,8 @@ from tests.conftest import World
 from tests.support import services
 from tests.test_cli import WHARF, free_port, run_wharf, wharf_env
 from tests.test_tracing import spans  # noqa: F401  (a fixture)
-from wharf import logctx
-from wharf.errors import TransientFailure, WharfError
+from wharf.infra.errors import TransientFailure, WharfError
+from wharf.observability import logctx
 from wharf.operations.executor import Executor
 from wharfd import logs
 
@@ -316,7 +316,7 @@ def test_a_sweep_run_writes_one_line_with_its_name_rows_and_duration(
         world, components, json_lines):
     from sqlalchemy import update
 
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     from wharf.retention.runner import run_sweep
     from wharf.retention.sweeps import SweepContext
     alice = world.user("alice")

@@ -192,7 +192,7 @@ def test_an_operation_the_recovery_sweep_fails_answers_its_long_polls(world, com
                                                                        db, monkeypatch):
     from sqlalchemy import update
 
-    from wharf.clock import utcnow
+    from wharf.infra.clock import utcnow
     from wharf.operations import notify
     from wharf.retention.sweeps import SweepContext, recover_operations
     monkeypatch.setattr(notify, "CONFIRM_SECONDS", 60)  # only a notice can answer early

@@ -1,4 +1,4 @@
-"""wharf/merge.py: the three-way JSON merge (spec assets-worktrees.md §8.3-§8.7, §17).
+"""wharf/worktrees/merge.py: the three-way JSON merge (spec assets-worktrees.md §8.3-§8.7, §17).
 
 Worked examples of §8.6 as plain tests, the equality rules of §8.4, conflict records of §8.5
 (cap, truncation), the root rule, rebase with resolutions (§8.7), then Hypothesis
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from jsonpointer import JsonPointer
 
 from storage.unitpatch import UnitLimits, apply_changeset, parse_changeset
-from wharf.merge import (
+from wharf.worktrees.merge import (
     ABSENT,
     MAX_CONFLICT_VALUE_BYTES,
     MAX_CONFLICTS,

@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from tests.conftest import make_settings
 from tests.support.client import ApiClient
-from wharf.config import ConfigError, Settings
+from wharf.infra.settings import ConfigError, Settings
 
 DEAD_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 TOKEN = "metrics-" + "t" * 24
@@ -218,7 +218,7 @@ def test_metrics_port_closes_connections_that_send_nothing(monkeypatch):
 
     import requests
 
-    from wharf import metrics
+    from wharf.observability import metrics
     monkeypatch.setattr(metrics, "HANDLER_TIMEOUT", 0.5, raising=False)
     server = metrics.MetricsServer("127.0.0.1", 0).start()
     try:
@@ -285,7 +285,7 @@ def test_hung_blob_store_answers_fast_and_is_checked_once_per_window(
     comps = Components(settings, db=db, blob_store=store)
     try:
         anon = ApiClient(comps.api_app())
-        with caplog.at_level(logging.WARNING, logger="wharf.metrics"):
+        with caplog.at_level(logging.WARNING, logger="wharf.observability.metrics"):
             started = time.monotonic()
             r = anon.get("/healthz/details")
             assert time.monotonic() - started < 3.5, "the blob store ping has a short budget"
@@ -317,7 +317,7 @@ def test_concurrent_callers_get_the_previous_value_while_one_refreshes():
     import threading
     import time
 
-    from wharf.metrics import Dependencies
+    from wharf.observability.metrics import Dependencies
     release, calls = threading.Event(), []
 
     def slow():
@@ -347,7 +347,7 @@ def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_pa
     check still hanging is not started again."""
     import time
 
-    from wharf import metrics
+    from wharf.observability import metrics
     from wharfd.runtime import Components
     monkeypatch.setattr(metrics, "CHECK_BUDGET", 1.0)
     silent = SilentServer()
@@ -368,13 +368,13 @@ def test_a_database_that_never_answers_is_reported_down_within_the_budget(tmp_pa
 
 
 def test_the_operations_guide_lists_every_metric_wharf_declares():
-    """Every metric name declared in ``wharf.metrics`` has a row in a table of
+    """Every metric name declared in ``wharf.observability.metrics`` has a row in a table of
     docs/operations.md (an operator alerting on it finds what it means there)."""
     from pathlib import Path
 
-    import wharf.metrics
+    import wharf.observability.metrics
     root = Path(__file__).resolve().parent.parent
-    declared = set(re.findall(r'"(wharf_[a-z_]+)"', Path(wharf.metrics.__file__).read_text()))
+    declared = set(re.findall(r'"(wharf_[a-z_]+)"', Path(wharf.observability.metrics.__file__).read_text()))
     documented = set(re.findall(r"^\| `(wharf_[a-z_]+)`", (root / "docs" / "operations.md")
                                 .read_text(), re.M))
     assert len(declared) > 20

@@ -33,8 +33,8 @@ from migrations.prepare import MigrationRefused, backup_sqlite, current_revision
 from storage.db import Database, make_engines
 from tests.conftest import PASSWORD, make_settings
 from tests.support import services
-from wharf.context import RequestContext
-from wharf.identity import Identity
+from wharf.identity.service import Identity
+from wharf.infra.context import RequestContext
 
 EXTRA_REVISION = "9999testextra"
 CORE_TABLES = {"users", "password_credentials", "login_sessions", "spaces", "space_members",
@@ -429,7 +429,7 @@ def test_0020_rewrites_merge_results_and_their_deliveries_as_bounded_summaries(
     from sqlalchemy.orm import Session
 
     from storage.models import Operation, User, Webhook, WebhookDelivery
-    from wharf.ids import new_id
+    from wharf.infra.ids import new_id
 
     prepare(engine, report=_quiet)
     _seed(mig_url, tmp_path)
@@ -478,7 +478,7 @@ def test_0021_drops_the_membership_rows_of_space_owners(engine, mig_url, tmp_pat
     ``wharf space-owner`` named) kept their member row; 0021 deletes such rows, and only
     those."""
     from storage.models import Space, SpaceMember
-    from wharf.ids import new_id
+    from wharf.infra.ids import new_id
     prepare(engine, report=_quiet)
     settings = make_settings(tmp_path, mig_url)
     db = Database(mig_url)

@@ -19,8 +19,8 @@ from storage.models import Node, Operation, OperationAttempt, OutboxMessage, Res
 from storage.unitstore import UnitConflict
 from tests.conftest import World
 from tests.support.client import ApiClient
-from wharf.clock import utcnow
-from wharf.errors import TransientFailure
+from wharf.infra.clock import utcnow
+from wharf.infra.errors import TransientFailure
 from wharf.operations import recovery
 from wharfd.runtime import Components
 

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, func, select, text, update
 from storage.models import Node, Operation, OperationAttempt
 from storage.unitstore import UnitConflict
 from tests.support.client import ApiClient
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 
 
 def key() -> str:

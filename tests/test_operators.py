@@ -1,4 +1,4 @@
-"""Operators (WHARF_OPERATORS, wharf.operators): who operates, and an operator reading,
+"""Operators (WHARF_OPERATORS, wharf.infra.operators): who operates, and an operator reading,
 retrying and cancelling another user's operation through the ordinary endpoints, on
 SQLite and PostgreSQL (in-process broker)."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from sqlalchemy import select
 
 from storage.models import AuditLog, Node
 from tests.conftest import make_settings
-from wharf.config import ConfigError, Settings
-from wharf.context import ANONYMOUS, Principal, RequestContext, system_principal
-from wharf.errors import NotFound
-from wharf.identity import USERNAME_RE
-from wharf.operators import is_operator, require_operator
+from wharf.identity.service import USERNAME_RE
+from wharf.infra.context import ANONYMOUS, Principal, RequestContext, system_principal
+from wharf.infra.errors import NotFound
+from wharf.infra.operators import is_operator, require_operator
+from wharf.infra.settings import ConfigError, Settings
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from tests.support.foundation import add_member, assert_problem, make_node, team
 from tests.test_operations import wait_done
 from tests.test_worktree_units import _doc_without_worker, add, edit, post_unit
 from tests.test_worktrees import _doc, _purge, count, create, create_without_worker, discard
-from wharf import trash
-from wharf.clock import utcnow
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
+from wharf.trash import service as trash
 
 
 def _shared_doc(alice, bob) -> tuple[str, dict, str]:

@@ -15,12 +15,12 @@ from sqlalchemy import func, select
 from storage.db import Database
 from storage.models import AuditLog, Operation, OutboxMessage
 from tests.conftest import make_settings
-from wharf.config import ConfigError, Settings
-from wharf.context import Principal, RequestContext
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.settings import ConfigError, Settings
 from wharf.operations.errors import QuotaExceeded
 from wharf.operations.quotas import id_floor
 from wharf.operations.service import Operations
-from wharf.resources import submit_create_resource
+from wharf.units.resources import submit_create_resource
 
 PENDING = 3
 
@@ -161,7 +161,7 @@ def test_only_an_operator_mints_a_token_looser_than_the_server(world):
                                         "quota_submissions_per_minute": 5})
     assert r.status_code == 201
     carol = world.user("carol")  # an operator
-    # a write-only token would not act as hers (wharf.operators): it may not be looser
+    # a write-only token would not act as hers (wharf.infra.operators): it may not be looser
     r = carol.post("/api/api-tokens", json={"name": "bulk", "scopes": ["write"],
                                         "quota_pending_operations": 0})
     assert r.status_code == 400, r.text

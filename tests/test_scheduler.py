@@ -27,8 +27,8 @@ from storage.models import (
     ScheduleTick,
 )
 from tests.support.s3 import free_port
-from wharf import metrics
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
+from wharf.observability import metrics
 from wharf.retention.runner import run_sweep, run_tick
 from wharf.retention.schedule import Schedule, Scheduler, schedules
 from wharf.retention.sweeps import SweepContext
@@ -120,7 +120,7 @@ def test_the_scheduler_enqueues_one_tick_per_period(db, settings, period):
 def _scheduler_process(url: str, name: str, times: list[str], barrier) -> None:
     """One scheduler process walking the shared simulated timeline; also plays the worker
     that finishes enqueued sweeps, so no tick is skipped for a still-running one."""
-    from wharf.config import Settings
+    from wharf.infra.settings import Settings
     db = Database(url)
     settings = Settings.from_env({"WHARF_DATABASE_URL": url, "WHARF_SWEEP_INTERVAL": "60",
                                   "WHARF_RECOVERY_INTERVAL": "60",

@@ -1,4 +1,4 @@
-"""``wharf.serving.create_server`` when the host name resolves to several addresses.
+"""``wharfd.serving.create_server`` when the host name resolves to several addresses.
 
 waitress then answers with a ``MultiSocketServer`` holding one server per address (on a
 dual-stack machine ``localhost`` is ``::1`` and ``127.0.0.1``). Each of them must get the
@@ -10,8 +10,8 @@ import socket
 
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
-from wharf import serving
-from wharf.config import Settings
+from wharf.infra.settings import Settings
+from wharfd import serving
 
 
 def _app(environ, start_response):

@@ -1,4 +1,4 @@
-"""Settings are declared once (``wharf/config.py``): the README table, the example env file
+"""Settings are declared once (``wharf/infra/settings.py``): the README table, the example env file
 and the bounds checked at start all follow from the declarations."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from wharf.config import DECLARED, ConfigError, Settings, settings_table
+from wharf.infra.settings import DECLARED, ConfigError, Settings, settings_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,7 +15,7 @@ def test_readme_settings_table_is_the_declared_one():
     readme = (ROOT / "README.md").read_text()
     table = settings_table()
     assert table in readme, ("README.md's settings table differs from the declarations; "
-                             "regenerate it with `.venv/bin/python -m wharf.config`")
+                             "regenerate it with `.venv/bin/python -m wharf.infra.settings`")
 
 
 def test_env_example_names_every_setting_with_its_default():

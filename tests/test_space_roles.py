@@ -13,7 +13,7 @@ from sqlalchemy import update
 from storage.models import SpaceMember
 from tests.support.foundation import add_member, assert_problem, make_node, team_space
 from tests.test_worktrees import create_without_worker, discard, submit_create
-from wharf import accounts
+from wharf.accounts import service as accounts
 
 
 def key() -> str:

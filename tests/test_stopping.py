@@ -1,4 +1,4 @@
-"""``wharf.stopping.StopSignal``: how ``wharf worker`` (parent and children), ``wharf
+"""``wharf.infra.stopping.StopSignal``: how ``wharf worker`` (parent and children), ``wharf
 scheduler`` and ``wharf serve`` learn of SIGTERM/SIGINT.
 
 With a ``threading.Event`` set by the signal handler, a signal arriving while the main
@@ -19,7 +19,7 @@ from tests.support.processes import REPO
 #: The supervising loop's shape: waits that keep returning, a signal at any point of them.
 TIGHT_LOOP = """
 import os, signal, threading, time
-from wharf.stopping import StopSignal
+from wharf.infra.stopping import StopSignal
 stop = StopSignal().install()
 for trial in range(300):
     stop._set = False
@@ -32,7 +32,7 @@ print("stopped 300 times")
 #: A signal delivered to a thread that is not the main one, which waits without timeout.
 OTHER_THREAD = """
 import signal, threading, time
-from wharf.stopping import StopSignal
+from wharf.infra.stopping import StopSignal
 stop = StopSignal().install()
 other = threading.Thread(target=time.sleep, args=(5,), daemon=True)
 other.start()
@@ -61,7 +61,7 @@ def test_a_stop_signal_delivered_to_another_thread_wakes_the_main_thread():
 def test_wait_times_out_and_set_stops_it():
     r = _run("""
         import threading, time
-        from wharf.stopping import StopSignal
+        from wharf.infra.stopping import StopSignal
         stop = StopSignal().install()
         t0 = time.monotonic()
         assert stop.wait(0.2) is False and time.monotonic() - t0 >= 0.2

@@ -1,4 +1,4 @@
-"""Storage's own errors and the core's one mapping of them (wharf.errors.from_storage): each
+"""Storage's own errors and the core's one mapping of them (wharf.infra.errors.from_storage): each
 keeps the status, problem code, title, retryability and headers it had when storage raised
 the core's errors itself. And the outbox's fast path is a collaborator the database is given."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from storage import errors as se
 from storage.db import Database, send_after_commit
 from storage.models import OutboxMessage
-from wharf.errors import WharfError, from_storage
-from wharf.ids import new_id
+from wharf.infra.errors import WharfError, from_storage
+from wharf.infra.ids import new_id
 
 # class -> (status, code, title, retryable, Retry-After)
 EXPECTED = {

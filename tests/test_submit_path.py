@@ -17,12 +17,12 @@ from storage.errors import DatabaseBusy
 from storage.models import ApiToken, AuditLog, LoginSession, Operation, OutboxMessage
 from tests.conftest import make_settings
 from tests.support.client import ApiClient
-from wharf import audit
-from wharf.clock import utcnow
-from wharf.context import Principal, RequestContext
-from wharf.identity import AuthCache, Identity
+from wharf.identity.service import AuthCache, Identity
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
 from wharf.operations.kinds import CreateResourcePayload
-from wharf.resources import KIND as CREATE_RESOURCE
+from wharf.units.resources import KIND as CREATE_RESOURCE
 
 
 def key() -> str:
@@ -161,7 +161,7 @@ def test_revocation_in_one_process_reaches_another_within_the_bound(tmp_path, da
                        unitstore=components.unitstore)
     identity_b = Identity(settings)
     other_process = AuthCache(bound)
-    from wharf import identity as identity_mod
+    from wharf.identity import service as identity_mod
     identity_mod._CACHES.discard(other_process)  # another process: no shared hooks
     identity_b.auth_cache = other_process
     app_b = create_app(settings, components.db, operations=components.operations,

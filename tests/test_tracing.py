@@ -29,9 +29,9 @@ from tests.support import services
 from tests.support.processes import REPO, redis_namespace
 from tests.test_blobs import put_bytes, start_upload
 from tests.test_operations import FlakyUnitStore, create, start_worker, wait_done
-from wharf.clock import utcnow
-from wharf.config import ConfigError
-from wharf.errors import TransientFailure
+from wharf.infra.clock import utcnow
+from wharf.infra.errors import TransientFailure
+from wharf.infra.settings import ConfigError
 from wharf.operations import recovery
 from wharfd import tracing as wiring
 from wharfd.runtime import Components
@@ -352,7 +352,7 @@ def test_the_trace_crosses_redis_into_a_worker_process(spans, tmp_path):
     """The API in this process (in-memory exporter), a real ``wharf worker`` (console
     exporter) answering through Redis: the worker's attempt is in the POST's trace."""
     services.need(services.redis_error())
-    from wharf.config import Settings
+    from wharf.infra.settings import Settings
     with redis_namespace("tracing") as ns:
         assert ns is not None
         env = _process_env(tmp_path, ns)
@@ -425,7 +425,7 @@ def test_a_drains_hand_over_bell_starts_no_part_of_the_submitters_trace(spans, s
 
     from tasks.dispatch import BrokerDispatcher
     from tasks.tracing import install
-    from wharf import tracing
+    from wharf.observability import tracing
     broker = StubBroker()
     install(broker)
     broker.declare_queue("operations")

@@ -10,9 +10,9 @@ from sqlalchemy import func, select
 
 from storage.models import Node, Operation, TrashBatch
 from tests.support.foundation import add_member, assert_problem, make_node, team_space
-from wharf import pagination
-from wharf.access import MAX_TREE_DEPTH
-from wharf.ids import new_id
+from wharf.infra import pagination
+from wharf.infra.ids import new_id
+from wharf.spaces.access import MAX_TREE_DEPTH
 
 
 def key() -> str:

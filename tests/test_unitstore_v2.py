@@ -3,7 +3,7 @@ commits a merge makes through them (spec assets-worktrees §3.2, §7.4, §8.2, �
 
 Every test runs on SQLite and on PostgreSQL (the ``backend`` fixture). The merge algorithm
 is not under test here: the patches and merged documents below are written by hand, as
-the core's ``wharf/merge.py`` would compute them.
+the core's ``wharf/worktrees/merge.py`` would compute them.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from api.app import create_app
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from tests.conftest import World, make_settings
 from tests.support.foundation import assert_problem, audit_rows, bearer, make_token
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 from wharf.operations import recovery
 from wharf.webhooks import delivery
 from wharf.webhooks.events import DELIVERY_RETENTION_DAYS, QUEUE, REPLAY_WINDOW_SECONDS
@@ -319,7 +319,7 @@ def test_ownership_limits_and_input(world: World, receiver, components) -> None:
 
 def test_the_limit_holds_for_concurrent_creates(world: World, receiver, components,
                                                 monkeypatch) -> None:
-    """``WHARF_WEBHOOK_MAX_PER_USER`` is counted under a lock per user (wharf.limits): a
+    """``WHARF_WEBHOOK_MAX_PER_USER`` is counted under a lock per user (wharf.infra.limits): a
     second create of the same user that arrives between the first one's count and its
     insert waits for it, then finds the limit reached. Then
     a burst of concurrent creates ends at the limit too."""
@@ -691,7 +691,7 @@ def test_claim_margin_setting_bounds_the_claim_and_the_sweeps_grace(
         world: World, receiver, components) -> None:
     """``WHARF_WEBHOOK_CLAIM_MARGIN_SECONDS`` (1 to 3600, default 60): the claim is the
     send's deadline + 1 s + the margin, and the sweep rings a delivery overdue by it."""
-    from wharf.config import ConfigError, Settings
+    from wharf.infra.settings import ConfigError, Settings
     from wharf.retention.sweeps import SweepContext, retry_webhook_deliveries
     for bad in ("0", "0.5", "3601", "soon"):
         with pytest.raises(ConfigError):

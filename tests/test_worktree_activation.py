@@ -22,7 +22,7 @@ from tests.test_worktree_merge import (
     ready,
     run,
 )
-from wharf.ids import new_id
+from wharf.infra.ids import new_id
 
 
 def blocked_unit(components, db, alice, folder: dict) -> tuple[str, dict]:

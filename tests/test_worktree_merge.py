@@ -28,8 +28,8 @@ from storage.models import (
     WorktreeUnit,
 )
 from tests.support.foundation import assert_problem, make_node
-from wharf.clock import utcnow
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
 from wharf.operations.kinds import MergeUnitResult, MergeWorktreeResult
 from wharf.worktrees import merging
 

@@ -23,8 +23,8 @@ from tests.test_worktree_merge import (
     ready,
     run,
 )
-from wharf.clock import utcnow
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
 from wharf.retention.sweeps import SWEEPS, SweepContext
 
 DAY = 86400.0

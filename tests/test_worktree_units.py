@@ -26,8 +26,8 @@ from storage.models import (
 from tests.support.foundation import add_member, assert_problem, make_node, row_counts, team_space
 from tests.test_operations import wait_done
 from tests.test_worktrees import _doc, create, create_without_worker, key
-from wharf.clock import utcnow
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.ids import new_id
 
 UNIT_KEYS = {"unit_id", "resource_id", "node_id", "source", "unit_type", "name", "target",
              "base_revision", "draft_revision", "change", "trunk_revision", "trunk_moved",

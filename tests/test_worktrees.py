@@ -26,9 +26,9 @@ from storage.models import (
 )
 from tests.support.foundation import add_member, assert_problem, make_node, team_space
 from tests.test_operations import wait_done
-from wharf.clock import utcnow
-from wharf.context import Principal, RequestContext
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.ids import new_id
 
 SUMMARY_KEYS = {"id", "kind", "name", "summary", "team_space", "visibility", "state",
                 "creator", "unit_count", "busy_operation_id", "last_merge_operation_id",

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wharf.config import ConfigError, Settings
+from wharf.infra.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
     from gunicorn.app.wsgiapp import WSGIApplication
@@ -144,7 +144,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Embedded mode: API + in-process broker + worker threads + scheduler, one process."""
     settings = _settings(args)
-    from wharf import serving
+    from wharfd import serving
     settings = serving.resolve(settings)
     from wharfd.tracing import exporters_from
     exporters_from(os.environ)  # a bad OTEL_TRACES_EXPORTER fails before anything is done
@@ -166,7 +166,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             pass
         raise StartupError(f"cannot listen on {settings.host}:{settings.port} "
                            f"(WHARF_HOST/WHARF_PORT): {exc.strerror or exc}") from None
-    from wharf.stopping import StopSignal
+    from wharf.infra.stopping import StopSignal
     stop = StopSignal().install()
     try:
         runtime.start()
@@ -274,7 +274,7 @@ def _api_application_class() -> type[WSGIApplication]:
             self.cfg.set("worker_exit", worker_exit)
 
         def _limit_long_polls(self, threads: int) -> None:
-            from wharf.serving import long_poll_waiters
+            from wharfd.serving import long_poll_waiters
             name = "WHARF_LONG_POLL_MAX_WAITERS"
             ours = self._derived_waiters or not (os.environ.get(name) or "").strip()
             configured = None if ours else Settings.from_env().long_poll_max_waiters
@@ -388,7 +388,7 @@ def _require_head(db: Database, url: str, variable: str) -> None:
 
 def cmd_sweeps(args: argparse.Namespace) -> int:
     """Every schedule with its period or cron, last run (status, counts) and next run."""
-    from wharf.clock import iso
+    from wharf.infra.clock import iso
     from wharf.retention.schedule import Scheduler
     settings = _settings(args)
     with _opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
@@ -406,8 +406,8 @@ def cmd_deletion_jobs(args: argparse.Namespace) -> int:
     """Object deletion jobs that have been failing for longer than --failing-for seconds."""
     from datetime import timedelta
 
-    from wharf import deletion
-    from wharf.clock import iso
+    from wharf.deletion import service as deletion
+    from wharf.infra.clock import iso
     settings = _settings(args)
     with _opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
         jobs = deletion.failing_jobs(db, timedelta(seconds=args.failing_for))
@@ -426,7 +426,7 @@ def cmd_processes(args: argparse.Namespace) -> int:
     ones too, with their ``stopped_at``): a table, or one JSON object a line (``--json``)."""
     from datetime import timedelta
 
-    from wharf import heartbeats
+    from wharf.observability import heartbeats
     settings = _settings(args)
     widest = int(heartbeats.MAX_WINDOW.total_seconds())
     if not 1 <= args.within <= widest:
@@ -531,7 +531,7 @@ def cmd_restore_check(args: argparse.Namespace) -> int:
 
     from storage.blobstore import blob_store_from_url
     from storage.errors import StorageError
-    from wharf import accounts
+    from wharf.accounts import service as accounts
     since = _since(args.since)
     settings = _settings(args)
     with _opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
@@ -555,8 +555,8 @@ def cmd_restore_check(args: argparse.Namespace) -> int:
 
 def cmd_space_owner(args: argparse.Namespace) -> int:
     """Give a team space an owner (one left read-only by its owner's account deletion)."""
-    from wharf import accounts
-    from wharf.errors import NotFound
+    from wharf.accounts import service as accounts
+    from wharf.infra.errors import NotFound
     settings = _settings(args)
     with _opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
         try:

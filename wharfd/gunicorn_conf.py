@@ -21,7 +21,7 @@ import glob
 import os
 from typing import TYPE_CHECKING
 
-from wharf.config import read_setting
+from wharf.infra.settings import read_setting
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -119,8 +119,8 @@ def pre_request(worker: Worker, req: Request) -> None:
 
 
 def post_worker_init(worker: Worker) -> None:
-    # This worker's heartbeat row (wharf.heartbeats; ``wharf api`` installs the same hook
-    # without this file; starting it twice is a no-op).
+    # This worker's heartbeat row (wharf.observability.heartbeats; ``wharf api`` installs the
+    # same hook without this file; starting it twice is a no-op).
     from wharfd.wsgi import start_heartbeat
     start_heartbeat(worker)
 

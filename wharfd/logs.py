@@ -11,7 +11,7 @@ Rules:
   ``structlog.get_logger()`` works too and ends in the same handler.
 - ``WHARF_LOG_FORMAT``: ``json`` (one object per line: ``timestamp`` ISO-8601 UTC,
   ``level``, ``logger``, ``message``, ``exception`` -- the whole trace as one string --,
-  then the bound context of :mod:`wharf.logctx` and any ``extra=`` fields), ``text``
+  then the bound context of :mod:`wharf.observability.logctx` and any ``extra=`` fields), ``text``
   (structlog's console renderer, no colours) or ``auto``: :data:`JSON_COMMANDS` write
   JSON (they run under a supervisor that ships logs), the rest text (``wharf serve`` is
   run by a person; the short commands are read in a terminal).
@@ -31,8 +31,9 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from wharf import logctx, serving
-from wharf.config import read_setting
+from wharf.infra.settings import read_setting
+from wharf.observability import logctx
+from wharfd import serving
 
 #: Commands that write JSON lines under ``WHARF_LOG_FORMAT=auto``.
 JSON_COMMANDS = frozenset({"api", "worker", "scheduler"})
@@ -111,11 +112,11 @@ _RECORD_KEYS = frozenset(logging.LogRecord("name", 0, "pathname", 0, "msg", (), 
 
 class FastJsonFormatter(logging.Formatter):
     """The JSON line :func:`formatter` writes (first keys, then the bound context of
-    :mod:`wharf.logctx`, then ``extra=`` fields), built without structlog's processor
+    :mod:`wharf.observability.logctx`, then ``extra=`` fields), built without structlog's processor
     chain, for a logger whose records carry no exceptions and nothing bound with
     structlog's own context API: the access logs, one line per request (gunicorn's
     cost about 8 % of an API process's CPU under load, a quarter of it this chain;
-    ``docs/benchmarks.md``; ``wharf serve``'s, :data:`wharf.serving.access_log`). A record
+    ``docs/benchmarks.md``; ``wharf serve``'s, :data:`wharfd.serving.access_log`). A record
     that does carry an exception goes through the full chain, so nothing is lost."""
 
     def __init__(self) -> None:

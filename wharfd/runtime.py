@@ -32,18 +32,18 @@ from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
 from tasks.tracing import install as install_tracing_middleware
 from tasks.worker import make_worker
-from wharf.accounts import DeleteAccount
+from wharf.accounts.service import DeleteAccount
 from wharf.assets import PublishAsset
 from wharf.blobs import CreateBlobResource, ReplaceBlobContent
-from wharf.config import Settings
-from wharf.heartbeats import Details, Heartbeat
+from wharf.infra.settings import Settings
+from wharf.observability.heartbeats import Details, Heartbeat
 from wharf.operations import recovery
 from wharf.operations.executor import Executor, Handler, Hooks
 from wharf.operations.service import Operations
-from wharf.resources import CreateResource
 from wharf.retention.schedule import Scheduler, schedules
-from wharf.trash import PurgeTrash
-from wharf.units import unit_limits
+from wharf.trash.service import PurgeTrash
+from wharf.units.resources import CreateResource
+from wharf.units.service import unit_limits
 from wharf.worktrees import (
     AddWorktreeUnit,
     CreateWorktree,
@@ -147,7 +147,7 @@ class Components:
                         lambda: recovery.relay(self.db, self.dispatcher.send))
 
     def heartbeat(self, role: str, details: Details | None = None) -> Heartbeat:
-        """This process's heartbeat writer (``wharf.heartbeats``), not started."""
+        """This process's heartbeat writer (``wharf.observability.heartbeats``), not started."""
         return Heartbeat(self.db, self.settings, role, details)
 
     def close(self) -> None:

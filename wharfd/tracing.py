@@ -15,7 +15,8 @@ Rules:
 - Instrumented: Falcon (``falcon.App`` is replaced by a traced subclass; ``api.contract``
   builds its app on top of whatever ``falcon.App`` is when the app is created), the
   product and unit store engines (SQLAlchemy, per engine: :func:`instrument_database`),
-  Redis and botocore (their client classes), and Wharf's own spans (``wharf.tracing``).
+  Redis and botocore (their client classes), and Wharf's own spans
+  (``wharf.observability.tracing``).
 - :func:`setup` is called once per process, before its app or components are built:
   each gunicorn worker (``wharfd.wsgi``), each ``wharf worker`` child, ``wharf
   scheduler`` and ``wharf serve``.
@@ -27,8 +28,8 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wharf import tracing
-from wharf.config import ConfigError
+from wharf.infra.settings import ConfigError
+from wharf.observability import tracing
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

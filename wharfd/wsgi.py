@@ -2,7 +2,8 @@
 with its collaborators (database, dispatcher to the broker, notifier) built from settings
 by :class:`wharfd.runtime.Components`.
 
-Each gunicorn worker process writes its heartbeat (``wharf.heartbeats``, role ``api``):
+Each gunicorn worker process writes its heartbeat (``wharf.observability.heartbeats``, role
+``api``):
 gunicorn's ``post_worker_init`` hook calls :func:`start_heartbeat` and ``worker_exit``
 calls :func:`stop_heartbeat` (``wharf api`` installs both hooks whatever the config file;
 the packaged one declares them too). Both are idempotent per process."""
@@ -18,8 +19,8 @@ from wharfd import tracing
 tracing.setup("api")
 
 from api.expect_continue import ExpectContinue  # noqa: E402
-from wharf.config import Settings  # noqa: E402
-from wharf.heartbeats import Heartbeat  # noqa: E402
+from wharf.infra.settings import Settings  # noqa: E402
+from wharf.observability.heartbeats import Heartbeat  # noqa: E402
 from wharfd import heap  # noqa: E402
 from wharfd.runtime import Components  # noqa: E402
 

@@ -19,7 +19,7 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.models import UnitAsset
 from wharf import assets
-from wharf.config import Settings
+from wharf.infra.settings import Settings
 from wharf.operations.service import Operations, check_key
 
 

@@ -17,7 +17,7 @@ from storage.db import Database
 from storage.enums import BlobState, UploadState
 from storage.models import BlobUploadSession
 from wharf import blobs
-from wharf.config import Settings
+from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 
 OCTETS = "application/octet-stream"

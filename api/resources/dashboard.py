@@ -1,7 +1,7 @@
 """The operator dashboard: ``GET /ops`` (HTML), ``GET /api/ops/dashboard`` (JSON) and the
 page's own script and stylesheet (``/ops/dashboard.js``, ``/ops/dashboard.css``).
 
-Only operators (``WHARF_OPERATORS``, :func:`wharf.operators.require_operator`) see its
+Only operators (``WHARF_OPERATORS``, :func:`wharf.infra.operators.require_operator`) see its
 data: everyone else, anonymous visitors included, gets 404 on ``GET`` (problem+json from
 the JSON endpoint, an HTML page from ``/ops``, with a login form for anonymous visitors).
 Both answers are ``Cache-Control: no-store``. What is *not* hidden: that the dashboard
@@ -19,10 +19,10 @@ import falcon
 from api import contract, dashboard_page
 from api.schemas.dashboard import Dashboard
 from storage.db import Database
-from wharf import dashboard
-from wharf.config import Settings
-from wharf.errors import NotFound
-from wharf.operators import require_operator
+from wharf.dashboard import service as dashboard
+from wharf.infra.errors import NotFound
+from wharf.infra.operators import require_operator
+from wharf.infra.settings import Settings
 
 HTML = "text/html; charset=utf-8"
 NO_STORE = "no-store"

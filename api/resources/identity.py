@@ -22,8 +22,8 @@ from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, SpaceType, TokenScope
 from storage.models import Space, User
-from wharf.config import Settings
-from wharf.identity import Identity
+from wharf.identity.service import Identity
+from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 
 THROTTLED = ("429 `rate_limited` (with `Retry-After` and `details.retry_after`) when a "
@@ -173,7 +173,7 @@ class MeWithDeletion(Me):
                  responses=submission_answers("Accepted: the account is being deleted."),
                  problems=(403, 429))
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from wharf import accounts
+        from wharf.accounts import service as accounts
         assert self.identity is not None and self.settings is not None and self.ops is not None
         body = contract.read_body(req, DeleteAccountRequest)
         answer_submission(resp, accounts.submit_deletion(

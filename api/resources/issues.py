@@ -39,7 +39,7 @@ from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
 from storage.models import IssueComment, IssueLabel, User
-from wharf.clock import iso
+from wharf.infra.clock import iso
 from wharf.issues import service, timeline
 from wharf.issues.service import IssueFilters, IssueView
 from wharf.issues.timeline import TimelineItem

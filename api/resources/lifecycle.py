@@ -29,7 +29,9 @@ from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import ShareRole
 from storage.models import TrashBatch as TrashBatchRow
-from wharf import recent, sharing, trash
+from wharf.recent import service as recent
+from wharf.sharing import service as sharing
+from wharf.trash import service as trash
 
 B = TypeVar("B", bound=TrashBatch)
 
@@ -94,7 +96,7 @@ class LinkSharing:
     @contract.op(operation_id="getLinkSharing", summary="Link sharing state",
                  tags=["sharing"], responses={200: LinkSharingState})
     def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        from wharf.access import require_share
+        from wharf.spaces.access import require_share
         with self.db.read() as s:
             node, _ = require_share(s, req.context.principal, node_id)
             resp.media = msgspec.convert(sharing.get_link_sharing(s, node.id),

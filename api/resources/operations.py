@@ -37,14 +37,16 @@ from storage.models import Resource as ResourceRow
 from storage.models import UnitResource
 from storage.unitpatch import InvalidChangeset
 from storage.unitstore import UnitStore
-from wharf import nodes, resources, units
-from wharf.access import Access
-from wharf.clock import iso
-from wharf.errors import ValidationFailed
-from wharf.ids import is_id
+from wharf.infra.clock import iso
+from wharf.infra.errors import ValidationFailed
+from wharf.infra.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.notify import Done
 from wharf.operations.service import DONE, Operations, Submission, can_retry
+from wharf.spaces import nodes
+from wharf.spaces.access import Access
+from wharf.units import resources
+from wharf.units import service as units
 
 log = logging.getLogger("wharf.api")
 

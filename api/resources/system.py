@@ -12,9 +12,9 @@ from api.contract import App
 from api.schemas.system import Check, CheckState, HealthStatus, Readiness
 from api.schemas.system import Health as HealthBody
 from api.schemas.system import HealthDetails as HealthDetailsBody
-from wharf import metrics
-from wharf.errors import Unauthenticated
-from wharf.metrics import Dependencies, token_ok
+from wharf.infra.errors import Unauthenticated
+from wharf.observability import metrics
+from wharf.observability.metrics import Dependencies, token_ok
 
 RETRY_AFTER = "5"
 

@@ -25,9 +25,10 @@ from storage.db import Database
 from storage.enums import Role
 from storage.models import Node as NodeRow
 from storage.models import User
-from wharf import nodes, spaces
-from wharf.context import RequestContext
+from wharf.infra.context import RequestContext
 from wharf.operations.service import Operations
+from wharf.spaces import nodes
+from wharf.spaces import service as spaces
 
 
 def _node_page(s: Session, ctx: RequestContext, items: list[NodeRow], nxt: str | None,
@@ -208,7 +209,7 @@ class NodeWithPurge(Node):
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(409,))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        from wharf import trash
+        from wharf.trash import service as trash
         answer_submission(resp, trash.submit_purge(self.ops, req.context.ctx,
                                                    req.get_header("Idempotency-Key"), node_id))
 

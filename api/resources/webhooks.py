@@ -18,7 +18,7 @@ from api.serialize import timestamp
 from storage.db import Database
 from storage.models import Webhook as WebhookRow
 from storage.models import WebhookDelivery as DeliveryRow
-from wharf.clock import iso
+from wharf.infra.clock import iso
 from wharf.webhooks.events import DeliveryStatus, WebhookEvent
 from wharf.webhooks.service import Webhooks
 

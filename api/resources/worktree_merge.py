@@ -20,10 +20,10 @@ from api.schemas.worktree_merge import (
 )
 from storage.db import Database
 from storage.unitstore import UnitStore
-from wharf.config import Settings
-from wharf.merge import Take
+from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 from wharf.worktrees import activation, merging
+from wharf.worktrees.merge import Take
 
 
 def _records(items: list[dict[str, object]]) -> list[MergeConflictRecord]:

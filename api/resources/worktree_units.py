@@ -26,7 +26,7 @@ from api.schemas.worktrees import (
 )
 from storage.db import Database
 from storage.unitstore import UnitStore
-from wharf.config import Settings
+from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 from wharf.worktrees import units
 

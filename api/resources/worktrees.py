@@ -36,8 +36,8 @@ from storage.enums import (
 )
 from storage.unitstore import UnitStore
 from wharf import worktrees
-from wharf.clock import iso
-from wharf.context import RequestContext
+from wharf.infra.clock import iso
+from wharf.infra.context import RequestContext
 from wharf.operations.service import Operations
 from wharf.worktrees import access
 from wharf.worktrees import events as wt_events

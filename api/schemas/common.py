@@ -5,12 +5,12 @@ from typing import Annotated
 
 import msgspec
 
-from wharf.ids import ID_PATTERN
-from wharf.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from wharf.infra.ids import ID_PATTERN
+from wharf.infra.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="An id: 32 lowercase hex digits.",
                                  examples=["0f8fad5bd9cb469fa16570867728950e"])]
-# Timestamps are written by ``wharf.clock.iso`` (UTC, ``Z`` suffix), kept as text so the
+# Timestamps are written by ``wharf.infra.clock.iso`` (UTC, ``Z`` suffix), kept as text so the
 # bytes on the wire stay exactly what the server always sent.
 Timestamp = Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"},
                                         examples=["2026-01-31T12:00:00.000000Z"])]

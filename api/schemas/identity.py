@@ -7,7 +7,7 @@ import msgspec
 
 from api.schemas.common import Id, InvalidField, Request, Response, Timestamp
 from storage.enums import AuthMethod, TokenScope
-from wharf.identity import PASSWORD_MAX, PASSWORD_MIN
+from wharf.identity.service import PASSWORD_MAX, PASSWORD_MIN
 
 Username = Annotated[str, msgspec.Meta(max_length=64, examples=["alice"])]
 Password = Annotated[str, msgspec.Meta(max_length=PASSWORD_MAX)]

@@ -8,8 +8,8 @@ import msgspec
 from api.schemas.common import Cursor, Id, Limit, Request, Response, Timestamp
 from api.schemas.tree import _Patch
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
+from wharf.infra.pagination import DEFAULT_LIMIT
 from wharf.issues.service import BODY_MAX, LABEL_NAME_MAX, SEARCH_MAX, TITLE_MAX
-from wharf.pagination import DEFAULT_LIMIT
 
 Title = Annotated[str, msgspec.Meta(min_length=1, max_length=TITLE_MAX,
                                     examples=["Totals row is off by one"])]

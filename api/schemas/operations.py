@@ -13,6 +13,7 @@ import msgspec
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
 from api.schemas.tree import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
+from wharf.infra.pagination import DEFAULT_LIMIT
 from wharf.operations.kinds import (
     ActivateWorktreeResourceResult,
     AddWorktreeUnitResult,
@@ -30,7 +31,6 @@ from wharf.operations.kinds import (
     ReplaceBlobContentResult,
 )
 from wharf.operations.service import KIND_PATTERN
-from wharf.pagination import DEFAULT_LIMIT
 
 #: ``?wait=`` accepts up to ``WAIT_ACCEPTED`` seconds; the server waits at most
 #: ``MAX_WAIT`` (a larger value counts as ``MAX_WAIT``).

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response
-from wharf.pagination import DEFAULT_LIMIT
+from wharf.infra.pagination import DEFAULT_LIMIT
 
 
 class PreviewOutcome(StrEnum):

@@ -18,7 +18,7 @@ from storage.enums import (
     WorktreeUnitSource,
     WorktreeVisibility,
 )
-from wharf.pagination import DEFAULT_LIMIT
+from wharf.infra.pagination import DEFAULT_LIMIT
 from wharf.worktrees.access import WorktreeCapabilities  # the core's own Struct
 
 WorktreeName = Annotated[str, msgspec.Meta(

@@ -8,7 +8,7 @@ ANALYZE), then with a busy last hour on top: ``--recent`` operations finished ov
 some slowly) and an open backlog of ``--backlog`` pending operations (half due, half
 retrying later) plus ``--running`` running ones, so the hour's panels read more rows than
 their scan cap and the open counts are not trivially empty. Then ``--rounds`` rounds of:
-``wharf.dashboard.snapshot`` with each panel timed, ``GET /api/ops/dashboard`` and
+``wharf.dashboard.service.snapshot`` with each panel timed, ``GET /api/ops/dashboard`` and
 ``GET /ops`` through the app in-process (WSGI, no socket: the server's own work: queries,
 encoding, HTML), as an operator.
 
@@ -133,8 +133,8 @@ def main() -> int:
     from api.app import create_app
     from migrations.prepare import prepare
     from storage.db import Database
-    from wharf import dashboard
-    from wharf.config import Settings
+    from wharf.dashboard import service as dashboard
+    from wharf.infra.settings import Settings
 
     name, url = create_database()
     log(f"database {name}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Cost of the log context on the operations hot path (wharf/logctx.py), per operation.
+"""Cost of the log context on the operations hot path (wharf/observability/logctx.py), per operation.
 
 A script, not a test. What the executor adds per operation of a batch: one
 ``bound_batch`` per batch (amortised over ``--batch`` operations), and per operation three
@@ -20,7 +20,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from wharf import logctx
+from wharf.observability import logctx
 from wharfd import logs
 
 

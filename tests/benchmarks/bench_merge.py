@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of the three-way JSON merge (``wharf/merge.py``) on a sheet-sized unit.
+"""Benchmark of the three-way JSON merge (``wharf/worktrees/merge.py``) on a sheet-sized unit.
 
 A script, not a test (pytest collects ``test_*.py`` only). Run::
 
@@ -56,7 +56,7 @@ import jsonpatch  # noqa: E402
 
 from storage.unitpatch import UnitLimits, apply_changeset, parse_changeset  # noqa: E402
 from tests.benchmarks.harness import log, status_kib  # noqa: E402
-from wharf.merge import Take, diff, merge, rebase, same  # noqa: E402
+from wharf.worktrees.merge import Take, diff, merge, rebase, same  # noqa: E402
 
 MiB = 1024 * 1024
 BIG = UnitLimits(max_bytes=1 << 34, max_ops=1 << 30, max_depth=10_000)

@@ -560,7 +560,7 @@ def prefill(url: str, n: int, actor_id: str, space_id: str) -> dict[str, float]:
     step."""
     import psycopg
 
-    from wharf.config import Settings
+    from wharf.infra.settings import Settings
     settings = Settings.from_env({})
     params = {"n": n, "actor": actor_id, "space": space_id, "seed": uuid.uuid4().hex[:8],
               "ttl": settings.idempotency_key_ttl,
@@ -965,7 +965,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from wharf.config import Settings
+    from wharf.infra.settings import Settings
     threads = args.worker_threads or Settings.from_env({}).worker_threads
     env = Environment(args)
     results: dict = {}

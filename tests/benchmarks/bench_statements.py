@@ -2,7 +2,7 @@
 ``storage.driver.DriverStatement`` against psycopg alone, in the same run.
 
 A script, not a test. In a throw-away PostgreSQL database it runs N transactions of one
-statement each (the space lookup every create runs, ``wharf.access._SPACE_FACTS_LOCKED``)
+statement each (the space lookup every create runs, ``wharf.spaces.access._SPACE_FACTS_LOCKED``)
 three ways on one pooled connection, three rounds each, and prints the client's CPU per
 transaction (``time.process_time``) and each way's ratio to psycopg alone (the raw layer
 beneath, measured in the same run: this machine's speed drifts by a third within an hour).
@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection  # noqa: E402
 from migrations.prepare import prepare  # noqa: E402
 from storage.driver import DriverStatement  # noqa: E402
 from tests.support import services  # noqa: E402
-from wharf.access import _SPACE_FACTS_LOCKED  # noqa: E402
+from wharf.spaces.access import _SPACE_FACTS_LOCKED  # noqa: E402
 
 
 def main() -> int:

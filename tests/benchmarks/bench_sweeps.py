@@ -24,8 +24,8 @@ from sqlalchemy import create_engine, text
 from migrations.prepare import prepare
 from storage.db import Database
 from storage.models import BlobUploadSession, Space, User
-from wharf.clock import utcnow
-from wharf.config import Settings
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import Settings
 from wharf.retention.runner import run_sweep
 from wharf.retention.sweeps import SweepContext
 

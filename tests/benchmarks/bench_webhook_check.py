@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.models import Base, User
-from wharf.ids import new_id
+from wharf.infra.ids import new_id
 from wharf.webhooks.service import Finished, announce
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

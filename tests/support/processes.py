@@ -166,7 +166,7 @@ class ProcessCluster:
         """An ``ApiClient`` on an in-process ``Components.api_app()`` with ``self.env`` and
         ``env`` over it (the components are closed by :meth:`close`)."""
         from tests.support.client import ApiClient
-        from wharf.config import Settings
+        from wharf.infra.settings import Settings
         from wharfd.runtime import Components
         comps = Components(Settings.from_env({**self.env, **env}))
         self.components.append(comps)

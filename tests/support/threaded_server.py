@@ -1,5 +1,5 @@
 """A WSGI app over real HTTP from a thread of the test process (waitress), stopped the way
-``wharf serve`` stops: by its own loop (``wharf.serving.serve_until``), so the sockets
+``wharf serve`` stops: by its own loop (``wharfd.serving.serve_until``), so the sockets
 are closed by the thread that polls them. (Closing the server from the test's thread
 while its loop thread waited in ``select`` made that thread die of ``OSError: Bad file
 descriptor`` now and then: an unhandled thread exception at teardown.)"""
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from wharf import serving
+from wharfd import serving
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """The problems the asset capability raises (each leaves as an RFC 9457 problem)."""
 from __future__ import annotations
 
-from wharf.errors import Conflict, PayloadTooLarge, ValidationFailed
+from wharf.infra.errors import Conflict, PayloadTooLarge, ValidationFailed
 
 
 class AssetTooLarge(PayloadTooLarge):

@@ -10,15 +10,16 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.enums import AssetUploadState, MergeState, WorktreeState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
-from wharf import audit, deletion
 from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
 from wharf.assets.reading import describe
 from wharf.blobs import verify_object
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict
+from wharf.deletion import service as deletion
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Conflict
+from wharf.infra.settings import Settings
 from wharf.operations.kinds import (
     PUBLISH_ASSET,
     PublishAssetPayload,

@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 
 from storage.enums import AssetUploadState
 from storage.models import Operation, UnitAsset, UnitAssetUpload
-from wharf import deletion
 from wharf.assets.upload import RESERVATION_GRACE, fail_upload
-from wharf.errors import ProblemCode
+from wharf.deletion import service as deletion
+from wharf.infra.errors import ProblemCode
 
 PURGED = "unit_purged_asset"
 

@@ -8,15 +8,16 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.models import UnitAsset
-from wharf import audit, deletion
 from wharf.assets import scope
 from wharf.blobs.ingest import risky
-from wharf.context import RequestContext
-from wharf.errors import NotFound
-from wharf.ids import is_id
+from wharf.deletion import service as deletion
+from wharf.infra import audit
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import NotFound
+from wharf.infra.ids import is_id
+from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
 from wharf.operations.kinds import AssetDescription
-from wharf.pagination import TIMESTAMP, decode_cursor, page
-from wharf.resources import find_unit
+from wharf.units.resources import find_unit
 
 DELETED = "asset_deleted"
 

@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session
 
 from storage.enums import WorktreeUnitSource
 from storage.models import WorktreeNodeIntent, WorktreeUnit
-from wharf.access import require_space
-from wharf.context import Principal, RequestContext
-from wharf.errors import Forbidden, NotFound
-from wharf.ids import is_id
-from wharf.nodes import resolve_parent
-from wharf.resources import find_unit
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Forbidden, NotFound
+from wharf.infra.ids import is_id
+from wharf.spaces.access import require_space
+from wharf.spaces.nodes import resolve_parent
+from wharf.units.resources import find_unit
 
 #: Asset actions and the unit permission each needs.
 EDIT, READ = "edit", "read"

@@ -23,21 +23,23 @@ from storage.enums import AssetUploadState
 from storage.errors import StorageError
 from storage.models import Operation, UnitAssetUpload
 from storage.results import rowcount
-from wharf import audit, deletion, metrics
 from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.blobs.ingest import asset_key_for
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import RequestContext
-from wharf.errors import ProblemCode, ValidationFailed, WharfError
-from wharf.ids import new_id
+from wharf.deletion import service as deletion
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import ProblemCode, ValidationFailed, WharfError
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
+from wharf.infra.validation import clean_name
+from wharf.observability import metrics
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
 from wharf.operations.service import Operations, Submission, check_key, outbox_for
-from wharf.validation import clean_name
 
 log = logging.getLogger("wharf.assets")
 

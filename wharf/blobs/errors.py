@@ -1,7 +1,7 @@
 """The problems the blob capability raises (each leaves as an RFC 9457 problem)."""
 from __future__ import annotations
 
-from wharf.errors import Conflict, ValidationFailed, WharfError
+from wharf.infra.errors import Conflict, ValidationFailed, WharfError
 
 
 class LengthRequired(WharfError):

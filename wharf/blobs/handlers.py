@@ -9,16 +9,15 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.models import BlobResource, BlobUploadSession, Node, Operation
-from wharf import audit, deletion
-from wharf.access import require_node
 from wharf.blobs.errors import UploadSessionState
 from wharf.blobs.reading import etag_header
 from wharf.blobs.verify import verify_object
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import NotFound, PreconditionFailed
-from wharf.nodes import resolve_parent
+from wharf.deletion import service as deletion
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import NotFound, PreconditionFailed
+from wharf.infra.settings import Settings
 from wharf.operations.kinds import (
     CREATE_BLOB_RESOURCE,
     REPLACE_BLOB_CONTENT,
@@ -28,7 +27,9 @@ from wharf.operations.kinds import (
     ReplaceBlobContentResult,
     payload,
 )
-from wharf.resources import publish_node
+from wharf.spaces.access import require_node
+from wharf.spaces.nodes import resolve_parent
+from wharf.units.resources import publish_node
 
 CREATE_KIND = CREATE_BLOB_RESOURCE
 REPLACE_KIND = REPLACE_BLOB_CONTENT

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.memory import release_free_memory
-from wharf import deletion
 from wharf.blobs.errors import SizeMismatch
-from wharf.ids import ID_PATTERN
+from wharf.deletion import service as deletion
+from wharf.infra.ids import ID_PATTERN
 
 log = logging.getLogger("wharf.blobs")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource
-from wharf.access import Access, require_node
-from wharf.context import RequestContext
-from wharf.errors import NotFound
-from wharf.ids import is_id
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import NotFound
+from wharf.infra.ids import is_id
+from wharf.spaces.access import Access, require_node
 
 
 def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
@@ -25,8 +25,8 @@ def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
 
 def publicly_readable(s: Session, node: Node) -> bool:
     """Whether an anonymous visitor may read this node (public read or link sharing)."""
-    from wharf.access import node_access
-    from wharf.context import ANONYMOUS
+    from wharf.infra.context import ANONYMOUS
+    from wharf.spaces.access import node_access
     return node_access(s, ANONYMOUS, node).role is not None
 
 def etag_header(blob: BlobResource) -> str:

@@ -13,17 +13,17 @@ from sqlalchemy.orm import Session
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.models import Operation
-from wharf import deletion
 from wharf.blobs.errors import LengthRequired
 from wharf.blobs.handlers import REPLACE_KIND
 from wharf.blobs.ingest import _drop, body_chunks, ingest, object_key_for
 from wharf.blobs.reading import blob_for_read, etag_header
 from wharf.blobs.sessions import _check_size
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import RequestContext
-from wharf.errors import PreconditionFailed, PreconditionRequired
-from wharf.ids import new_id
+from wharf.deletion import service as deletion
+from wharf.infra.clock import utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import PreconditionFailed, PreconditionRequired
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.kinds import ReplaceBlobContentPayload, payload
 from wharf.operations.service import Operations, Submission, check_key

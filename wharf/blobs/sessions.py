@@ -13,20 +13,21 @@ from sqlalchemy.orm import Session
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.models import BlobUploadSession, Operation
-from wharf import audit, deletion
 from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState
 from wharf.blobs.handlers import CREATE_KIND
 from wharf.blobs.ingest import Ingested, _drop, ingest, object_key_for
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import RequestContext
-from wharf.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed
-from wharf.ids import is_id, new_id
-from wharf.nodes import resolve_parent
+from wharf.deletion import service as deletion
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.settings import Settings
+from wharf.infra.validation import clean_name
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.kinds import CreateBlobResourcePayload
 from wharf.operations.service import Operations, Submission, check_key, fingerprint
-from wharf.validation import clean_name
+from wharf.spaces.nodes import resolve_parent
 
 OPEN_STATES = ("waiting_for_upload", "uploaded")
 

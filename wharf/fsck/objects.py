@@ -19,7 +19,7 @@ pages and merged, and when a row needs its object to exist:
 - **Orphaned**: listed by the store, named by no row. Confirmed just before it is reported
   by a ``HEAD`` (an object its deletion job removed since the listing is gone, not an
   orphan) and by re-reading every table, and the payloads of unfinished operations, for
-  the key (:func:`wharf.references.referenced`, a batch at a time): an upload that
+  the key (:func:`wharf.deletion.references.referenced`, a batch at a time): an upload that
   reserved its key after that range of references was read is not an orphan, nor is the
   staged object of a queued ``replace_blob_content``.
 - **Foreign**: an unreferenced object whose key is not of a shape Wharf writes
@@ -29,14 +29,14 @@ pages and merged, and when a row needs its object to exist:
   no such key. Confirmed by re-reading the rows and a ``HEAD`` of the key.
 - **Repair** (``--repair`` / ``WHARF_FSCK_REPAIR``): an orphan last modified longer than
   ``WHARF_FSCK_GRACE_SECONDS`` ago gets a deletion job through
-  :func:`wharf.deletion.schedule` (the re-check and the job in one write transaction);
+  :func:`wharf.deletion.service.schedule` (the re-check and the job in one write transaction);
   the deletion worker deletes it. A younger orphan is reported, never queued: every upload
   reserves its key with a deletion job before its first byte, so a live upload's object is
   not an orphan at all, and the grace (longer than any upload may run, see
   :func:`wharf.fsck.run.check_grace`) covers anything that writes a key before recording
   it. Queued orphans are referenced by their job from then on, so a second repair queues
   nothing new; the deletion worker re-checks the key before it deletes
-  (:func:`wharf.deletion.run_job`). Missing objects are only ever reported: the row is
+  (:func:`wharf.deletion.service.run_job`). Missing objects are only ever reported: the row is
   what tells a user something was lost.
 """
 from __future__ import annotations
@@ -46,12 +46,12 @@ from datetime import datetime, timedelta
 
 from storage.blobstore import BlobNotFound, BlobStore, ListedObject
 from storage.db import Database
-from wharf import deletion
 from wharf.blobs.ingest import OBJECT_KEY_RE
+from wharf.deletion import service as deletion
+from wharf.deletion.ledger import PREFIX as LEDGER_PREFIX
+from wharf.deletion.references import JOBS, SOURCES, Ref, Source, ref, referenced
 from wharf.fsck.report import QUEUED, TOO_RECENT, Finding, Report
 from wharf.fsck.streams import Candidates, checked, grouped, keyset, outer_join
-from wharf.ledger import PREFIX as LEDGER_PREFIX
-from wharf.references import JOBS, SOURCES, Ref, Source, ref, referenced
 
 REASON = deletion.FSCK_REASON  # the deletion job's reason
 
@@ -97,7 +97,7 @@ class ObjectCheck:
         joined = outer_join(refs, listing, _group_key, _object_key)
         for n, (key, group, obj) in enumerate(joined):
             if obj is not None and group is None and obj.key.startswith(LEDGER_PREFIX):
-                continue  # the shipped deletion ledger (wharf.ledger), not an orphan
+                continue  # the shipped deletion ledger (wharf.deletion.ledger), not an orphan
             if group is not None:
                 self.report.object_references += len(group[1])
             if obj is not None:

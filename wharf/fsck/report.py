@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from wharf.clock import iso
+from wharf.infra.clock import iso
 
 KINDS = ("orphaned_object", "missing_object", "orphaned_unit", "missing_unit",
          "foreign_object")

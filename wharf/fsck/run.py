@@ -26,11 +26,11 @@ from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
 from wharf.assets.upload import RESERVATION_GRACE
-from wharf.clock import utcnow
-from wharf.config import ConfigError, Settings
 from wharf.fsck.objects import ObjectCheck
 from wharf.fsck.report import Finding, Report
 from wharf.fsck.units import UnitCheck
+from wharf.infra.clock import utcnow
+from wharf.infra.settings import ConfigError, Settings
 
 DEFAULT_PAGE_SIZE = 1000
 DEFAULT_MAX_FINDINGS = 10_000

@@ -3,7 +3,7 @@
 1. A space the caller cannot discover is 404 (ids leak nothing); a personal space the
    caller can see is 409 ``not_a_team_space`` (issues exist in team spaces only).
 2. Reading needs a logged-in user who can discover the team space (public read included).
-3. Every write needs membership: the owner or a member row (:func:`wharf.access.standing`).
+3. Every write needs membership: the owner or a member row (:func:`wharf.spaces.access.standing`).
    A public reader who is not a member is 403 ``not_a_member``; in a read-only team space
    (its owner's account was deleted) nobody writes: 403 ``space_read_only``.
 4. Title, body and state: the issue's author or a triage role (owner, admin, editor);
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from storage.models import Space
-from wharf.access import SpaceReadOnly, space_role, standing
-from wharf.context import Principal
-from wharf.errors import Conflict, Forbidden, NotFound, Unauthenticated
-from wharf.ids import is_id
+from wharf.infra.context import Principal
+from wharf.infra.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from wharf.infra.ids import is_id
+from wharf.spaces.access import SpaceReadOnly, space_role, standing
 
 TRIAGE_ROLES = frozenset(("owner", "admin", "editor"))
 LABEL_ADMIN_ROLES = frozenset(("owner", "admin"))

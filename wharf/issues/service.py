@@ -43,15 +43,15 @@ from storage.models import (
     SpaceMember,
     User,
 )
-from wharf import audit
-from wharf.access import MAX_TREE_DEPTH, node_access, space_role
-from wharf.clock import utcnow
-from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from wharf.ids import is_id, new_id
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.pagination import decode_cursor, page
+from wharf.infra.validation import clean_label, one_of
 from wharf.issues.access import IssueAccess, resolve
-from wharf.pagination import decode_cursor, page
-from wharf.validation import clean_label, one_of
+from wharf.spaces.access import MAX_TREE_DEPTH, node_access, space_role
 
 TITLE_MAX = 256
 BODY_MAX = 65_536
@@ -322,7 +322,7 @@ def list_issues(s: Session, ctx: RequestContext, space_id: str, filters: IssueFi
     if after is not None:
         after_number = parse_number(after[0])
         if after_number is None:
-            from wharf.errors import InvalidCursor
+            from wharf.infra.errors import InvalidCursor
             raise InvalidCursor("The cursor is not valid for this listing.")
     if filters.q and (len(filters.q) > SEARCH_MAX or not _storable(filters.q)):
         raise ValidationFailed(f"q must be at most {SEARCH_MAX} characters of text",
@@ -678,7 +678,7 @@ def remove_node_ref(s: Session, ctx: RequestContext, space_id: str, number: str,
 
 
 def unreference_purged(s: Session, node_ids: list[str]) -> int:
-    """Called by the purge (``wharf.trash``) in its transaction, before it deletes the
+    """Called by the purge (``wharf.trash.service``) in its transaction, before it deletes the
     nodes ``node_ids``: every reference to them is deleted and its issue gets a
     ``node_unreferenced`` event naming the node as the reference did when it was made
     (actor: the system), as :func:`remove_node_ref` does. Returns the number of references

@@ -18,11 +18,11 @@ from sqlalchemy import Table, select, tuple_
 from sqlalchemy.orm import Session
 
 from storage.models import IssueComment, IssueEvent, User
-from wharf.context import RequestContext
-from wharf.errors import InvalidCursor
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import InvalidCursor
+from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
 from wharf.issues.access import resolve
 from wharf.issues.service import issue_in
-from wharf.pagination import TIMESTAMP, decode_cursor, page
 
 COMMENT, EVENT = 0, 1  # the rank of each kind at the same instant
 

@@ -1,7 +1,7 @@
 """Errors of the operations engine."""
 from __future__ import annotations
 
-from wharf.errors import Conflict, RateLimited, ValidationFailed, WharfError
+from wharf.infra.errors import Conflict, RateLimited, ValidationFailed, WharfError
 
 
 class IdempotencyKeyRequired(ValidationFailed):

@@ -23,7 +23,7 @@
    Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
    transaction that finishes an operation (completed or failed): one indexed query per
    batch for the submitters' endpoints, deliveries and outbox rows only if one listens.
-Tracing (``wharf.tracing``; nothing while it is off): the batch runs under an
+Tracing (``wharf.observability.tracing``; nothing while it is off): the batch runs under an
 ``operation.batch`` span, a child of the current context (the Dramatiq message's), linked
 to each claimed operation's stored trace; claim and batched completion run under it. Each
 claimed operation gets one ``operation.attempt`` span, a child of its stored
@@ -34,8 +34,9 @@ retry/failure bookkeeping run, and ended with its outcome (error status unless c
 Errors are classified: retryable → ``pending`` with exponential backoff and jitter until
 ``max_attempts``; anything else → ``failed`` and the kind's ``compensate`` undoes what the
 side effects left behind.
-Logs (``wharf.logctx``): from the claim on, lines carry the batch (``batch_size``, the first
-``operation_ids``); each operation's perform, commit and outcome handling carry its
+Logs (``wharf.observability.logctx``): from the claim on, lines carry the batch
+(``batch_size``, the first ``operation_ids``); each operation's perform, commit and outcome
+handling carry its
 ``operation_id``, ``kind`` and ``attempt`` (one ``ContextVar.set`` each; a batch of one is
 bound as its operation throughout).
 
@@ -81,12 +82,12 @@ from storage.db import Database, is_transient_db_error, send_after_commit
 from storage.driver import DriverStatement, array_param, in_param
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation, OperationAttempt
-from wharf import logctx, tracing
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext, system_principal
-from wharf.errors import Forbidden, NotFound, WharfError, from_storage
-from wharf.ids import new_id
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext, system_principal
+from wharf.infra.errors import Forbidden, NotFound, WharfError, from_storage
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
+from wharf.observability import logctx, tracing
 from wharf.operations.errors import PermissionRevoked
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.hooks import commit_products, target_key
@@ -411,7 +412,7 @@ class Claimed:
     handler: Handler | None
     error: BaseException | None = None  # why it cannot complete (classified at the end)
     outcome: str | None = None  # completed | failed | retry | lost, once settled
-    span: Any = None  # its attempt's span (wharf.tracing), None while tracing is off
+    span: Any = None  # its attempt's span (wharf.observability.tracing), None while tracing is off
     share: int | None = None  # fair claiming on PostgreSQL: what one actor could give
 
 

@@ -44,8 +44,8 @@ from sqlalchemy.orm.attributes import set_committed_value
 from storage.db import after_commit, notify_after_commit
 from storage.driver import DriverStatement, pipelined
 from storage.models import Operation, OperationAttempt
-from wharf import logctx, metrics
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
+from wharf.observability import logctx, metrics
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.notify import Done
 from wharf.webhooks.service import Finished, announce

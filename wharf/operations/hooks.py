@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from storage.models import Operation
-from wharf import logctx
-from wharf.context import RequestContext, system_principal
+from wharf.infra.context import RequestContext, system_principal
+from wharf.observability import logctx
 
 log = logging.getLogger("wharf.operations")
 

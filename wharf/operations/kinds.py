@@ -67,7 +67,7 @@ class _Shape(msgspec.Struct, frozen=True, omit_defaults=True):
     """Base of the stored shapes (immutable; defaults are not written)."""
 
 
-# --- create_resource (wharf/resources.py) ----------------------------------------------
+# --- create_resource (wharf/units/resources.py) ----------------------------------------------
 
 class CreateResourcePayload(_Shape, frozen=True):
     """The new unit resource, its ids fixed at submission."""
@@ -87,7 +87,7 @@ class CreateResourceResult(_Shape, frozen=True):
     unit_id: str
 
 
-# --- purge_trash (wharf/trash.py) ------------------------------------------------------
+# --- purge_trash (wharf/trash/service.py) ------------------------------------------------------
 
 class PurgeTrashPayload(_Shape, frozen=True):
     """The batch to delete permanently; ``by_retention`` when the retention sweep
@@ -324,7 +324,7 @@ class ActivateWorktreeResourceResult(_Shape, frozen=True):
     resource_id: str
 
 
-# --- delete_account (wharf/accounts.py) ------------------------------------------------
+# --- delete_account (wharf/accounts/service.py) ------------------------------------------------
 
 class DeleteAccountPayload(_Shape, frozen=True):
     """The account being deleted (``deleting`` since the submission)."""

@@ -32,7 +32,7 @@ import msgspec
 
 from storage.enums import DONE_STATUSES
 from storage.models import Operation
-from wharf.metrics import LONG_POLLS_REFUSED
+from wharf.observability.metrics import LONG_POLLS_REFUSED
 
 log = logging.getLogger("wharf.notify")
 

@@ -45,11 +45,11 @@ from typing import Any
 from sqlalchemy import Integer, String, bindparam, text
 from sqlalchemy.orm import Session
 
-from wharf.config import Settings
-from wharf.context import Principal
-from wharf.errors import ValidationFailed
+from wharf.infra.context import Principal
+from wharf.infra.errors import ValidationFailed
+from wharf.infra.operators import is_operator
+from wharf.infra.settings import Settings
 from wharf.operations.errors import QuotaExceeded
-from wharf.operators import is_operator
 
 WINDOW_MS = 60_000
 #: ``Retry-After`` when the open-operations quota refuses: operations finish on their own

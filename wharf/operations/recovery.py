@@ -37,7 +37,7 @@ from sqlalchemy import and_, or_, select, update
 
 from storage.db import Database
 from storage.models import Operation, OutboxMessage
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.service import QUEUE, outbox_for
 

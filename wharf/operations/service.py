@@ -15,7 +15,7 @@ upload session already verifying) is also answered by the recorded operation if 
 one, so a replay never depends on the caller's current rights.
 
 An operation is its actor's: reading it, its attempts, a retry and a cancel answer 404 to
-anyone else, except an operator (``wharf.operators``), who may do all four on any user's
+anyone else, except an operator (``wharf.infra.operators``), who may do all four on any user's
 operation (the audit row of a retry or cancel then names the operator as actor and the
 owner in its details). Listing stays per actor. The operation still executes as its actor.
 """
@@ -47,12 +47,15 @@ from storage.driver import DriverStatement
 from storage.enums import DONE_STATUSES, OperationStatus, values
 from storage.models import Operation, OperationAttempt, OutboxMessage
 from storage.results import rowcount
-from wharf import audit, metrics, tracing
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import RequestContext
-from wharf.errors import NotFound, Unauthenticated, ValidationFailed, WharfError
-from wharf.ids import is_id, new_id
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import NotFound, Unauthenticated, ValidationFailed, WharfError
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.operators import is_operator
+from wharf.infra.pagination import decode_cursor, page
+from wharf.infra.settings import Settings
+from wharf.observability import metrics, tracing
 from wharf.operations import quotas
 from wharf.operations.errors import (
     IdempotencyKeyRequired,
@@ -64,8 +67,6 @@ from wharf.operations.errors import (
 )
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import INPUT_CONSUMED_ON_FAILURE, to_json
-from wharf.operators import is_operator
-from wharf.pagination import decode_cursor, page
 
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
@@ -353,7 +354,7 @@ class Operations:
             Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
 
     def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
-        """The caller's operation, or any user's for an operator (``wharf.operators``)."""
+        """The caller's operation, or any user's for an operator (``wharf.infra.operators``)."""
         op = session.get(Operation, operation_id) if is_id(operation_id) else None
         if op is None or not self._may_see(ctx, op.actor_id):
             raise NotFound("No such operation.")

@@ -14,8 +14,8 @@ from sqlalchemy import and_, or_, update
 
 from storage.models import ScheduleTick
 from storage.results import rowcount
-from wharf import metrics
-from wharf.clock import utcnow
+from wharf.infra.clock import utcnow
+from wharf.observability import metrics
 from wharf.retention.schedule import Schedule
 from wharf.retention.sweeps import SWEEPS, SweepContext
 

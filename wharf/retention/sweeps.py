@@ -29,12 +29,14 @@ from storage.models import (
 )
 from storage.results import rowcount
 from storage.unitstore import DraftKey, UnitStore
-from wharf import assets, blobs, deletion, trash
-from wharf.config import Settings
+from wharf import assets, blobs
+from wharf.deletion import service as deletion
+from wharf.infra.settings import Settings
 from wharf.operations import recovery
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
+from wharf.trash import service as trash
 from wharf.webhooks import delivery as webhook_delivery
 
 log = logging.getLogger("wharf.sweeps")
@@ -425,8 +427,8 @@ def fsck(ctx: SweepContext) -> dict[str, int]:
 def deletion_ledger(ctx: SweepContext) -> dict[str, int]:
     """Ship the deletion ledger to the blob store (``ledger/``), prune shipped rows past
     ``WHARF_DELETION_LEDGER_RETENTION``, re-drive account deletions that lost their
-    operation (``wharf.accounts``)."""
-    from wharf import accounts
+    operation (``wharf.accounts.service``)."""
+    from wharf.accounts import service as accounts
     return accounts.sweep(ctx.db, ctx.store(), ctx.settings, batch=ctx.batch_size)
 
 

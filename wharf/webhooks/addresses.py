@@ -20,7 +20,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from wharf.errors import ProblemCode, ValidationFailed
+from wharf.infra.errors import ProblemCode, ValidationFailed
 from wharf.webhooks.events import MAX_URL_LENGTH
 
 CODE = ProblemCode.WEBHOOK_URL_REFUSED

@@ -42,11 +42,11 @@ from sqlalchemy import delete, select, update
 from storage.db import Database, send_after_commit
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from storage.results import rowcount
-from wharf import metrics
-from wharf.clock import iso, utcnow
-from wharf.config import Settings
-from wharf.errors import WharfError
-from wharf.ids import new_id
+from wharf.infra.clock import iso, utcnow
+from wharf.infra.errors import WharfError
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
+from wharf.observability import metrics
 from wharf.webhooks import addresses, signing
 from wharf.webhooks.events import (
     ACTOR,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from wharf.clock import iso
+from wharf.infra.clock import iso
 
 
 class WebhookEvent(StrEnum):

@@ -26,13 +26,13 @@ from sqlalchemy.orm import Session
 from storage.db import OutboxNotice, announce_after_commit
 from storage.driver import DriverStatement, in_param
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
-from wharf import audit, limits
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import RequestContext
-from wharf.errors import NotFound, ValidationFailed
-from wharf.ids import is_id, new_id
-from wharf.pagination import decode_cursor, page
+from wharf.infra import audit, limits
+from wharf.infra.clock import utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.errors import NotFound, ValidationFailed
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.pagination import decode_cursor, page
+from wharf.infra.settings import Settings
 from wharf.webhooks import addresses, signing
 from wharf.webhooks.events import (
     ACTOR,

@@ -16,7 +16,7 @@ still needs.
 """
 from __future__ import annotations
 
-from wharf import trash
+from wharf.trash import service as trash
 from wharf.worktrees.blockers import worktree_reference
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.handlers import CreateWorktree, DiscardWorktree

@@ -33,11 +33,11 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from wharf.access import SpaceReadOnly, Standing, at_least, node_access, space_role, standing
-from wharf.context import Principal, RequestContext
-from wharf.errors import Forbidden, NotFound, WharfError
-from wharf.ids import is_id
-from wharf.nodes import resolve_parent
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Forbidden, NotFound, WharfError
+from wharf.infra.ids import is_id
+from wharf.spaces.access import SpaceReadOnly, Standing, at_least, node_access, space_role, standing
+from wharf.spaces.nodes import resolve_parent
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 
 #: Team roles that manage every worktree of the space (see it, rename, discard, reopen).
@@ -88,7 +88,7 @@ def relation(principal: Principal, worktree: Worktree, standing: Standing) -> Re
 
 def relation_to(session: Session, principal: Principal, worktree: Worktree) -> Relation:
     """The principal's :class:`Relation` to ``worktree``, their standing read from its team
-    space (:func:`wharf.access.standing`: public read gives nothing here). One query."""
+    space (:func:`wharf.spaces.access.standing`: public read gives nothing here). One query."""
     return relation(principal, worktree, standing(session, principal, worktree.team_space_id))
 
 
@@ -154,7 +154,7 @@ def unit_access(session: Session, principal: Principal, worktree: Worktree,
     *unit edit* = editor; a trashed node allows nothing); a local unit still waiting by
     its target (*read*: a viewer role in the target space — in a user worktree the
     creator always; *edit*: the right to create in the target folder, as
-    ``wharf.nodes.resolve_parent`` decides it). A few queries per unit, bounded by
+    ``wharf.spaces.nodes.resolve_parent`` decides it). A few queries per unit, bounded by
     ``WHARF_WORKTREE_MAX_UNITS``; ``only``: that unit alone."""
     rows = session.execute(
         select(WorktreeUnit.unit_id, WorktreeUnit.source, Resource.node_id,

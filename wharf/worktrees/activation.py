@@ -18,11 +18,11 @@ from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import UnitStore
-from wharf import audit
-from wharf.clock import utcnow
-from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound
-from wharf.ids import is_id
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Conflict, Forbidden, NotFound
+from wharf.infra.ids import is_id
 from wharf.operations.kinds import (
     ACTIVATE_WORKTREE_RESOURCE,
     ActivateWorktreeResourcePayload,

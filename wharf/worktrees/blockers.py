@@ -30,14 +30,14 @@ from sqlalchemy.orm import Session
 from storage.enums import PurgeReason, WorktreeEventKind, WorktreeState
 from storage.models import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
 from storage.results import rowcount
-from wharf import audit
 from wharf.assets.lifecycle import drop_worktree_assets
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import ProblemCode
-from wharf.ids import new_id
-from wharf.trash import Blocked
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import ProblemCode
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
+from wharf.trash.service import Blocked
 from wharf.worktrees import access
 from wharf.worktrees.service import scope_of
 

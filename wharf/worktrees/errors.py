@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wharf.errors import Conflict, WharfError
+from wharf.infra.errors import Conflict, WharfError
 
 
 class WorktreeStateConflict(Conflict):

@@ -7,8 +7,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.models import WorktreeEvent
-from wharf.context import RequestContext
-from wharf.pagination import decode_cursor, page
+from wharf.infra.context import RequestContext
+from wharf.infra.pagination import decode_cursor, page
 from wharf.worktrees import access
 
 KIND = "worktree_events"

@@ -20,12 +20,12 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.unitstore import UnitStore
-from wharf import audit
 from wharf.assets.lifecycle import drop_worktree_assets
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import Forbidden, NotFound, ProblemCode
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Forbidden, NotFound, ProblemCode
+from wharf.infra.settings import Settings
 from wharf.operations.kinds import (
     CREATE_WORKTREE,
     DISCARD_WORKTREE,

@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session
 
 from storage.models import Operation, Space, Worktree
 from storage.unitstore import UnitStore
-from wharf.config import Settings
-from wharf.errors import Conflict, ProblemCode
-from wharf.limits import lock_name, lock_user
+from wharf.infra.errors import Conflict, ProblemCode
+from wharf.infra.limits import lock_name, lock_user
+from wharf.infra.settings import Settings
 from wharf.operations.kinds import CREATE_WORKTREE
 
 _OPEN_OPS = ("pending", "running")

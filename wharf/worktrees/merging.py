@@ -4,7 +4,7 @@ unit's merge preview (§6.2), the conflicts of its last merge, and a rebase with
 resolutions (§8.7).
 
 The merge runs unit by unit, in ``ordinal`` order, outside the product database: each
-unit's outcome is decided by :mod:`wharf.merge` and written by one UnitStore transaction
+unit's outcome is decided by :mod:`wharf.worktrees.merge` and written by one UnitStore transaction
 that also stores the unit's merge record (``commit_fast_forward``, ``commit_merge``,
 ``commit_created``, ``record_outcome``). A re-run of the operation (crash, retry) finds
 the records and writes nothing twice. All the product effects — each unit's
@@ -45,13 +45,10 @@ from storage.unitstore import (
     Unit,
     UnitStore,
 )
-from wharf import audit, metrics
-from wharf import merge as three_way
-from wharf.access import ancestors, check, node_access
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import (
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import (
     Conflict,
     Forbidden,
     InvalidCursor,
@@ -60,8 +57,10 @@ from wharf.errors import (
     ValidationFailed,
     from_storage,
 )
-from wharf.ids import is_id
-from wharf.nodes import resolve_parent
+from wharf.infra.ids import is_id
+from wharf.infra.pagination import decode_cursor, encode_cursor
+from wharf.infra.settings import Settings
+from wharf.observability import metrics
 from wharf.operations.kinds import (
     MERGE_WORKTREE,
     MergeUnitResult,
@@ -70,9 +69,11 @@ from wharf.operations.kinds import (
     payload,
 )
 from wharf.operations.service import Operations, Submission
-from wharf.pagination import decode_cursor, encode_cursor
-from wharf.resources import publish_node
+from wharf.spaces.access import ancestors, check, node_access
+from wharf.spaces.nodes import resolve_parent
+from wharf.units.resources import publish_node
 from wharf.worktrees import access
+from wharf.worktrees import merge as three_way
 from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
 from wharf.worktrees.service import scope_of
 

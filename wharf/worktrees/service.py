@@ -12,13 +12,13 @@ from sqlalchemy.orm import Session
 
 from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility, values
 from storage.models import Space, User, Worktree, WorktreeUnit
-from wharf import audit
-from wharf.access import SpaceReadOnly, Standing, require_space, team_role_column
-from wharf.access import standing as space_standing
-from wharf.clock import utcnow
-from wharf.context import Principal, RequestContext
-from wharf.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from wharf.ids import is_id, new_id
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
+from wharf.infra.validation import clean_name, one_of
 from wharf.operations.kinds import (
     CREATE_WORKTREE,
     DISCARD_WORKTREE,
@@ -26,8 +26,8 @@ from wharf.operations.kinds import (
     DiscardWorktreePayload,
 )
 from wharf.operations.service import Operations, Submission
-from wharf.pagination import TIMESTAMP, decode_cursor, page
-from wharf.validation import clean_name, one_of
+from wharf.spaces.access import SpaceReadOnly, Standing, require_space, team_role_column
+from wharf.spaces.access import standing as space_standing
 from wharf.worktrees import access
 from wharf.worktrees.access import MANAGERS, WRITERS, WorktreeCapabilities
 from wharf.worktrees.limits import check_open

@@ -15,11 +15,11 @@ from storage.db import Database
 from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import DraftHead, UnitStore
-from wharf import audit
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import Forbidden, TransientFailure
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import Forbidden, TransientFailure
+from wharf.infra.settings import Settings
 from wharf.operations.kinds import (
     ADD_WORKTREE_UNIT,
     CREATE_WORKTREE_UNIT,

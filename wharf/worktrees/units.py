@@ -30,13 +30,11 @@ from storage.models import (
 )
 from storage.unitpatch import check_document
 from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
-from wharf import audit
-from wharf.access import require_node
 from wharf.assets.lifecycle import drop_worktree_assets
-from wharf.clock import utcnow
-from wharf.config import Settings
-from wharf.context import Principal, RequestContext
-from wharf.errors import (
+from wharf.infra import audit
+from wharf.infra.clock import utcnow
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import (
     Conflict,
     Forbidden,
     NotFound,
@@ -44,9 +42,9 @@ from wharf.errors import (
     ValidationFailed,
     from_storage,
 )
-from wharf.ids import is_id, new_id
-from wharf.merge import same
-from wharf.nodes import resolve_parent
+from wharf.infra.ids import is_id, new_id
+from wharf.infra.settings import Settings
+from wharf.infra.validation import clean_name, one_of
 from wharf.operations.kinds import (
     ADD_WORKTREE_UNIT,
     CREATE_WORKTREE_UNIT,
@@ -54,12 +52,14 @@ from wharf.operations.kinds import (
     CreateWorktreeUnitPayload,
 )
 from wharf.operations.service import Operations, Submission
-from wharf.units import unit_limits
-from wharf.validation import clean_name, one_of
+from wharf.spaces.access import require_node
+from wharf.spaces.nodes import resolve_parent
+from wharf.units.service import unit_limits
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
 from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.limits import check_draft_quota, draft_room
+from wharf.worktrees.merge import same
 from wharf.worktrees.service import scope_of
 
 #: ``object_deletion_jobs.reason`` of the assets of a unit removed from its worktree.

@@ -1,0 +1,2 @@
+"""Accounts: account deletion (requested, carried out by an operation) and what it reaches.
+"""

@@ -1,0 +1,2 @@
+"""The operators' dashboard: the figures behind ``/ops`` and ``wharf status``.
+"""

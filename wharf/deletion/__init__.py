@@ -1,0 +1,2 @@
+"""Deletion: object deletion jobs, the deletion ledger and the reference check behind them.
+"""

@@ -1,0 +1,2 @@
+"""Identity: users, login sessions, API tokens and the login/registration throttle.
+"""

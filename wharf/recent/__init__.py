@@ -1,0 +1,2 @@
+"""Recent: the files a user opened lately.
+"""

@@ -1,0 +1,58 @@
+"""Recent: the last successful opens per user. Names and places come from the node at read
+time (a join), so rename and move need no update; inaccessible or trashed ones are left out."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, and_, or_, select
+from sqlalchemy.orm import Session
+
+from storage.models import Node, RecentOpen, Resource, UnitResource
+from wharf.infra.clock import iso, utcnow
+from wharf.infra.context import RequestContext
+from wharf.infra.pagination import TIMESTAMP, decode_cursor, scan_page
+from wharf.spaces.access import Access, node_access
+from wharf.units.resources import get_resource
+
+
+def open_resource(s: Session, ctx: RequestContext, resource_id: str
+                  ) -> tuple[Resource, Node, Access, UnitResource | None]:
+    """Resolve access (viewer) and record the open; only on success, only for users."""
+    res, node, access, unit = get_resource(s, ctx, resource_id)
+    user_id = ctx.principal.user_id
+    if user_id is None:
+        return res, node, access, unit
+    row = s.get(RecentOpen, (user_id, res.id))
+    if row is None:
+        s.add(RecentOpen(user_id=user_id, resource_id=res.id, opened_at=utcnow()))
+    else:
+        row.opened_at = utcnow()
+    s.flush()
+    return res, node, access, unit
+
+
+def list_recent(s: Session, ctx: RequestContext, limit: int,
+                cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first; rows the user can no longer read are skipped (a bounded scan, see
+    ``pagination.scan_page``)."""
+    after = decode_cursor("recent", cursor, (TIMESTAMP, str))
+    base = (select(RecentOpen, Resource, Node)
+            .join(Resource, Resource.id == RecentOpen.resource_id)
+            .join(Node, Node.id == Resource.node_id)
+            .where(RecentOpen.user_id == ctx.principal.user_id)
+            .order_by(RecentOpen.opened_at.desc(), RecentOpen.resource_id.desc()))
+
+    def fetch(key: list[Any] | None, n: int) -> list[Row[RecentOpen, Resource, Node]]:
+        q = base
+        if key:
+            when, rid = key
+            q = q.where(or_(RecentOpen.opened_at < when,
+                            and_(RecentOpen.opened_at == when, RecentOpen.resource_id < rid)))
+        return list(s.execute(q.limit(n)).all())
+
+    rows, next_cursor = scan_page(
+        fetch, after, limit, "recent", lambda row: [row[0].opened_at, row[1].id],
+        lambda row: node_access(s, ctx.principal, row[2]).role is not None)
+    return [{"resource_id": res.id, "kind": res.kind, "node_id": node.id, "name": node.name,
+             "space_id": node.space_id, "parent_id": node.parent_id,
+             "opened_at": iso(recent.opened_at)} for recent, res, node in rows], next_cursor

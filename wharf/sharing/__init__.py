@@ -1,0 +1,2 @@
+"""Sharing: per-node grants and public links.
+"""

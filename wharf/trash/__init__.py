@@ -1,0 +1,2 @@
+"""Trash: moving nodes to the trash, restoring them and purging them for good.
+"""

@@ -1,0 +1,2 @@
+"""Units: unit resources (``create_resource``), reading units and applying changesets.
+"""
