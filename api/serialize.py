@@ -8,9 +8,9 @@ import msgspec
 
 from api.schemas.identity import ApiToken as ApiTokenBody
 from api.schemas.identity import User as UserBody
-from api.schemas.tree import Capabilities, Member, ResourceRef
-from api.schemas.tree import Node as NodeBody
-from api.schemas.tree import Space as SpaceBody
+from api.schemas.spaces import Capabilities, Member, ResourceRef
+from api.schemas.spaces import Node as NodeBody
+from api.schemas.spaces import Space as SpaceBody
 from storage.enums import MemberRole, Role, SpaceType, TokenScope
 from storage.models import ApiToken, Node, Space, SpaceMember, User
 from wharf.infra.clock import iso

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 from api import contract, serialize
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.common import PageQuery
-from api.schemas.tree import (
+from api.schemas.spaces import (
     CreateNodeRequest,
     CreateSpaceRequest,
     MemberList,
@@ -18,9 +18,9 @@ from api.schemas.tree import (
     UpdateSpaceRequest,
     changes,
 )
-from api.schemas.tree import Member as MemberBody
-from api.schemas.tree import Node as NodeBody
-from api.schemas.tree import Space as SpaceBody
+from api.schemas.spaces import Member as MemberBody
+from api.schemas.spaces import Node as NodeBody
+from api.schemas.spaces import Space as SpaceBody
 from storage.db import Database
 from storage.enums import Role
 from storage.models import Node as NodeRow
