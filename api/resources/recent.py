@@ -4,8 +4,7 @@ from __future__ import annotations
 import falcon
 import msgspec
 
-from api import contract
-from api.resources.operations import resource_body
+from api import contract, serialize
 from api.schemas.common import PageQuery
 from api.schemas.operations import Resource
 from api.schemas.recent import RecentItem, RecentList
@@ -21,9 +20,8 @@ class ResourceOpen:
                  tags=["recent"], description="Records it in my recent files.",
                  responses={200: contract.Answer(Resource, "The resource.")})
     def on_post(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
-        with self.db.write() as s:
-            res, node, access, unit = recent.open_resource(s, req.context.ctx, resource_id)
-            resp.media = resource_body(s, res, node, access, unit)
+        resp.media = serialize.resource(*recent.open_resource(self.db, req.context.ctx,
+                                                               resource_id))
 
 
 class MyRecent:
@@ -34,7 +32,6 @@ class MyRecent:
                  tags=["recent"], query=PageQuery, responses={200: RecentList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = recent.list_recent(s, req.context.ctx, q.limit, q.cursor)
-            resp.media = RecentList(items=[msgspec.convert(i, RecentItem) for i in items],
-                                    next_cursor=nxt)
+        items, nxt = recent.list_recent(self.db, req.context.ctx, q.limit, q.cursor)
+        resp.media = RecentList(items=[msgspec.convert(i, RecentItem) for i in items],
+                                next_cursor=nxt)

@@ -26,11 +26,10 @@ class Grants:
     @contract.op(operation_id="listGrants", summary="Direct grants on a node",
                  tags=["sharing"], responses={200: GrantList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = GrantList(items=[
-                GrantListItem(node_id=g.node_id, user_id=g.user_id, role=ShareRole(g.role),
-                              created_at=timestamp(g.created_at), username=u.username)
-                for g, u in sharing.list_grants(s, req.context.ctx, node_id)])
+        resp.media = GrantList(items=[
+            GrantListItem(node_id=g.node_id, user_id=g.user_id, role=ShareRole(g.role),
+                          created_at=timestamp(g.created_at), username=u.username)
+            for g, u in sharing.list_grants(self.db, req.context.ctx, node_id)])
 
 
 class Grant:
@@ -48,20 +47,17 @@ class Grant:
     def on_put(self, req: falcon.Request, resp: falcon.Response, node_id: str,
                user_id: str) -> None:
         body = contract.read_body(req, PutGrantRequest)
-        with self.db.write() as s:
-            grant, created = sharing.put_grant(s, req.context.ctx, node_id, user_id,
-                                               str(body.role))
-            resp.media = GrantBody(node_id=grant.node_id, user_id=grant.user_id,
-                                   role=ShareRole(grant.role),
-                                   created_at=timestamp(grant.created_at))
+        grant, created = sharing.put_grant(self.db, req.context.ctx, node_id, user_id,
+                                           str(body.role))
+        resp.media = GrantBody(node_id=grant.node_id, user_id=grant.user_id,
+                               role=ShareRole(grant.role), created_at=timestamp(grant.created_at))
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
     @contract.op(operation_id="deleteGrant", summary="Revoke a grant", tags=["sharing"],
                  responses={204: contract.Answer(None, "revoked")})
     def on_delete(self, req: falcon.Request, resp: falcon.Response, node_id: str,
                   user_id: str) -> None:
-        with self.db.write() as s:
-            sharing.delete_grant(s, req.context.ctx, node_id, user_id)
+        sharing.delete_grant(self.db, req.context.ctx, node_id, user_id)
         resp.status = falcon.HTTP_204
 
 
@@ -72,18 +68,14 @@ class LinkSharing:
     @contract.op(operation_id="getLinkSharing", summary="Link sharing state",
                  tags=["sharing"], responses={200: LinkSharingState})
     def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        from wharf.spaces.access import require_share
-        with self.db.read() as s:
-            node, _ = require_share(s, req.context.principal, node_id)
-            resp.media = msgspec.convert(sharing.get_link_sharing(s, node.id),
-                                         LinkSharingState)
+        resp.media = msgspec.convert(sharing.get_link_sharing(self.db, req.context.ctx, node_id),
+                                     LinkSharingState)
 
     @contract.op(operation_id="putLinkSharing", summary="Turn link sharing on or off",
                  tags=["sharing"], body=LinkSharingRequest,
                  responses={200: LinkSharingState}, problems=(409,))
     def on_put(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
         body = contract.read_body(req, LinkSharingRequest)
-        with self.db.write() as s:
-            state = sharing.put_link_sharing(s, req.context.ctx, node_id, body.enabled,
-                                             None if body.role is None else str(body.role))
-            resp.media = msgspec.convert(state, LinkSharingState)
+        state = sharing.put_link_sharing(self.db, req.context.ctx, node_id, body.enabled,
+                                         None if body.role is None else str(body.role))
+        resp.media = msgspec.convert(state, LinkSharingState)

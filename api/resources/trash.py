@@ -1,7 +1,8 @@
 """Trash: trash a node, list a space's batches, restore a batch (``wharf.trash``)."""
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 import falcon
 
@@ -15,10 +16,20 @@ from api.schemas.trash import (
 )
 from api.serialize import timestamp
 from storage.db import Database
-from storage.models import TrashBatch as TrashBatchRow
 from wharf.trash import service as trash
 
 B = TypeVar("B", bound=TrashBatch)
+
+
+class TrashBatchRow(Protocol):
+    """What the API reads of a trash batch (``wharf.trash``'s row)."""
+
+    id: str
+    space_id: str
+    root_node_id: str
+    created_by: str
+    node_count: int
+    created_at: datetime
 
 
 def batch_as(cls: type[B], b: TrashBatchRow, **extra: Any) -> B:
@@ -36,8 +47,7 @@ class NodeTrash:
                  summary="Move a node and its descendants to a new trash batch",
                  tags=["trash"], responses={200: TrashBatch}, problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = batch_as(TrashBatch, trash.trash_node(s, req.context.ctx, node_id))
+        resp.media = batch_as(TrashBatch, trash.trash_node(self.db, req.context.ctx, node_id))
 
 
 class SpaceTrash:
@@ -48,12 +58,9 @@ class SpaceTrash:
                  tags=["trash"], query=PageQuery, responses={200: TrashBatchList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = trash.list_batches(s, req.context.ctx, space_id, q.limit, q.cursor)
-            nesting = trash.nesting(s, items)
-            resp.media = TrashBatchList(items=[
-                batch_as(TrashBatchListItem, b, **nesting[b.id]) for b in items],
-                next_cursor=nxt)
+        items, nxt = trash.list_batches(self.db, req.context.ctx, space_id, q.limit, q.cursor)
+        resp.media = TrashBatchList(items=[batch_as(TrashBatchListItem, b, **nesting)
+                                           for b, nesting in items], next_cursor=nxt)
 
 
 class BatchRestore:
@@ -68,6 +75,5 @@ class BatchRestore:
                              "`batch_restored`.",
                  responses={200: RestoreResult}, problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        with self.db.write() as s:
-            batch, restored = trash.restore_batch(s, req.context.ctx, batch_id)
-            resp.media = batch_as(RestoreResult, batch, restored_nodes=restored)
+        batch, restored = trash.restore_batch(self.db, req.context.ctx, batch_id)
+        resp.media = batch_as(RestoreResult, batch, restored_nodes=restored)
