@@ -151,13 +151,12 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     if operations is not None:  # completion webhooks (wharf.webhooks)
         from api.resources import webhooks as webhook_res
         from wharf.webhooks.service import Webhooks
-        hooks = Webhooks(settings)
-        app.add_route("/api/webhooks", webhook_res.WebhookCollection(db, hooks))
-        app.add_route("/api/webhooks/{webhook_id}", webhook_res.WebhookItem(db, hooks))
-        app.add_route("/api/webhooks/{webhook_id}/enable",
-                      webhook_res.WebhookEnable(db, hooks))
+        hooks = Webhooks(settings, db)
+        app.add_route("/api/webhooks", webhook_res.WebhookCollection(hooks))
+        app.add_route("/api/webhooks/{webhook_id}", webhook_res.WebhookItem(hooks))
+        app.add_route("/api/webhooks/{webhook_id}/enable", webhook_res.WebhookEnable(hooks))
         app.add_route("/api/webhooks/{webhook_id}/deliveries",
-                      webhook_res.WebhookDeliveries(db, hooks))
+                      webhook_res.WebhookDeliveries(hooks))
 
     from api.resources import issues as issue_res
     issue_res.mount(app, db)  # team-space issues (wharf.issues)
