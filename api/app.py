@@ -8,7 +8,7 @@ from api import contract, errors
 from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.resources import identity as identity_res
-from api.resources import system, tree
+from api.resources import spaces, system
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
@@ -60,15 +60,15 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
 
-    app.add_route("/api/spaces", tree.Spaces(db))
-    app.add_route("/api/spaces/{space_id}", tree.Space(db))
-    app.add_route("/api/spaces/{space_id}/nodes", tree.SpaceRootNodes(db))
-    app.add_route("/api/spaces/{space_id}/members", tree.Members(db))
-    app.add_route("/api/spaces/{space_id}/members/{user_id}", tree.Member(db))
-    app.add_route("/api/nodes", tree.Nodes(db))
-    app.add_route("/api/nodes/{node_id}", tree.Node(db) if operations is None
-                  else tree.NodeWithPurge(db, operations))
-    app.add_route("/api/nodes/{node_id}/children", tree.NodeChildren(db))
+    app.add_route("/api/spaces", spaces.Spaces(db))
+    app.add_route("/api/spaces/{space_id}", spaces.Space(db))
+    app.add_route("/api/spaces/{space_id}/nodes", spaces.SpaceRootNodes(db))
+    app.add_route("/api/spaces/{space_id}/members", spaces.Members(db))
+    app.add_route("/api/spaces/{space_id}/members/{user_id}", spaces.Member(db))
+    app.add_route("/api/nodes", spaces.Nodes(db))
+    app.add_route("/api/nodes/{node_id}", spaces.Node(db) if operations is None
+                  else spaces.NodeWithPurge(db, operations))
+    app.add_route("/api/nodes/{node_id}/children", spaces.NodeChildren(db))
 
     if operations is not None:
         from api.resources import operations as ops_res
@@ -82,15 +82,15 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       ops_res.OperationCancel(operations))
         app.add_route("/api/resources", ops_res.Resources(operations))
         app.add_route("/api/resources/{resource_id}", ops_res.ResourceItem(db))
-        from api.resources import lifecycle
-        app.add_route("/api/nodes/{node_id}/grants", lifecycle.Grants(db))
-        app.add_route("/api/nodes/{node_id}/grants/{user_id}", lifecycle.Grant(db))
-        app.add_route("/api/nodes/{node_id}/link-sharing", lifecycle.LinkSharing(db))
-        app.add_route("/api/nodes/{node_id}/trash", lifecycle.NodeTrash(db))
-        app.add_route("/api/spaces/{space_id}/trash", lifecycle.SpaceTrash(db))
-        app.add_route("/api/trash-batches/{batch_id}/restore", lifecycle.BatchRestore(db))
-        app.add_route("/api/resources/{resource_id}/open", lifecycle.ResourceOpen(db))
-        app.add_route("/api/me/recent", lifecycle.MyRecent(db))
+        from api.resources import recent, sharing, trash
+        app.add_route("/api/nodes/{node_id}/grants", sharing.Grants(db))
+        app.add_route("/api/nodes/{node_id}/grants/{user_id}", sharing.Grant(db))
+        app.add_route("/api/nodes/{node_id}/link-sharing", sharing.LinkSharing(db))
+        app.add_route("/api/nodes/{node_id}/trash", trash.NodeTrash(db))
+        app.add_route("/api/spaces/{space_id}/trash", trash.SpaceTrash(db))
+        app.add_route("/api/trash-batches/{batch_id}/restore", trash.BatchRestore(db))
+        app.add_route("/api/resources/{resource_id}/open", recent.ResourceOpen(db))
+        app.add_route("/api/me/recent", recent.MyRecent(db))
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
         app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))
@@ -151,13 +151,12 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     if operations is not None:  # completion webhooks (wharf.webhooks)
         from api.resources import webhooks as webhook_res
         from wharf.webhooks.service import Webhooks
-        hooks = Webhooks(settings)
-        app.add_route("/api/webhooks", webhook_res.WebhookCollection(db, hooks))
-        app.add_route("/api/webhooks/{webhook_id}", webhook_res.WebhookItem(db, hooks))
-        app.add_route("/api/webhooks/{webhook_id}/enable",
-                      webhook_res.WebhookEnable(db, hooks))
+        hooks = Webhooks(settings, db)
+        app.add_route("/api/webhooks", webhook_res.WebhookCollection(hooks))
+        app.add_route("/api/webhooks/{webhook_id}", webhook_res.WebhookItem(hooks))
+        app.add_route("/api/webhooks/{webhook_id}/enable", webhook_res.WebhookEnable(hooks))
         app.add_route("/api/webhooks/{webhook_id}/deliveries",
-                      webhook_res.WebhookDeliveries(db, hooks))
+                      webhook_res.WebhookDeliveries(hooks))
 
     from api.resources import issues as issue_res
     issue_res.mount(app, db)  # team-space issues (wharf.issues)

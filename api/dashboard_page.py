@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from wharf.dashboard.service import (
+from wharf.dashboard.views import (
     Dashboard,
     DeletionJobView,
     OperationView,

@@ -1,20 +1,84 @@
-"""Domain rows as response Structs (``api.schemas``)."""
+"""Domain rows as response Structs (``api.schemas``).
+
+The rows come from the core's service functions, which read them inside their own
+transaction; the API reads their fields after it ended (the sessions keep loaded values,
+``expire_on_commit=False``). What each function reads of a row is declared here as a
+protocol: the API imports no ORM model (``tests/test_api_layering.py``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from api.schemas.identity import ApiToken as ApiTokenBody
 from api.schemas.identity import User as UserBody
-from api.schemas.tree import Capabilities, Member, ResourceRef
-from api.schemas.tree import Node as NodeBody
-from api.schemas.tree import Space as SpaceBody
-from storage.enums import MemberRole, Role, SpaceType, TokenScope
-from storage.models import ApiToken, Node, Space, SpaceMember, User
+from api.schemas.operations import Resource as ResourceBody
+from api.schemas.operations import ResourceUnit
+from api.schemas.spaces import Capabilities, Member, ResourceRef
+from api.schemas.spaces import Node as NodeBody
+from api.schemas.spaces import Space as SpaceBody
+from storage.enums import MemberRole, ResourceKind, Role, SpaceType, TokenScope, UnitType
 from wharf.infra.clock import iso
 from wharf.spaces.access import Access
+
+
+class User(Protocol):
+    id: str
+    username: str
+    created_at: datetime
+
+
+class Space(Protocol):
+    id: str
+    type: str
+    name: str
+    owner_id: str
+    public_read: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class SpaceMember(Protocol):
+    space_id: str
+    user_id: str
+    role: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class Node(Protocol):
+    id: str
+    space_id: str
+    parent_id: str | None
+    name: str
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class Resource(Protocol):
+    id: str
+    kind: str
+    created_by: str
+    created_at: datetime
+
+
+class UnitResource(Protocol):
+    unit_id: str
+    unit_type: str
+
+
+class ApiToken(Protocol):
+    id: str
+    name: str
+    prefix: str
+    scopes: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    quota_pending_operations: int | None
+    quota_submissions_per_minute: int | None
 
 
 def timestamp(value: datetime) -> str:
@@ -51,6 +115,18 @@ def node(n: Node, access: Access, resource: dict[str, Any] | None) -> NodeBody:
                     updated_at=timestamp(n.updated_at), resource=resource_ref(resource),
                     role=Role(access.role) if access.role else None,
                     capabilities=Capabilities(**access.capabilities()))
+
+
+def resource(res: Resource, n: Node, access: Access, unit: UnitResource | None,
+             node_resource: dict[str, Any] | None) -> ResourceBody:
+    """A resource with its unit, if it is one, and its node (``node_resource``: the node's
+    ``resources_for`` entry)."""
+    return ResourceBody(
+        id=res.id, kind=ResourceKind(res.kind), node_id=n.id, created_by=res.created_by,
+        created_at=timestamp(res.created_at),
+        unit=(ResourceUnit(unit_id=unit.unit_id, unit_type=UnitType(unit.unit_type))
+              if unit else None),
+        node=node(n, access, node_resource))
 
 
 def token(t: ApiToken) -> ApiTokenBody:

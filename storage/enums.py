@@ -69,6 +69,14 @@ class AuthMethod(StrEnum):
     TOKEN = "token"
 
 
+class UserStatus(StrEnum):
+    """``users.status``: only an active user authenticates; a user being deleted never
+    again (wharf.accounts.service)."""
+
+    ACTIVE = "active"
+    DELETING = "deleting"
+
+
 class ResourceKind(StrEnum):
     UNIT = "unit"
     BLOB = "blob"

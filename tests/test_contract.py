@@ -151,9 +151,11 @@ def test_request_bodies_have_examples_that_validate(make_app):
         blobs,
         identity,
         issues,
-        lifecycle,
         operations,
-        tree,
+        recent,
+        sharing,
+        spaces,
+        trash,
         webhooks,
         worktree_merge,
         worktrees,
@@ -168,9 +170,9 @@ def test_request_bodies_have_examples_that_validate(make_app):
                 continue
             media = body["content"]["application/json"]
             name = media["schema"]["$ref"].rsplit("/", 1)[1]
-            type_ = next(getattr(m, name) for m in (identity, tree, lifecycle, operations,
-                                                    blobs, worktrees, worktree_merge,
-                                                    webhooks, issues)
+            type_ = next(getattr(m, name) for m in (identity, spaces, sharing, trash, recent,
+                                                    operations, blobs, worktrees,
+                                                    worktree_merge, webhooks, issues)
                          if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1

@@ -19,8 +19,6 @@ KNOWN_OVER = frozenset({
     "wharf/issues/service.py",
     "wharf/worktrees/merging.py",
     "wharf/worktrees/units.py",
-    "wharf/identity/service.py",
-    "wharf/dashboard/service.py",
 })
 
 

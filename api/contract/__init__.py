@@ -4,7 +4,7 @@ OpenAPI 3.1 document generated from the mounted app.
 Usage (a responder)::
 
     from api import contract
-    from api.schemas.tree import CreateSpaceRequest, Space
+    from api.schemas.spaces import CreateSpaceRequest, Space
 
     class Spaces:
         @contract.op(operation_id="createSpace", summary="Create a team space", tags=["spaces"],

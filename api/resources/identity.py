@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import falcon
 import msgspec
-from sqlalchemy import select
 
 from api import contract, serialize
 from api.middleware import SESSION_COOKIE
@@ -20,8 +19,8 @@ from api.schemas.identity import (
 )
 from api.schemas.identity import Me as MeBody
 from storage.db import Database
-from storage.enums import AuthMethod, SpaceType, TokenScope
-from storage.models import Space, User
+from storage.enums import AuthMethod, TokenScope
+from wharf.identity import service as identity
 from wharf.identity.service import Identity
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
@@ -83,8 +82,7 @@ class CurrentLoginSession:
                              "`no_session` when authenticated by a token).",
                  responses={204: contract.Answer(None, "logged out", headers=("Set-Cookie",))})
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
-        with self.db.write() as s:
-            self.identity.logout(s, req.context.ctx)
+        self.identity.logout(self.db, req.context.ctx)
         resp.unset_cookie(SESSION_COOKIE, path="/")
         resp.status = falcon.HTTP_204
 
@@ -100,17 +98,12 @@ class Me:
                  responses={200: MeBody})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         p = req.context.principal
-        with self.db.read() as s:
-            user = s.get(User, p.user_id)
-            assert user is not None
-            personal = s.scalar(select(Space.id).where(Space.owner_id == user.id,
-                                                       Space.type == SpaceType.PERSONAL))
-            assert personal is not None  # every user has one
-            scopes = sorted(p.scopes) if p.scopes is not None else list(TokenScope)
-            resp.media = MeBody(**msgspec.structs.asdict(serialize.user(user)),
-                                personal_space_id=personal,
-                                auth=AuthMethod.TOKEN if p.token_id else AuthMethod.SESSION,
-                                scopes=[TokenScope(x) for x in scopes])
+        user, personal = identity.me(self.db, p)
+        scopes = sorted(p.scopes) if p.scopes is not None else list(TokenScope)
+        resp.media = MeBody(**msgspec.structs.asdict(serialize.user(user)),
+                            personal_space_id=personal,
+                            auth=AuthMethod.TOKEN if p.token_id else AuthMethod.SESSION,
+                            scopes=[TokenScope(x) for x in scopes])
 
 
 class ApiTokens:
@@ -126,24 +119,19 @@ class ApiTokens:
                  body=CreateTokenRequest, responses={201: ApiTokenCreated})
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateTokenRequest)
-        with self.db.write() as s:
-            token, raw = self.identity.create_token(s, req.context.ctx, body.name,
-                                                    [str(x) for x in body.scopes],
-                                                    body.expires_in_days,
-                                                    quota_pending_operations=(
-                                                        body.quota_pending_operations),
-                                                    quota_submissions_per_minute=(
-                                                        body.quota_submissions_per_minute))
-            resp.media = ApiTokenCreated(**msgspec.structs.asdict(serialize.token(token)),
-                                         token=raw)
+        token, raw = self.identity.create_token(
+            self.db, req.context.ctx, body.name, [str(x) for x in body.scopes],
+            body.expires_in_days, quota_pending_operations=body.quota_pending_operations,
+            quota_submissions_per_minute=body.quota_submissions_per_minute)
+        resp.media = ApiTokenCreated(**msgspec.structs.asdict(serialize.token(token)),
+                                     token=raw)
         resp.status = falcon.HTTP_201
 
     @contract.op(operation_id="listApiTokens", summary="My active API tokens",
                  tags=["identity"], responses={200: ApiTokenList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        with self.db.read() as s:
-            resp.media = ApiTokenList(items=[
-                serialize.token(t) for t in self.identity.list_tokens(s, req.context.ctx)])
+        resp.media = ApiTokenList(items=[
+            serialize.token(t) for t in self.identity.list_tokens(self.db, req.context.ctx)])
 
 
 class ApiToken:
@@ -153,8 +141,7 @@ class ApiToken:
     @contract.op(operation_id="revokeApiToken", summary="Revoke an API token",
                  tags=["identity"], responses={204: contract.Answer(None, "revoked")})
     def on_delete(self, req: falcon.Request, resp: falcon.Response, token_id: str) -> None:
-        with self.db.write() as s:
-            self.identity.revoke_token(s, req.context.ctx, token_id)
+        self.identity.revoke_token(self.db, req.context.ctx, token_id)
         resp.status = falcon.HTTP_204
 
 

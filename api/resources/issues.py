@@ -34,7 +34,7 @@ from api.schemas.issues import (
     UserRef,
     UserSnapshot,
 )
-from api.schemas.tree import changes
+from api.schemas.spaces import changes
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor

@@ -25,12 +25,11 @@ from api.schemas.operations import (
     OperationListQuery,
     OperationQuery,
     Resource,
-    ResourceUnit,
     Unit,
 )
 from api.serialize import timestamp
 from storage.db import Database
-from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
+from storage.enums import AttemptOutcome, OperationStatus, UnitType
 from storage.models import Node as NodeRow
 from storage.models import Operation as OperationRow
 from storage.models import Resource as ResourceRow
@@ -323,13 +322,8 @@ class Resources:
 
 def resource_body(s: Session, res: ResourceRow, node: NodeRow, access: Access,
                   unit: UnitResource | None) -> Resource:
-    node_ref = nodes.resources_for(s, [node.id]).get(node.id)
-    return Resource(
-        id=res.id, kind=ResourceKind(res.kind), node_id=node.id, created_by=res.created_by,
-        created_at=timestamp(res.created_at),
-        unit=(ResourceUnit(unit_id=unit.unit_id, unit_type=UnitType(unit.unit_type))
-              if unit else None),
-        node=serialize.node(node, access, node_ref))
+    return serialize.resource(res, node, access, unit,
+                              nodes.resources_for(s, [node.id]).get(node.id))
 
 
 class ResourceItem:

@@ -1,6 +1,9 @@
 """Webhook endpoints: register (secret shown once), list, read, enable, delete, deliveries."""
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Protocol
+
 import falcon
 import msgspec
 
@@ -15,14 +18,39 @@ from api.schemas.webhooks import (
     WebhookList,
 )
 from api.serialize import timestamp
-from storage.db import Database
-from storage.models import Webhook as WebhookRow
-from storage.models import WebhookDelivery as DeliveryRow
 from wharf.infra.clock import iso
 from wharf.webhooks.events import DeliveryStatus, WebhookEvent
 from wharf.webhooks.service import Webhooks
 
 TAGS = ["webhooks"]
+
+
+class WebhookRow(Protocol):
+    """What the API reads of an endpoint (``wharf.webhooks``' row)."""
+
+    id: str
+    url: str
+    events: list[str]
+    enabled: bool
+    disabled_reason: str | None
+    disabled_at: datetime | None
+    consecutive_failures: int
+    created_at: datetime
+
+
+class DeliveryRow(Protocol):
+    """What the API reads of a delivery."""
+
+    id: str
+    event_type: str
+    subject_id: str
+    status: str
+    attempts: int
+    created_at: datetime
+    last_attempt_at: datetime | None
+    last_status_code: int | None
+    last_error: str | None
+    next_attempt_at: datetime | None
 
 
 def webhook_body(h: WebhookRow) -> Webhook:
@@ -43,8 +71,8 @@ def delivery_body(d: DeliveryRow) -> WebhookDelivery:
 
 
 class WebhookCollection:
-    def __init__(self, db: Database, webhooks: Webhooks):
-        self.db, self.webhooks = db, webhooks
+    def __init__(self, webhooks: Webhooks):
+        self.webhooks = webhooks
 
     @contract.op(operation_id="createWebhook", summary="Register a webhook endpoint",
                  tags=TAGS,
@@ -54,42 +82,36 @@ class WebhookCollection:
                  body=CreateWebhookRequest, responses={201: WebhookCreated})
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateWebhookRequest)
-        self.webhooks.check(body.url)  # DNS, outside the transaction
-        with self.db.write() as s:
-            hook, secret = self.webhooks.create(s, req.context.ctx, body.url, body.events)
-            resp.media = WebhookCreated(**msgspec.structs.asdict(webhook_body(hook)),
-                                        secret=secret)
+        hook, secret = self.webhooks.create(req.context.ctx, body.url, body.events)
+        resp.media = WebhookCreated(**msgspec.structs.asdict(webhook_body(hook)), secret=secret)
         resp.status = falcon.HTTP_201
 
     @contract.op(operation_id="listWebhooks", summary="My webhook endpoints", tags=TAGS,
                  responses={200: WebhookList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        with self.db.read() as s:
-            resp.media = WebhookList(items=[
-                webhook_body(h) for h in self.webhooks.mine(s, req.context.ctx)])
+        resp.media = WebhookList(items=[webhook_body(h)
+                                        for h in self.webhooks.mine(req.context.ctx)])
 
 
 class WebhookItem:
-    def __init__(self, db: Database, webhooks: Webhooks):
-        self.db, self.webhooks = db, webhooks
+    def __init__(self, webhooks: Webhooks):
+        self.webhooks = webhooks
 
     @contract.op(operation_id="getWebhook", summary="A webhook endpoint (disabled: why)",
                  tags=TAGS, responses={200: Webhook})
     def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = webhook_body(self.webhooks.get(s, req.context.ctx, webhook_id))
+        resp.media = webhook_body(self.webhooks.get(req.context.ctx, webhook_id))
 
     @contract.op(operation_id="deleteWebhook", summary="Delete a webhook endpoint",
                  tags=TAGS, responses={204: contract.Answer(None, "deleted")})
     def on_delete(self, req: falcon.Request, resp: falcon.Response, webhook_id: str) -> None:
-        with self.db.write() as s:
-            self.webhooks.delete(s, req.context.ctx, webhook_id)
+        self.webhooks.delete(req.context.ctx, webhook_id)
         resp.status = falcon.HTTP_204
 
 
 class WebhookEnable:
-    def __init__(self, db: Database, webhooks: Webhooks):
-        self.db, self.webhooks = db, webhooks
+    def __init__(self, webhooks: Webhooks):
+        self.webhooks = webhooks
 
     @contract.op(operation_id="enableWebhook", summary="Enable a disabled webhook endpoint",
                  tags=TAGS,
@@ -99,21 +121,19 @@ class WebhookEnable:
                              "an enabled endpoint changes nothing but the failure count.",
                  responses={200: Webhook})
     def on_post(self, req: falcon.Request, resp: falcon.Response, webhook_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = webhook_body(self.webhooks.enable(s, req.context.ctx, webhook_id))
+        resp.media = webhook_body(self.webhooks.enable(req.context.ctx, webhook_id))
 
 
 class WebhookDeliveries:
-    def __init__(self, db: Database, webhooks: Webhooks):
-        self.db, self.webhooks = db, webhooks
+    def __init__(self, webhooks: Webhooks):
+        self.webhooks = webhooks
 
     @contract.op(operation_id="listWebhookDeliveries",
                  summary="Deliveries of a webhook endpoint, newest first", tags=TAGS,
                  query=PageQuery, responses={200: WebhookDeliveryList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, webhook_id: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = self.webhooks.deliveries(s, req.context.ctx, webhook_id,
-                                                  limit=q.limit, cursor=q.cursor)
-            resp.media = WebhookDeliveryList(items=[delivery_body(d) for d in items],
-                                             next_cursor=nxt)
+        items, nxt = self.webhooks.deliveries(req.context.ctx, webhook_id, limit=q.limit,
+                                              cursor=q.cursor)
+        resp.media = WebhookDeliveryList(items=[delivery_body(d) for d in items],
+                                         next_cursor=nxt)

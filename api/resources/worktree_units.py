@@ -17,7 +17,7 @@ from api.resources.operations import (
     submission_answers,
 )
 from api.schemas.operations import ChangesetRequest, ChangesetResult
-from api.schemas.tree import changes
+from api.schemas.spaces import changes
 from api.schemas.worktrees import (
     AddWorktreeUnitRequest,
     UpdateWorktreeUnitRequest,

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from api import contract
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.common import PageQuery
-from api.schemas.tree import changes
+from api.schemas.spaces import changes
 from api.schemas.worktrees import (
     CreateWorktreeRequest,
     TeamSpaceRef,

@@ -1,8 +1,8 @@
 """The operator dashboard (``GET /api/ops/dashboard``): the core's own Structs
-(``wharf.dashboard.service``), so what the panels compute is what the document declares."""
+(``wharf.dashboard.views``), so what the panels compute is what the document declares."""
 from __future__ import annotations
 
-from wharf.dashboard.service import (
+from wharf.dashboard.views import (
     AttemptView,
     Dashboard,
     DeletionJobView,

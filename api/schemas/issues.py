@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar
 import msgspec
 
 from api.schemas.common import Cursor, Id, Limit, Request, Response, Timestamp
-from api.schemas.tree import _Patch
+from api.schemas.spaces import _Patch
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
 from wharf.infra.pagination import DEFAULT_LIMIT
 from wharf.issues.service import BODY_MAX, LABEL_NAME_MAX, SEARCH_MAX, TITLE_MAX

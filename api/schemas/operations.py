@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
-from api.schemas.tree import Node
+from api.schemas.spaces import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
 from wharf.infra.pagination import DEFAULT_LIMIT
 from wharf.operations.kinds import (

@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
-from api.schemas.tree import _Patch
+from api.schemas.spaces import _Patch
 from storage.enums import (
     MergeState,
     PurgeReason,

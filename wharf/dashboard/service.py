@@ -25,8 +25,7 @@ Rules (what every panel may cost, whatever the size of the tables):
 A process computes at most one snapshot per :data:`CACHE_SECONDS` (:class:`SnapshotCache`)
 for all its requests.
 
-The result types are the wire shape of ``GET /api/ops/dashboard`` (msgspec Structs), so
-the page, the JSON and the OpenAPI document cannot drift apart.
+The result types (``wharf.dashboard.views``) are the wire shape of ``GET /api/ops/dashboard``.
 """
 from __future__ import annotations
 
@@ -37,14 +36,27 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
-import msgspec
 from sqlalchemy import ColumnElement, Subquery, func, select, text
 from sqlalchemy.orm import Session
 
 from storage.db import Database
+from storage.enums import OperationStatus, TickStatus
 from storage.models import Operation, OperationAttempt, ScheduleTick, User
+from wharf.dashboard.views import (
+    AttemptView,
+    Dashboard,
+    DeletionJobView,
+    KindCount,
+    Minute,
+    OperationView,
+    ProcessView,
+    QueuePanel,
+    StatusPanel,
+    SweepView,
+    ThroughputPanel,
+)
 from wharf.deletion import service as deletion
 from wharf.infra.clock import iso, utcnow
 from wharf.infra.settings import Settings
@@ -83,153 +95,8 @@ PROCESSES_SHOWN = 100
 #: How often the page's script refreshes (seconds).
 REFRESH_SECONDS = 5
 
-Timestamp = Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})]
-
-
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)[:TEXT_MAX]
-
-
-# --- the wire shape ---------------------------------------------------------------------
-
-class KindCount(msgspec.Struct):
-    """How many operations of ``kind`` are in ``status``."""
-
-    kind: str
-    status: str
-    count: int
-
-
-class StatusPanel(msgspec.Struct):
-    """Operations by status and kind: open ones exactly, finished ones over the window."""
-
-    open: list[KindCount]
-    finished: list[KindCount]
-    finished_window_seconds: int
-    finished_capped: Annotated[bool, msgspec.Meta(
-        description="More finished rows than the scan cap: `finished` counts the newest.")]
-    open_capped: Annotated[bool, msgspec.Meta(
-        description="More open rows than `open_cap`: `open` counts the oldest `open_cap`.")]
-    open_cap: int
-
-
-class Minute(msgspec.Struct):
-    """Operations finished in one minute (``start``: its first instant, UTC)."""
-
-    start: Timestamp
-    completed: int
-    failed: int
-
-
-class ThroughputPanel(msgspec.Struct):
-    """Finished per minute over the last hour (oldest minute first) and the failure rate."""
-
-    window_seconds: int
-    minutes: list[Minute]
-    completed: int
-    failed: int
-    failure_rate: Annotated[float | None, msgspec.Meta(
-        description="failed / (completed + failed) over the window; null when none.")]
-    capped: bool
-
-
-class QueuePanel(msgspec.Struct):
-    """Queue lag: operations due now (pending and due, or running with an expired lease)
-    and the age of the oldest of them (since it became due)."""
-
-    due: int
-    oldest_due_at: Timestamp | None
-    lag_seconds: float
-    running: int
-    expired_leases: int
-    count_cap: Annotated[int, msgspec.Meta(
-        description="Each count stops here: a count equal to it means at least that many.")]
-
-
-class AttemptView(msgspec.Struct):
-    number: int
-    worker_id: str
-    started_at: Timestamp
-    finished_at: Timestamp | None
-    outcome: str | None
-    error_code: str | None
-    error_message: str | None
-
-
-class OperationView(msgspec.Struct):
-    """A listed operation with its last attempts; ``can_retry``/``can_cancel`` say which
-    of ``POST /api/operations/{id}/retry|cancel`` would be accepted (``can_retry``: the
-    retry endpoint's own rule, ``wharf.operations.service.can_retry``)."""
-
-    id: str
-    kind: str
-    status: str
-    actor: str | None
-    attempts: int
-    max_attempts: int
-    created_at: Timestamp
-    completed_at: Timestamp | None
-    duration_seconds: float | None
-    error_code: str | None
-    error_message: str | None
-    can_retry: bool
-    can_cancel: bool
-    history: list[AttemptView]
-
-
-class DeletionJobView(msgspec.Struct):
-    object_key: str
-    reason: str
-    attempts: int
-    created_at: Timestamp
-    next_attempt_at: Timestamp
-    last_error: str | None
-
-
-class SweepView(msgspec.Struct):
-    schedule: str
-    spec: str
-    last_tick: Timestamp | None
-    last_status: str | None
-    next_tick: Timestamp | None
-    skipped: Annotated[int, msgspec.Meta(description="Skipped ticks over the last 24 h.")]
-    last_skipped_at: Timestamp | None
-
-
-class ProcessView(msgspec.Struct):
-    """A process seen within the window (``wharf.observability.heartbeats``); ``state``:
-    ``running``, ``stopped`` (a clean stop, ``stopped_at``) or ``silent`` (missed its last
-    beats)."""
-
-    process_id: str
-    role: str
-    hostname: str
-    pid: int
-    version: str
-    started_at: Timestamp
-    last_seen_at: Timestamp
-    stopped_at: Timestamp | None
-    state: str
-    age_seconds: Annotated[float, msgspec.Meta(description="Since its last heartbeat.")]
-    details: dict[str, Any]
-
-
-class Dashboard(msgspec.Struct):
-    """Everything the operator dashboard shows, as of ``generated_at``."""
-
-    generated_at: Timestamp
-    refresh_seconds: int
-    statuses: StatusPanel
-    throughput: ThroughputPanel
-    queue: QueuePanel
-    slowest: list[OperationView]
-    most_retried: list[OperationView]
-    failures: list[OperationView]
-    deletion_jobs: list[DeletionJobView]
-    deletion_failing_for_seconds: int
-    sweeps: list[SweepView]
-    processes: list[ProcessView]
-    process_window_seconds: int
 
 
 # --- panels -----------------------------------------------------------------------------
@@ -309,7 +176,8 @@ def throughput(s: Session, now: datetime) -> ThroughputPanel:
         i = int((at - first).total_seconds() // 60)
         done[(min(max(i, 0), minutes - 1), status)] += n
     series = [Minute(start=iso(first + timedelta(minutes=i)) or "",
-                     completed=done[(i, "completed")], failed=done[(i, "failed")])
+                     completed=done[(i, OperationStatus.COMPLETED)],
+                     failed=done[(i, OperationStatus.FAILED)])
               for i in range(minutes)]
     completed = sum(m.completed for m in series)
     failed = sum(m.failed for m in series)
@@ -336,8 +204,8 @@ def queue(s: Session, now: datetime) -> QueuePanel:
     over the open rows only). Every count is an index range (``ix_operations_due``,
     ``ix_operations_lease``) cut at :data:`OPEN_SCAN`; each oldest is one index entry."""
     live = Operation.attempts < Operation.max_attempts
-    pending = Operation.status == "pending"
-    running = Operation.status == "running"
+    pending = Operation.status == OperationStatus.PENDING
+    running = Operation.status == OperationStatus.RUNNING
     now_due = (pending, Operation.next_attempt_at.is_(None), live)
     retry_due = (pending, Operation.next_attempt_at <= now, live)
     expired = (running, Operation.lease_expires_at < now, live)
@@ -391,7 +259,7 @@ def most_retried(s: Session, now: datetime) -> list[str]:
 def failures(s: Session, now: datetime) -> list[str]:
     """Ids of the :data:`TOP` newest failed operations of the last hour."""
     recent = recent_finished(window_start(now))
-    return list(s.scalars(select(recent.c.id).where(recent.c.status == "failed")
+    return list(s.scalars(select(recent.c.id).where(recent.c.status == OperationStatus.FAILED)
                           .order_by(recent.c.completed_at.desc()).limit(TOP)))
 
 
@@ -429,8 +297,8 @@ def operations(s: Session, ids: Sequence[str]) -> dict[str, OperationView]:
             completed_at=iso(end),
             duration_seconds=round((end - op.created_at).total_seconds(), 3) if end else None,
             error_code=_text(error.get("code")), error_message=_text(error.get("message")),
-            can_retry=can_retry(op.status, op.kind), can_cancel=op.status == "pending",
-            history=history[op.id])
+            can_retry=can_retry(op.status, op.kind),
+            can_cancel=op.status == OperationStatus.PENDING, history=history[op.id])
     return out
 
 
@@ -450,7 +318,7 @@ def sweeps(db: Database, settings: Settings, now: datetime) -> list[SweepView]:
         for r in rows:
             skipped = (select(ScheduleTick.tick_at)
                        .where(ScheduleTick.schedule == r["schedule"],
-                              ScheduleTick.status == "skipped",
+                              ScheduleTick.status == TickStatus.SKIPPED,
                               ScheduleTick.tick_at >= now - SKIPPED_WINDOW)
                        .limit(SKIPPED_SCAN).subquery())
             count, last = s.execute(select(func.count(), func.max(skipped.c.tick_at))).one()

@@ -10,7 +10,7 @@ are rate limited (``wharf.identity.throttle``). API tokens are minted only by a 
 never by another token.
 
 Each API process keeps the principals of recently used tokens and session cookies
-(:class:`AuthCache`, keyed by the SHA-256 of the credential) for at most
+(:class:`wharf.identity.cache.AuthCache`, keyed by the SHA-256 of the credential) for at most
 ``WHARF_AUTH_CACHE_SECONDS``: revoking a token or logging out drops the entry in the
 process that did it (at once, and again after commit), every other process reads the
 database again within that bound. A cached credential past its ``expires_at`` is refused
@@ -27,23 +27,17 @@ import hashlib
 import hmac
 import re
 import secrets
-import threading
-import time
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.db import Database, after_commit, retry_lost
-from storage.enums import TokenScope, values
+from storage.db import Database, retry_lost
+from storage.enums import SpaceType, TokenScope, UserStatus, values
 from storage.models import (
     ApiToken,
     DeletionRecord,
@@ -53,6 +47,8 @@ from storage.models import (
     User,
 )
 from wharf.identity import throttle
+from wharf.identity.cache import _CACHES as _CACHES  # a test detaches a process's cache
+from wharf.identity.cache import AuthCache
 from wharf.identity.throttle import Limit
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -73,11 +69,6 @@ TOKEN_PREFIX_RE = re.compile(r"[0-9a-f]{12}")  # secrets.token_hex(6)
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
-#: The most credentials one process keeps in its :class:`AuthCache` (least recently used
-#: first out).
-AUTH_CACHE_MAX_ENTRIES = 10_000
-
-
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -87,131 +78,8 @@ def username_digest(username_key: str) -> str:
     return _digest("username:" + username_key)
 
 
-@dataclass(slots=True)
-class _Cached:
-    principal: Principal
-    credential_id: str
-    expires_at: datetime | None  # the credential's own expiry
-    fresh_until: float  # on the cache's clock
-
-
-class AuthCache:
-    """Credential digest → principal, for at most ``seconds`` after it was read from the
-    database, at most ``max_entries`` of them (LRU). Thread-safe.
-
-    ``invalidate`` drops a credential at once. An entry is stored only if nothing was
-    invalidated since its database read began (``generation``), so a read that raced a
-    revocation cannot put the revoked principal back. ``seconds`` 0 disables it."""
-
-    def __init__(self, seconds: float, max_entries: int = AUTH_CACHE_MAX_ENTRIES,
-                 clock: Callable[[], float] = time.monotonic):
-        self.seconds = seconds
-        self.max_entries = max_entries
-        self.clock = clock
-        self._entries: OrderedDict[str, _Cached] = OrderedDict()
-        self._keys: dict[str, str] = {}  # credential id -> key
-        self._lock = threading.Lock()
-        self._generation = 0
-        _CACHES.add(self)
-
-    @property
-    def enabled(self) -> bool:
-        return self.seconds > 0 and self.max_entries > 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def begin(self) -> tuple[int, float]:
-        """Call before reading a credential from the database: hand the result to
-        :meth:`put`."""
-        return self._generation, self.clock()
-
-    def get(self, key: str) -> Principal | None:
-        if not self.enabled:
-            return None
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            if entry.fresh_until <= self.clock() or (
-                    entry.expires_at is not None and entry.expires_at <= utcnow()):
-                self._drop(key, entry)
-                return None
-            self._entries.move_to_end(key)
-            return entry.principal
-
-    def put(self, key: str, principal: Principal, credential_id: str,
-            expires_at: datetime | None, begun: tuple[int, float]) -> None:
-        if not self.enabled:
-            return
-        generation, read_at = begun
-        with self._lock:
-            if generation != self._generation:
-                return  # a revocation may have committed since the read began
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._keys.pop(old.credential_id, None)
-            self._entries[key] = _Cached(principal, credential_id, expires_at,
-                                         read_at + self.seconds)
-            self._keys[credential_id] = key
-            while len(self._entries) > self.max_entries:
-                evicted_key, evicted = self._entries.popitem(last=False)
-                self._forget_key(evicted_key, evicted)
-
-    def invalidate(self, credential_id: str) -> None:
-        """Forget the credential (an API token id or a login session id) at once."""
-        with self._lock:
-            self._generation += 1
-            key = self._keys.pop(credential_id, None)
-            if key is not None:
-                self._entries.pop(key, None)
-
-    def invalidate_user(self, user_id: str) -> None:
-        """Forget every credential of ``user_id`` at once."""
-        with self._lock:
-            self._generation += 1
-            for key, entry in list(self._entries.items()):
-                if entry.principal.user_id == user_id:
-                    self._drop(key, entry)
-
-    def _drop(self, key: str, entry: _Cached) -> None:
-        self._entries.pop(key, None)
-        self._forget_key(key, entry)
-
-    def _forget_key(self, key: str, entry: _Cached) -> None:
-        if self._keys.get(entry.credential_id) == key:
-            del self._keys[entry.credential_id]
-
-
-_CACHES: weakref.WeakSet[AuthCache] = weakref.WeakSet()
-
-
-def _forget(tokens_and_sessions: list[str], users: list[str]) -> None:
-    for cache in list(_CACHES):
-        for credential_id in tokens_and_sessions:
-            cache.invalidate(credential_id)
-        for user_id in users:
-            cache.invalidate_user(user_id)
-
-
-@event.listens_for(Session, "before_flush")
-def _credentials_changed(session: Session, _context: object, _instances: object) -> None:
-    """A token, login session or user changed through the ORM (revoked, logged out,
-    expiry moved, deleted): its cached principals go now and again after commit."""
-    credentials: list[str] = []
-    users: list[str] = []
-    for obj in (*session.dirty, *session.deleted):
-        if isinstance(obj, ApiToken | LoginSession):
-            credentials.append(obj.id)
-        elif isinstance(obj, User):
-            users.append(obj.id)
-    if credentials or users:
-        _forget(credentials, users)
-        after_commit(session, lambda: _forget(credentials, users))
-
-
 #: ``users.status`` of a user who may authenticate (``deleting``: never again).
-USER_ACTIVE = "active"
+USER_ACTIVE = UserStatus.ACTIVE
 
 _T = ApiToken.__table__
 _U = User.__table__
@@ -226,6 +94,17 @@ _SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _
                                                             _U.c.status == USER_ACTIVE))
 _TOUCH = update(_T).where(_T.c.id == bindparam("tid")).values(
     last_used_at=bindparam("now", type_=_T.c.last_used_at.type))
+
+
+def me(db: Database, principal: Principal) -> tuple[User, str]:
+    """The principal's user and the id of their personal space (one read transaction)."""
+    with db.read() as session:
+        user = session.get(User, principal.user_id)
+        assert user is not None
+        personal = session.scalar(select(Space.id).where(Space.owner_id == user.id,
+                                                         Space.type == SpaceType.PERSONAL))
+        assert personal is not None  # every user has one
+        return user, personal
 
 
 def _address(ctx: RequestContext) -> str:
@@ -299,7 +178,7 @@ class Identity:
         password_hash = self.hasher.hash(password)
         with db.write() as session:
             user = User(id=new_id(), username=username, username_key=key)
-            space = Space(id=new_id(), type="personal", name=username, owner_id=user.id,
+            space = Space(id=new_id(), type=SpaceType.PERSONAL, name=username, owner_id=user.id,
                           public_read=False)
             session.add(user)
             try:
@@ -409,14 +288,16 @@ class Identity:
         except (VerificationError, InvalidHashError):
             pass
 
-    def logout(self, session: Session, ctx: RequestContext) -> None:
+    def logout(self, db: Database, ctx: RequestContext) -> None:
+        """End the caller's login session (401 ``no_session`` for a token)."""
         sid = ctx.principal.session_id
         if sid is None:
             raise Unauthenticated("Not logged in with a session.", code="no_session")
-        row = session.get(LoginSession, sid)
-        if row is not None:
-            session.delete(row)  # cached principals go at flush and after commit
-            audit.record(session, ctx, "session.logout", "login_session", sid)
+        with db.write() as session:
+            row = session.get(LoginSession, sid)
+            if row is not None:
+                session.delete(row)  # cached principals go at flush and after commit
+                audit.record(session, ctx, "session.logout", "login_session", sid)
 
     def _cookie_lookup(self, session: Session,
                        raw: str | None) -> tuple[Principal, datetime] | None:
@@ -459,9 +340,19 @@ class Identity:
         return principal
 
     # -- API tokens --------------------------------------------------------------------
-    def create_token(self, session: Session, ctx: RequestContext, name: object, scopes: object,
+    def create_token(self, db: Database, ctx: RequestContext, name: object, scopes: object,
                      expires_in_days: object, *, quota_pending_operations: object = None,
                      quota_submissions_per_minute: object = None) -> tuple[ApiToken, str]:
+        """The new token and its secret (shown once), in one write transaction."""
+        with db.write() as session:
+            return self._create_token(session, ctx, name, scopes, expires_in_days,
+                                      quota_pending_operations=quota_pending_operations,
+                                      quota_submissions_per_minute=quota_submissions_per_minute)
+
+    def _create_token(self, session: Session, ctx: RequestContext, name: object,
+                      scopes: object, expires_in_days: object, *,
+                      quota_pending_operations: object,
+                      quota_submissions_per_minute: object) -> tuple[ApiToken, str]:
         # Minting is credential management: it needs a login session (a person who knew
         # the password). A token that could mint would hand out credentials that outlive
         # its own expiry and survive its revocation.
@@ -505,18 +396,20 @@ class Identity:
         audit.record(session, ctx, "api_token.create", "api_token", token.id, details=details)
         return token, f"{TOKEN_PREFIX}{prefix}_{secret}"
 
-    def list_tokens(self, session: Session, ctx: RequestContext) -> list[ApiToken]:
-        return list(session.scalars(
-            select(ApiToken).where(ApiToken.user_id == ctx.principal.user_id,
-                                   ApiToken.revoked_at.is_(None))
-            .order_by(ApiToken.id)))
+    def list_tokens(self, db: Database, ctx: RequestContext) -> list[ApiToken]:
+        with db.read() as session:
+            return list(session.scalars(
+                select(ApiToken).where(ApiToken.user_id == ctx.principal.user_id,
+                                       ApiToken.revoked_at.is_(None))
+                .order_by(ApiToken.id)))
 
-    def revoke_token(self, session: Session, ctx: RequestContext, token_id: str) -> None:
-        token = session.get(ApiToken, token_id) if is_id(token_id) else None
-        if token is None or token.user_id != ctx.principal.user_id or token.revoked_at:
-            raise NotFound("No such API token.")
-        token.revoked_at = utcnow()  # cached principals go at flush and after commit
-        audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
+    def revoke_token(self, db: Database, ctx: RequestContext, token_id: str) -> None:
+        with db.write() as session:
+            token = session.get(ApiToken, token_id) if is_id(token_id) else None
+            if token is None or token.user_id != ctx.principal.user_id or token.revoked_at:
+                raise NotFound("No such API token.")
+            token.revoked_at = utcnow()  # cached principals go at flush and after commit
+            audit.record(session, ctx, "api_token.revoke", "api_token", token.id)
 
     def _token_lookup(self, session: Session,
                       raw: str | None) -> tuple[Principal, bool, datetime | None] | None:

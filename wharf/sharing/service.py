@@ -1,15 +1,18 @@
-"""Sharing: direct grants (personal spaces), link sharing (any space)."""
+"""Sharing: direct grants (personal spaces), link sharing (any space).
+
+Each function takes the ``Database`` and runs in one transaction of its own."""
 from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from storage.enums import ShareRole, values
+from storage.db import Database
+from storage.enums import ShareRole, SpaceType, values
 from storage.models import LinkSharing, NodeGrant, User
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
-from wharf.infra.errors import Conflict, NotFound
+from wharf.infra.errors import Conflict, NotFound, ValidationFailed
 from wharf.infra.ids import is_id
 from wharf.infra.validation import one_of
 from wharf.spaces.access import require_share, space_of
@@ -17,19 +20,28 @@ from wharf.spaces.access import require_share, space_of
 SHARE_ROLES = values(ShareRole)
 
 
-def list_grants(s: Session, ctx: RequestContext, node_id: str) -> list[tuple[NodeGrant, User]]:
-    node, _ = require_share(s, ctx.principal, node_id)
-    return list(s.execute(select(NodeGrant, User).join(User, User.id == NodeGrant.user_id)
-                          .where(NodeGrant.node_id == node.id)
-                          .order_by(NodeGrant.user_id)).tuples())
+def list_grants(db: Database, ctx: RequestContext,
+                node_id: str) -> list[tuple[NodeGrant, User]]:
+    with db.read() as s:
+        node, _ = require_share(s, ctx.principal, node_id)
+        return list(s.execute(select(NodeGrant, User).join(User, User.id == NodeGrant.user_id)
+                              .where(NodeGrant.node_id == node.id)
+                              .order_by(NodeGrant.user_id)).tuples())
 
 
-def put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
+def put_grant(db: Database, ctx: RequestContext, node_id: str, user_id: str,
               role_value: object) -> tuple[NodeGrant, bool]:
+    """The grant and whether it was created (else its role changed)."""
+    with db.write() as s:
+        return _put_grant(s, ctx, node_id, user_id, role_value)
+
+
+def _put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
+               role_value: object) -> tuple[NodeGrant, bool]:
     node, _ = require_share(s, ctx.principal, node_id)
     role = one_of(role_value, "role", SHARE_ROLES)
     space = space_of(s, node)
-    if space.type != "personal":
+    if space.type != SpaceType.PERSONAL:
         raise Conflict("Grants exist only in personal spaces; use team membership.",
                        code="grants_not_allowed")
     user = s.get(User, user_id) if is_id(user_id) else None
@@ -51,27 +63,37 @@ def put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
     return grant, created
 
 
-def delete_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str) -> None:
-    node, _ = require_share(s, ctx.principal, node_id)
-    grant = s.get(NodeGrant, (node.id, user_id)) if is_id(user_id) else None
-    if grant is None:
-        raise NotFound("That user has no grant on this node.")
-    s.delete(grant)
-    audit.record(s, ctx, "node.grant.delete", "node", node.id, space_id=node.space_id,
-                 details={"user_id": user_id})
+def delete_grant(db: Database, ctx: RequestContext, node_id: str, user_id: str) -> None:
+    with db.write() as s:
+        node, _ = require_share(s, ctx.principal, node_id)
+        grant = s.get(NodeGrant, (node.id, user_id)) if is_id(user_id) else None
+        if grant is None:
+            raise NotFound("That user has no grant on this node.")
+        s.delete(grant)
+        audit.record(s, ctx, "node.grant.delete", "node", node.id, space_id=node.space_id,
+                     details={"user_id": user_id})
 
 
-def get_link_sharing(s: Session, node_id: str) -> dict[str, object]:
-    row = s.get(LinkSharing, node_id)
-    return {"enabled": row is not None, "role": row.role if row else None}
+def get_link_sharing(db: Database, ctx: RequestContext, node_id: str) -> dict[str, object]:
+    """``{"enabled", "role"}`` of the node's link sharing (for those who may share it)."""
+    with db.read() as s:
+        node, _ = require_share(s, ctx.principal, node_id)
+        row = s.get(LinkSharing, node.id)
+        return {"enabled": row is not None, "role": row.role if row else None}
 
 
-def put_link_sharing(s: Session, ctx: RequestContext, node_id: str, enabled: object,
+def put_link_sharing(db: Database, ctx: RequestContext, node_id: str, enabled: object,
                      role: object) -> dict[str, object]:
+    with db.write() as s:
+        return _put_link_sharing(s, ctx, node_id, enabled, role)
+
+
+def _put_link_sharing(s: Session, ctx: RequestContext, node_id: str, enabled: object,
+                      role: object) -> dict[str, object]:
     node, _ = require_share(s, ctx.principal, node_id)
     row = s.get(LinkSharing, node.id)
     if enabled is True:
-        role = one_of(role if role is not None else "viewer", "role", SHARE_ROLES)
+        role = one_of(role if role is not None else ShareRole.VIEWER, "role", SHARE_ROLES)
         if row is None:
             s.add(LinkSharing(node_id=node.id, role=role, created_by=ctx.principal.user_id))
         else:
@@ -82,7 +104,6 @@ def put_link_sharing(s: Session, ctx: RequestContext, node_id: str, enabled: obj
             s.delete(row)
         role = None
     else:
-        from wharf.infra.errors import ValidationFailed
         raise ValidationFailed("enabled must be a boolean", details={"field": "enabled"})
     s.flush()
     audit.record(s, ctx, "node.link_sharing", "node", node.id, space_id=node.space_id,

@@ -4,12 +4,19 @@ Depth: a root is at depth 1 and nothing may sit deeper than ``MAX_TREE_DEPTH``. 
 that creates a node under a parent goes through :func:`resolve_parent`, which refuses a
 parent already at the limit; a move refuses when the new parent's depth plus the height of
 the moved subtree (trashed descendants included: they come back on restore) exceeds it.
-Both answer 409 ``tree_too_deep``."""
+Both answer 409 ``tree_too_deep``.
+
+The service functions (create, get, update, the listings) take the ``Database`` and run in
+one transaction of their own; each answers :class:`NodeEntry` values, read inside it."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import Select, exists, literal, select, tuple_
 from sqlalchemy.orm import Session
 
+from storage.db import Database
+from storage.enums import Role
 from storage.models import BlobResource, Node, Resource, Space, UnitResource
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -70,7 +77,7 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     if parent_id is None:
         if space is None:
             raise NotFound("No such space.")
-        check(Access(space.role(principal)), "editor", "space")
+        check(Access(space.role(principal)), Role.EDITOR, "space")
         return space, None
     chain = chain_facts(session, principal, parent_id) \
         if is_id(parent_id) and isinstance(parent_id, str) else []
@@ -79,7 +86,7 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     parent = chain[0]
     own = space if space is not None and space.id == parent.space_id \
         else space_facts(session, principal, parent.space_id)
-    check(chain_access(principal, chain, own), "editor", "node")
+    check(chain_access(principal, chain, own), Role.EDITOR, "node")
     assert own is not None  # chain_access grants nothing without the node's space
     if parent.space_id != space_id:
         raise ValidationFailed("parent_id is in another space", code="parent_in_other_space",
@@ -90,20 +97,38 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     return own, parent
 
 
-def create_node(session: Session, ctx: RequestContext, space_id: object, parent_id: object,
-                name: object) -> Node:
-    name = clean_name(name, "name")
-    space, parent = resolve_parent(session, ctx, space_id, parent_id)
-    node = Node(space_id=space.id, parent_id=parent.id if parent else None, name=name,
-                created_by=ctx.principal.user_id)
-    session.add(node)
-    session.flush()
-    audit.record(session, ctx, "node.create", "node", node.id, space_id=space.id)
-    return node
+@dataclass(frozen=True, slots=True)
+class NodeEntry:
+    """A node as the caller sees it: the row, the caller's access to it and the
+    ``resource`` JSON of the resource it holds (:func:`resources_for`), if any."""
+
+    node: Node
+    access: Access
+    resource: dict[str, object] | None
 
 
-def get_node(session: Session, ctx: RequestContext, node_id: str) -> tuple[Node, Access]:
-    return require_node(session, ctx.principal, node_id, "viewer")
+def _with_resource(session: Session, node: Node, access: Access) -> NodeEntry:
+    return NodeEntry(node, access, resources_for(session, [node.id]).get(node.id))
+
+
+def create_node(db: Database, ctx: RequestContext, space_id: object, parent_id: object,
+                name: object) -> NodeEntry:
+    """An organisational node (it holds no resource yet)."""
+    with db.write() as session:
+        name = clean_name(name, "name")
+        space, parent = resolve_parent(session, ctx, space_id, parent_id)
+        node = Node(space_id=space.id, parent_id=parent.id if parent else None, name=name,
+                    created_by=ctx.principal.user_id)
+        session.add(node)
+        session.flush()
+        audit.record(session, ctx, "node.create", "node", node.id, space_id=space.id)
+        return NodeEntry(node, role_for(session, ctx, node), None)
+
+
+def get_node(db: Database, ctx: RequestContext, node_id: str) -> NodeEntry:
+    with db.read() as session:
+        node, access = require_node(session, ctx.principal, node_id, Role.VIEWER)
+        return _with_resource(session, node, access)
 
 
 def _subtree_deeper_than(session: Session, node: Node, room: int) -> bool:
@@ -121,9 +146,17 @@ def _subtree_deeper_than(session: Session, node: Node, room: int) -> bool:
     return bool(session.scalar(select(exists().where(sub.c.level > room))))
 
 
-def update_node(session: Session, ctx: RequestContext, node_id: str,
-                changes: dict[str, object]) -> tuple[Node, Access]:
-    node, access = require_node(session, ctx.principal, node_id, "editor")
+def update_node(db: Database, ctx: RequestContext, node_id: str,
+                changes: dict[str, object]) -> NodeEntry:
+    """Rename and/or move (``parent_id``) a node."""
+    with db.write() as session:
+        node, access = _update_node(session, ctx, node_id, changes)
+        return _with_resource(session, node, access)
+
+
+def _update_node(session: Session, ctx: RequestContext, node_id: str,
+                 changes: dict[str, object]) -> tuple[Node, Access]:
+    node, access = require_node(session, ctx.principal, node_id, Role.EDITOR)
     if not changes:
         raise ValidationFailed("nothing to change: send name and/or parent_id")
     done: dict[str, object] = {}
@@ -139,7 +172,7 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
         target = changes["parent_id"]
         parent = None
         if target is not None:
-            parent, _ = require_node(session, ctx.principal, target, "editor")
+            parent, _ = require_node(session, ctx.principal, target, Role.EDITOR)
             if parent.space_id != node.space_id:
                 raise Conflict("A node can only move within its space.",
                                code="cross_space_move")
@@ -149,7 +182,7 @@ def update_node(session: Session, ctx: RequestContext, node_id: str,
             # The space root is the space's: someone editing through a grant or a link
             # cannot move a node out of what was shared with them.
             space = space_of(session, node)
-            if not at_least(space_role(session, ctx.principal, space), "editor"):
+            if not at_least(space_role(session, ctx.principal, space), Role.EDITOR):
                 raise Forbidden("Only space editors can move nodes to the space root.")
         room = MAX_TREE_DEPTH - depth_of(session, parent)
         if _subtree_deeper_than(session, node, room):
@@ -175,21 +208,32 @@ def _listing(session: Session, q: Select[Node], limit: int, cursor: str | None,
     return page(rows, limit, kind, lambda n: [n.name, n.id])
 
 
-def list_children(session: Session, ctx: RequestContext, node_id: str, limit: int,
-                  cursor: str | None) -> tuple[Node, Access, list[Node], str | None]:
-    node, access = require_node(session, ctx.principal, node_id, "viewer")
-    items, nxt = _listing(session, select(Node).where(Node.parent_id == node.id),
-                          limit, cursor, "children")
-    return node, access, items, nxt
+def _entries(session: Session, ctx: RequestContext, items: list[Node]) -> list[NodeEntry]:
+    """A page of nodes as the caller sees them: their resources (one query), then the
+    caller's access to each."""
+    res = resources_for(session, [n.id for n in items])
+    return [NodeEntry(n, role_for(session, ctx, n), res.get(n.id)) for n in items]
 
 
-def list_roots(session: Session, ctx: RequestContext, space_id: str, limit: int,
-               cursor: str | None) -> tuple[Space, Access, list[Node], str | None]:
-    space, access = require_space(session, ctx.principal, space_id, "viewer")
-    items, nxt = _listing(session, select(Node).where(Node.space_id == space.id,
-                                                      Node.parent_id.is_(None)),
-                          limit, cursor, "roots")
-    return space, access, items, nxt
+def list_children(db: Database, ctx: RequestContext, node_id: str, limit: int,
+                  cursor: str | None) -> tuple[list[NodeEntry], str | None]:
+    """A page of a node's children (not trashed), by name."""
+    with db.read() as session:
+        node, _ = require_node(session, ctx.principal, node_id, Role.VIEWER)
+        items, nxt = _listing(session, select(Node).where(Node.parent_id == node.id),
+                              limit, cursor, "children")
+        return _entries(session, ctx, items), nxt
+
+
+def list_roots(db: Database, ctx: RequestContext, space_id: str, limit: int,
+               cursor: str | None) -> tuple[list[NodeEntry], str | None]:
+    """A page of a space's root nodes (not trashed), by name."""
+    with db.read() as session:
+        space, _ = require_space(session, ctx.principal, space_id, Role.VIEWER)
+        items, nxt = _listing(session, select(Node).where(Node.space_id == space.id,
+                                                          Node.parent_id.is_(None)),
+                              limit, cursor, "roots")
+        return _entries(session, ctx, items), nxt
 
 
 def resources_for(session: Session, node_ids: list[str]) -> dict[str, dict[str, object]]:

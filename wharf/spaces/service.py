@@ -1,10 +1,15 @@
-"""Personal and team spaces and team membership."""
+"""Personal and team spaces and team membership.
+
+The service functions take the ``Database`` and run each request in one transaction of
+their own (``db.read()`` or ``db.write()``); the rows they return were read inside it and
+keep their values after it (``expire_on_commit=False``)."""
 from __future__ import annotations
 
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import MemberRole, values
+from storage.db import Database
+from storage.enums import MemberRole, Role, SpaceType, values
 from storage.models import Space, SpaceMember, User
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -31,39 +36,50 @@ def set_owner(session: Session, space: Space, owner_id: str, *,
                                               SpaceMember.user_id == owner_id))
 
 
-def create_team_space(session: Session, ctx: RequestContext, name: object,
-                      type_: object = "team") -> Space:
-    if type_ != "team":
+def create_team_space(db: Database, ctx: RequestContext, name: object,
+                      type_: object = SpaceType.TEAM) -> Space:
+    if type_ != SpaceType.TEAM:
         raise ValidationFailed("only team spaces can be created; the personal space comes "
                                "with the user", details={"field": "type"})
-    space = Space(id=new_id(), type="team", name=clean_name(name, "name", max_len=100),
-                  owner_id=ctx.principal.user_id, public_read=False)
-    session.add(space)
-    session.flush()
-    audit.record(session, ctx, "space.create", "space", space.id, space_id=space.id)
+    with db.write() as session:
+        space = Space(id=new_id(), type=SpaceType.TEAM,
+                      name=clean_name(name, "name", max_len=100),
+                      owner_id=ctx.principal.user_id, public_read=False)
+        session.add(space)
+        session.flush()
+        audit.record(session, ctx, "space.create", "space", space.id, space_id=space.id)
     return space
 
 
-def list_spaces(session: Session, ctx: RequestContext, limit: int,
+def list_spaces(db: Database, ctx: RequestContext, limit: int,
                 cursor: str | None) -> tuple[list[tuple[Space, str | None]], str | None]:
+    """The spaces the caller owns or belongs to, each with their role in it."""
     after = decode_cursor("spaces", cursor, 1)
     uid = ctx.principal.user_id
     member_of = select(SpaceMember.space_id).where(SpaceMember.user_id == uid)
     q = select(Space).where(or_(Space.owner_id == uid, Space.id.in_(member_of)))
     if after:
         q = q.where(Space.id > after[0])
-    rows = list(session.scalars(q.order_by(Space.id).limit(limit + 1)))
-    rows, next_cursor = page(rows, limit, "spaces", lambda s: [s.id])
-    return [(s, space_role(session, ctx.principal, s)) for s in rows], next_cursor
+    with db.read() as session:
+        rows = list(session.scalars(q.order_by(Space.id).limit(limit + 1)))
+        rows, next_cursor = page(rows, limit, "spaces", lambda s: [s.id])
+        return [(s, space_role(session, ctx.principal, s)) for s in rows], next_cursor
 
 
-def get_space(session: Session, ctx: RequestContext, space_id: str) -> tuple[Space, Access]:
-    return require_space(session, ctx.principal, space_id, "viewer")
+def get_space(db: Database, ctx: RequestContext, space_id: str) -> tuple[Space, Access]:
+    with db.read() as session:
+        return require_space(session, ctx.principal, space_id, Role.VIEWER)
 
 
-def update_space(session: Session, ctx: RequestContext, space_id: str,
+def update_space(db: Database, ctx: RequestContext, space_id: str,
                  changes: dict[str, object]) -> tuple[Space, Access]:
-    space, access = require_space(session, ctx.principal, space_id, "admin")
+    with db.write() as session:
+        return _update_space(session, ctx, space_id, changes)
+
+
+def _update_space(session: Session, ctx: RequestContext, space_id: str,
+                  changes: dict[str, object]) -> tuple[Space, Access]:
+    space, access = require_space(session, ctx.principal, space_id, Role.ADMIN)
     if not changes:
         raise ValidationFailed("nothing to change: send name and/or public_read")
     done: dict[str, object] = {}
@@ -82,12 +98,13 @@ def update_space(session: Session, ctx: RequestContext, space_id: str,
     return space, access
 
 
-def list_members(session: Session, ctx: RequestContext,
+def list_members(db: Database, ctx: RequestContext,
                  space_id: str) -> list[tuple[SpaceMember, User]]:
-    space, _ = require_space(session, ctx.principal, space_id, "viewer")
-    return list(session.execute(
-        select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
-        .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).all())
+    with db.read() as session:
+        space, _ = require_space(session, ctx.principal, space_id, Role.VIEWER)
+        return list(session.execute(
+            select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
+            .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).tuples())
 
 
 # Who manages whom in a team space (the role matrix in docs/architecture.md):
@@ -97,12 +114,19 @@ def list_members(session: Session, ctx: RequestContext,
 #   down (change their own role to editor/viewer) or leave;
 # - any member may leave (DELETE their own membership); the owner is not a member and
 #   cannot leave (409 ``owner_not_member``).
-def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
-               role_value: object) -> tuple[SpaceMember, bool]:
+def put_member(db: Database, ctx: RequestContext, space_id: str, user_id: str,
+               role_value: object) -> tuple[SpaceMember, User, bool]:
+    """The member row, its user, and whether they joined (else their role changed)."""
+    with db.write() as session:
+        return _put_member(session, ctx, space_id, user_id, role_value)
+
+
+def _put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
+                role_value: object) -> tuple[SpaceMember, User, bool]:
     # Lock the space: concurrent PUTs for the same new member must not both INSERT.
-    space, access = require_space(session, ctx.principal, space_id, "admin", lock=True)
+    space, access = require_space(session, ctx.principal, space_id, Role.ADMIN, lock=True)
     role = one_of(role_value, "role", MEMBER_ROLES)
-    if space.type != "team":
+    if space.type != SpaceType.TEAM:
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
     user = session.get(User, user_id) if is_id(user_id) else None
     if user is None:
@@ -112,11 +136,11 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
                        code="owner_not_member")
     member = session.get(SpaceMember, (space.id, user.id))
     current = member.role if member is not None else None
-    if access.role != "owner":
+    if access.role != Role.OWNER:
         is_self = user.id == ctx.principal.user_id
         # An admin may step down themselves; the admin role is otherwise the owner's call.
-        if (role == "admin" and current != "admin") or \
-                (current == "admin" and not (is_self and role != "admin")):
+        if (role == MemberRole.ADMIN and current != MemberRole.ADMIN) or \
+                (current == MemberRole.ADMIN and not (is_self and role != MemberRole.ADMIN)):
             raise Forbidden("Only the space owner grants, changes or removes the admin role.",
                             code="owner_required")
     created = member is None
@@ -129,22 +153,28 @@ def put_member(session: Session, ctx: RequestContext, space_id: str, user_id: st
     session.flush()
     audit.record(session, ctx, "space.member.put", "user", user.id, space_id=space.id,
                  details={"role": role})
-    return member, created
+    return member, user, created
 
 
-def delete_member(session: Session, ctx: RequestContext, space_id: str, user_id: str) -> None:
+def delete_member(db: Database, ctx: RequestContext, space_id: str, user_id: str) -> None:
     """Remove a member: the owner removes anyone, an admin removes editors and viewers, and
     every member may remove themselves (leave)."""
+    with db.write() as session:
+        _delete_member(session, ctx, space_id, user_id)
+
+
+def _delete_member(session: Session, ctx: RequestContext, space_id: str,
+                   user_id: str) -> None:
     leaving = user_id == ctx.principal.user_id
     space, access = require_space(session, ctx.principal, space_id,
-                                  "viewer" if leaving else "admin", lock=True)
+                                  Role.VIEWER if leaving else Role.ADMIN, lock=True)
     if user_id == space.owner_id:
         raise Conflict("The space owner is not a member and cannot leave the space.",
                        code="owner_not_member")
     member = session.get(SpaceMember, (space.id, user_id)) if is_id(user_id) else None
     if member is None:
         raise NotFound("That user is not a member of this space.")
-    if not leaving and access.role != "owner" and member.role == "admin":
+    if not leaving and access.role != Role.OWNER and member.role == MemberRole.ADMIN:
         raise Forbidden("Only the space owner removes an admin.", code="owner_required")
     session.delete(member)
     audit.record(session, ctx, "space.member.delete", "user", user_id, space_id=space.id,

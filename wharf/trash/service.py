@@ -38,7 +38,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
-from storage.enums import OperationStatus, PurgeReason
+from storage.enums import OperationStatus, PurgeReason, Role
 from storage.models import (
     BlobResource,
     LinkSharing,
@@ -142,10 +142,16 @@ def _lock_space(s: Session, space_id: str, *, forget: bool = True) -> None:
         forget_tree(s)
 
 
-def trash_node(s: Session, ctx: RequestContext, node_id: str) -> TrashBatch:
-    node, _ = require_node(s, ctx.principal, node_id, "editor")
+def trash_node(db: Database, ctx: RequestContext, node_id: str) -> TrashBatch:
+    """Move the node and its descendants to a new batch (one write transaction)."""
+    with db.write() as s:
+        return _trash_node(s, ctx, node_id)
+
+
+def _trash_node(s: Session, ctx: RequestContext, node_id: str) -> TrashBatch:
+    node, _ = require_node(s, ctx.principal, node_id, Role.EDITOR)
     _lock_space(s, node.space_id)
-    node, _ = require_node(s, ctx.principal, node_id, "editor", lock=True)
+    node, _ = require_node(s, ctx.principal, node_id, Role.EDITOR, lock=True)
     batch = TrashBatch(id=new_id(), space_id=node.space_id, root_node_id=node.id,
                        created_by=ctx.principal.user_id, node_count=0)
     s.add(batch)
@@ -173,7 +179,7 @@ def _batch_for_caller(s: Session, ctx: RequestContext, batch_id: str, *,
     if batch is None:
         raise NotFound("No such trash batch.")
     try:
-        require_node(s, ctx.principal, batch.root_node_id, "editor", include_trashed=True)
+        require_node(s, ctx.principal, batch.root_node_id, Role.EDITOR, include_trashed=True)
     except NotFound:
         raise NotFound("No such trash batch.") from None
     return batch
@@ -197,7 +203,15 @@ def _purge_pending(s: Session, batch: TrashBatch) -> str | None:
     return None
 
 
-def restore_batch(s: Session, ctx: RequestContext, batch_id: str) -> tuple[TrashBatch, int]:
+def restore_batch(db: Database, ctx: RequestContext,
+                  batch_id: str) -> tuple[TrashBatch, int]:
+    """Restore exactly this batch (one write transaction): the batch and how many nodes
+    came back."""
+    with db.write() as s:
+        return _restore_batch(s, ctx, batch_id)
+
+
+def _restore_batch(s: Session, ctx: RequestContext, batch_id: str) -> tuple[TrashBatch, int]:
     batch = _batch_for_caller(s, ctx, batch_id)
     _lock_space(s, batch.space_id)
     batch = _batch_for_caller(s, ctx, batch_id, lock=True)
@@ -241,14 +255,24 @@ def nesting(s: Session, batches: list[TrashBatch]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def list_batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
-                 cursor: str | None) -> tuple[list[TrashBatch], str | None]:
+def list_batches(db: Database, ctx: RequestContext, space_id: str, limit: int, cursor: str | None,
+                 ) -> tuple[list[tuple[TrashBatch, dict[str, Any]]], str | None]:
+    """A page of the space's batches (:func:`_batches`), each with its :func:`nesting`
+    (one read transaction)."""
+    with db.read() as s:
+        items, nxt = _batches(s, ctx, space_id, limit, cursor)
+        around = nesting(s, items)
+        return [(b, around[b.id]) for b in items], nxt
+
+
+def _batches(s: Session, ctx: RequestContext, space_id: str, limit: int,
+             cursor: str | None) -> tuple[list[TrashBatch], str | None]:
     """Newest first, only the batches the caller could restore. Visibility is decided per
     row (grants and links sit on ancestors), so the scan continues past invisible batches
     until the page is full; it is bounded per request, and when the bound is reached the
     cursor points after the last row scanned — a short page with a cursor, never a null
     cursor while rows remain."""
-    space, _ = require_space(s, ctx.principal, space_id, "viewer")
+    space, _ = require_space(s, ctx.principal, space_id, Role.VIEWER)
     after = decode_cursor("trash", cursor, 1)
 
     def fetch(key: list[Any] | None, n: int) -> list[TrashBatch]:

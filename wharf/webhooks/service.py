@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
-from storage.db import OutboxNotice, announce_after_commit
+from storage.db import Database, OutboxNotice, announce_after_commit
 from storage.driver import DriverStatement, in_param
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from wharf.infra import audit, limits
@@ -130,16 +130,25 @@ def announce(s: Session, finished: Sequence[Finished]) -> int:
 
 
 class Webhooks:
-    def __init__(self, settings: Settings):
-        self.settings = settings
+    """A user's webhook endpoints. Each method runs in one transaction of its own."""
+
+    def __init__(self, settings: Settings, db: Database):
+        self.settings, self.db = settings, db
 
     def check(self, url: str) -> None:
-        """The address rules, DNS included: call it before opening the transaction of
-        ``create`` (a slow resolver must not hold a write transaction open)."""
+        """The address rules, DNS included (before any transaction: a slow resolver must
+        not hold a write transaction open)."""
         addresses.resolve(url, allow_private=self.settings.webhook_allow_private)
 
-    def create(self, s: Session, ctx: RequestContext, url: str,
+    def create(self, ctx: RequestContext, url: str,
                events: Sequence[WebhookEvent]) -> tuple[Webhook, str]:
+        """The new endpoint and its signing secret (shown once)."""
+        self.check(url)  # DNS, outside the transaction
+        with self.db.write() as s:
+            return self._create(s, ctx, url, events)
+
+    def _create(self, s: Session, ctx: RequestContext, url: str,
+                events: Sequence[WebhookEvent]) -> tuple[Webhook, str]:
         user_id = ctx.principal.user_id
         assert user_id is not None
         if not events:
@@ -162,47 +171,55 @@ class Webhooks:
                      details={"url": addresses.origin(url), "events": hook.events})
         return hook, secret
 
-    def mine(self, s: Session, ctx: RequestContext) -> list[Webhook]:
-        return list(s.scalars(select(Webhook).where(Webhook.user_id == ctx.principal.user_id)
-                              .order_by(Webhook.id).limit(self.settings.webhook_max_per_user
-                                                          * 2)))
+    def mine(self, ctx: RequestContext) -> list[Webhook]:
+        with self.db.read() as s:
+            return list(s.scalars(
+                select(Webhook).where(Webhook.user_id == ctx.principal.user_id)
+                .order_by(Webhook.id).limit(self.settings.webhook_max_per_user * 2)))
 
-    def get(self, s: Session, ctx: RequestContext, webhook_id: str) -> Webhook:
+    def get(self, ctx: RequestContext, webhook_id: str) -> Webhook:
+        with self.db.read() as s:
+            return self._get(s, ctx, webhook_id)
+
+    def _get(self, s: Session, ctx: RequestContext, webhook_id: str) -> Webhook:
         hook = s.get(Webhook, webhook_id) if is_id(webhook_id) else None
         if hook is None or hook.user_id != ctx.principal.user_id:
             raise NotFound("No such webhook.")
         return hook
 
-    def enable(self, s: Session, ctx: RequestContext, webhook_id: str) -> Webhook:
+    def enable(self, ctx: RequestContext, webhook_id: str) -> Webhook:
         """Enable a (disabled) endpoint again: its failure state is reset and its parked
         pending deliveries become due (one UPDATE; the ``retry_webhook_deliveries`` sweep
         rings them within about a minute, at most its batch at a time). Audited."""
-        hook = self.get(s, ctx, webhook_id)
-        was = {"enabled": hook.enabled, "disabled_reason": hook.disabled_reason}
-        hook.enabled = True
-        hook.disabled_reason = None
-        hook.disabled_at = None
-        hook.consecutive_failures = 0
-        hook.failing_since = None
-        s.execute(update(WebhookDelivery).where(
-            WebhookDelivery.webhook_id == hook.id,
-            WebhookDelivery.status == str(DeliveryStatus.PENDING),
-            WebhookDelivery.next_attempt_at.is_(None)).values(next_attempt_at=utcnow()))
-        audit.record(s, ctx, "webhook.enable", "webhook", hook.id, details=was)
-        return hook
+        with self.db.write() as s:
+            hook = self._get(s, ctx, webhook_id)
+            was = {"enabled": hook.enabled, "disabled_reason": hook.disabled_reason}
+            hook.enabled = True
+            hook.disabled_reason = None
+            hook.disabled_at = None
+            hook.consecutive_failures = 0
+            hook.failing_since = None
+            s.execute(update(WebhookDelivery).where(
+                WebhookDelivery.webhook_id == hook.id,
+                WebhookDelivery.status == str(DeliveryStatus.PENDING),
+                WebhookDelivery.next_attempt_at.is_(None)).values(next_attempt_at=utcnow()))
+            audit.record(s, ctx, "webhook.enable", "webhook", hook.id, details=was)
+            return hook
 
-    def delete(self, s: Session, ctx: RequestContext, webhook_id: str) -> None:
-        hook = self.get(s, ctx, webhook_id)
-        s.delete(hook)
-        audit.record(s, ctx, "webhook.delete", "webhook", webhook_id)
+    def delete(self, ctx: RequestContext, webhook_id: str) -> None:
+        with self.db.write() as s:
+            hook = self._get(s, ctx, webhook_id)
+            s.delete(hook)
+            audit.record(s, ctx, "webhook.delete", "webhook", webhook_id)
 
-    def deliveries(self, s: Session, ctx: RequestContext, webhook_id: str, *, limit: int,
+    def deliveries(self, ctx: RequestContext, webhook_id: str, *, limit: int,
                    cursor: str | None) -> tuple[list[WebhookDelivery], str | None]:
         """Newest first, keyset on the (time-ordered) id."""
-        self.get(s, ctx, webhook_id)
-        after = decode_cursor(CURSOR_KIND, cursor, 1)
-        q = select(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook_id)
-        if after is not None:
-            q = q.where(WebhookDelivery.id < after[0])
-        rows = list(s.scalars(q.order_by(WebhookDelivery.id.desc()).limit(limit + 1)))
-        return page(rows, limit, CURSOR_KIND, lambda d: [d.id])
+        with self.db.read() as s:
+            self._get(s, ctx, webhook_id)
+            after = decode_cursor(CURSOR_KIND, cursor, 1)
+            q = select(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook_id)
+            if after is not None:
+                q = q.where(WebhookDelivery.id < after[0])
+            rows = list(s.scalars(q.order_by(WebhookDelivery.id.desc()).limit(limit + 1)))
+            return page(rows, limit, CURSOR_KIND, lambda d: [d.id])

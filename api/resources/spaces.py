@@ -1,13 +1,12 @@
-"""Spaces, members and the node tree."""
+"""Spaces, members and the node tree (``wharf.spaces``)."""
 from __future__ import annotations
 
 import falcon
-from sqlalchemy.orm import Session
 
 from api import contract, serialize
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
 from api.schemas.common import PageQuery
-from api.schemas.tree import (
+from api.schemas.spaces import (
     CreateNodeRequest,
     CreateSpaceRequest,
     MemberList,
@@ -18,24 +17,23 @@ from api.schemas.tree import (
     UpdateSpaceRequest,
     changes,
 )
-from api.schemas.tree import Member as MemberBody
-from api.schemas.tree import Node as NodeBody
-from api.schemas.tree import Space as SpaceBody
+from api.schemas.spaces import Member as MemberBody
+from api.schemas.spaces import Node as NodeBody
+from api.schemas.spaces import Space as SpaceBody
 from storage.db import Database
 from storage.enums import Role
-from storage.models import Node as NodeRow
-from storage.models import User
-from wharf.infra.context import RequestContext
 from wharf.operations.service import Operations
 from wharf.spaces import nodes
 from wharf.spaces import service as spaces
 
 
-def _node_page(s: Session, ctx: RequestContext, items: list[NodeRow], nxt: str | None,
-               ) -> NodeList:
-    res = nodes.resources_for(s, [n.id for n in items])
-    return NodeList(items=[serialize.node(n, nodes.role_for(s, ctx, n), res.get(n.id))
-                           for n in items], next_cursor=nxt)
+def _node(entry: nodes.NodeEntry) -> NodeBody:
+    return serialize.node(entry.node, entry.access, entry.resource)
+
+
+def _node_page(page: tuple[list[nodes.NodeEntry], str | None]) -> NodeList:
+    entries, nxt = page
+    return NodeList(items=[_node(e) for e in entries], next_cursor=nxt)
 
 
 class Spaces:
@@ -46,19 +44,17 @@ class Spaces:
                  tags=["spaces"], query=PageQuery, responses={200: SpaceList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = spaces.list_spaces(s, req.context.ctx, q.limit, q.cursor)
-            resp.media = SpaceList(items=[serialize.space(sp, role) for sp, role in items],
-                                   next_cursor=nxt)
+        items, nxt = spaces.list_spaces(self.db, req.context.ctx, q.limit, q.cursor)
+        resp.media = SpaceList(items=[serialize.space(sp, role) for sp, role in items],
+                               next_cursor=nxt)
 
     @contract.op(operation_id="createSpace", summary="Create a team space", tags=["spaces"],
                  body=CreateSpaceRequest,
                  responses={201: contract.Answer(SpaceBody, "created", headers=("Location",))})
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateSpaceRequest)
-        with self.db.write() as s:
-            space = spaces.create_team_space(s, req.context.ctx, body.name, str(body.type))
-            resp.media = serialize.space(space, Role.OWNER)
+        space = spaces.create_team_space(self.db, req.context.ctx, body.name, str(body.type))
+        resp.media = serialize.space(space, Role.OWNER)
         resp.status = falcon.HTTP_201
         resp.location = f"/api/spaces/{space.id}"
 
@@ -71,17 +67,15 @@ class Space:
                  description="Visitors may read a space with `public_read`.",
                  responses={200: SpaceBody}, auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
-        with self.db.read() as s:
-            space, access = spaces.get_space(s, req.context.ctx, space_id)
-            resp.media = serialize.space(space, access.role)
+        space, access = spaces.get_space(self.db, req.context.ctx, space_id)
+        resp.media = serialize.space(space, access.role)
 
     @contract.op(operation_id="updateSpace", summary="Rename a space or set public_read",
                  tags=["spaces"], body=UpdateSpaceRequest, responses={200: SpaceBody})
     def on_patch(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         body = contract.read_body(req, UpdateSpaceRequest)
-        with self.db.write() as s:
-            space, access = spaces.update_space(s, req.context.ctx, space_id, changes(body))
-            resp.media = serialize.space(space, access.role)
+        space, access = spaces.update_space(self.db, req.context.ctx, space_id, changes(body))
+        resp.media = serialize.space(space, access.role)
 
 
 class SpaceRootNodes:
@@ -92,10 +86,8 @@ class SpaceRootNodes:
                  tags=["nodes"], query=PageQuery, responses={200: NodeList}, auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            ctx = req.context.ctx
-            _, _, items, nxt = nodes.list_roots(s, ctx, space_id, q.limit, q.cursor)
-            resp.media = _node_page(s, ctx, items, nxt)
+        resp.media = _node_page(nodes.list_roots(self.db, req.context.ctx, space_id, q.limit,
+                                                 q.cursor))
 
 
 class Members:
@@ -105,9 +97,8 @@ class Members:
     @contract.op(operation_id="listMembers", summary="Team members", tags=["spaces"],
                  responses={200: MemberList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = MemberList(items=[serialize.member(m, u) for m, u in
-                                           spaces.list_members(s, req.context.ctx, space_id)])
+        resp.media = MemberList(items=[serialize.member(m, u) for m, u in
+                                       spaces.list_members(self.db, req.context.ctx, space_id)])
 
 
 class Member:
@@ -125,12 +116,9 @@ class Member:
     def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                user_id: str) -> None:
         body = contract.read_body(req, PutMemberRequest)
-        with self.db.write() as s:
-            member, created = spaces.put_member(s, req.context.ctx, space_id, user_id,
-                                                str(body.role))
-            user = s.get(User, member.user_id)
-            assert user is not None
-            resp.media = serialize.member(member, user)
+        member, user, created = spaces.put_member(self.db, req.context.ctx, space_id, user_id,
+                                                  str(body.role))
+        resp.media = serialize.member(member, user)
         resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
     @contract.op(operation_id="deleteMember", summary="Remove a member, or leave (your own id)",
@@ -138,8 +126,7 @@ class Member:
                  problems=(409,))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   user_id: str) -> None:
-        with self.db.write() as s:
-            spaces.delete_member(s, req.context.ctx, space_id, user_id)
+        spaces.delete_member(self.db, req.context.ctx, space_id, user_id)
         resp.status = falcon.HTTP_204
 
 
@@ -156,12 +143,11 @@ class Nodes:
                  problems=(404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, CreateNodeRequest)
-        with self.db.write() as s:
-            ctx = req.context.ctx
-            node = nodes.create_node(s, ctx, body.space_id, body.parent_id, body.name)
-            resp.media = serialize.node(node, nodes.role_for(s, ctx, node), None)
+        entry = nodes.create_node(self.db, req.context.ctx, body.space_id, body.parent_id,
+                                  body.name)
+        resp.media = _node(entry)
         resp.status = falcon.HTTP_201
-        resp.location = f"/api/nodes/{node.id}"
+        resp.location = f"/api/nodes/{entry.node.id}"
 
 
 class Node:
@@ -171,10 +157,7 @@ class Node:
     @contract.op(operation_id="getNode", summary="A node", tags=["nodes"],
                  responses={200: NodeBody}, auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
-        with self.db.read() as s:
-            node, access = nodes.get_node(s, req.context.ctx, node_id)
-            resp.media = serialize.node(node, access,
-                                        nodes.resources_for(s, [node.id]).get(node.id))
+        resp.media = _node(nodes.get_node(self.db, req.context.ctx, node_id))
 
     @contract.op(operation_id="updateNode", summary="Rename and/or move a node",
                  tags=["nodes"],
@@ -183,10 +166,7 @@ class Node:
                  body=UpdateNodeRequest, responses={200: NodeBody}, problems=(409,))
     def on_patch(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
         body = contract.read_body(req, UpdateNodeRequest)
-        with self.db.write() as s:
-            node, access = nodes.update_node(s, req.context.ctx, node_id, changes(body))
-            resp.media = serialize.node(node, access,
-                                        nodes.resources_for(s, [node.id]).get(node.id))
+        resp.media = _node(nodes.update_node(self.db, req.context.ctx, node_id, changes(body)))
 
 
 class NodeWithPurge(Node):
@@ -222,7 +202,5 @@ class NodeChildren:
                  query=PageQuery, responses={200: NodeList}, auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            ctx = req.context.ctx
-            _, _, items, nxt = nodes.list_children(s, ctx, node_id, q.limit, q.cursor)
-            resp.media = _node_page(s, ctx, items, nxt)
+        resp.media = _node_page(nodes.list_children(self.db, req.context.ctx, node_id, q.limit,
+                                                    q.cursor))

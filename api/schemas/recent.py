@@ -1,0 +1,20 @@
+"""Recent files."""
+from __future__ import annotations
+
+from api.schemas.common import Id, Response, Timestamp
+from storage.enums import ResourceKind
+
+
+class RecentItem(Response):
+    resource_id: Id
+    kind: ResourceKind
+    node_id: Id
+    name: str
+    space_id: Id
+    parent_id: Id | None
+    opened_at: Timestamp
+
+
+class RecentList(Response):
+    items: list[RecentItem]
+    next_cursor: str | None
