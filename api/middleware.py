@@ -14,7 +14,7 @@ from storage.db import Database
 from wharf.identity.service import Identity
 from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import Forbidden, PayloadTooLarge, Unauthenticated
-from wharf.infra.settings import origin
+from wharf.infra.setting_readers import origin
 from wharf.observability import logctx
 
 log = logging.getLogger("wharf.api")

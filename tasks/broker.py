@@ -41,7 +41,8 @@ from dramatiq.middleware import (
 from tasks.redis_wake import WakingRedisBroker
 from tasks.time_limit import TimeLimit
 from wharf.deletion import service as deletion
-from wharf.infra.settings import SENTINEL_SCHEME, Settings, broker_kind, parse_sentinel_url
+from wharf.infra.broker_urls import SENTINEL_SCHEME, broker_kind, parse_sentinel_url
+from wharf.infra.settings import Settings
 from wharf.operations.service import QUEUE
 
 NAMESPACE = "wharf"  # the default of WHARF_BROKER_NAMESPACE

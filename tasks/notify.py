@@ -20,7 +20,8 @@ from typing import Any
 import msgspec
 
 from tasks.broker import REDIS_OPTIONS, redis_client
-from wharf.infra.settings import Settings, broker_kind
+from wharf.infra.broker_urls import broker_kind
+from wharf.infra.settings import Settings
 from wharf.operations.notify import Done, LocalNotifier, Notice, PollingNotifier
 
 log = logging.getLogger("wharf.notify")

@@ -15,7 +15,8 @@ from tests.support import services
 from tests.support.client import ApiClient
 from tests.support.sentinel import sentinel_error, sentinel_redis
 from tests.test_cli import _assert_config_error, run_wharf, wharf_env
-from wharf.infra.settings import ConfigError, SentinelURL, Settings, parse_sentinel_url
+from wharf.infra.broker_urls import SentinelURL, parse_sentinel_url
+from wharf.infra.settings import ConfigError, Settings
 from wharf.operations.notify import PollingNotifier
 
 DEAD_AMQP_URL = "amqp://guest:guest@127.0.0.1:1/%2F"  # nothing listens on port 1

@@ -452,17 +452,17 @@ def test_api_long_poll_default_holds_with_an_operators_own_gunicorn_conf(tmp_pat
                                                                           monkeypatch):
     """The default (three quarters of gunicorn's threads) does not depend on hooks in the packaged
     file: an operator's own file, with ``preload_app`` even, gets it too."""
-    from wharfd.cli import _api_application_class
+    from wharfd.commands.api import api_application_class
     conf = _own_gunicorn_conf(tmp_path, threads=8, preload_app=True)
     monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "")  # restored after the test
     monkeypatch.delenv("WHARF_LONG_POLL_MAX_WAITERS")
     monkeypatch.setattr(sys, "argv", ["gunicorn", "wharfd.wsgi:application", "--config",
                                       str(conf)])
-    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
+    api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
     assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "6"
     monkeypatch.setattr(sys, "argv", [*sys.argv, "--threads", "10"])
     monkeypatch.setenv("WHARF_LONG_POLL_MAX_WAITERS", "2")  # the operator's own value stays
-    _api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
+    api_application_class()("%(prog)s [OPTIONS] [APP_MODULE]")
     assert os.environ["WHARF_LONG_POLL_MAX_WAITERS"] == "2"
 
 

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 _PROCESS = """
 import gc, json, sys
 from wharfd import cli
+from wharfd.commands import processes
 
 def report(*_args, **_kwargs):
     state = {"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects())}
@@ -42,7 +43,7 @@ if which == "api":
 elif which == "worker":
     import tasks.worker
     tasks.worker.make_worker = report  # run_child: built, about to consume
-    cli.worker_process(0, 1)
+    processes.worker_process(0, 1)
 elif which == "scheduler":
     import tasks.scheduler
     tasks.scheduler.scheduler_loop = report  # run_scheduler: built, about to tick

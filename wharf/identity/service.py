@@ -56,7 +56,8 @@ from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Conflict, Forbidden, NotFound, Unauthenticated, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.operators import OPERATOR_TOKEN_SCOPES, is_operator
-from wharf.infra.settings import USERNAME_PATTERN, Settings
+from wharf.infra.setting_readers import USERNAME_PATTERN
+from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_label
 from wharf.operations.quotas import check_token_quota
 

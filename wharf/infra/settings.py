@@ -5,375 +5,29 @@ and a :func:`setting` annotation (``msgspec.Meta``: bounds, the README descripti
 the bounds checked, the error messages and the README's settings table all derive from it
 (``python -m wharf.infra.settings`` prints the table; ``tests/test_settings.py`` checks the README
 against it). ``msgspec.Meta`` is used as the declaration only (bounds and description in
-the vocabulary of the wire contract); it does not parse. The parsing is this module's own
-small readers (``_int``, ``_float``, ...), because each must answer one exact line per
-variable (the CLI prints it and exits with status 2; the tests match it), which neither
-msgspec's nor pydantic-settings' multi-line validation errors give without being mapped
-back; pydantic-settings would also be one more dependency for the same declarations.
+the vocabulary of the wire contract); it does not parse
+(:mod:`wharf.infra.setting_declaration` reads a declaration back). The parsing is Wharf's
+own small readers (:mod:`wharf.infra.setting_readers`: ``read_int``, ``read_float``, ...),
+because each must answer one exact line per variable (the CLI prints it and exits with
+status 2; the tests match it), which neither msgspec's nor pydantic-settings' multi-line
+validation errors give without being mapped back; pydantic-settings would also be one more
+dependency for the same declarations.
 
 Every value is validated at start; a bad value raises :class:`ConfigError` naming the
 variable and what was expected, so an operator sees one clear line instead of a trace.
 """
 import dataclasses
-import math
 import os
-import re
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
-from msgspec import Meta
+from wharf.infra import setting_readers as readers
+from wharf.infra.setting_declaration import declarations, setting
+from wharf.infra.setting_readers import ConfigError
 
-
-class ConfigError(ValueError):
-    """A ``WHARF_*`` setting is missing or malformed."""
-
-
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0,
-         maximum: int | None = None) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: expected an integer") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
-        raise ConfigError(f"{name}={raw!r}: expected an integer {bound}")
-    return value
-
-
-def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0,
-           maximum: float | None = None) -> float:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: expected a number") from None
-    if not math.isfinite(value):
-        raise ConfigError(f"{name}={raw!r}: expected a finite number")
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
-        raise ConfigError(f"{name}={raw!r}: expected a number {bound}")
-    return value
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{name}={raw!r}: expected true/false")
-
-
-def _db_url(env: Mapping[str, str], name: str, default: str) -> str:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    scheme = raw.split(":", 1)[0].lower()
-    if "://" not in raw:
-        raise ConfigError(f"{name}={raw!r}: expected a sqlite:/// or postgresql:// URL")
-    if scheme.startswith("postgres"):
-        # Accept the common postgres:// and postgresql:// spellings; always use psycopg 3.
-        rest = raw.split("://", 1)[1] if "://" in raw else ""
-        return "postgresql+psycopg://" + rest
-    if scheme.startswith("sqlite"):
-        return raw
-    raise ConfigError(f"{name}={raw!r}: expected a sqlite:/// or postgresql:// URL")
-
-
-def _namespace(env: Mapping[str, str], name: str, default: str) -> str:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", raw):
-        raise ConfigError(f"{name}={raw!r}: expected 1 to 64 letters, digits, '_', '.' or '-'")
-    return raw
-
-
-def _http_url(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return None
-    if not raw.lower().startswith(("http://", "https://")) or not raw.split("://", 1)[1]:
-        raise ConfigError(f"{name}={raw!r}: expected an http:// or https:// URL")
-    return raw
-
-
-def _origins(env: Mapping[str, str], name: str,
-             default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """A comma-separated list of origins: ``scheme://host[:port]``, nothing else.
-
-    Returned normalised (lower case, default port dropped) the way browsers send them.
-    """
-    from urllib.parse import urlsplit
-    out: list[str] = []
-    for item in (env.get(name) or "").split(","):
-        raw = item.strip()
-        if not raw:
-            continue
-        try:
-            parts = urlsplit(raw)
-            port = parts.port
-        except ValueError:
-            raise ConfigError(f"{name}: {raw!r} is not an origin") from None
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname \
-                or parts.path not in ("", "/") or parts.query or parts.fragment \
-                or parts.username or parts.password:
-            raise ConfigError(f"{name}: {raw!r} is not an origin; expected "
-                              "http(s)://host[:port], comma-separated")
-        out.append(origin(parts.scheme, parts.hostname, port))
-    return tuple(dict.fromkeys(out)) or default
-
-
-def origin(scheme: str, host: str, port: int | None) -> str:
-    """The serialised origin (RFC 6454): lower case, default port omitted, IPv6 bracketed."""
-    scheme, host = scheme.lower(), host.lower()
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    default = {"http": 80, "https": 443}.get(scheme)
-    return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
-
-
-def _token(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return None
-    if len(raw) < 16 or not raw.isascii() or not raw.isprintable() or " " in raw:
-        raise ConfigError(f"{name}: expected at least 16 printable ASCII characters "
-                          "without spaces")
-    return raw
-
-def _optional_int(env: Mapping[str, str], name: str, default: int | None, *,
-                  minimum: int = 0, maximum: int | None = None) -> int | None:
-    """Unset or blank: ``default``; otherwise an integer within the bounds."""
-    if (env.get(name) or "").strip() == "":
-        return default
-    return _int(env, name, 0, minimum=minimum, maximum=maximum)
-
-
-def _plain(env: Mapping[str, str], name: str, default: str | None) -> str | None:
-    return env.get(name) or default
-
-
-def _data_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
-    return Path(env.get(name) or default).expanduser().resolve()
-
-
-def _broker(env: Mapping[str, str], name: str, default: str) -> str:
-    broker = (env.get(name) or default).strip()
-    if broker == "embedded" or broker.startswith(("redis://", "rediss://", "unix://")):
-        return broker
-    try:
-        if broker.startswith(SENTINEL_SCHEME + "://"):
-            parse_sentinel_url(broker)
-        elif broker.startswith(("amqp://", "amqps://")):
-            _check_amqp_url(broker)
-        else:
-            raise ValueError("expected 'embedded', or a redis://, rediss://, unix://, "
-                             f"{SENTINEL_SCHEME}:// or amqp(s):// URL")
-    except ValueError as exc:
-        raise ConfigError(f"{name}={_redacted(broker)!r}: {exc}") from None
-    return broker
-
-
-# -- broker URLs beyond redis:// (docs/operations.md, "Choosing a broker") -------------------
-SENTINEL_SCHEME = "redis+sentinel"
-SENTINEL_PORT = 26379
-#: The query options of a ``redis+sentinel://`` URL.
-SENTINEL_OPTIONS = frozenset({"sentinel_password", "client_name"})
-
-
-@dataclass(frozen=True)
-class SentinelURL:
-    """``redis+sentinel://[[user]:password@]host1[:port1][,host2[:port2]...]/master[/db]
-    [?sentinel_password=...&client_name=...]``: the sentinels to ask, the master's name
-    and DB; the user and password are the master's (and its replicas'), the sentinels'
-    own password (if they require one) is ``sentinel_password``."""
-
-    sentinels: tuple[tuple[str, int], ...]
-    master: str
-    db: int = 0
-    username: str | None = None
-    password: str | None = None
-    sentinel_password: str | None = None
-    client_name: str | None = None
-
-
-def _redacted(url: str) -> str:
-    """``url`` without the password of its user part nor the values of its query (one
-    of them may be a password: ``sentinel_password``), for messages."""
-    base, q, query = url.partition("?")
-    if q:
-        names = (part.partition("=") for part in query.split("&"))
-        query = "&".join(f"{name}=***" if eq else name for name, eq, _ in names)
-    scheme, sep, rest = base.partition("://")
-    userinfo, at, hosts = rest.rpartition("@")
-    if sep and at and ":" in userinfo:
-        base = f"{scheme}://{userinfo.split(':', 1)[0]}:***@{hosts}"
-    return f"{base}{q}{query}"
-
-
-def _host_port(raw: str, default_port: int) -> tuple[str, int]:
-    if raw.startswith("["):  # [IPv6]:port
-        host, _, rest = raw[1:].partition("]")
-        port_text = rest[1:] if rest.startswith(":") else ""
-        if rest and not rest.startswith(":"):
-            raise ValueError(f"bad host {raw!r}")
-    else:
-        host, _, port_text = raw.partition(":")
-    if not host or not re.fullmatch(r"[A-Za-z0-9_.:%-]{1,253}", host):
-        raise ValueError(f"bad host {raw!r}")
-    if port_text == "":
-        return host, default_port
-    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        raise ValueError(f"bad port in {raw!r} (1 to 65535)")
-    return host, int(port_text)
-
-
-def parse_sentinel_url(url: str) -> SentinelURL:
-    """Parse a ``redis+sentinel://`` URL (:class:`SentinelURL`); ValueError says what is
-    wrong, without the password."""
-    parts = urlsplit(url)
-    if parts.scheme != SENTINEL_SCHEME:
-        raise ValueError(f"expected {SENTINEL_SCHEME}://")
-    if parts.fragment:
-        raise ValueError("no #fragment expected")
-    userinfo, at, hosts = parts.netloc.rpartition("@")
-    username = password = None
-    if at:
-        user, colon, secret = userinfo.partition(":")
-        username = unquote(user) or None
-        password = unquote(secret) if colon else None
-    if not hosts:
-        raise ValueError("expected at least one sentinel host:port")
-    raw_hosts = hosts.split(",")
-    if len(raw_hosts) > 16:
-        raise ValueError("at most 16 sentinels")
-    sentinels = tuple(_host_port(h.strip(), SENTINEL_PORT) for h in raw_hosts)
-    path = [p for p in parts.path.split("/") if p != ""]
-    if not 1 <= len(path) <= 2:
-        raise ValueError("expected the master's name after the hosts: "
-                         "redis+sentinel://host:port/<master-name>[/<db>]")
-    master = unquote(path[0])
-    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", master):
-        raise ValueError(f"bad master name {master!r}")
-    db = 0
-    if len(path) == 2:
-        if not path[1].isdigit() or not 0 <= int(path[1]) <= 1_000_000:
-            raise ValueError(f"bad DB number {path[1]!r}")
-        db = int(path[1])
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key not in SENTINEL_OPTIONS:
-            raise ValueError(f"unknown option {key!r} (expected "
-                             f"{', '.join(sorted(SENTINEL_OPTIONS))})")
-        options[key] = value
-    return SentinelURL(sentinels=sentinels, master=master, db=db, username=username,
-                       password=password,
-                       sentinel_password=options.get("sentinel_password") or None,
-                       client_name=options.get("client_name") or None)
-
-
-def _check_amqp_url(url: str) -> None:
-    """``amqp(s)://[user:password@]host[:port][/vhost][?options]`` (pika's URL form;
-    pika checks the options when the broker connects)."""
-    parts = urlsplit(url)
-    hosts = parts.netloc.rpartition("@")[2]
-    if not hosts:
-        raise ValueError("expected amqp://[user:password@]host[:port][/vhost]")
-    _host_port(hosts, 5671 if parts.scheme == "amqps" else 5672)
-    if parts.path.count("/") > 1:
-        raise ValueError("expected at most one path segment (the vhost; %2F for '/')")
-
-
-def broker_kind(url: str) -> str:
-    """``embedded``, ``redis`` (redis://, rediss://, unix://, redis+sentinel://) or
-    ``rabbitmq`` (amqp://, amqps://)."""
-    if url == "embedded":
-        return "embedded"
-    return "rabbitmq" if url.startswith(("amqp://", "amqps://")) else "redis"
-
-
-def _blob_store(env: Mapping[str, str], name: str, default: str) -> str:
-    blob = (env.get(name) or "").strip() or default
-    if not blob.startswith(("s3://", "file://")):
-        raise ConfigError(f"{name}={blob!r}: expected s3://bucket[/prefix] or file:///path")
-    if blob.startswith("s3://") and not blob[5:].split("/", 1)[0]:
-        raise ConfigError(f"{name}={blob!r}: the s3:// URL needs a bucket name")
-    return blob
-
-
-#: The pattern of a username, declared here (config imports nothing of the core) for
-#: ``WHARF_OPERATORS`` and ``wharf.identity.service.USERNAME_RE`` alike.
-USERNAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{2,63}"
-
-
-def _usernames(env: Mapping[str, str], name: str,
-               default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """A comma-separated list of usernames, returned in lower case (usernames are
-    case-insensitive), without repeats."""
-    out: list[str] = []
-    for item in (env.get(name) or "").split(","):
-        raw = item.strip()
-        if not raw:
-            continue
-        if not re.fullmatch(USERNAME_PATTERN, raw):
-            raise ConfigError(f"{name}: {raw!r} is not a username; expected comma-separated "
-                              "usernames (3-64 letters, digits, '_', '.', '-')")
-        out.append(raw.lower())
-    return tuple(dict.fromkeys(out)) or default
-LOG_FORMATS = ("auto", "json", "text")
-
-
-def _log_format(env: Mapping[str, str], name: str, default: str) -> str:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    if raw.lower() not in LOG_FORMATS:
-        raise ConfigError(f"{name}={raw!r}: expected one of {', '.join(LOG_FORMATS)}")
-    return raw.lower()
-
-
-Parser = Callable[[Mapping[str, str], str, Any], Any]
-
-
-def _delays(env: Mapping[str, str], name: str, default: str) -> str:
-    """Comma-separated seconds (1 to 50 of them, each 0 to 86400)."""
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        values = [float(part) for part in raw.split(",")]
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: expected comma-separated seconds") from None
-    if not 1 <= len(values) <= 50 or not all(0 <= v <= 86400 for v in values):
-        raise ConfigError(f"{name}={raw!r}: expected 1 to 50 delays of 0 to 86400 seconds")
-    return raw
-
-
-def setting(description: str, *, ge: float | None = None, le: float | None = None,
-            note: str | None = None, shown: str | None = None, parse: Parser | None = None,
-            derived: Callable[[Path], Any] | None = None) -> Meta:
-    """The declaration of one ``WHARF_*`` setting, beside its field's type and default.
-
-    ``ge``/``le`` bound a number; ``description`` is the README's "meaning" column;
-    ``note`` follows the default there (``14 days``), ``shown`` replaces it where the
-    default is not a plain value; ``parse`` reads a value that is not a plain number, flag
-    or string; ``derived`` computes a default from the data directory."""
-    extra = {key: value for key, value in (("note", note), ("shown", shown), ("parse", parse),
-                                           ("derived", derived)) if value is not None}
-    return Meta(ge=ge, le=le, description=description, extra=extra or None)
+__all__ = ["DECLARED", "ConfigError", "Settings", "read_setting", "settings_table"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -385,17 +39,17 @@ class Settings:
 
     data_dir: Annotated[Path, setting(
         "where the embedded defaults keep their files",
-        parse=_data_dir, shown="`./var` (made absolute at start)")] = Path("./var")
+        parse=readers.data_dir, shown="`./var` (made absolute at start)")] = Path("./var")
     database_url: Annotated[str, setting(
         "product database: `sqlite:///path` or `postgresql://user:pass@host/db` "
         "(`postgres://` and `postgresql+psycopg://` also accepted; psycopg 3 is always "
         "used)",
-        parse=_db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'wharf.db'}",
+        parse=readers.db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'wharf.db'}",
         shown="`sqlite:///$WHARF_DATA_DIR/wharf.db`")]
     unitstore_url: Annotated[str, setting(
         "unit store database, same forms; a separate database, never joined with the "
         "product database",
-        parse=_db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'units.db'}",
+        parse=readers.db_url, derived=lambda data_dir: f"sqlite:///{data_dir / 'units.db'}",
         shown="`sqlite:///$WHARF_DATA_DIR/units.db`")]
     broker_url: Annotated[str, setting(
         "`embedded` (in-process broker, only inside `wharf serve`); a `redis://`, "
@@ -403,25 +57,25 @@ class Settings:
         "`redis+sentinel://[[user]:password@]host1:port1[,host2:port2…]/<master>[/<db>]"
         "[?sentinel_password=…]` for Redis behind Sentinel; or `amqp://` / `amqps://` for "
         "Dramatiq's RabbitmqBroker (docs/operations.md, \"Choosing a broker\")",
-        parse=_broker)] = "embedded"
+        parse=readers.broker)] = "embedded"
     # Prefix of every Redis key and channel Wharf uses (several deployments, or test runs,
     # can share one Redis DB).
     broker_namespace: Annotated[str, setting(
         "prefix of every Redis key and pub/sub channel Wharf uses (Dramatiq's namespace),"
         " so deployments — or test runs — can share one Redis DB; letters, digits, `_`, "
         "`.`, `-`. On RabbitMQ, the prefix of every queue name (`<namespace>.operations`)",
-        parse=_namespace)] = "wharf"
+        parse=readers.namespace)] = "wharf"
     blob_store_url: Annotated[str, setting(
         "blob storage: `s3://bucket[/prefix]` or `file:///path`; objects are stored as "
         "`<prefix>/<id>` (`s3://wharf-blobs/objects` → `objects/<id>`; no prefix → `<id>`"
         " at the bucket's root). A bucket that does not exist stops `serve`, `api` and "
         "`worker` at start with its name",
-        parse=_blob_store, derived=lambda data_dir: (data_dir / "blobs").as_uri(),
+        parse=readers.blob_store, derived=lambda data_dir: (data_dir / "blobs").as_uri(),
         shown="`file://$WHARF_DATA_DIR/blobs`")]
     s3_endpoint_url: Annotated[str | None, setting(
         "`http(s)://` endpoint of an S3-compatible service (MinIO, Ceph RGW, R2); "
         "credentials come from the standard `AWS_*` variables",
-        parse=_http_url, shown="unset: AWS S3")] = None
+        parse=readers.http_url, shown="unset: AWS S3")] = None
     s3_region: Annotated[str | None, setting(
         "S3 region",
         shown="unset: boto3's default")] = None
@@ -614,7 +268,7 @@ class Settings:
         "comma-separated origins (`https://app.example.com`, `http://localhost:3000`: "
         "scheme, host, optional port; nothing else) besides the API's own that may send "
         "cookie-authenticated writes",
-        parse=_origins, shown="unset: only the API's own origin")] = ()
+        parse=readers.origins, shown="unset: only the API's own origin")] = ()
     # monitoring
     metrics_port: Annotated[int | None, setting(
         "`wharf worker` and `wharf scheduler` serve `/metrics` and `/healthz` on this "
@@ -627,7 +281,7 @@ class Settings:
         "(and `/healthz/details` then also shows operator messages, such as a missing "
         "bucket's name); unset, anyone who reaches them can read them (errors show their "
         "type only)",
-        parse=_token, shown="unset")] = field(default=None, repr=False)
+        parse=readers.token, shown="unset")] = field(default=None, repr=False)
     metrics_cache_seconds: Annotated[float, setting(
         "how long an API process reuses the gauges it reads from the database and the "
         "dependency checks (shared by `/metrics` and `/healthz/details`) between "
@@ -686,7 +340,7 @@ class Settings:
         " retry and cancel any user's operation through the operations endpoints (with a "
         "login session, or an API token that has both the `read` and `write` scopes); "
         "case-insensitive",
-        parse=_usernames, shown="unset: nobody")] = ()
+        parse=readers.usernames, shown="unset: nobody")] = ()
     # process heartbeats (issue 15): what the dashboard and `wharf processes` show
     heartbeat_seconds: Annotated[float, setting(
         "every `wharf worker` process, `wharf scheduler`, `wharf serve` and `wharf api` "
@@ -702,7 +356,7 @@ class Settings:
         "`trace_id`, `span_id`), `text` (for people) or `auto`: `json` for `wharf api`, "
         "`wharf worker` and `wharf scheduler`, `text` for `wharf serve` and the short "
         "commands (docs/operations.md, \"Logs\")",
-        parse=_log_format)] = "auto"
+        parse=readers.log_format)] = "auto"
     access_log: Annotated[bool, setting(
         "one line per request, in `WHARF_LOG_FORMAT`, never with the query string: `wharf "
         "serve` writes `GET /api/me 200` to stderr (logger `wharf.access`, fields "
@@ -734,7 +388,7 @@ class Settings:
         "delivery holds a worker thread that long)", ge=0.1, le=60)] = 5.0
     webhook_retry_schedule: Annotated[str, setting(
         "seconds between the attempts of a webhook delivery (comma-separated; jitter "
-        "is added; after the last one the delivery gives up)", parse=_delays)] = (
+        "is added; after the last one the delivery gives up)", parse=readers.delays)] = (
         "5,30,120,600,1800,3600,7200,14400,28800,28800")
     webhook_claim_margin_seconds: Annotated[float, setting(
         "margin of a webhook send's claim over its deadline (`WHARF_WEBHOOK_TIMEOUT` + "
@@ -792,67 +446,7 @@ class Settings:
         return self.broker_url == "embedded"
 
 
-@dataclass(frozen=True)
-class Declared:
-    """One setting as :class:`Settings` declares it."""
-
-    field: str
-    variable: str
-    type: Any
-    default: Any
-    meta: Meta
-
-    @property
-    def derived(self) -> Callable[[Path], Any] | None:
-        return (self.meta.extra or {}).get("derived")
-
-    def parse(self, env: Mapping[str, str], name: str, default: Any) -> Any:
-        custom = (self.meta.extra or {}).get("parse")
-        if custom is not None:
-            return custom(env, name, default)
-        ge, le = self.meta.ge, self.meta.le
-        if self.type is bool:
-            return _bool(env, name, default)
-        if self.type is int:
-            return _int(env, name, default, minimum=int(ge or 0),
-                        maximum=None if le is None else int(le))
-        if self.type is float:
-            return _float(env, name, default, minimum=float(ge or 0.0),
-                          maximum=None if le is None else float(le))
-        if self.type == int | None:
-            return _optional_int(env, name, default, minimum=int(ge or 0),
-                                 maximum=None if le is None else int(le))
-        if self.type in (str, str | None):
-            return _plain(env, name, default)
-        raise TypeError(f"{self.variable}: no parser for {self.type!r}")
-
-    @property
-    def shown_default(self) -> str:
-        """The README's "default" column."""
-        extra = self.meta.extra or {}
-        if "shown" in extra:
-            return str(extra["shown"])
-        value = self.default
-        text = ("true" if value else "false") if isinstance(value, bool) \
-            else f"{value:g}" if isinstance(value, float) else str(value)
-        return f"`{text}`" + (f" ({extra['note']})" if "note" in extra else "")
-
-
-def _declarations() -> tuple[Declared, ...]:
-    hints = typing.get_type_hints(Settings, include_extras=True)
-    out = []
-    for f in dataclasses.fields(Settings):
-        hint = hints[f.name]
-        if typing.get_origin(hint) is not Annotated:
-            continue  # not read from the environment (``extra``)
-        kind, *metadata = typing.get_args(hint)
-        meta = next(m for m in metadata if isinstance(m, Meta))
-        default = None if f.default is dataclasses.MISSING else f.default
-        out.append(Declared(f.name, "WHARF_" + f.name.upper(), kind, default, meta))
-    return tuple(out)
-
-
-DECLARED = _declarations()
+DECLARED = declarations(Settings)
 
 
 def read_setting(name: str, env: Mapping[str, str] | None = None) -> Any:

@@ -1,34 +1,15 @@
-"""The BlobStore: one interface, two implementations chosen by ``WHARF_BLOB_STORE_URL``.
-
-- ``S3BlobStore`` (``s3://bucket[/prefix]``): boto3 with a client config that works with
-  S3-compatible servers; large objects go up as multipart uploads with a bounded number of
-  parts in memory; a failed upload is aborted, so nothing partial is kept.
-- ``FileBlobStore`` (``file:///path``): writes to a temporary file, fsyncs, and renames it
-  into place atomically.
-
-Both stream: ``put_stream`` consumes an iterator of chunks, ``open`` yields chunks, and
-``list_objects`` yields the stored objects (key, size, last modified) one at a time in
-bytewise (UTF-8 binary) key order -- S3's ListObjectsV2 order, which the filesystem store
-reproduces by walking one directory at a time -- so a listing can be merged with another
-sorted stream without holding either in memory. A missing
-key is :class:`BlobNotFound` whatever the backend; an unreachable backend is
-:class:`BlobStoreUnavailable` (retryable).
-"""
+"""``S3BlobStore`` (``s3://bucket[/prefix]``): boto3 with a client config that works with
+S3-compatible servers; large objects go up as multipart uploads with a bounded number of
+parts in memory; a failed upload is aborted, so nothing partial is kept."""
 from __future__ import annotations
 
-import os
-import re
 import threading
-import uuid
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
-from urllib.parse import unquote, urlsplit
+from datetime import UTC
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from storage.blobstore.interface import CHUNK, BlobStore, ListedObject, ObjectInfo, check_key
 from storage.errors import BlobNotFound, BlobStoreUnavailable, BucketNotFound
 
 if TYPE_CHECKING:  # the stubs are a dev dependency
@@ -38,199 +19,8 @@ if TYPE_CHECKING:  # the stubs are a dev dependency
 P = ParamSpec("P")
 T = TypeVar("T")
 
-CHUNK = 1024 * 1024
 PING_TIMEOUT = 2  # seconds to connect, and to read, for a health check of the store
-KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
 
-__all__ = ["CHUNK", "BlobNotFound", "BlobStore", "BlobStoreUnavailable", "BucketNotFound",
-           "FileBlobStore", "FileRange", "ListedObject", "ObjectInfo", "S3BlobStore",
-           "blob_store_from_url"]
-
-
-@dataclass(frozen=True)
-class ObjectInfo:
-    key: str
-    size: int
-    etag: str
-
-
-@dataclass(frozen=True)
-class ListedObject:
-    """One object of a listing: its key, size and last-modified time (UTC)."""
-    key: str
-    size: int
-    modified: datetime
-
-
-def _check_key(key: str) -> str:
-    if not KEY_RE.match(key) or ".." in key.split("/"):
-        raise ValueError(f"invalid object key {key!r}")
-    return key
-
-
-class BlobStore(ABC):
-    @abstractmethod
-    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
-        """Store the concatenated chunks under ``key`` (replacing it); all or nothing."""
-
-    @abstractmethod
-    def head(self, key: str) -> ObjectInfo:
-        """Size and ETag of ``key``; :class:`BlobNotFound` if missing."""
-
-    @abstractmethod
-    def open(self, key: str, start: int = 0, end: int | None = None,
-             chunk_size: int = CHUNK) -> Iterable[bytes]:
-        """Yield bytes ``start..end`` (inclusive) of ``key``; :class:`BlobNotFound` if missing."""
-
-    @abstractmethod
-    def delete(self, key: str) -> None:
-        """Delete ``key``; deleting a missing key succeeds."""
-
-    def list_keys(self, prefix: str = "") -> Iterator[str]:
-        """Every key under ``prefix``, in bytewise order (see :meth:`list_objects`)."""
-        return (obj.key for obj in self.list_objects(prefix))
-
-    @abstractmethod
-    def list_objects(self, prefix: str = "", page_size: int = 1000) -> Iterator[ListedObject]:
-        """Every object under ``prefix``, streamed in bytewise (UTF-8 binary) key order,
-        with its size and last-modified time (``wharf fsck`` merges it with the database's
-        references and ages orphans by it). ``page_size``: keys per listing request, where
-        the backend pages."""
-
-    def ping(self) -> None:
-        list(zip(range(1), self.list_keys()))
-
-
-# --- filesystem ------------------------------------------------------------------------
-
-class FileBlobStore(BlobStore):
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.root / ".tmp"
-        self.tmp.mkdir(exist_ok=True)
-
-    def _path(self, key: str) -> Path:
-        return self.root / _check_key(key)
-
-    def put_stream(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
-        target = self._path(key)
-        tmp = self.tmp / f"{uuid.uuid4().hex}.part"
-        try:
-            with open(tmp, "wb") as fh:
-                for chunk in chunks:
-                    if chunk:
-                        fh.write(chunk)
-                fh.flush()
-                os.fsync(fh.fileno())
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, target)
-            dir_fd = os.open(target.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return self.head(key)
-
-    def head(self, key: str) -> ObjectInfo:
-        path = self._path(key)
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            raise BlobNotFound(f"no object {key}") from None
-        # A change-detecting tag: size + mtime in nanoseconds + inode (every write
-        # renames a new file into place, so a rewrite always changes it).
-        return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
-
-    def open(self, key: str, start: int = 0, end: int | None = None,
-             chunk_size: int = CHUNK) -> FileRange:
-        try:
-            fh = open(self._path(key), "rb")
-        except FileNotFoundError:
-            raise BlobNotFound(f"no object {key}") from None
-        return FileRange(fh, start, end, chunk_size)
-
-    def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
-
-    def list_objects(self, prefix: str = "", page_size: int = 1000) -> Iterator[ListedObject]:
-        """A depth-first walk that holds one directory's entries at a time. Each directory
-        is sorted by name, a subdirectory as ``name + "/"``: every key under it starts with
-        that, so the keys come out in the same bytewise order as S3's listing (``a-b``
-        before ``a/b``, which a plain path sort gets wrong)."""
-        yield from self._walk(self.root, "", prefix)
-
-    def _walk(self, directory: Path, base: str, prefix: str) -> Iterator[ListedObject]:
-        try:
-            with os.scandir(directory) as it:
-                entries = [(e.name + "/" if e.is_dir(follow_symlinks=False) else e.name, e)
-                           for e in it]
-        except FileNotFoundError:  # removed while we walked
-            return
-        for name, entry in sorted(entries, key=lambda pair: pair[0]):
-            key = base + name
-            if name.endswith("/"):
-                if (not base and entry.name == self.tmp.name) or not (
-                        key.startswith(prefix) or prefix.startswith(key)):
-                    continue
-                yield from self._walk(Path(entry.path), key, prefix)
-            elif key.startswith(prefix):
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:  # deleted since the directory was read
-                    continue
-                yield ListedObject(key, st.st_size,
-                                   datetime.fromtimestamp(st.st_mtime, UTC))
-
-
-class FileRange:
-    """Bytes ``start..end`` of an open file: iterable in chunks, and file-like too.
-
-    Being file-like (``read``/``seek``/``tell``, reads bounded to the range) lets a WSGI
-    server send it with ``wsgi.file_wrapper``: waitress then streams it from its event loop
-    and no request thread stays busy while a slow client reads a large download.
-    """
-
-    def __init__(self, fh: IO[bytes], start: int, end: int | None, chunk_size: int = CHUNK):
-        self._fh, self._chunk = fh, chunk_size
-        if end is None:
-            end = os.fstat(fh.fileno()).st_size - 1
-        self._stop = max(start, end + 1)  # absolute offset just past the range
-        fh.seek(start)
-
-    def read(self, size: int | None = -1) -> bytes:
-        left = self._stop - self._fh.tell()
-        if left <= 0:
-            return b""
-        return self._fh.read(left if size is None or size < 0 else min(size, left))
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        # Offsets are those of the file; the end is the end of the range.
-        if whence == 2:
-            return self._fh.seek(self._stop + offset)
-        return self._fh.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._fh.tell()
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            while data := self.read(self._chunk):
-                yield data
-        finally:
-            self.close()
-
-
-# --- S3 --------------------------------------------------------------------------------
 
 class S3BlobStore(BlobStore):
     """S3 through boto3. ``part_size`` bytes per multipart part, at most ``max_parts_in_flight``
@@ -266,7 +56,7 @@ class S3BlobStore(BlobStore):
                           max_pool_connections=max(10, self.max_parts_in_flight * 2)))
 
     def _k(self, key: str) -> str:
-        return self.prefix + _check_key(key)
+        return self.prefix + check_key(key)
 
     def _missing_bucket(self) -> BucketNotFound:
         return BucketNotFound(f"the bucket {self.bucket!r} does not exist "
@@ -507,13 +297,3 @@ class S3BlobStore(BlobStore):
             self.client.head_bucket(Bucket=self.bucket)
         except Exception:
             self._call(self.client.create_bucket, self.bucket, Bucket=self.bucket)
-
-
-def blob_store_from_url(url: str, *, endpoint_url: str | None = None,
-                        region: str | None = None) -> BlobStore:
-    parts = urlsplit(url)
-    if parts.scheme == "file":
-        return FileBlobStore(unquote(parts.path))
-    if parts.scheme == "s3":
-        return S3BlobStore(parts.netloc, parts.path, endpoint_url=endpoint_url, region=region)
-    raise ValueError(f"unsupported blob store URL {url!r}")
