@@ -32,6 +32,7 @@ from tests.support.foundation import (
     make_token,
     team_space,
 )
+from wharf.accounts import purge
 from wharf.accounts import service as accounts
 from wharf.deletion import ledger
 from wharf.deletion import service as deletion
@@ -166,7 +167,7 @@ def test_deleting_an_account_purges_it_and_hands_team_spaces_over(env):
 
     done = env.run(op_id)
     assert done["status"] == "completed", done
-    assert done["actor_id"] == accounts.PLACEHOLDER_ID
+    assert done["actor_id"] == purge.PLACEHOLDER_ID
     env.run_deletions()
 
     with db.read() as s:
@@ -181,10 +182,10 @@ def test_deleting_an_account_purges_it_and_hands_team_spaces_over(env):
         # audit rows keep the id, not the address or agent
         rows = list(s.scalars(select(AuditLog).where(AuditLog.actor_id == alice.user_id)))
         assert rows and all(r.client_ip is None and r.user_agent is None for r in rows)
-        assert s.get(Node, kept["id"]).created_by == accounts.PLACEHOLDER_ID
+        assert s.get(Node, kept["id"]).created_by == purge.PLACEHOLDER_ID
         assert s.get(Space, team["id"]).owner_id == bob.user_id
         orphaned = s.get(Space, lonely["id"])
-        assert orphaned.owner_id == accounts.PLACEHOLDER_ID and orphaned.read_only
+        assert orphaned.owner_id == purge.PLACEHOLDER_ID and orphaned.read_only
         assert s.scalar(select(func.count()).select_from(SpaceMember).where(
             SpaceMember.user_id == alice.user_id)) == 0
     # the bucket holds none of her personal objects; the team's blob stays
@@ -329,9 +330,9 @@ def test_her_open_operations_fail_with_account_deleted(env, monkeypatch):
     queued = [submit_resource(alice, alice.personal_space_id, f"q{i}") for i in range(3)]
     op_id = delete_me(alice).json["id"]
     # only the first step (the later ones delete her finished operations too)
-    monkeypatch.setattr(accounts, "STEPS", accounts.STEPS[:1])
-    counts = accounts.Purge(env.db, env.components.unitstore, env.settings,
-                            env.components.handlers, alice.user_id, op_id).run()
+    monkeypatch.setattr(purge, "STEPS", purge.STEPS[:1])
+    counts = purge.Purge(env.db, env.components.unitstore, env.settings,
+                         env.components.handlers, alice.user_id, op_id).run()
     assert counts == {"operations_failed": 3}
     with env.db.read() as s:
         for op in queued:
@@ -357,7 +358,7 @@ def test_her_worktrees_go_and_team_worktrees_stay(env):
     with env.db.read() as s:
         assert s.get(Worktree, made["user"]) is None
         kept = s.get(Worktree, made["team"])
-        assert kept is not None and kept.creator_id == accounts.PLACEHOLDER_ID
+        assert kept is not None and kept.creator_id == purge.PLACEHOLDER_ID
     assert bob.get(f"/api/worktrees/{made['team']}").status_code == 200
 
 
@@ -379,15 +380,15 @@ def test_her_issues_comments_and_events_stay_readable_by_deleted(env):
     assert env.run(delete_me(alice).json["id"])["status"] == "completed"
     r = bob.get(f"{base}/{number}")
     assert r.status_code == 200, r.text
-    assert r.json["author"]["username"] == accounts.PLACEHOLDER_NAME
+    assert r.json["author"]["username"] == purge.PLACEHOLDER_NAME
     assert r.json["assignees"] == []
     r = bob.get(f"{base}/{number}/timeline")
     assert r.status_code == 200, r.text
     items = r.json["items"]
     comments = [i for i in items if i["type"] == "comment"]
     events = [i for i in items if i["type"] == "event"]
-    assert [c["author"]["username"] for c in comments] == [accounts.PLACEHOLDER_NAME]
-    assert {e["actor"]["username"] for e in events} == {accounts.PLACEHOLDER_NAME}
+    assert [c["author"]["username"] for c in comments] == [purge.PLACEHOLDER_NAME]
+    assert {e["actor"]["username"] for e in events} == {purge.PLACEHOLDER_NAME}
     assert {e["kind"] for e in events} >= {"assigned", "closed"}
     # An event's payload is the history as written (issue 17: snapshots stay readable
     # after deletions): the assignment still names whom it assigned.
@@ -405,7 +406,7 @@ def test_a_long_audit_history_is_scrubbed_in_one_walk_on_its_index(
     PostgreSQL it reads ``ix_audit_actor``."""
     from sqlalchemy import event, insert
 
-    monkeypatch.setattr(accounts, "MAX_ROUNDS", 2)
+    monkeypatch.setattr(purge, "MAX_ROUNDS", 2)
     settings = make_settings(tmp_path, database_url, unitstore_url, account_deletion_batch=10)
     e = Env(settings, db, FileBlobStore(tmp_path / "blobs"))
     try:

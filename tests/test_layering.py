@@ -3,6 +3,8 @@ pyproject.toml ``[tool.importlinter]``: the real tree keeps every contract, and 
 breaks its contract when one forbidden import is added to a copy of the tree.
 
     wharfd -> (api | tasks) -> wharf -> storage;  migrations: from wharfd only, on storage only
+    inside wharf: capabilities (layered, siblings independent) -> operations -> observability
+    -> infra
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("wharfd", "api", "tasks", "wharf", "storage", "migrations", "wharfclient")
 CONTRACTS = {  # id -> name, as in pyproject.toml
     "layers": "Layers: wharfd -> (api | tasks) -> wharf -> storage; nothing imports wharfd",
+    "core-layers": "Core: capabilities -> operations engine -> observability -> infrastructure",
     "migrations-from-composition": "Only the composition root (wharfd) runs the migrations",
     "migrations-on-storage": "Migrations build on storage alone",
     "client-http-only": "The client talks HTTP only: no server package",
@@ -58,6 +61,18 @@ FORBIDDEN = [
     ("api does not import tasks", "api/app.py", "tasks.actors", "layers"),
     ("tasks does not import api", "tasks/dispatch.py", "api.errors", "layers"),
     ("nothing imports the composition root", "tasks/worker.py", "wharfd.runtime", "layers"),
+    ("the operations engine knows no capability", "wharf/operations/finish.py",
+     "wharf.webhooks.service", "core-layers"),
+    ("infrastructure knows no capability", "wharf/infra/audit.py", "wharf.spaces.access",
+     "core-layers"),
+    ("observability knows not the engine", "wharf/observability/metrics.py",
+     "wharf.operations.kinds", "core-layers"),
+    ("a purge names no capability that reacts to it", "wharf/trash/service.py",
+     "wharf.issues.service", "core-layers"),
+    ("a worktree's drop names not assets", "wharf/worktrees/handlers.py",
+     "wharf.assets.lifecycle", "core-layers"),
+    ("sibling capabilities are independent", "wharf/blobs/ingest.py", "wharf.worktrees.access",
+     "core-layers"),
     ("api does not run migrations", "api/app.py", "migrations.prepare",
      "migrations-from-composition"),
     ("tasks does not run migrations", "tasks/scheduler.py", "migrations.prepare",

@@ -52,7 +52,10 @@ from wharf.worktrees import (
 )
 from wharf.worktrees.activation import ActivateWorktreeResource
 from wharf.worktrees.merging import MergeWorktree
-from wharfd import tracing
+from wharfd import (
+    capabilities,  # noqa: F401  (every capability's hook registrations)
+    tracing,
+)
 
 
 class Components:

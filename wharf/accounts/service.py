@@ -24,14 +24,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, null, or_, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
@@ -39,41 +37,24 @@ from storage.db import Database, send_after_commit
 from storage.enums import OPEN_STATUSES
 from storage.models import (
     ApiToken,
-    AuditLog,
-    BlobResource,
-    BlobUploadSession,
-    Issue,
-    IssueComment,
-    IssueEvent,
-    LinkSharing,
     LoginSession,
-    Node,
-    NodeGrant,
     ObjectDeletionJob,
     Operation,
-    PasswordCredential,
-    RecentOpen,
-    Resource,
     Space,
-    SpaceMember,
-    TrashBatch,
-    UnitAsset,
-    UnitAssetUpload,
-    UnitResource,
     User,
-    Webhook,
-    WebhookDelivery,
-    Worktree,
-    WorktreeEvent,
-    WorktreeNodeIntent,
-    WorktreeUnit,
 )
-from storage.results import rowcount
 from storage.unitstore import UnitStore
-from wharf.assets.lifecycle import PURGED, delete_assets
+from wharf.accounts.purge import (
+    DELETING,
+    PLACEHOLDER_ID,
+    REASON,
+    Purge,
+    ensure_placeholder,
+    revoke_credentials,
+)
 from wharf.deletion import ledger
 from wharf.deletion import service as deletion
-from wharf.deletion.references import OBJECT_KEY_FIELDS, referenced
+from wharf.deletion.references import referenced
 from wharf.identity import throttle
 from wharf.identity.service import USER_ACTIVE, Identity, username_digest
 from wharf.identity.throttle import Limit
@@ -83,7 +64,6 @@ from wharf.infra.context import Principal, RequestContext, system_principal
 from wharf.infra.errors import Forbidden, NotFound, ProblemCode, TransientFailure, Unauthenticated
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
-from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import (
     DELETE_ACCOUNT,
     DeleteAccountPayload,
@@ -97,27 +77,10 @@ from wharf.spaces.service import set_owner
 log = logging.getLogger("wharf.accounts.service")
 
 KIND = DELETE_ACCOUNT
-DELETING = "deleting"
-#: The deleted-account placeholder: owns what others keep of a deleted account's rows.
-PLACEHOLDER_ID = "0" * 32
-PLACEHOLDER_NAME = "~deleted"  # outside USERNAME_PATTERN: nobody registers or logs in as it
-REASON = "account_deleted"
 #: A deletion that ran out of attempts is recorded anew this much later at the earliest.
 REDRIVE_DELAY = timedelta(seconds=60)
-#: Rounds of one step in one attempt (a tree MAX_TREE_DEPTH deep needs that many; the
-#: next attempt goes on where this one stopped).
-MAX_ROUNDS = 10_000
 
 
-def ensure_placeholder(s: Session) -> None:
-    """The placeholder user row (inserted once, by whoever needs it first)."""
-    insert_ = pg_insert if s.get_bind().dialect.name == "postgresql" else sqlite_insert
-    s.execute(insert_(User).values(id=PLACEHOLDER_ID, username=PLACEHOLDER_NAME,
-                                   username_key=PLACEHOLDER_NAME, status=DELETING,
-                                   created_at=utcnow()).on_conflict_do_nothing())
-
-
-# -- 1. the request ----------------------------------------------------------------------
 
 def _reauth_limits(settings: Settings, user_id: str) -> list[Limit]:
     return [Limit(f"reauth:user:{user_id}", settings.login_max_failures,
@@ -150,13 +113,6 @@ def _reauthenticated(db: Database, identity: Identity, settings: Settings,
     with db.write() as s:
         throttle.release(s, limits)
 
-
-def revoke_credentials(s: Session, user_id: str) -> int:
-    """Delete the user's password, login sessions and API tokens (a user's are few)."""
-    n = rowcount(s.execute(delete(LoginSession).where(LoginSession.user_id == user_id)))
-    n += rowcount(s.execute(delete(ApiToken).where(ApiToken.user_id == user_id)))
-    s.execute(delete(PasswordCredential).where(PasswordCredential.user_id == user_id))
-    return n
 
 
 def mark_deleting(s: Session, user: User, reason: str) -> None:
@@ -212,326 +168,6 @@ def open_deletion(s: Session, user_id: str) -> str | None:
 
 
 # -- 2. the worker -----------------------------------------------------------------------
-
-Step = Callable[["Purge"], int]
-
-
-@dataclass
-class Purge:
-    """One run of an account's deletion: the steps below, in bounded batches."""
-
-    db: Database
-    unitstore: UnitStore
-    settings: Settings
-    handlers: Mapping[str, Any]
-    user_id: str
-    operation_id: str
-    counts: dict[str, int] = field(default_factory=dict)
-    #: Where the audit scrub stopped (an id: ``_audit``'s keyset cursor, for this run).
-    audit_after: str = ""
-
-    @property
-    def n(self) -> int:
-        return self.settings.account_deletion_batch
-
-    def ctx(self) -> RequestContext:
-        return RequestContext(principal=system_principal(self.operation_id))
-
-    def run(self) -> dict[str, int]:
-        with self.db.write() as s:
-            ensure_placeholder(s)
-        for name, step in STEPS:
-            for _ in range(MAX_ROUNDS):  # until a round finds nothing (leaves first)
-                done = step(self)
-                if not done:
-                    break
-                self.counts[name] = self.counts.get(name, 0) + done
-            else:
-                raise TransientFailure(f"account deletion: step {name} did not finish")
-        return self.counts
-
-    def personal_space(self, s: Session) -> str | None:
-        return s.scalar(select(Space.id).where(Space.owner_id == self.user_id,
-                                               Space.type == "personal"))
-
-
-def _fail_operations(p: Purge) -> int:
-    """The user's open operations (not this one) fail with ``account_deleted``, with their
-    kinds' failure hooks (staged objects are queued for deletion)."""
-    error = {"code": ProblemCode.ACCOUNT_DELETED.value, "retryable": False,
-             "message": "The account that submitted this operation was deleted."}
-    now = utcnow()
-    with p.db.write() as s:
-        ops = list(s.scalars(select(Operation).where(
-            Operation.actor_id == p.user_id, Operation.id != p.operation_id,
-            Operation.status.in_([str(x) for x in OPEN_STATUSES]))
-            .order_by(Operation.id).limit(p.n).with_for_update()))
-        finish(s, [Outcome(op, "failed", error=error, attempt="failed",
-                           handler=p.handlers.get(op.kind),
-                           when="after the account's deletion") for op in ops],
-               key_ttl=p.settings.idempotency_key_ttl, now=now)
-        s.flush()
-        # Object keys only such an operation's payload named (a staged replacement).
-        keys = [op.payload[f] for op in ops for f in OBJECT_KEY_FIELDS.get(op.kind, ())
-                if isinstance(op.payload.get(f), str)]
-        named = referenced(s, keys, deletion_jobs=False)
-        for k in keys:
-            if k not in named:
-                deletion.schedule(s, k, REASON)
-    return len(ops)
-
-
-def _revoke(p: Purge) -> int:
-    with p.db.write() as s:
-        revoke_credentials(s, p.user_id)
-    return 0
-
-
-def _memberships_and_grants(p: Purge) -> int:
-    """Memberships; grants to them or made by them; link sharing they set up."""
-    uid, n, done = p.user_id, p.n, 0
-    with p.db.write() as s:
-        spaces = list(s.scalars(select(SpaceMember.space_id).where(
-            SpaceMember.user_id == uid).limit(n)))
-        done += rowcount(s.execute(delete(SpaceMember).where(
-            SpaceMember.user_id == uid, SpaceMember.space_id.in_(spaces))))
-        grants = list(s.execute(select(NodeGrant.node_id, NodeGrant.user_id).where(
-            or_(NodeGrant.user_id == uid, NodeGrant.created_by == uid)).limit(n)))
-        if grants:
-            done += rowcount(s.execute(delete(NodeGrant).where(
-                tuple_(NodeGrant.node_id, NodeGrant.user_id).in_([tuple(g) for g in grants]))))
-        links = list(s.scalars(select(LinkSharing.node_id).where(
-            LinkSharing.created_by == uid).limit(n)))
-        done += rowcount(s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(links))))
-        space = p.personal_space(s)
-        if space is not None:  # nobody else reaches the personal space any more
-            nodes = select(Node.id).where(Node.space_id == space)
-            picked = list(s.scalars(select(NodeGrant.node_id).where(
-                NodeGrant.node_id.in_(nodes)).limit(n)))
-            done += rowcount(s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(picked))))
-            picked = list(s.scalars(select(LinkSharing.node_id).where(
-                LinkSharing.node_id.in_(nodes)).limit(n)))
-            done += rowcount(s.execute(delete(LinkSharing).where(
-                LinkSharing.node_id.in_(picked))))
-    return done
-
-
-def _team_spaces(p: Purge) -> int:
-    """Team spaces they own: to the longest-standing admin, else read-only and owned by
-    the placeholder until an operator gives them an owner."""
-    done = 0
-    with p.db.write() as s:
-        for space in s.scalars(select(Space).where(
-                Space.owner_id == p.user_id, Space.type == "team")
-                .order_by(Space.id).limit(p.n).with_for_update()):
-            admin = s.scalar(select(SpaceMember.user_id).join(
-                User, User.id == SpaceMember.user_id).where(
-                SpaceMember.space_id == space.id, SpaceMember.role == "admin",
-                SpaceMember.user_id != p.user_id, User.status == USER_ACTIVE)
-                .order_by(SpaceMember.created_at, SpaceMember.user_id).limit(1))
-            set_owner(s, space, admin or PLACEHOLDER_ID, read_only=admin is None)
-            audit.record(s, p.ctx(), "space.owner_deleted", "space", space.id,
-                         space_id=space.id,
-                         details={"new_owner_id": admin, "read_only": admin is None,
-                                  "previous_owner_id": p.user_id})
-            done += 1
-    return done
-
-
-def _user_worktrees(p: Purge) -> int:
-    """Their own (user) worktrees: drafts, assets, rows."""
-    with p.db.read() as s:
-        ids = list(s.scalars(select(Worktree.id).where(
-            Worktree.creator_id == p.user_id, Worktree.kind == "user")
-            .order_by(Worktree.id).limit(max(1, p.n // 10))))
-    for wt in ids:  # idempotent; the rows below go only after
-        p.unitstore.delete_drafts(wt)
-    if not ids:
-        return 0
-    with p.db.write() as s:
-        delete_assets(s, [UnitAsset.worktree_id.in_(ids)], PURGED, p.n)
-        for key in s.scalars(select(UnitAssetUpload.object_key).where(
-                UnitAssetUpload.worktree_id.in_(ids))):
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeNodeIntent).where(WorktreeNodeIntent.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeUnit).where(WorktreeUnit.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeEvent).where(WorktreeEvent.worktree_id.in_(ids)))
-        s.execute(delete(Worktree).where(Worktree.id.in_(ids)))
-    return len(ids)
-
-
-def _uploads(p: Purge) -> int:
-    """Uploads in flight: their objects are queued for deletion, their rows go."""
-    done = 0
-    with p.db.write() as s:
-        rows = list(s.execute(select(BlobUploadSession.id, BlobUploadSession.object_key)
-                              .where(BlobUploadSession.actor_id == p.user_id,
-                                     BlobUploadSession.state != "completed").limit(p.n)))
-        for _id, key in rows:
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(BlobUploadSession).where(
-            BlobUploadSession.id.in_([r[0] for r in rows])))
-        done += len(rows)
-        rows = list(s.execute(select(UnitAssetUpload.id, UnitAssetUpload.object_key)
-                              .where(UnitAssetUpload.actor_id == p.user_id).limit(p.n)))
-        for _id, key in rows:
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id.in_([r[0] for r in rows])))
-        done += len(rows)
-    return done
-
-
-def _personal_nodes(p: Purge) -> int:
-    """The personal space's tree, leaves first: units (unit store), blobs and assets
-    (deletion jobs), resources, nodes."""
-    child = Node.__table__.alias("child")
-    with p.db.read() as s:
-        space = p.personal_space(s)
-        if space is None:
-            return 0
-        leaves = list(s.scalars(select(Node.id).where(
-            Node.space_id == space,
-            ~select(child.c.id).where(child.c.parent_id == Node.id).exists())
-            .order_by(Node.id).limit(p.n)))
-        units = list(s.scalars(select(UnitResource.unit_id).join(
-            Resource, Resource.id == UnitResource.resource_id).where(
-            Resource.node_id.in_(leaves)))) if leaves else []
-    for unit_id in units:  # idempotent; the rows go only after
-        p.unitstore.delete_unit(unit_id)
-    if not leaves:
-        return 0
-    with p.db.write() as s:
-        resources = list(s.scalars(select(Resource.id).where(Resource.node_id.in_(leaves))))
-        for key in s.scalars(select(BlobResource.object_key).where(
-                BlobResource.resource_id.in_(resources))):
-            deletion.schedule(s, key, REASON)
-        delete_assets(s, [UnitAsset.unit_id.in_(units)], PURGED, p.n)
-        s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(resources)))
-        s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(resources)))
-        s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(resources)))
-        s.execute(delete(Resource).where(Resource.id.in_(resources)))
-        s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(leaves)))
-        s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(leaves)))
-        s.execute(delete(TrashBatch).where(TrashBatch.root_node_id.in_(leaves)))
-        gone = rowcount(s.execute(delete(Node).where(Node.id.in_(leaves))))
-    return gone
-
-
-def _personal_space(p: Purge) -> int:
-    with p.db.write() as s:
-        space = p.personal_space(s)
-        if space is None or s.scalar(select(Node.id).where(Node.space_id == space).limit(1)):
-            return 0
-        s.execute(delete(TrashBatch).where(TrashBatch.space_id == space))
-        # Others' worktree units meant to land in it will not (the intent goes with it).
-        s.execute(delete(WorktreeNodeIntent).where(WorktreeNodeIntent.target_space_id == space))
-        s.execute(delete(Space).where(Space.id == space))
-    return 1
-
-
-def _handed_over(p: Purge) -> int:
-    """What others keep (team spaces' nodes, resources, assets, trash batches, team
-    worktrees, the issues, comments and issue events they wrote) names the placeholder
-    instead of the user. (Their issue assignments go with the user row: ON DELETE
-    CASCADE.)"""
-    done = 0
-    for table, column in ((Node.__table__, "created_by"), (Resource.__table__, "created_by"),
-                          (UnitAsset.__table__, "created_by"),
-                          (TrashBatch.__table__, "created_by"),
-                          (Worktree.__table__, "creator_id"),
-                          # team-space issues: what they wrote and did stays, by "~deleted"
-                          (Issue.__table__, "author_user_id"),
-                          (Issue.__table__, "closed_by_user_id"),
-                          (IssueComment.__table__, "author_user_id"),
-                          (IssueEvent.__table__, "actor_user_id")):
-        pk = table.c.id
-        with p.db.write() as s:
-            ids = list(s.scalars(select(pk).where(table.c[column] == p.user_id).limit(p.n)))
-            if ids:
-                done += rowcount(s.execute(update(table).where(pk.in_(ids))
-                                           .values({column: PLACEHOLDER_ID})))
-    with p.db.write() as s:
-        for t, column in ((WorktreeUnit.__table__, "added_by"),
-                          (WorktreeNodeIntent.__table__, "created_by")):
-            keys = list(s.execute(select(t.c.worktree_id, t.c.unit_id).where(
-                t.c[column] == p.user_id).limit(p.n)))
-            if keys:
-                done += rowcount(s.execute(update(t).where(
-                    tuple_(t.c.worktree_id, t.c.unit_id).in_([tuple(k) for k in keys]))
-                    .values({column: PLACEHOLDER_ID})))
-    return done
-
-
-def _history(p: Purge) -> int:
-    """Their finished operations, webhooks and recent opens."""
-    uid, n, done = p.user_id, p.n, 0
-    with p.db.write() as s:
-        ids = list(s.scalars(select(Operation.id).where(
-            Operation.actor_id == uid, Operation.id != p.operation_id,
-            Operation.status.in_(["completed", "failed"])).limit(n)))
-        done += rowcount(s.execute(delete(Operation).where(Operation.id.in_(ids))))
-    with p.db.write() as s:
-        hooks = select(Webhook.id).where(Webhook.user_id == uid)
-        ids = list(s.scalars(select(WebhookDelivery.id).where(
-            WebhookDelivery.webhook_id.in_(hooks)).limit(n)))
-        done += rowcount(s.execute(delete(WebhookDelivery).where(WebhookDelivery.id.in_(ids))))
-        if len(ids) < n:
-            s.execute(delete(Webhook).where(Webhook.user_id == uid))
-    with p.db.write() as s:
-        ids = list(s.scalars(select(RecentOpen.resource_id).where(
-            RecentOpen.user_id == uid).limit(n)))
-        done += rowcount(s.execute(delete(RecentOpen).where(
-            RecentOpen.user_id == uid, RecentOpen.resource_id.in_(ids))))
-    return done
-
-
-def _audit(p: Purge) -> int:
-    """Their audit rows keep the user id and lose the address, user agent and details.
-
-    One walk in id order on ``ix_audit_actor``, a batch per transaction, from where the
-    previous batch stopped (``Purge.audit_after``): a long history costs one pass, never a
-    rescan of what is already scrubbed, and however long it is the walk ends within this
-    call (it always advances; the step's round limit counts calls, not batches). Then one
-    bounded look for a row of theirs still holding personal data (one whose id sorts
-    before the walk's position but committed after it passed: a request in flight when
-    the deletion began): those are scrubbed too. Answers how many rows that look found
-    (0: done)."""
-    personal = or_(AuditLog.client_ip.is_not(None), AuditLog.user_agent.is_not(None),
-                   AuditLog.details.is_not(null()))
-    scrub = {"client_ip": None, "user_agent": None, "details": null()}
-    while True:
-        with p.db.write() as s:
-            rows = list(s.execute(select(AuditLog.id, personal).where(
-                AuditLog.actor_id == p.user_id, AuditLog.id > p.audit_after)
-                .order_by(AuditLog.id).limit(p.n)))
-            ids = [id_ for id_, has_personal in rows if has_personal]
-            if ids:
-                s.execute(update(AuditLog).where(AuditLog.id.in_(ids)).values(scrub))
-        if not rows:
-            break
-        p.audit_after = rows[-1][0]
-    with p.db.write() as s:
-        late = list(s.scalars(select(AuditLog.id).where(
-            AuditLog.actor_id == p.user_id, personal).limit(p.n)))
-        if late:
-            s.execute(update(AuditLog).where(AuditLog.id.in_(late)).values(scrub))
-    return len(late)
-
-
-STEPS: tuple[tuple[str, Step], ...] = (
-    ("operations_failed", _fail_operations),
-    ("credentials", _revoke),
-    ("memberships_and_grants", _memberships_and_grants),
-    ("team_spaces", _team_spaces),
-    ("user_worktrees", _user_worktrees),
-    ("uploads", _uploads),
-    ("personal_nodes", _personal_nodes),
-    ("personal_space", _personal_space),
-    ("handed_over", _handed_over),
-    ("history", _history),
-    ("audit", _audit),
-)
 
 
 class DeleteAccount:

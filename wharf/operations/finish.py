@@ -9,7 +9,8 @@ it is given, in the caller's transaction:
   and the next attempt cleared, and ``key_expires_at`` (``WHARF_IDEMPOTENCY_KEY_TTL`` from
   now: the Idempotency-Key is released then, not when the row is deleted);
 - its open attempt, if it has one (``attempt``): finished with that outcome;
-- the completion webhooks (``wharf.webhooks.service.announce``: one query for them all);
+- the ``FINISHED_HOOKS`` of the capabilities that react to an operation's end (the
+  completion webhooks register theirs: ``wharf.webhooks``), each given the whole list;
 - a failed one's ``on_failed`` hook (``Outcome.handler``; ``compensate`` after commit);
 
 and once the transaction commits (never if it rolls back), in this order:
@@ -32,7 +33,7 @@ sure they are still open and its own; :func:`finish` writes by id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,9 +49,15 @@ from wharf.infra.clock import utcnow
 from wharf.observability import logctx, metrics
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.notify import Done
-from wharf.webhooks.service import Finished, announce
 
 log = logging.getLogger("wharf.operations")
+
+#: What a capability does, in the finishing transaction, when operations end: called with
+#: the session and every :class:`Outcome` of the call (one call per :func:`finish`). The
+#: engine knows no capability: each registers its own on import (``wharf.webhooks``), and
+#: the composition root imports every capability (``wharfd.capabilities``).
+FinishedHook = Callable[[Session, Sequence["Outcome"]], object]
+FINISHED_HOOKS: list[FinishedHook] = []
 
 _OPS = Operation.__table__
 _ATTEMPTS = OperationAttempt.__table__
@@ -112,7 +119,8 @@ def finish(s: Session, outcomes: Sequence[Outcome], *, key_ttl: int,
              "b_error": o.error, "b_now": now, "b_key_until": key_until}
             for o in outcomes])
         FINISH_ATTEMPT.executemany(conn, attempts)
-    announce(s, [Finished(o.op.id, o.op.actor_id, o.status) for o in outcomes])
+    for hook in FINISHED_HOOKS:
+        hook(s, outcomes)
     done = [Done(id=o.op.id, actor_id=o.op.actor_id, kind=o.op.kind, status=o.status,
                  attempts=o.op.attempts, max_attempts=o.op.max_attempts,
                  created_at=o.op.created_at, updated_at=now, completed_at=now,

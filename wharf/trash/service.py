@@ -53,7 +53,6 @@ from storage.models import (
 )
 from storage.results import rowcount
 from storage.unitstore import UnitStore
-from wharf.assets.lifecycle import purge_unit_assets
 from wharf.deletion import service as deletion
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -62,7 +61,6 @@ from wharf.infra.errors import Conflict, NotFound
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, scan_page
 from wharf.infra.settings import Settings
-from wharf.issues.service import unreference_purged
 from wharf.operations.kinds import (
     PURGE_TRASH,
     PurgeTrashPayload,
@@ -114,6 +112,23 @@ class PurgeReferences(Protocol):
 
 # wharf.worktrees registers one (wharf.worktrees.blockers).
 PURGE_BLOCKERS: list[PurgeReferences] = []
+
+
+class PurgeReaction(Protocol):
+    """What a capability does to its own rows that name what a purge deletes, in the
+    purge's completion transaction, chunk by chunk, before the rows go."""
+
+    def units_purged(self, s: Session, unit_ids: list[str]) -> int:
+        """The units ``unit_ids`` are deleted: returns how many storage objects this
+        queued for deletion (the result's ``objects_queued`` counts them)."""
+
+    def nodes_purged(self, s: Session, node_ids: list[str]) -> None:
+        """The nodes ``node_ids`` are deleted."""
+
+
+# wharf.assets (the units' embedded assets) and wharf.issues (references to the nodes)
+# register theirs on import; the composition root imports every capability.
+PURGE_REACTIONS: list[PurgeReaction] = []
 
 
 def subtree(s: Session, root_id: str) -> list[Node]:
@@ -421,9 +436,11 @@ class PurgeTrash:
                                  .where(BlobResource.resource_id.in_(chunk))):
                 deletion.schedule(s, key, "purged")
                 objects += 1
-            # The units' embedded assets go with them; their objects are queued here too.
-            objects += purge_unit_assets(s, list(s.scalars(
-                select(UnitResource.unit_id).where(UnitResource.resource_id.in_(chunk)))))
+            # What names the units (their embedded assets) goes with them; objects queued.
+            unit_ids = list(s.scalars(
+                select(UnitResource.unit_id).where(UnitResource.resource_id.in_(chunk))))
+            for reaction in PURGE_REACTIONS:
+                objects += reaction.units_purged(s, unit_ids)
             s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(chunk)))
             s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(chunk)))
             s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(chunk)))
@@ -432,8 +449,9 @@ class PurgeTrash:
         for i in range(0, len(node_ids), 500):
             chunk = node_ids[i:i + 500]
             s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(chunk)))
-            # Issues referencing these nodes lose the reference, with a history event.
-            unreference_purged(s, chunk)
+            # What names these nodes (issue references: with a history event) lets go.
+            for reaction in PURGE_REACTIONS:
+                reaction.nodes_purged(s, chunk)
             s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(chunk)))
             batch_ids.extend(s.scalars(select(TrashBatch.id)
                                        .where(TrashBatch.root_node_id.in_(chunk))))

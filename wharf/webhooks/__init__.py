@@ -8,3 +8,22 @@ finishes, a signed delivery is written in the finishing transaction and sent by 
 - ``service``: register, list, delete; ``announce`` writes deliveries at completion.
 - ``delivery``: sending one delivery, retrying, disabling an endpoint that keeps failing.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from wharf.operations import finish
+from wharf.webhooks.service import Finished, announce
+
+
+def announce_finished(s: Session, outcomes: Sequence[finish.Outcome]) -> int:
+    """The engine's ``FINISHED_HOOKS`` entry: the completion deliveries of ``outcomes``
+    (one query for them all), in the finishing transaction."""
+    return announce(s, [Finished(o.op.id, o.op.actor_id, o.status) for o in outcomes])
+
+
+# Every process that finishes operations imports this package (wharfd.capabilities).
+if announce_finished not in finish.FINISHED_HOOKS:
+    finish.FINISHED_HOOKS.append(announce_finished)

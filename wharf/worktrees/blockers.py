@@ -30,7 +30,6 @@ from sqlalchemy.orm import Session
 from storage.enums import PurgeReason, WorktreeEventKind, WorktreeState
 from storage.models import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
 from storage.results import rowcount
-from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -39,6 +38,7 @@ from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.trash.service import Blocked
 from wharf.worktrees import access
+from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of
 
 CHUNK = 500
@@ -137,7 +137,7 @@ class WorktreeReferences:
                     WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == unit.unit_id)
                     .execution_options(synchronize_session=False))):
                 continue
-            assets, uploads = drop_worktree_assets(
+            assets, uploads = dropped(
                 s, wt.id, unit_id=unit.unit_id, reason=UNIT_PURGED,
                 code=ProblemCode.NOT_FOUND,
                 message="the unit's document was deleted permanently", now=now,

@@ -20,7 +20,6 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.unitstore import UnitStore
-from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -38,6 +37,7 @@ from wharf.operations.kinds import (
 from wharf.worktrees import access
 from wharf.worktrees.errors import WorktreeStateConflict
 from wharf.worktrees.limits import check_open
+from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import require_team_writer
 
 #: ``object_deletion_jobs.reason`` of a discarded worktree's assets.
@@ -142,7 +142,7 @@ class DiscardWorktree:
             WorktreeNodeIntent.discarded_at.is_(None)).values(
             discarded_at=now, updated_at=now).execution_options(synchronize_session=False))
         intents_discarded = int(getattr(intents, "rowcount", 0) or 0)
-        assets, cancelled = drop_worktree_assets(
+        assets, cancelled = dropped(
             session, wt.id, reason=DISCARDED, code=ProblemCode.WORKTREE_DISCARDED,
             message="the worktree was discarded", now=now,
             idempotency_key_ttl=self.settings.idempotency_key_ttl)

@@ -30,7 +30,6 @@ from storage.models import (
 )
 from storage.unitpatch import check_document
 from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
-from wharf.assets.lifecycle import drop_worktree_assets
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -60,6 +59,7 @@ from wharf.worktrees.access import UnitRights, WorktreeView
 from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.limits import check_draft_quota, draft_room
 from wharf.worktrees.merge import same
+from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of
 
 #: ``object_deletion_jobs.reason`` of the assets of a unit removed from its worktree.
@@ -484,7 +484,7 @@ def remove_unit(db: Database, store: UnitStore, settings: Settings, ctx: Request
         access.check_state(view.worktree, "edit_draft")
         unit = rows[0][0]
         now = utcnow()
-        assets, _cancelled = drop_worktree_assets(
+        assets, _cancelled = dropped(
             s, worktree_id, unit_id=unit_id, reason=UNIT_REMOVED, code=ProblemCode.NOT_FOUND,
             message="the unit was removed from the worktree", now=now,
             idempotency_key_ttl=settings.idempotency_key_ttl)
