@@ -11,13 +11,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from tests.support.processes import (
-    PASSWORD,
-    cluster_fixture,
-    databases_fixture,
-    redis_fixture,
-    wait_until,
-)
+from tests.support.processes import PASSWORD, cluster_fixture, databases_fixture, redis_fixture
+from tests.support.waiting import wait_until
 from tests.test_operations_processes import Cluster, wait_done
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

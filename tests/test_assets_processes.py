@@ -48,9 +48,9 @@ from tests.support.processes import (
     cluster_for_test,
     databases_fixture,
     redis_fixture,
-    wait_until,
 )
-from tests.support.s3 import MotoServer, free_port, moto_fixture, s3_client
+from tests.support.s3 import MotoServer, moto_fixture, s3_client
+from tests.support.waiting import free_port, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 

@@ -360,7 +360,7 @@ def test_storage_unreachable_during_complete_is_retried(settings, db, tmp_path):
 
 def test_s3_at_an_unreachable_endpoint_is_a_retryable_error():
     from storage.blobstore import S3BlobStore
-    from tests.support.s3 import free_port
+    from tests.support.waiting import free_port
     store = S3BlobStore("bucket", endpoint_url=f"http://127.0.0.1:{free_port()}")
     store.client.meta.config.retries = {"max_attempts": 1}
     with pytest.raises(BlobStoreUnavailable):

@@ -44,10 +44,10 @@ from tests.support.processes import (
     kill_a_busy_child,
     sign_up,
     wait_replaced,
-    wait_until,
     worker_children,
 )
 from tests.support.sentinel import sentinel_error, sentinel_redis
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

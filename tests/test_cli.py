@@ -33,6 +33,7 @@ from storage.db import Database
 from tests.conftest import PASSWORD, World, make_settings
 from tests.support import services
 from tests.support.client import Contract, check_response
+from tests.support.waiting import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -56,12 +57,6 @@ def run_wharf(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
     return subprocess.run(WHARF + list(args), env=env or wharf_env(tmp_path), cwd=tmp_path,
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Running:

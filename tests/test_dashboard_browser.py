@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 
 import dramatiq
@@ -27,6 +26,7 @@ from storage.models import Operation
 from tests.conftest import PASSWORD, make_settings, register_operator
 from tests.support import services
 from tests.support.threaded_server import serving_in_thread
+from tests.support.waiting import wait_until
 from tests.test_dashboard import HOSTILE, add_operation
 from wharf.dashboard.service import FINISHED_WINDOW
 from wharf.infra.clock import utcnow
@@ -103,17 +103,6 @@ def network_log(driver) -> tuple[list[str], list[str]]:
 
 def console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-
-
-def wait_until(check: Callable[[], object], seconds: float = 15, what: str = "") -> object:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        time.sleep(0.1)
 
 
 def login_cookie(base: str, username: str, components=None) -> str:

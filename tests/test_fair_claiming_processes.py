@@ -30,8 +30,8 @@ from tests.support.processes import (
     databases_fixture,
     redis_fixture,
     sign_up,
-    wait_until,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,8 +21,8 @@ from tests.support.processes import (
     cluster_fixture,
     databases_fixture,
     redis_fixture,
-    wait_until,
 )
+from tests.support.waiting import free_port, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -89,12 +88,6 @@ def test_worker_children_beat_and_a_killed_one_stops(cluster):
     assert final[survivor]["stopped_at"] is not None
     assert all(final[pid]["stopped_at"] is not None for pid in replaced)
     assert final[victim]["stopped_at"] is None  # died silently
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_each_api_gunicorn_worker_beats_and_stops_cleanly(cluster):

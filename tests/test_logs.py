@@ -27,7 +27,8 @@ import api.serialize
 from storage.models import Operation
 from tests.conftest import World
 from tests.support import services
-from tests.test_cli import WHARF, free_port, run_wharf, wharf_env
+from tests.support.waiting import free_port
+from tests.test_cli import WHARF, run_wharf, wharf_env
 from tests.test_tracing import spans  # noqa: F401  (a fixture)
 from wharf.infra.errors import TransientFailure, WharfError
 from wharf.observability import logctx

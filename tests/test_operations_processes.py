@@ -36,8 +36,8 @@ from tests.support.processes import (
     databases_fixture,
     redis_fixture,
     sign_up,
-    wait_until,
 )
+from tests.support.waiting import free_port, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
@@ -270,13 +270,6 @@ def test_sigterm_lets_the_in_flight_operation_finish_and_exits_0(cluster):
 
 
 # -- metrics of the background processes -------------------------------------------------------
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _scrape(port: int, path: str = "/metrics", token: str | None = None):
     import requests
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -297,7 +290,7 @@ def test_worker_and_scheduler_serve_their_own_counters(cluster):
     cluster.env["WHARF_METRICS_TOKEN"] = token
     client = cluster.api()
     space = cluster.login(client)
-    worker_port, scheduler_port = _free_port(), _free_port()
+    worker_port, scheduler_port = free_port(), free_port()
     worker = cluster._start("worker", ["worker", "--processes", "2", "--threads", "1",
                                        "--metrics-port", str(worker_port)])
     scheduler = cluster._start("scheduler", ["scheduler", "--metrics-port",

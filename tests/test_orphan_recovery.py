@@ -24,8 +24,8 @@ from tests.support.processes import (
     one_test,
     redis_fixture,
     sign_up,
-    wait_until,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 

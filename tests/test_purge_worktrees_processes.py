@@ -18,13 +18,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.support.processes import (
-    cluster_for_test,
-    databases_fixture,
-    redis_fixture,
-    wait_until,
-)
+from tests.support.processes import cluster_for_test, databases_fixture, redis_fixture
 from tests.support.s3 import moto_fixture
+from tests.support.waiting import wait_until
 from tests.test_assets_processes import Api
 from tests.test_worktree_merge_processes import MergeCluster, completed, key, post_op
 

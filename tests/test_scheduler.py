@@ -26,7 +26,7 @@ from storage.models import (
     OutboxMessage,
     ScheduleTick,
 )
-from tests.support.s3 import free_port
+from tests.support.waiting import free_port
 from wharf.infra.clock import utcnow
 from wharf.observability import metrics
 from wharf.retention.runner import run_sweep, run_tick

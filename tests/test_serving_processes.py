@@ -37,6 +37,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import free_port
+
 pytestmark = pytest.mark.slow
 
 MiB = 1024 * 1024
@@ -46,12 +48,6 @@ WHARF = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "wharfd.cli"]
 SEND_TIMEOUT = 3
 RECEIVE_TIMEOUT = 2
 MAX_WAITERS = 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

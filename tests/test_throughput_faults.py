@@ -52,9 +52,9 @@ from tests.support.processes import (
     redis_fixture,
     sign_up,
     wait_replaced,
-    wait_until,
     worker_children,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 

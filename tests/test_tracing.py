@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,7 @@ from storage.models import Operation, OperationAttempt, OutboxMessage
 from tests.conftest import World
 from tests.support import services
 from tests.support.processes import REPO, redis_namespace
+from tests.support.waiting import wait_until
 from tests.test_blobs import put_bytes, start_upload
 from tests.test_operations import FlakyUnitStore, create, start_worker, wait_done
 from wharf.infra.clock import utcnow
@@ -55,14 +56,6 @@ def traced(spans, settings, db) -> Iterator[Components]:
     comps = Components(settings, db=db)
     yield comps
     comps.close()
-
-
-def wait_for(predicate: Callable[[], bool], what: str, seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def finished() -> list[ReadableSpan]:
@@ -121,9 +114,9 @@ def test_one_operation_is_one_trace_from_request_to_worker(traced, db):
     try:
         op = create(alice, alice.personal_space_id).json
         assert wait_done(alice, op["id"])["status"] == "completed"
-        wait_for(lambda: len(attempts_of(op["id"])) == 1, "the attempt span")
-        wait_for(lambda: any(s.name == "dramatiq.process" for s in finished()),
-                 "the message's span")
+        wait_until(lambda: len(attempts_of(op["id"])) == 1, 10, "the attempt span")
+        wait_until(lambda: any(s.name == "dramatiq.process" for s in finished()), 10,
+                   "the message's span")
     finally:
         w.stop()
     post = request_span("POST", "/api/resources")
@@ -186,7 +179,7 @@ def test_a_blob_operation_shows_its_s3_calls_in_the_trace(spans, settings, db, s
         assert r.status_code == 202, r.text
         op_id = r.json["id"]
         assert wait_done(alice, op_id, 30)["status"] == "completed"
-        wait_for(lambda: len(attempts_of(op_id)) == 1, "the attempt span")
+        wait_until(lambda: len(attempts_of(op_id)) == 1, 10, "the attempt span")
     finally:
         w.stop()
         comps.close()
@@ -208,7 +201,7 @@ def test_a_retried_operation_has_one_attempt_span_each_in_the_same_trace(spans, 
     try:
         op = create(alice, alice.personal_space_id).json
         done = wait_done(alice, op["id"])
-        wait_for(lambda: len(attempts_of(op["id"])) == 2, "two attempt spans")
+        wait_until(lambda: len(attempts_of(op["id"])) == 2, 10, "two attempt spans")
     finally:
         w.stop()
         comps.close()
@@ -240,7 +233,7 @@ def test_a_rerun_after_the_lease_expired_joins_the_original_trace(traced, db):
     w = start_worker(traced.broker)
     try:
         assert wait_done(alice, op["id"])["attempts"] == 2
-        wait_for(lambda: len(attempts_of(op["id"])) == 1, "the re-run's attempt span")
+        wait_until(lambda: len(attempts_of(op["id"])) == 1, 10, "the re-run's attempt span")
     finally:
         w.stop()
     (rerun,) = attempts_of(op["id"])
@@ -300,7 +293,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> int:
 def _process_env(tmp_path: Path, ns: services.RedisNamespace) -> dict[str, str]:
     """The environment of ``wharf`` processes on SQLite files in ``tmp_path`` and this
     test's Redis namespace, tracing to the console; the databases migrated."""
-    from tests.support.s3 import free_port
+    from tests.support.waiting import free_port
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WHARF_", "OTEL_", "GUNICORN_"))}
     env.update(WHARF_DATA_DIR=str(tmp_path / "data"), WHARF_BROKER_URL=ns.url,
@@ -392,11 +385,11 @@ def test_processes_start_with_the_console_exporter(command, tmp_path):
         proc = _start(command, env, log)
         try:
             ready = "consuming with" if command[0] == "worker" else "Booting worker"
-            wait_for(lambda: ready in log.read_text() or proc.poll() is not None,
-                     f"{command[0]} to start", 60)
+            wait_until(lambda: ready in log.read_text() or proc.poll() is not None, 60,
+                       f"{command[0]} to start")
             if command[0] == "api":
                 import requests
-                wait_for(lambda: _answers(requests, port), "the API to answer", 30)
+                wait_until(lambda: _answers(requests, port), 30, "the API to answer")
                 requests.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10)
             time.sleep(1)
             assert proc.poll() is None, log.read_text()

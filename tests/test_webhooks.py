@@ -25,6 +25,7 @@ from api.app import create_app
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from tests.conftest import World, make_settings
 from tests.support.foundation import assert_problem, audit_rows, bearer, make_token
+from tests.support.waiting import wait_until
 from wharf.infra.clock import utcnow
 from wharf.operations import recovery
 from wharf.webhooks import delivery
@@ -112,16 +113,6 @@ def deliveries(client, hook_id: str) -> list[dict]:
     return list(r.json["items"])
 
 
-def wait_for(predicate, seconds: float = 15.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
 def verify(secret: str, request: dict) -> dict:
     """An independent Standard Webhooks check, as a receiver would write it."""
     h = request["headers"]
@@ -141,13 +132,13 @@ def test_signed_delivery_on_completion(world: World, worker, receiver, component
     listed = alice.get("/api/webhooks").json["items"]
     assert [h["id"] for h in listed] == [hook["id"]] and "secret" not in listed[0]
     op_id = submit(alice)
-    wait_for(lambda: receiver.requests)
+    wait_until(lambda: receiver.requests)
     body = verify(hook["secret"], receiver.requests[0])
     assert body["type"] == "operation.completed"
     assert body["data"]["operation"]["id"] == op_id
     assert body["data"]["operation"]["status"] == "completed"
     assert body["id"] == receiver.requests[0]["headers"]["webhook-id"]
-    items = wait_for(lambda: [d for d in deliveries(alice, hook["id"])
+    items = wait_until(lambda: [d for d in deliveries(alice, hook["id"])
                               if d["status"] == "delivered"])
     assert items[0]["id"] == body["id"] and items[0]["attempts"] == 1
     assert items[0]["last_status_code"] == 200 and items[0]["operation_id"] == op_id
@@ -159,11 +150,11 @@ def test_receiver_down_for_a_while_is_retried(world: World, worker, receiver) ->
     hook = register(alice, receiver.url, events=["operation.completed"])
     receiver.answers = [503]
     submit(alice)
-    wait_for(lambda: receiver.requests)
+    wait_until(lambda: receiver.requests)
     receiver.stop()  # now the connection is refused
-    wait_for(lambda: [d for d in deliveries(alice, hook["id"]) if d["attempts"] >= 2])
+    wait_until(lambda: [d for d in deliveries(alice, hook["id"]) if d["attempts"] >= 2])
     receiver.start()
-    done = wait_for(lambda: [d for d in deliveries(alice, hook["id"])
+    done = wait_until(lambda: [d for d in deliveries(alice, hook["id"])
                              if d["status"] == "delivered"])
     assert done[0]["attempts"] >= 3 and done[0]["last_error"] is None
     ids = {r["headers"]["webhook-id"] for r in receiver.requests}
@@ -476,7 +467,7 @@ def test_webhook_sends_take_at_most_half_the_worker_threads(world: World, receiv
     receiver.delay = 1.0
     slow = threading.Thread(target=send, args=(first,))
     slow.start()
-    wait_for(lambda: receiver.requests)
+    wait_until(lambda: receiver.requests)
     started = time.monotonic()
     send(second)
     assert time.monotonic() - started < 0.5

@@ -38,8 +38,8 @@ from tests.support.processes import (
     databases_fixture,
     redis_fixture,
     sign_up,
-    wait_until,
 )
+from tests.support.waiting import wait_until
 from tests.test_webhooks import verify
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

@@ -30,13 +30,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.support.processes import (
-    cluster_for_test,
-    databases_fixture,
-    redis_fixture,
-    wait_until,
-)
+from tests.support.processes import cluster_for_test, databases_fixture, redis_fixture
 from tests.support.s3 import moto_fixture
+from tests.support.waiting import wait_until
 from tests.test_assets_processes import Api, Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

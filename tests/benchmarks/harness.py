@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.s3 import free_port  # noqa: E402
+from tests.support.waiting import free_port  # noqa: E402
 
 __all__ = ["ROOT", "TICK", "CpuMeter", "RssSampler", "WharfProcesses", "children", "cmdline",
            "cpu_seconds", "free_port", "log", "machine_cpu", "pct", "postgres_of", "proc_table",

@@ -29,6 +29,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support import services
+from tests.support.waiting import wait_until
 
 T = TypeVar("T")
 
@@ -579,12 +580,3 @@ def wait_replaced(cluster: ProcessCluster, supervisor: int, victim: int, process
                timeout, f"the supervisor to replace worker {victim}", cluster, interval=0.2)
 
 
-def wait_until(predicate: Callable[[], T], timeout: float, what: str, cluster: ProcessCluster,
-               interval: float = 0.1) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{cluster.logs()}")

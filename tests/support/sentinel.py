@@ -18,14 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support import services
+from tests.support.waiting import free_port
 
 MASTER_NAME = "wharf-test-master"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def sentinel_error() -> str | None:
@@ -74,7 +69,7 @@ def sentinel_redis(label: str) -> Iterator[SentinelRedis]:
     tmp = Path(tempfile.mkdtemp(prefix="wharf-sentinel-"))
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        master_port, sentinel_port = _free_port(), _free_port()
+        master_port, sentinel_port = free_port(), free_port()
         master_log = tmp / "master.log"
         services.allow_redis("127.0.0.1", master_port)
         services.allow_redis("127.0.0.1", sentinel_port)
