@@ -4,7 +4,7 @@
 Falcon's own helpers are used where they keep the behaviour the tests pin:
 ``req.if_none_match`` parses the entity-tag list, ``resp.set_stream`` sends the body. Two
 do not fit: ``req.range`` answers 400 to a malformed ``Range`` header (RFC 9110 says to
-ignore it and serve the whole content, which ``tests/test_hostile_ranges.py`` pins) and
+ignore it and serve the whole content, which ``tests/hostile/test_ranges.py`` pins) and
 converts positions of any length with ``int()``; ``resp.downloadable_as`` writes an ASCII
 name unescaped into ``filename="..."`` (a name with ``"`` or ``\\`` breaks the header) and
 sends ``filename*`` only for non-ASCII names.

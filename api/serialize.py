@@ -3,7 +3,7 @@
 The rows come from the core's service functions, which read them inside their own
 transaction; the API reads their fields after it ended (the sessions keep loaded values,
 ``expire_on_commit=False``). What each function reads of a row is declared here as a
-protocol: the API imports no ORM model (``tests/test_api_layering.py``)."""
+protocol: the API imports no ORM model (``tests/architecture/test_api_unit_of_work.py``)."""
 from __future__ import annotations
 
 from datetime import datetime

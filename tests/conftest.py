@@ -1,4 +1,8 @@
-"""Shared fixtures. Every test that uses ``db`` runs twice: on SQLite and on PostgreSQL.
+"""Shared fixtures. A test that uses ``db`` runs on SQLite, and on PostgreSQL as well where
+the database decides the outcome (``BOTH_DATABASES``: claims, leases, the outbox,
+concurrency, storage, migrations, process faults, dialect SQL): the tests in the folders
+``BOTH_DATABASES_FOLDERS`` and in a module marked ``pytest.mark.both_databases``. API
+behaviour above the service layer is the same SQL on either, so it runs on SQLite only.
 
 SQLite: each test gets a copy of a database migrated once per run.
 PostgreSQL: one database per run (per xdist worker), migrated once, tables truncated
@@ -103,7 +107,24 @@ def postgres_unitstore(postgres_database):
     admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+#: Folders of tests/ whose every database test runs on both databases.
+BOTH_DATABASES_FOLDERS = frozenset({"engine", "storage", "processes"})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrise ``backend``: ``sqlite``, plus ``postgres`` where the database decides."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    if any("backend" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize")):
+        return  # the test chose its databases itself
+    folder = Path(str(metafunc.definition.path)).parent.name
+    both = (folder in BOTH_DATABASES_FOLDERS
+            or metafunc.definition.get_closest_marker("both_databases") is not None)
+    metafunc.parametrize("backend", ["sqlite", "postgres"] if both else ["sqlite"],
+                         indirect=True)
+
+
+@pytest.fixture
 def backend(request) -> str:
     return request.param
 

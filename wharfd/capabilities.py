@@ -5,7 +5,7 @@ hook list when its package is imported: worktrees in ``trash.PURGE_BLOCKERS``, a
 issues in ``trash.PURGE_REACTIONS``, webhooks in ``operations.finish.FINISHED_HOOKS``. A
 process that imported only the capabilities its entry point names would miss some
 (a worker that purges trash has no reason of its own to import issues), so every process
-imports them all here. ``tests/test_hook_lists.py`` checks it in a fresh interpreter.
+imports them all here. ``tests/architecture/test_hook_lists.py`` checks it in a fresh interpreter.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Shared harness for the tests that run real ``wharf`` processes: throw-away PostgreSQL
 databases (product + UnitStore), a fresh Redis namespace in the suite's Redis DB, and
 :class:`ProcessCluster`, the environment and ``wharf`` subprocesses of one test
-(``tests/test_operations_processes.py``, ``tests/test_blobs_processes.py``); the fixture
+(``tests/processes/test_operations.py``, ``tests/processes/test_blobs.py``); the fixture
 factories of those (``databases_fixture``, ``redis_fixture``, ``cluster_fixture``), an HTTP
 client of a ``wharf api`` subprocess (:class:`ProcessApi`), sign-up through an in-process
 API (:func:`sign_up`) and the worker supervisor's children (:func:`worker_children`,

@@ -21,7 +21,7 @@ class ProblemCode(StrEnum):
 
     The error classes' ``code`` attributes, the ``code="..."`` arguments, the codes storage
     errors map to (below) and those ``api.errors`` gives Falcon's own errors stay plain
-    strings; ``tests/test_contract.py`` checks that each of them is a member, and that
+    strings; ``tests/api/test_contract.py`` checks that each of them is a member, and that
     every member is used somewhere. A new code is added here first, and its HTTP status
     in :data:`STATUS` below.
     """
@@ -150,7 +150,7 @@ _C = ProblemCode
 #: Each problem code's HTTP status, declared once: an error answers with its code's status
 #: (:class:`WharfError` takes it from here, whatever class raises it), so a code never
 #: means two statuses. Every member has one except :data:`NO_STATUS`'s
-#: (``tests/test_contract.py`` checks, and that each raiser's class agrees).
+#: (``tests/api/test_contract.py`` checks, and that each raiser's class agrees).
 STATUS: dict[str, int] = {
     **dict.fromkeys((
         _C.BAD_REQUEST, _C.CHECKSUM_MISMATCH, _C.IDEMPOTENCY_KEY_REQUIRED, _C.INCOMPLETE_BODY,
@@ -209,7 +209,7 @@ NO_STATUS = frozenset((_C.HTTP_ERROR, _C.ACCOUNT_DELETED, _C.UPLOAD_ABANDONED))
 
 def status_of(code: str) -> int:
     """The HTTP status of problem ``code`` (:data:`STATUS`; KeyError for a code that has
-    none, which ``tests/test_contract.py`` rules out for every raised code)."""
+    none, which ``tests/api/test_contract.py`` rules out for every raised code)."""
     return STATUS[code]
 
 
@@ -373,7 +373,7 @@ class TransientFailure(WharfError):
 
 # Storage error class -> (the core's class, problem code, title). The most specific class
 # of an error that has a rule decides; every class in storage.errors has one
-# (tests/test_storage_errors.py checks).
+# (tests/storage/test_storage_errors.py checks).
 _FROM_STORAGE: dict[type[storage_errors.StorageError], tuple[type[WharfError], str, str]] = {
     storage_errors.StorageError: (TransientFailure, "storage_failure", "Storage failure"),
     storage_errors.StorageNotFound: (NotFound, "not_found", "Not found"),

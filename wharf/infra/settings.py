@@ -3,8 +3,8 @@
 Each setting is declared once, as a field of :class:`Settings`: its type, its default,
 and a :func:`setting` annotation (``msgspec.Meta``: bounds, the README description). Parsing,
 the bounds checked, the error messages and the README's settings table all derive from it
-(``python -m wharf.infra.settings`` prints the table; ``tests/test_settings.py`` checks the README
-against it). ``msgspec.Meta`` is used as the declaration only (bounds and description in
+(``python -m wharf.infra.settings`` prints the table; ``tests/api/test_settings.py`` checks
+the README against it). ``msgspec.Meta`` is used as the declaration only (bounds and description in
 the vocabulary of the wire contract); it does not parse
 (:mod:`wharf.infra.setting_declaration` reads a declaration back). The parsing is Wharf's
 own small readers (:mod:`wharf.infra.setting_readers`: ``read_int``, ``read_float``, ...),
@@ -35,7 +35,7 @@ class Settings:
     """Every ``WHARF_*`` setting, declared once: the field's type, default and
     :func:`setting` (bounds, README description) drive parsing (:meth:`from_env`), the
     error messages, and the README's settings table (:func:`settings_table`, checked by
-    ``tests/test_settings.py``). The variable is ``WHARF_`` + the field name in capitals."""
+    ``tests/api/test_settings.py``). The variable is ``WHARF_`` + the field name in capitals."""
 
     data_dir: Annotated[Path, setting(
         "where the embedded defaults keep their files",

@@ -1,0 +1,113 @@
+"""The deploy files parse and agree with each other and with the code: one image tag (set
+by kustomize) for every workload including the migration, probes and scrape annotations
+on every long-running process, no repository-relative paths in the env file."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml")
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+K8S = DEPLOY / "k8s"
+IMAGE = "registry.example.com/wharf"
+
+
+def k8s_documents() -> dict[str, list[dict]]:
+    return {p.name: [d for d in yaml.safe_load_all(p.read_text()) if d]
+            for p in sorted(K8S.glob("*.yaml"))}
+
+
+def workloads() -> dict[str, dict]:
+    """kind/name -> pod spec of every Deployment and Job."""
+    out = {}
+    for docs in k8s_documents().values():
+        for d in docs:
+            if d["kind"] in ("Deployment", "Job"):
+                out[d["metadata"]["name"]] = d["spec"]["template"]
+    return out
+
+
+def test_every_manifest_parses_and_is_in_the_kustomization():
+    docs = k8s_documents()
+    kustomization = docs.pop("kustomization.yaml")[0]
+    docs.pop("secret.example.yaml")  # created out of band
+    assert sorted(kustomization["resources"]) == sorted(docs)
+    assert "migrate-job.yaml" in kustomization["resources"]
+    assert [i["name"] for i in kustomization["images"]] == [IMAGE]
+    assert kustomization["images"][0]["newTag"]
+
+
+def test_one_image_tag_set_by_kustomize_for_every_workload():
+    pods = workloads()
+    assert set(pods) == {"wharf-api", "wharf-worker", "wharf-scheduler", "wharf-migrate"}
+    for name, pod in pods.items():
+        for container in pod["spec"]["containers"]:
+            # No tag here: the kustomization's images: sets it, for the Job too.
+            assert container["image"] == IMAGE, (name, container["image"])
+
+
+def _env(container: dict) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", [])}
+
+
+@pytest.mark.parametrize("name", ["wharf-worker", "wharf-scheduler"])
+def test_background_processes_have_probes_and_a_scraped_metrics_port(name):
+    pod = workloads()[name]
+    (container,) = pod["spec"]["containers"]
+    port = int(_env(container)["WHARF_METRICS_PORT"])
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports["metrics"] == port
+    for probe in ("livenessProbe", "startupProbe"):
+        get = container[probe]["httpGet"]
+        assert get["path"] == "/healthz" and get["port"] == "metrics"
+    notes = pod["metadata"]["annotations"]
+    assert notes["prometheus.io/scrape"] == "true"
+    assert int(notes["prometheus.io/port"]) == port and notes["prometheus.io/path"] == "/metrics"
+
+
+def test_api_probes_and_scrape_annotations():
+    pod = workloads()["wharf-api"]
+    (container,) = pod["spec"]["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    notes = pod["metadata"]["annotations"]
+    assert notes["prometheus.io/scrape"] == "true"
+    assert int(notes["prometheus.io/port"]) == container["ports"][0]["containerPort"]
+
+
+def test_compose_stack_parses_and_background_processes_have_health_checks():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    services = compose["services"]
+    for name in ("worker", "scheduler"):
+        svc = services[name]
+        port = svc["environment"]["WHARF_METRICS_PORT"]
+        assert f"127.0.0.1:{port}/healthz" in " ".join(svc["healthcheck"]["test"])
+        assert svc["environment"]["WHARF_BROKER_URL"]  # the shared settings are kept
+    assert "/readyz" in " ".join(services["api"]["healthcheck"]["test"])
+    prometheus = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    jobs = {j["job_name"]: j["dns_sd_configs"][0] for j in prometheus["scrape_configs"]}
+    assert jobs["wharf-worker"]["port"] == int(services["worker"]["environment"]
+                                                ["WHARF_METRICS_PORT"])
+    assert jobs["wharf-scheduler"]["names"] == ["scheduler"]
+
+
+def test_env_example_sets_no_repository_relative_gunicorn_conf():
+    text = (DEPLOY / "env.example").read_text()
+    assert not re.search(r"^WHARF_GUNICORN_CONF=", text, re.MULTILINE)
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert "WHARF_GUNICORN_CONF" not in dockerfile
+
+
+def test_the_image_copies_every_package_pyproject_installs():
+    """A package missing from the Dockerfile's COPY lines would install without it (the
+    composition package wharfd holds the ``wharf`` command)."""
+    import tomllib
+    pyproject = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())
+    packages = {name.split(".")[0].rstrip("*")
+                for name in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    copied = set(re.findall(r"^COPY (\w+)/ \1/$", (DEPLOY / "Dockerfile").read_text(), re.M))
+    assert packages == copied
+    assert pyproject["project"]["scripts"]["wharf"].split(":")[0].split(".")[0] in copied
