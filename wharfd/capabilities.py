@@ -1,11 +1,12 @@
 """Every capability of the core, imported by each process's composition (``runtime``).
 
 A capability that reacts to another's event registers its reaction in that capability's
-hook list when its package is imported: worktrees in ``trash.PURGE_BLOCKERS``, assets and
-issues in ``trash.PURGE_REACTIONS``, webhooks in ``operations.finish.FINISHED_HOOKS``. A
-process that imported only the capabilities its entry point names would miss some
-(a worker that purges trash has no reason of its own to import issues), so every process
-imports them all here. ``tests/architecture/test_hook_lists.py`` checks it in a fresh interpreter.
+hook list when its package is imported: worktrees in ``trash.PURGE_BLOCKERS``, assets in
+``trash.UNITS_PURGED``, issues in ``trash.NODES_PURGED``, webhooks in
+``operations.finish.FINISHED_HOOKS``. A process that imported only the capabilities its
+entry point names would miss some (a worker that purges trash has no reason of its own to
+import issues), so every process imports them all here.
+``tests/architecture/test_hook_lists.py`` checks it in a fresh interpreter.
 """
 from __future__ import annotations
 

@@ -13,11 +13,12 @@ import json, sys
 import importlib
 importlib.import_module(sys.argv[1])
 from wharf.operations.finish import FINISHED_HOOKS
-from wharf.trash.service import PURGE_BLOCKERS, PURGE_REACTIONS
+from wharf.trash.service import NODES_PURGED, PURGE_BLOCKERS, UNITS_PURGED
 from wharf.worktrees.reactions import DROP_REACTIONS
 print(json.dumps({
     "finished": sorted(h.__module__ for h in FINISHED_HOOKS),
-    "purge_reactions": sorted(type(r).__module__ for r in PURGE_REACTIONS),
+    "units_purged": sorted(h.__module__ for h in UNITS_PURGED),
+    "nodes_purged": sorted(h.__module__ for h in NODES_PURGED),
     "purge_blockers": sorted(type(b).__module__ for b in PURGE_BLOCKERS),
     "worktree_dropped": sorted(h.__module__ for h in DROP_REACTIONS),
 }))
@@ -34,7 +35,8 @@ def test_every_process_registers_every_reaction():
     """``wharfd.runtime`` builds every process (API, worker, scheduler, embedded)."""
     assert registered("wharfd.runtime") == {
         "finished": ["wharf.webhooks"],
-        "purge_reactions": ["wharf.assets", "wharf.issues"],
+        "units_purged": ["wharf.assets.lifecycle"],
+        "nodes_purged": ["wharf.issues.service"],
         "purge_blockers": ["wharf.worktrees.blockers"],
         "worktree_dropped": ["wharf.assets.lifecycle"],
     }
@@ -46,5 +48,5 @@ def test_the_engine_alone_registers_nothing():
     import of ``wharf.worktrees.reactions`` loads the worktrees package, whose blocker
     registers: only what reacts to trash and worktrees from above is missing.)"""
     assert registered("wharf.operations.executor") == {
-        "finished": [], "purge_reactions": [], "purge_blockers": ["wharf.worktrees.blockers"],
+        "finished": [], "units_purged": [], "nodes_purged": [], "purge_blockers": ["wharf.worktrees.blockers"],
         "worktree_dropped": []}

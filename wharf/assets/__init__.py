@@ -16,8 +16,6 @@ every request.
 """
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
-
 from wharf.assets.errors import (
     AssetTooLarge,
     ChecksumMismatch,
@@ -44,27 +42,15 @@ from wharf.assets.reading import (
     worktree_asset_for_read,
 )
 from wharf.assets.upload import AssetUpload, check_upload, upload_asset
+from wharf.infra.hooks import register
 from wharf.trash import service as trash
 from wharf.worktrees import reactions as worktrees
 
-
-class _PurgeReaction:
-    """``trash.PURGE_REACTIONS``: a purged unit's assets go with it (objects queued)."""
-
-    def units_purged(self, s: Session, unit_ids: list[str]) -> int:
-        return purge_unit_assets(s, unit_ids)
-
-    def nodes_purged(self, s: Session, node_ids: list[str]) -> None:
-        pass  # assets belong to units, not nodes
-
-
-PURGE_REACTION = _PurgeReaction()
-# Every process that purges trash imports this package (wharfd.capabilities).
-if PURGE_REACTION not in trash.PURGE_REACTIONS:
-    trash.PURGE_REACTIONS.append(PURGE_REACTION)
-# A worktree discarded, or a unit taken out of one: its assets go, its uploads fail.
-if drop_worktree_assets not in worktrees.DROP_REACTIONS:
-    worktrees.DROP_REACTIONS.append(drop_worktree_assets)
+# Every process that purges trash or drops a worktree imports this package
+# (wharfd.capabilities): a purged unit's assets go with it (objects queued); a worktree
+# discarded, or a unit taken out of one: its assets go, its uploads fail.
+register(trash.UNITS_PURGED, purge_unit_assets)
+register(worktrees.DROP_REACTIONS, drop_worktree_assets)
 
 __all__ = [
     "KIND",

@@ -114,21 +114,24 @@ class PurgeReferences(Protocol):
 PURGE_BLOCKERS: list[PurgeReferences] = []
 
 
-class PurgeReaction(Protocol):
-    """What a capability does to its own rows that name what a purge deletes, in the
-    purge's completion transaction, chunk by chunk, before the rows go."""
-
-    def units_purged(self, s: Session, unit_ids: list[str]) -> int:
-        """The units ``unit_ids`` are deleted: returns how many storage objects this
-        queued for deletion (the result's ``objects_queued`` counts them)."""
-
-    def nodes_purged(self, s: Session, node_ids: list[str]) -> None:
-        """The nodes ``node_ids`` are deleted."""
+class UnitsPurged(Protocol):
+    def __call__(self, s: Session, unit_ids: list[str]) -> int:
+        """The units ``unit_ids`` are deleted, in the purge's completion transaction, chunk
+        by chunk, before their rows go: returns how many storage objects this queued for
+        deletion (the result's ``objects_queued`` counts them)."""
 
 
-# wharf.assets (the units' embedded assets) and wharf.issues (references to the nodes)
-# register theirs on import; the composition root imports every capability.
-PURGE_REACTIONS: list[PurgeReaction] = []
+class NodesPurged(Protocol):
+    def __call__(self, s: Session, node_ids: list[str]) -> object:
+        """The nodes ``node_ids`` are deleted (same transaction, before their rows go);
+        what it returns is not used."""
+
+
+# What a capability does to its own rows that name what a purge deletes; registered on
+# import (wharf.infra.hooks.register): wharf.assets (the units' embedded assets) in
+# UNITS_PURGED, wharf.issues (references to the nodes) in NODES_PURGED.
+UNITS_PURGED: list[UnitsPurged] = []
+NODES_PURGED: list[NodesPurged] = []
 
 
 def subtree(s: Session, root_id: str) -> list[Node]:
@@ -439,8 +442,8 @@ class PurgeTrash:
             # What names the units (their embedded assets) goes with them; objects queued.
             unit_ids = list(s.scalars(
                 select(UnitResource.unit_id).where(UnitResource.resource_id.in_(chunk))))
-            for reaction in PURGE_REACTIONS:
-                objects += reaction.units_purged(s, unit_ids)
+            for units_purged in UNITS_PURGED:
+                objects += units_purged(s, unit_ids)
             s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(chunk)))
             s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(chunk)))
             s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(chunk)))
@@ -450,8 +453,8 @@ class PurgeTrash:
             chunk = node_ids[i:i + 500]
             s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(chunk)))
             # What names these nodes (issue references: with a history event) lets go.
-            for reaction in PURGE_REACTIONS:
-                reaction.nodes_purged(s, chunk)
+            for nodes_purged in NODES_PURGED:
+                nodes_purged(s, chunk)
             s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(chunk)))
             batch_ids.extend(s.scalars(select(TrashBatch.id)
                                        .where(TrashBatch.root_node_id.in_(chunk))))

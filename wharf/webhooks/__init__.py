@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
+from wharf.infra.hooks import register
 from wharf.operations import finish
 from wharf.webhooks.service import Finished, announce
 
@@ -25,5 +26,4 @@ def announce_finished(s: Session, outcomes: Sequence[finish.Outcome]) -> int:
 
 
 # Every process that finishes operations imports this package (wharfd.capabilities).
-if announce_finished not in finish.FINISHED_HOOKS:
-    finish.FINISHED_HOOKS.append(announce_finished)
+register(finish.FINISHED_HOOKS, announce_finished)

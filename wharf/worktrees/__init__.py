@@ -16,6 +16,7 @@ still needs.
 """
 from __future__ import annotations
 
+from wharf.infra.hooks import register
 from wharf.trash import service as trash
 from wharf.worktrees.blockers import worktree_reference
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
@@ -34,8 +35,7 @@ from wharf.worktrees.unit_handlers import AddWorktreeUnit, CreateWorktreeUnit
 
 # Whoever runs operations or serves the API imports this package (its handlers and
 # resources), so every process that purges trash knows the blocker.
-if worktree_reference not in trash.PURGE_BLOCKERS:
-    trash.PURGE_BLOCKERS.append(worktree_reference)
+register(trash.PURGE_BLOCKERS, worktree_reference)
 
 __all__ = [
     "AddWorktreeUnit",
