@@ -80,8 +80,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/operations/{operation_id}/retry", ops_res.OperationRetry(operations))
         app.add_route("/api/operations/{operation_id}/cancel",
                       ops_res.OperationCancel(operations))
-        app.add_route("/api/resources", ops_res.Resources(operations))
-        app.add_route("/api/resources/{resource_id}", ops_res.ResourceItem(db))
+        from api.resources import units as units_res
+        app.add_route("/api/resources", units_res.Resources(operations))
+        app.add_route("/api/resources/{resource_id}", units_res.ResourceItem(db))
         from api.resources import recent, sharing, trash
         app.add_route("/api/nodes/{node_id}/grants", sharing.Grants(db))
         app.add_route("/api/nodes/{node_id}/grants/{user_id}", sharing.Grant(db))
@@ -119,9 +120,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                           wtu.WorktreeUnitItem(db, unitstore, settings))
             app.add_route("/api/worktrees/{worktree_id}/units/{unit_id}/changesets",
                           wtu.WorktreeUnitChangesets(db, unitstore, settings))
-            app.add_route("/api/units/{unit_id}", ops_res.UnitItem(db, unitstore))
+            app.add_route("/api/units/{unit_id}", units_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",
-                          ops_res.UnitChangesets(db, unitstore))
+                          units_res.UnitChangesets(db, unitstore))
 
     if operations is not None and blob_store is not None:
         from api.resources import blobs as blob_res

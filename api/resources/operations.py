@@ -1,5 +1,5 @@
-"""Operations (read, long-poll, list, retry, cancel) and the operation-creating endpoints
-for unit resources; units (snapshot, changesets)."""
+"""Operations: read, long-poll, list, retry, cancel; and how every operation-starting
+endpoint answers a submission (``answer_submission``)."""
 from __future__ import annotations
 
 import logging
@@ -7,45 +7,29 @@ import re
 from typing import Any
 
 import falcon
-import msgspec
-from sqlalchemy.orm import Session
 
-from api import contract, serialize
+from api import contract
 from api.schemas.operations import (
     MAX_WAIT,
     OPERATION_TYPES,
     WAIT_ACCEPTED,
-    ChangesetRequest,
-    ChangesetResult,
-    CreateResourceRequest,
     Operation,
     OperationAttempt,
     OperationAttemptList,
     OperationList,
     OperationListQuery,
     OperationQuery,
-    Resource,
-    Unit,
 )
 from api.serialize import timestamp
 from storage.db import Database
-from storage.enums import AttemptOutcome, OperationStatus, UnitType
-from storage.models import Node as NodeRow
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation as OperationRow
-from storage.models import Resource as ResourceRow
-from storage.models import UnitResource
-from storage.unitpatch import InvalidChangeset
-from storage.unitstore import UnitStore
 from wharf.infra.clock import iso
 from wharf.infra.errors import ValidationFailed
 from wharf.infra.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.notify import Done
 from wharf.operations.service import DONE, Operations, Submission, can_retry
-from wharf.spaces import nodes
-from wharf.spaces.access import Access
-from wharf.units import resources
-from wharf.units import service as units
 
 log = logging.getLogger("wharf.api")
 
@@ -294,104 +278,3 @@ class OperationCancel:
     def on_post(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
         # (Its long-polls answer now, as a worker's do: wharf.operations.finish.)
         write_operation(resp, self.ops.cancel(req.context.ctx, operation_id))
-
-
-class Resources:
-    def __init__(self, ops: Operations):
-        self.ops = ops
-
-    @contract.op(operation_id="createResource",
-                 summary="Create a unit resource (operation create_resource)",
-                 tags=["resources"],
-                 description="Starts a `create_resource` operation; its result names the "
-                             "new node, resource and unit. 409 `idempotency_key_reused` "
-                             "when the key was used for a different request.",
-                 body=CreateResourceRequest, headers=SUBMISSION_HEADERS,
-                 responses=submission_answers("Accepted (or a replay while not done)."),
-                 problems=(404, 409))
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = contract.read_body(req, CreateResourceRequest)
-        # The request as the idempotency fingerprint has always seen it (field order and
-        # an absent parent_id as null included).
-        request = {"space_id": body.space_id, "parent_id": body.parent_id,
-                   "name": body.name, "unit_type": str(body.unit_type)}
-        sub = resources.submit_create_resource(self.ops, req.context.ctx,
-                                               req.get_header("Idempotency-Key"), request)
-        answer_submission(resp, sub)
-
-
-def resource_body(s: Session, res: ResourceRow, node: NodeRow, access: Access,
-                  unit: UnitResource | None) -> Resource:
-    return serialize.resource(res, node, access, unit,
-                              nodes.resources_for(s, [node.id]).get(node.id))
-
-
-class ResourceItem:
-    def __init__(self, db: Database):
-        self.db = db
-
-    @contract.op(operation_id="getResource", summary="A resource", tags=["resources"],
-                 description="Visitors may read resources of public or link-shared nodes.",
-                 responses={200: Resource}, auth="optional")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
-        with self.db.read() as s:
-            res, node, access, unit = resources.get_resource(s, req.context.ctx, resource_id)
-            resp.media = resource_body(s, res, node, access, unit)
-
-
-class UnitItem:
-    def __init__(self, db: Database, store: UnitStore):
-        self.db, self.store = db, store
-
-    @contract.op(operation_id="getUnit", summary="A unit's snapshot and revision",
-                 tags=["units"], responses={200: Unit}, auth="optional")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
-        unit, info = units.read_unit(self.db, self.store, req.context.ctx, unit_id)
-        resp.media = Unit(unit_id=unit.id, unit_type=UnitType(unit.unit_type),
-                          revision=unit.revision, snapshot=unit.snapshot,
-                          resource_id=info["resource_id"], node_id=info["node_id"],
-                          updated_at=timestamp(unit.updated_at))
-
-
-CHANGESET_PROBLEMS = (
-    "Problems (besides the common ones): 400 `invalid_changeset` (malformed operation or "
-    "JSON Pointer, a pointer that does not resolve, a failed `test`; `details.op_index`), "
-    "400 `unit_too_deep` (an inserted value would nest below WHARF_UNIT_MAX_DEPTH levels), "
-    "400 `malformed_json` (also for NaN, Infinity and numbers that overflow a double), "
-    "409 `revision_conflict`, 413 `changeset_too_large` (more operations than "
-    "WHARF_UNIT_MAX_CHANGESET_OPS), 413 `unit_too_large` (the changeset copies, or the "
-    "document would grow to, more than WHARF_UNIT_MAX_SNAPSHOT_BYTES). Nothing is stored "
-    "on any of them.")
-_IN_OPERATION = re.compile(r"^/changes/(\d+)/")
-
-
-def read_changeset(req: falcon.Request) -> ChangesetRequest:
-    """The body as a ChangesetRequest; a malformed patch operation is 400
-    ``invalid_changeset`` with its ``details.op_index`` (as the patch engine reports
-    the operations it cannot apply)."""
-    try:
-        return contract.read_body(req, ChangesetRequest)
-    except ValidationFailed as exc:
-        pointer = (exc.details.get("errors") or [{}])[0].get("pointer", "")
-        inside = _IN_OPERATION.match(pointer)
-        if inside is None:
-            raise
-        index = int(inside.group(1))
-        raise InvalidChangeset(f"operation {index}: {exc.message}"[:500],
-                               details={"op_index": index}) from None
-
-
-class UnitChangesets:
-    def __init__(self, db: Database, store: UnitStore):
-        self.db, self.store = db, store
-
-    @contract.op(operation_id="applyChangeset",
-                 summary="Apply an RFC 6902 JSON Patch against a base revision",
-                 tags=["units"], description=CHANGESET_PROBLEMS, body=ChangesetRequest,
-                 responses={200: ChangesetResult}, problems=(409,))
-    def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
-        body = read_changeset(req)
-        unit = units.apply_changeset(self.db, self.store, req.context.ctx, unit_id,
-                                     body.base_revision, msgspec.to_builtins(body.changes))
-        resp.media = ChangesetResult(unit_id=unit.id, revision=unit.revision,
-                                     snapshot=unit.snapshot)

@@ -9,13 +9,8 @@ import falcon
 import msgspec
 
 from api import contract
-from api.resources.operations import (
-    CHANGESET_PROBLEMS,
-    SUBMISSION_HEADERS,
-    answer_submission,
-    read_changeset,
-    submission_answers,
-)
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
+from api.resources.units import CHANGESET_PROBLEMS, read_changeset
 from api.schemas.operations import ChangesetRequest, ChangesetResult
 from api.schemas.spaces import changes
 from api.schemas.worktrees import (

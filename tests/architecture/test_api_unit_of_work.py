@@ -26,6 +26,7 @@ CONVERTED = (
     "resources/spaces.py",
     "resources/system.py",
     "resources/trash.py",
+    "resources/units.py",
     "resources/webhooks.py",
     "schemas/dashboard.py",
     "schemas/identity.py",

@@ -8,11 +8,13 @@ the UnitStore, so nothing is left behind.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from storage.db import Database
 from storage.driver import DriverStatement, pipelined
 from storage.models import AuditLog, Node, Operation, Resource, UnitResource
 from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
@@ -30,7 +32,7 @@ from wharf.operations.kinds import (
 )
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import Access, require_node
-from wharf.spaces.nodes import resolve_parent
+from wharf.spaces.nodes import resolve_parent, resources_for
 
 KIND = CREATE_RESOURCE
 # A batch's rows, one executemany per table (on the driver where it can).
@@ -143,6 +145,26 @@ class CreateResource:
 
     def compensate(self, op: Operation) -> None:
         self.unitstore.delete_unit(payload(op, CreateResourcePayload).unit_id)
+
+
+@dataclass(frozen=True)
+class ResourceEntry:
+    """A resource as the caller sees it: its rows, the caller's access to its node and the
+    node's ``resources_for`` entry."""
+
+    resource: Resource
+    node: Node
+    access: Access
+    unit: UnitResource | None
+    node_resource: dict[str, Any] | None
+
+
+def read_resource(db: Database, ctx: RequestContext, resource_id: str) -> ResourceEntry:
+    """``GET /api/resources/{id}``: in one read transaction of its own."""
+    with db.read() as session:
+        res, node, access, unit = get_resource(session, ctx, resource_id)
+        return ResourceEntry(res, node, access, unit,
+                             resources_for(session, [node.id]).get(node.id))
 
 
 def get_resource(session: Session, ctx: RequestContext,
