@@ -5,6 +5,9 @@ whether a write happened reads the issue or its timeline before trying again.
 """
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Protocol
+
 import falcon
 
 from api import contract
@@ -35,12 +38,11 @@ from api.schemas.issues import (
     UserSnapshot,
 )
 from api.schemas.spaces import changes
-from api.serialize import timestamp
+from api.serialize import User, timestamp
 from storage.db import Database
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
-from storage.models import IssueComment, IssueLabel, User
 from wharf.infra.clock import iso
-from wharf.issues import service, timeline
+from wharf.issues import service
 from wharf.issues.service import IssueFilters, IssueView
 from wharf.issues.timeline import TimelineItem
 
@@ -49,6 +51,23 @@ ACCESS = ("404 when the space cannot be discovered; 409 `not_a_team_space` for a
           "space.")
 WRITE = ACCESS + (" Writes need membership (403 `not_a_member`); a read-only team space "
                   "takes none (403 `space_read_only`).")
+
+
+class IssueLabel(Protocol):
+    id: str
+    space_id: str
+    name: str
+    color: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class IssueComment(Protocol):
+    id: str
+    issue_id: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
 
 
 def user_ref(u: User) -> UserRef:
@@ -129,10 +148,9 @@ class Issues:
         q = contract.read_query(req, IssueQuery)
         filters = IssueFilters(state=None if q.state == "all" else q.state, label=q.label,
                                assignee=q.assignee, author=q.author, q=q.q)
-        with self.db.read() as s:
-            items, nxt = service.list_issues(s, req.context.ctx, space_id, filters, q.limit,
-                                             q.cursor)
-            resp.media = IssueList(items=[summary_body(v) for v in items], next_cursor=nxt)
+        items, nxt = service.list_issues(self.db, req.context.ctx, space_id, filters, q.limit,
+                                         q.cursor)
+        resp.media = IssueList(items=[summary_body(v) for v in items], next_cursor=nxt)
 
     @contract.op(operation_id="createIssue", summary="Open an issue (numbered #N per space)",
                  tags=TAGS, body=CreateIssueRequest, description=WRITE,
@@ -140,9 +158,8 @@ class Issues:
                  problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         body = contract.read_body(req, CreateIssueRequest)
-        with self.db.write() as s:
-            v = service.create_issue(s, req.context.ctx, space_id, body.title, body.body)
-            resp.media = issue_body(v)
+        v = service.create_issue(self.db, req.context.ctx, space_id, body.title, body.body)
+        resp.media = issue_body(v)
         resp.status = falcon.HTTP_201
         resp.location = f"/api/spaces/{v.issue.space_id}/issues/{v.issue.number}"
 
@@ -157,8 +174,7 @@ class IssueItem:
                              "`available: false` and carry no name. " + ACCESS)
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                number: str) -> None:
-        with self.db.read() as s:
-            resp.media = issue_body(service.get_issue(s, req.context.ctx, space_id, number))
+        resp.media = issue_body(service.get_issue(self.db, req.context.ctx, space_id, number))
 
     @contract.op(operation_id="updateIssue", summary="Edit an issue's title and/or body",
                  tags=TAGS, body=UpdateIssueRequest, responses={200: Issue}, problems=(409,),
@@ -167,9 +183,8 @@ class IssueItem:
     def on_patch(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                  number: str) -> None:
         body = contract.read_body(req, UpdateIssueRequest)
-        with self.db.write() as s:
-            resp.media = issue_body(service.update_issue(s, req.context.ctx, space_id, number,
-                                                         changes(body)))
+        resp.media = issue_body(service.update_issue(self.db, req.context.ctx, space_id, number,
+                                                     changes(body)))
 
 
 class IssueClose:
@@ -183,9 +198,8 @@ class IssueClose:
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                 number: str) -> None:
         body = contract.read_body(req, CloseIssueRequest)
-        with self.db.write() as s:
-            resp.media = issue_body(service.close_issue(
-                s, req.context.ctx, space_id, number, str(body.reason), body.comment))
+        resp.media = issue_body(service.close_issue(
+            self.db, req.context.ctx, space_id, number, str(body.reason), body.comment))
 
 
 class IssueReopen:
@@ -198,8 +212,7 @@ class IssueReopen:
                              "when it is open. " + WRITE)
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                 number: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.reopen_issue(s, req.context.ctx, space_id, number))
+        resp.media = issue_body(service.reopen_issue(self.db, req.context.ctx, space_id, number))
 
 
 class IssueTimeline:
@@ -213,10 +226,9 @@ class IssueTimeline:
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                number: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = timeline.timeline(s, req.context.ctx, space_id, number, q.limit,
-                                           q.cursor)
-            resp.media = Timeline(items=[entry(i) for i in items], next_cursor=nxt)
+        items, nxt = service.issue_timeline(self.db, req.context.ctx, space_id, number, q.limit,
+                                       q.cursor)
+        resp.media = Timeline(items=[entry(i) for i in items], next_cursor=nxt)
 
 
 class IssueComments:
@@ -229,10 +241,9 @@ class IssueComments:
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                 number: str) -> None:
         body = contract.read_body(req, CommentRequest)
-        with self.db.write() as s:
-            comment, author = service.create_comment(s, req.context.ctx, space_id, number,
-                                                     body.body)
-            resp.media = comment_body(comment, author)
+        comment, author = service.create_comment(self.db, req.context.ctx, space_id, number,
+                                                 body.body)
+        resp.media = comment_body(comment, author)
         resp.status = falcon.HTTP_201
 
 
@@ -246,18 +257,16 @@ class IssueCommentItem:
     def on_patch(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                  number: str, comment_id: str) -> None:
         body = contract.read_body(req, CommentRequest)
-        with self.db.write() as s:
-            comment, author = service.update_comment(s, req.context.ctx, space_id, number,
-                                                     comment_id, body.body)
-            resp.media = comment_body(comment, author)
+        comment, author = service.update_comment(self.db, req.context.ctx, space_id, number,
+                                                 comment_id, body.body)
+        resp.media = comment_body(comment, author)
 
     @contract.op(operation_id="deleteIssueComment", summary="Delete a comment", tags=TAGS,
                  responses={204: contract.Answer(None, "deleted")}, problems=(409,),
                  description="Its author, the owner or an admin. " + WRITE)
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   number: str, comment_id: str) -> None:
-        with self.db.write() as s:
-            service.delete_comment(s, req.context.ctx, space_id, number, comment_id)
+        service.delete_comment(self.db, req.context.ctx, space_id, number, comment_id)
         resp.status = falcon.HTTP_204
 
 
@@ -269,9 +278,8 @@ class Labels:
                  tags=TAGS, responses={200: LabelList}, problems=(409,),
                  description="At most 100, by name. " + ACCESS)
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = LabelList(items=[label_body(lb) for lb in
-                                          service.list_labels(s, req.context.ctx, space_id)])
+        resp.media = LabelList(items=[label_body(lb) for lb in
+                                      service.list_labels(self.db, req.context.ctx, space_id)])
 
     @contract.op(operation_id="createIssueLabel", summary="Define a label", tags=TAGS,
                  body=CreateLabelRequest, responses={201: contract.Answer(Label, "created")},
@@ -281,10 +289,9 @@ class Labels:
                              "space (409 `label_limit`). " + WRITE)
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         body = contract.read_body(req, CreateLabelRequest)
-        with self.db.write() as s:
-            label = service.create_label(s, req.context.ctx, space_id, body.name,
-                                         str(body.color))
-            resp.media = label_body(label)
+        label = service.create_label(self.db, req.context.ctx, space_id, body.name,
+                                     str(body.color))
+        resp.media = label_body(label)
         resp.status = falcon.HTTP_201
 
 
@@ -299,9 +306,8 @@ class LabelItem:
                  label_id: str) -> None:
         body = contract.read_body(req, UpdateLabelRequest)
         found = {k: str(v) for k, v in changes(body).items()}
-        with self.db.write() as s:
-            resp.media = label_body(service.update_label(s, req.context.ctx, space_id,
-                                                         label_id, dict(found)))
+        resp.media = label_body(service.update_label(self.db, req.context.ctx, space_id,
+                                                     label_id, dict(found)))
 
     @contract.op(operation_id="deleteIssueLabel", summary="Delete a label", tags=TAGS,
                  responses={204: contract.Answer(None, "deleted")}, problems=(409,),
@@ -309,8 +315,7 @@ class LabelItem:
                              "keeps its name and colour. " + WRITE)
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   label_id: str) -> None:
-        with self.db.write() as s:
-            service.delete_label(s, req.context.ctx, space_id, label_id)
+        service.delete_label(self.db, req.context.ctx, space_id, label_id)
         resp.status = falcon.HTTP_204
 
 
@@ -324,18 +329,16 @@ class IssueLabelLink:
                              "most 20 per issue (409 `issue_label_limit`). " + WRITE)
     def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str, number: str,
                label_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.add_label(s, req.context.ctx, space_id, number,
-                                                      label_id))
+        resp.media = issue_body(service.add_label(self.db, req.context.ctx, space_id, number,
+                                                  label_id))
 
     @contract.op(operation_id="removeIssueLabel", summary="Take a label off an issue",
                  tags=TAGS, responses={200: Issue}, problems=(409,),
                  description="The owner, admins and editors. " + WRITE)
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   number: str, label_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.remove_label(s, req.context.ctx, space_id, number,
-                                                         label_id))
+        resp.media = issue_body(service.remove_label(self.db, req.context.ctx, space_id, number,
+                                                     label_id))
 
 
 class IssueAssignee:
@@ -349,18 +352,16 @@ class IssueAssignee:
                              "`assignee_limit`). Assignees who leave the space stay. " + WRITE)
     def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str, number: str,
                user_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.add_assignee(s, req.context.ctx, space_id, number,
-                                                         user_id))
+        resp.media = issue_body(service.add_assignee(self.db, req.context.ctx, space_id, number,
+                                                     user_id))
 
     @contract.op(operation_id="removeIssueAssignee", summary="Unassign a user", tags=TAGS,
                  responses={200: Issue}, problems=(409,),
                  description="The owner, admins and editors. " + WRITE)
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   number: str, user_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.remove_assignee(s, req.context.ctx, space_id,
-                                                            number, user_id))
+        resp.media = issue_body(service.remove_assignee(self.db, req.context.ctx, space_id,
+                                                        number, user_id))
 
 
 class IssueNodeRef:
@@ -375,18 +376,16 @@ class IssueNodeRef:
                              "node's references go, with a `node_unreferenced` event. " + WRITE)
     def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str, number: str,
                node_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.add_node_ref(s, req.context.ctx, space_id, number,
-                                                         node_id))
+        resp.media = issue_body(service.add_node_ref(self.db, req.context.ctx, space_id, number,
+                                                     node_id))
 
     @contract.op(operation_id="removeIssueNodeRef", summary="Drop a node reference",
                  tags=TAGS, responses={200: Issue}, problems=(409,),
                  description="The owner, admins and editors. " + WRITE)
     def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str,
                   number: str, node_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = issue_body(service.remove_node_ref(s, req.context.ctx, space_id,
-                                                            number, node_id))
+        resp.media = issue_body(service.remove_node_ref(self.db, req.context.ctx, space_id,
+                                                        number, node_id))
 
 
 def mount(app: contract.App, db: Database) -> None:

@@ -9,7 +9,7 @@ from api.schemas.common import Cursor, Id, Limit, Request, Response, Timestamp
 from api.schemas.spaces import _Patch
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
 from wharf.infra.pagination import DEFAULT_LIMIT
-from wharf.issues.service import BODY_MAX, LABEL_NAME_MAX, SEARCH_MAX, TITLE_MAX
+from wharf.issues.records import BODY_MAX, LABEL_NAME_MAX, SEARCH_MAX, TITLE_MAX
 
 Title = Annotated[str, msgspec.Meta(min_length=1, max_length=TITLE_MAX,
                                     examples=["Totals row is off by one"])]

@@ -36,7 +36,7 @@ def test_every_process_registers_every_reaction():
     assert registered("wharfd.runtime") == {
         "finished": ["wharf.webhooks"],
         "units_purged": ["wharf.assets.lifecycle"],
-        "nodes_purged": ["wharf.issues.service"],
+        "nodes_purged": ["wharf.issues.labels"],
         "purge_blockers": ["wharf.worktrees.blockers"],
         "worktree_dropped": ["wharf.assets.lifecycle"],
     }

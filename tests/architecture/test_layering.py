@@ -68,7 +68,7 @@ FORBIDDEN = [
     ("observability knows not the engine", "wharf/observability/metrics.py",
      "wharf.operations.kinds", "core-layers"),
     ("a purge names no capability that reacts to it", "wharf/trash/service.py",
-     "wharf.issues.service", "core-layers"),
+     "wharf.issues.labels", "core-layers"),
     ("a worktree's drop names not assets", "wharf/worktrees/handlers.py",
      "wharf.assets.lifecycle", "core-layers"),
     ("sibling capabilities are independent", "wharf/blobs/ingest.py", "wharf.worktrees.access",

@@ -15,7 +15,6 @@ MAX_LINES = 500
 KNOWN_OVER = frozenset({
     "storage/unitstore.py",
     "wharf/operations/executor.py",
-    "wharf/issues/service.py",
     "wharf/worktrees/merging.py",
     "wharf/worktrees/units.py",
 })

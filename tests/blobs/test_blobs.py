@@ -402,6 +402,7 @@ def test_replace_switches_content_and_retires_the_old_object(env):
     assert len(env.stored_keys()) == 1
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_two_concurrent_replaces_with_the_same_if_match_one_wins(env):
     alice = env.world.user("alice")
     _, op = upload(alice, alice.personal_space_id, b"base")

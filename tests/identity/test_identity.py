@@ -5,6 +5,7 @@ import statistics
 import time
 from datetime import datetime, timedelta
 
+import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import select
 
@@ -234,6 +235,7 @@ def test_cookie_writes_must_come_from_our_origin(world, db):
     assert r.status_code == 201
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_concurrent_registrations_of_one_name(client, db):
     import threading
     results, barrier = [], threading.Barrier(4)

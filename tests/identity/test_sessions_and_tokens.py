@@ -270,6 +270,7 @@ def test_ipv6_clients_are_limited_per_64(settings, db):
     assert login(c, "ivan", headers=from_addr("::ffff:192.0.2.45")).status_code == 201
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_concurrent_guesses_cannot_overshoot_the_limit(settings, db):
     app = _app(settings, db, login_max_failures=3, login_max_failures_per_address=0)
     c = ApiClient(app)

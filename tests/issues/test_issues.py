@@ -24,7 +24,7 @@ from tests.support.foundation import (
     team_space,
 )
 from wharf.infra.context import Principal, RequestContext
-from wharf.issues import service
+from wharf.issues import labels, writes
 
 
 def issues_path(space_id: str) -> str:
@@ -61,6 +61,7 @@ def key() -> str:
 
 # --- numbering --------------------------------------------------------------------------
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_twenty_concurrent_creations_get_numbers_one_to_twenty(world, app, db):
     """20 threads create issues in one space at once (on PostgreSQL 20 connections really
     race; SQLite serialises the writers): #1..#20, each exactly once."""
@@ -104,7 +105,7 @@ def test_a_failed_creation_gives_its_number_back(world, db):
     ctx = RequestContext(principal=Principal(kind="user", user_id=alice.user_id,
                                              username="alice"))
     with pytest.raises(RuntimeError), db.write() as s:
-        taken = service.create_issue(s, ctx, space["id"], "Doomed", "")
+        taken = writes.create_issue(s, ctx, space["id"], "Doomed", "")
         assert taken.issue.number == 2
         raise RuntimeError("the request fails after the insert")
     assert open_issue(alice, space["id"])["number"] == 2
@@ -255,7 +256,8 @@ def test_timeline_puts_comments_first_at_the_same_instant_and_pages(world, monke
     alice.post(f"{path}/close", json={"reason": "completed", "comment": "done"})
     # at one frozen instant, several of each: comments (by id) before events (by id)
     frozen = datetime(2030, 1, 1, tzinfo=UTC)
-    monkeypatch.setattr("wharf.issues.service.utcnow", lambda: frozen)
+    monkeypatch.setattr("wharf.issues.writes.utcnow", lambda: frozen)
+    monkeypatch.setattr("wharf.issues.labels.utcnow", lambda: frozen)
     alice.post(f"{path}/reopen")
     for body in ("a", "b", "c"):
         alice.post(f"{path}/comments", json={"body": body})
@@ -539,6 +541,7 @@ def test_schemathesis_issues(world, app, backend):
 
 # --- review findings (issue 17) ---------------------------------------------------------
 
+@pytest.mark.both_databases  # FOR SHARE and foreign keys: the database decides
 @pytest.mark.parametrize("locked", [True, False], ids=["locked", "safety-net"])
 def test_a_label_deleted_while_being_added_is_404_or_added_never_500(world, app, db,
                                                                      monkeypatch, locked):
@@ -551,7 +554,7 @@ def test_a_label_deleted_while_being_added_is_404_or_added_never_500(world, app,
     n = open_issue(alice, sid)["number"]
     label = make_label(alice, sid, "racy")
     deleter = ApiClient(app, headers=bearer(make_token(alice)["token"]))
-    original, main = service._label, threading.get_ident()
+    original, main = labels._label, threading.get_ident()
     threads: list[threading.Thread] = []
     deleted: list[int] = []
     waited: list[bool] = []
@@ -567,7 +570,7 @@ def test_a_label_deleted_while_being_added_is_404_or_added_never_500(world, app,
             waited.append(t.is_alive())
         return found
 
-    monkeypatch.setattr(service, "_label", racing_label)
+    monkeypatch.setattr(labels, "_label", racing_label)
     r = alice.put(f"{issues_path(sid)}/{n}/labels/{label['id']}")
     threads[0].join(timeout=30)
     monkeypatch.undo()
@@ -724,7 +727,7 @@ def test_unreferencing_names_the_node_as_when_it_was_referenced(world, db):
     assert alice.put(f"{path}/node-refs/{other['id']}").status_code == 200
     alice.patch(f"/api/nodes/{other['id']}", json={"name": "Other v2"})
     with db.write() as s:
-        assert service.unreference_purged(s, [other["id"]]) == 1
+        assert labels.unreference_purged(s, [other["id"]]) == 1
     events = [e for e in timeline(alice, sid, n) if e.get("kind") == "node_unreferenced"]
     assert events[-1]["payload"] == {"node": {"id": other["id"], "name": "Other"},
                                      "purged": True}

@@ -478,6 +478,7 @@ def _race(calls):
     return results
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_concurrent_member_puts(world, db):
     from tests.support.foundation import bearer, make_token
     alice = world.user("alice")
@@ -495,6 +496,7 @@ def test_concurrent_member_puts(world, db):
     assert row_counts(db)["space_members"] == 3
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_concurrent_opposite_moves_cannot_build_a_cycle(world):
     from tests.support.foundation import bearer, make_token
     alice = world.user("alice")

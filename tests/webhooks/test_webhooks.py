@@ -308,6 +308,7 @@ def test_ownership_limits_and_input(world: World, receiver, components) -> None:
     assert audit_rows(components.db, action="webhook.delete")
 
 
+@pytest.mark.both_databases  # concurrency: the database decides
 def test_the_limit_holds_for_concurrent_creates(world: World, receiver, components,
                                                 monkeypatch) -> None:
     """``WHARF_WEBHOOK_MAX_PER_USER`` is counted under a lock per user (wharf.infra.limits): a

@@ -3,13 +3,15 @@ and references to nodes (docs/issues.md).
 
 Plain product data: every write is one database transaction with its audit row and its
 timeline event, no operation, no ``Idempotency-Key``. Permissions come from the space
-role (:mod:`wharf.issues.access`); the services are in :mod:`wharf.issues.service`, the
-merged timeline in :mod:`wharf.issues.timeline`.
+role (:mod:`wharf.issues.access`). :mod:`wharf.issues.service` is what the API calls, each
+function in its own transaction; the rules are session-level in :mod:`wharf.issues.writes`
+(issues, comments), :mod:`wharf.issues.labels` (labels, assignees, node references) and
+:mod:`wharf.issues.timeline`; shared views and checks in :mod:`wharf.issues.records`.
 """
 from __future__ import annotations
 
 from wharf.infra.hooks import register
-from wharf.issues.service import unreference_purged
+from wharf.issues.labels import unreference_purged
 from wharf.trash import service as trash
 
 # Every process that purges trash imports this package (wharfd.capabilities): issues lose

@@ -22,7 +22,7 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import InvalidCursor
 from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
 from wharf.issues.access import resolve
-from wharf.issues.service import issue_in
+from wharf.issues.records import issue_in
 
 COMMENT, EVENT = 0, 1  # the rank of each kind at the same instant
 
