@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
 
 import falcon
 
@@ -15,7 +17,6 @@ from api.serialize import timestamp
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.enums import BlobState, UploadState
-from storage.models import BlobUploadSession
 from wharf import blobs
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
@@ -26,7 +27,26 @@ CONTENT_HEADERS = ("ETag", "Accept-Ranges")
 
 
 
-def session_body(u: BlobUploadSession) -> UploadSessionBody:
+class UploadSessionRow(Protocol):
+    id: str
+    state: str
+    space_id: str
+    parent_id: str | None
+    filename: str
+    declared_size: int
+    received_size: int | None
+    sha256: str | None
+    mime_type: str | None
+    operation_id: str | None
+    error_code: str | None
+    node_id: str
+    resource_id: str
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime
+
+
+def session_body(u: UploadSessionRow) -> UploadSessionBody:
     return UploadSessionBody(
         id=u.id, state=UploadState(blobs.visible_state(u)), space_id=u.space_id,
         parent_id=u.parent_id, filename=u.filename, size=u.declared_size,
@@ -75,8 +95,7 @@ class UploadSession:
     @contract.op(operation_id="getUploadSession", summary="An upload session",
                  tags=["blobs"], responses={200: UploadSessionBody})
     def on_get(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = session_body(blobs.get_session(s, req.context.ctx, session_id))
+        resp.media = session_body(blobs.read_session(self.db, req.context.ctx, session_id))
 
     @contract.op(operation_id="abortUploadSession",
                  summary="Abort; the object is queued for deletion", tags=["blobs"],
@@ -133,13 +152,12 @@ class BlobMeta:
                                                  headers=("ETag",))},
                  auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
-        with self.db.read() as s:
-            blob, node, _access = blobs.blob_for_read(s, req.context.ctx, resource_id)
-            resp.media = BlobResource(
-                resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
-                mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
-                etag=blobs.etag_header(blob), state=BlobState(blob.state),
-                created_at=timestamp(blob.created_at), updated_at=timestamp(blob.updated_at))
+        blob, node, _access = blobs.describe_blob(self.db, req.context.ctx, resource_id)
+        resp.media = BlobResource(
+            resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
+            mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
+            etag=blobs.etag_header(blob), state=BlobState(blob.state),
+            created_at=timestamp(blob.created_at), updated_at=timestamp(blob.updated_at))
         resp.set_header("ETag", blobs.etag_header(blob))
 
 
@@ -184,10 +202,8 @@ class _BlobReader:
         self.max_body_bytes = settings.max_upload_size
 
     def _read(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
-        with self.db.read() as s:
-            blob, node, _access = blobs.blob_for_read(s, req.context.ctx, resource_id)
-            # Cacheable by shared caches only when everyone may read it anyway.
-            space_public = blobs.publicly_readable(s, node)
+        # Cacheable by shared caches only when everyone may read it anyway.
+        blob, space_public = blobs.blob_for_download(self.db, req.context.ctx, resource_id)
         send_content(req, resp, self.store, object_key=blob.object_key, size=blob.size,
                      etag=blobs.etag_header(blob), media_type=blob.mime_type,
                      cache_control="public, no-cache" if space_public else "private, no-store",

@@ -19,6 +19,7 @@ API = Path(__file__).resolve().parents[2] / "api"
 CONVERTED = (
     "app.py",
     "serialize.py",
+    "resources/blobs.py",
     "resources/dashboard.py",
     "resources/identity.py",
     "resources/issues.py",
@@ -29,6 +30,7 @@ CONVERTED = (
     "resources/trash.py",
     "resources/units.py",
     "resources/webhooks.py",
+    "schemas/blobs.py",
     "schemas/dashboard.py",
     "schemas/identity.py",
     "schemas/issues.py",

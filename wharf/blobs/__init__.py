@@ -33,7 +33,13 @@ from wharf.blobs.ingest import (
                                 object_key_for,
                                 sniff,
 )
-from wharf.blobs.reading import blob_for_read, etag_header, publicly_readable
+from wharf.blobs.reading import (
+                                blob_for_download,
+                                blob_for_read,
+                                describe_blob,
+                                etag_header,
+                                publicly_readable,
+)
 from wharf.blobs.replace import replace_content
 from wharf.blobs.sessions import (
                                 OPEN_STATES,
@@ -42,16 +48,43 @@ from wharf.blobs.sessions import (
                                 create_session,
                                 get_session,
                                 put_content,
+                                read_session,
                                 recover_interrupted_sessions,
                                 visible_state,
 )
 from wharf.blobs.verify import verify_object
 
 __all__ = [
-    "CHUNK", "CREATE_KIND", "OPEN_STATES", "REPLACE_KIND", "SNIFF_BYTES", "TRIM_AFTER",
-    "CreateBlobResource", "Ingested", "LengthRequired", "ReplaceBlobContent", "SizeMismatch",
-    "UploadSessionState", "VerificationFailed", "abort_session", "blob_for_read", "body_chunks",
-    "complete_session", "create_session", "etag_header", "get_session", "ingest",
-    "object_key_for", "publicly_readable", "put_content", "recover_interrupted_sessions",
-    "replace_content", "sniff", "verify_object", "visible_state",
+                                "CHUNK",
+                                "CREATE_KIND",
+                                "OPEN_STATES",
+                                "REPLACE_KIND",
+                                "SNIFF_BYTES",
+                                "TRIM_AFTER",
+                                "CreateBlobResource",
+                                "Ingested",
+                                "LengthRequired",
+                                "ReplaceBlobContent",
+                                "SizeMismatch",
+                                "UploadSessionState",
+                                "VerificationFailed",
+                                "abort_session",
+                                "blob_for_download",
+                                "blob_for_read",
+                                "body_chunks",
+                                "complete_session",
+                                "create_session",
+                                "describe_blob",
+                                "etag_header",
+                                "get_session",
+                                "ingest",
+                                "object_key_for",
+                                "publicly_readable",
+                                "put_content",
+                                "read_session",
+                                "recover_interrupted_sessions",
+                                "replace_content",
+                                "sniff",
+                                "verify_object",
+                                "visible_state",
 ]

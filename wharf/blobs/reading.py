@@ -1,13 +1,15 @@
-"""Finding a blob to read, and its ETag."""
+"""Finding a blob to read, and its ETag. ``describe_blob`` and ``blob_for_download`` are
+what the API calls: each in one read transaction of its own."""
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
 from storage.models import BlobResource, Node, Resource
-from wharf.infra.context import RequestContext
+from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import NotFound
 from wharf.infra.ids import is_id
-from wharf.spaces.access import Access, require_node
+from wharf.infra.transactions import in_read
+from wharf.spaces.access import Access, node_access, require_node
 
 
 def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
@@ -25,9 +27,18 @@ def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
 
 def publicly_readable(s: Session, node: Node) -> bool:
     """Whether an anonymous visitor may read this node (public read or link sharing)."""
-    from wharf.infra.context import ANONYMOUS
-    from wharf.spaces.access import node_access
     return node_access(s, ANONYMOUS, node).role is not None
+
+def _for_download(s: Session, ctx: RequestContext,
+                  resource_id: str) -> tuple[BlobResource, bool]:
+    """The blob to send, and whether everyone may read it (shared caches may keep it)."""
+    blob, node, _access = blob_for_read(s, ctx, resource_id)
+    return blob, publicly_readable(s, node)
+
+
+describe_blob = in_read(blob_for_read)
+blob_for_download = in_read(_for_download)
+
 
 def etag_header(blob: BlobResource) -> str:
     return f'"{blob.etag}"'

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -23,6 +23,7 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.settings import Settings
+from wharf.infra.transactions import in_read
 from wharf.infra.validation import clean_name
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.kinds import CreateBlobResourcePayload
@@ -92,7 +93,12 @@ def get_session(s: Session, ctx: RequestContext, session_id: str) -> BlobUploadS
     return _own_session(s, ctx, session_id)
 
 
-def visible_state(upload: BlobUploadSession) -> str:
+class HasDeadline(Protocol):
+    state: str
+    expires_at: datetime
+
+
+def visible_state(upload: HasDeadline) -> str:
     """The state a client sees: an open session past its deadline is already ``expired``
     (the sweep records it and queues the object for deletion shortly after)."""
     if upload.state in OPEN_STATES and upload.expires_at <= utcnow():
@@ -221,3 +227,7 @@ def recover_interrupted_sessions(db: Database, limit: int = 1000) -> int:
             upload.error_code = "upload_interrupted"
             upload.updated_at = utcnow()
         return len(rows)
+
+
+#: ``GET /api/upload-sessions/{id}``: the caller's session, in a read transaction of its own.
+read_session = in_read(get_session)
