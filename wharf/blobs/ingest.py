@@ -70,7 +70,7 @@ def sniff(head: bytes, filename: str) -> str:
     """The server-detected MIME type, from the first bytes (libmagic via python-magic)."""
     if not head:
         return "application/octet-stream"
-    import magic
+    import magic  # here, not at import: loads libmagic and its database on first sniff
     mime = magic.from_buffer(head, mime=True) or "application/octet-stream"
     lower = filename.lower()
     if mime == "text/plain" and lower.endswith(".csv"):

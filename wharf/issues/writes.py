@@ -21,7 +21,7 @@ from storage.models import (
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
-from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from wharf.infra.errors import Conflict, Forbidden, InvalidCursor, NotFound, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, page
 from wharf.infra.validation import one_of
@@ -99,7 +99,6 @@ def list_issues(s: Session, ctx: RequestContext, space_id: str, filters: IssueFi
     if after is not None:
         after_number = parse_number(after[0])
         if after_number is None:
-            from wharf.infra.errors import InvalidCursor
             raise InvalidCursor("The cursor is not valid for this listing.")
     if filters.q and (len(filters.q) > SEARCH_MAX or not _storable(filters.q)):
         raise ValidationFailed(f"q must be at most {SEARCH_MAX} characters of text",

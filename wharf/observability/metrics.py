@@ -40,7 +40,15 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
 from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
+from storage.models import (
+    ObjectDeletionJob,
+    Operation,
+    OutboxMessage,
+    ScheduleTick,
+    WebhookDelivery,
+)
 from wharf.infra.clock import utcnow
+from wharf.infra.settings import ConfigError
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -193,7 +201,6 @@ class DatabaseCollector:
         return out
 
     def _database_gauges(self) -> list[GaugeMetricFamily]:
-        from storage.models import ObjectDeletionJob, Operation, OutboxMessage
         now = utcnow()
         out: list[GaugeMetricFamily] = []
         with self.db.read() as s:
@@ -306,7 +313,7 @@ def process_registry() -> CollectorRegistry:
     """This process's counters, or with ``PROMETHEUS_MULTIPROC_DIR`` those of every process
     writing to that directory."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+        from prometheus_client import multiprocess  # only in multiprocess mode
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
         return registry
@@ -408,7 +415,6 @@ def serve(settings: Settings, port: int | None, *, alive: Callable[[], bool] = l
     """Start the metrics port when one is configured (``None``: no port, nothing served)."""
     if port is None:
         return None
-    from wharf.infra.settings import ConfigError
     try:
         server = MetricsServer(settings.host, port, token=settings.metrics_token, alive=alive,
                                registry=registry)
@@ -431,7 +437,6 @@ def fsck_gauges(s: Session) -> list[GaugeMetricFamily]:
     """What the last finished ``fsck`` sweep found, read from its schedule tick (so every
     API process reports it, and a restart loses nothing): the counts by kind and the time it
     finished (no gauges before the first run)."""
-    from storage.models import ScheduleTick
     last = s.execute(select(ScheduleTick.counts, ScheduleTick.finished_at).where(
         ScheduleTick.schedule == "fsck", ScheduleTick.status == "done")
         .order_by(ScheduleTick.tick_at.desc()).limit(1)).first()
@@ -455,7 +460,6 @@ def webhook_pending_gauge(s: Session) -> GaugeMetricFamily:
     """``wharf_webhook_deliveries_pending``: webhook deliveries neither delivered nor given
     up, parked ones (endpoint disabled) included; a growing value means receivers are down
     or the workers do not keep up."""
-    from storage.models import WebhookDelivery
     return GaugeMetricFamily(
         "wharf_webhook_deliveries_pending",
         "Webhook deliveries not yet delivered nor given up (parked ones included)",

@@ -28,6 +28,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from storage.db import Database, send_after_commit
 from storage.models import OutboxMessage, ScheduleTick
+from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.observability import metrics
@@ -177,7 +178,6 @@ class Scheduler:
 
     def status(self) -> list[dict[str, Any]]:
         """Every schedule with its last run and next run (``wharf sweeps``)."""
-        from wharf.infra.clock import utcnow
         now = utcnow()
         out: list[dict[str, Any]] = []
         with self.db.read() as s:

@@ -30,7 +30,9 @@ from storage.models import (
 from storage.results import rowcount
 from storage.unitstore import DraftKey, UnitStore
 from wharf import assets, blobs
+from wharf.accounts import service as accounts
 from wharf.deletion import service as deletion
+from wharf.fsck import run_fsck
 from wharf.infra.settings import Settings
 from wharf.operations import recovery
 from wharf.operations.finish import Outcome, finish
@@ -411,7 +413,6 @@ def fsck(ctx: SweepContext) -> dict[str, int]:
     ``WHARF_FSCK_REPAIR`` (then old orphaned objects are queued for deletion). Each finding
     listed is logged as a JSON line; the counts, recorded on the tick, feed the
     ``wharf_fsck_*`` gauges."""
-    from wharf.fsck import run_fsck
 
     def log_finding(finding: Any) -> None:
         log.warning(json.dumps({"event": "fsck_finding", **finding.as_json()}))
@@ -428,7 +429,6 @@ def deletion_ledger(ctx: SweepContext) -> dict[str, int]:
     """Ship the deletion ledger to the blob store (``ledger/``), prune shipped rows past
     ``WHARF_DELETION_LEDGER_RETENTION``, re-drive account deletions that lost their
     operation (``wharf.accounts.service``)."""
-    from wharf.accounts import service as accounts
     return accounts.sweep(ctx.db, ctx.store(), ctx.settings, batch=ctx.batch_size)
 
 
