@@ -12,6 +12,7 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, select, text, update
 
 from storage.blobstore import FileBlobStore
@@ -35,6 +36,8 @@ from wharf.fsck import run_fsck
 from wharf.infra.clock import utcnow
 from wharfd import cli
 from wharfd.runtime import Components
+
+pytestmark = pytest.mark.both_databases  # backups and restores of each database
 
 
 def records(db: Database) -> list[DeletionRecord]:

@@ -36,6 +36,8 @@ from wharf.retention.runner import run_sweep
 from wharf.retention.schedule import schedules
 from wharf.retention.sweeps import SWEEPS, SweepContext
 
+pytestmark = pytest.mark.both_databases  # the consistency scans' SQL on each dialect
+
 DAY = timedelta(days=1)
 
 

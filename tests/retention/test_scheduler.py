@@ -33,6 +33,8 @@ from wharf.retention.runner import run_sweep, run_tick
 from wharf.retention.schedule import Schedule, Scheduler, schedules
 from wharf.retention.sweeps import SweepContext
 
+pytestmark = pytest.mark.both_databases  # the sweeps' batched deletes and claims on each dialect
+
 T0 = datetime(2026, 12, 2, 10, 0, 0, tzinfo=UTC)
 
 

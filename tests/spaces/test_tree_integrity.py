@@ -14,6 +14,8 @@ from wharf.infra import pagination
 from wharf.infra.ids import new_id
 from wharf.spaces.access import MAX_TREE_DEPTH
 
+pytestmark = pytest.mark.both_databases  # recursive tree queries: dialect SQL
+
 
 def key() -> str:
     return uuid.uuid4().hex
