@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 import falcon
 
 from wharf.infra.errors import MalformedRequest, PayloadTooLarge, ValidationFailed
+from wharf.infra.validation import encodable
 
 MAX_DEPTH = 64  # room for document content (JSON Patch values) inside a body
 
@@ -28,14 +29,6 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _check_tree(data: object) -> None:
     """Refuse what JSON can carry but no handler or database can: nesting deeper than
     ``MAX_DEPTH`` (validators and serializers recurse) and lone UTF-16 surrogates
@@ -45,7 +38,7 @@ def _check_tree(data: object) -> None:
     while stack:
         value, depth = stack.pop()
         if isinstance(value, str):
-            if not _encodable(value):
+            if not encodable(value):
                 raise MalformedRequest("The body contains an unpaired UTF-16 surrogate "
                                        "escape, which is not valid Unicode text.",
                                        code="malformed_json")

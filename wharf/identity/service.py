@@ -58,7 +58,7 @@ from wharf.infra.ids import is_id, new_id
 from wharf.infra.operators import OPERATOR_TOKEN_SCOPES, is_operator
 from wharf.infra.setting_readers import USERNAME_PATTERN
 from wharf.infra.settings import Settings
-from wharf.infra.validation import clean_label
+from wharf.infra.validation import clean_label, encodable
 from wharf.operations.quotas import check_token_quota
 
 USERNAME_RE = re.compile(USERNAME_PATTERN)  # used with fullmatch
@@ -120,15 +120,6 @@ def _as_user(ctx: RequestContext, user: User) -> RequestContext:
                           user_agent=ctx.user_agent)
 
 
-def _encodable(text: str) -> bool:
-    """False for strings with lone surrogates (JSON can carry them; UTF-8 cannot)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 class Identity:
     """Identity operations; holds the password hasher configured from settings."""
 
@@ -153,7 +144,7 @@ class Identity:
         if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
             raise ValidationFailed(f"password must be {PASSWORD_MIN}-{PASSWORD_MAX} characters",
                                    details={"field": "password"})
-        if not _encodable(password):
+        if not encodable(password):
             raise ValidationFailed("password must be valid Unicode text",
                                    details={"field": "password"})
         key = username.lower()
@@ -204,7 +195,7 @@ class Identity:
         """Whether ``password`` is ``user_id``'s (re-authentication; argon2 runs outside
         any transaction)."""
         if not isinstance(password, str) or len(password) > PASSWORD_MAX \
-                or not _encodable(password):
+                or not encodable(password):
             return False
         with db.read() as session:
             stored = session.scalar(select(PasswordCredential.password_hash).where(
@@ -223,7 +214,7 @@ class Identity:
         failure = Unauthenticated("Wrong username or password.", code="invalid_credentials")
         plausible = (isinstance(username, str) and isinstance(password, str)
                      and USERNAME_RE.fullmatch(username) is not None
-                     and len(password) <= PASSWORD_MAX and _encodable(password))
+                     and len(password) <= PASSWORD_MAX and encodable(password))
         st = self.settings
         address = _address(ctx)
         limits = [Limit(f"login:addr:{address}", st.login_max_failures_per_address,
@@ -246,7 +237,7 @@ class Identity:
             throttle.take(session, limits, "failed logins")
         if not plausible or not isinstance(username, str) or not isinstance(password, str):
             # No such user can exist: fail the same way, in the same time, without a query.
-            self._burn(password if isinstance(password, str) and _encodable(password) else "")
+            self._burn(password if isinstance(password, str) and encodable(password) else "")
             raise failure
         with db.read() as session:
             row = session.execute(

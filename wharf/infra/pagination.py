@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from wharf.infra.clock import iso
 from wharf.infra.errors import InvalidCursor, ValidationFailed
+from wharf.infra.validation import storable
 
 T = TypeVar("T")
 
@@ -91,21 +92,9 @@ def _decode(kind: str, cursor: str | None, arity: int) -> list[Any] | None:
     except (ValueError, binascii.Error, UnicodeError):
         raise InvalidCursor("The cursor is not valid for this listing.") from None
     if (not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind
-            or not all(isinstance(v, str) and _storable(v) for v in data[1:])):
+            or not all(isinstance(v, str) and storable(v) for v in data[1:])):
         raise InvalidCursor("The cursor is not valid for this listing.")
     return data[1:]
-
-
-def _storable(value: str) -> bool:
-    """Keys we issue are names and ids: never NUL, never lone surrogates (which the
-    databases refuse with an error rather than a comparison)."""
-    if "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def page(items: list[T], limit: int, kind: str,

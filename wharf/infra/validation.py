@@ -41,3 +41,18 @@ def one_of(value: object, field: str, allowed: tuple[str, ...]) -> str:
         raise ValidationFailed(f"{field} must be one of: {', '.join(allowed)}",
                                details={"field": field, "allowed": list(allowed)})
     return value
+
+
+def encodable(text: str) -> bool:
+    """False for strings with lone surrogates (JSON can carry them; UTF-8 cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def storable(text: str) -> bool:
+    """Text the databases take as a parameter: no NUL (PostgreSQL refuses it with an error
+    rather than a comparison), no lone surrogate."""
+    return "\x00" not in text and encodable(text)

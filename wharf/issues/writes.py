@@ -24,7 +24,7 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import Conflict, Forbidden, InvalidCursor, NotFound, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, page
-from wharf.infra.validation import one_of
+from wharf.infra.validation import one_of, storable
 from wharf.issues.access import resolve
 from wharf.issues.records import (
     REASONS,
@@ -75,17 +75,6 @@ class IssueFilters:
     q: str | None = None  # a case-insensitive substring of the title
 
 
-def _storable(text: str) -> bool:
-    """Text the databases take as a parameter: no NUL, no lone surrogate."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -100,10 +89,10 @@ def list_issues(s: Session, ctx: RequestContext, space_id: str, filters: IssueFi
         after_number = parse_number(after[0])
         if after_number is None:
             raise InvalidCursor("The cursor is not valid for this listing.")
-    if filters.q and (len(filters.q) > SEARCH_MAX or not _storable(filters.q)):
+    if filters.q and (len(filters.q) > SEARCH_MAX or not storable(filters.q)):
         raise ValidationFailed(f"q must be at most {SEARCH_MAX} characters of text",
                                details={"field": "q"})
-    if (filters.label is not None and not _storable(filters.label)) or any(
+    if (filters.label is not None and not storable(filters.label)) or any(
             v is not None and not is_id(v) for v in (filters.assignee, filters.author)):
         return [], None  # no label has such a name, no user such an id
     q = select(Issue).where(Issue.space_id == acc.space.id)
