@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from wharf.assets import kinds  # noqa: F401  (registers its operation kinds)
 from wharf.assets.errors import (
     AssetTooLarge,
     ChecksumMismatch,

@@ -16,6 +16,7 @@ from storage.models import BlobUploadSession, Operation
 from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState
 from wharf.blobs.handlers import CREATE_KIND
 from wharf.blobs.ingest import Ingested, _drop, ingest, object_key_for
+from wharf.blobs.kinds import CreateBlobResourcePayload
 from wharf.deletion import service as deletion
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -25,7 +26,6 @@ from wharf.infra.ids import is_id, new_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name
 from wharf.operations.errors import IdempotencyKeyReused
-from wharf.operations.kinds import CreateBlobResourcePayload
 from wharf.operations.service import Operations, Submission, check_key, fingerprint
 from wharf.spaces.nodes import resolve_parent
 

@@ -66,7 +66,8 @@ from wharf.operations.errors import (
     RetryNotPossible,
 )
 from wharf.operations.finish import Outcome, finish
-from wharf.operations.kinds import INPUT_CONSUMED_ON_FAILURE, to_json
+from wharf.operations.kinds import to_json
+from wharf.operations.registry import KINDS
 
 #: The ``Idempotency-Key`` header (the API documents this very pattern).
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
@@ -103,9 +104,10 @@ def can_retry(status: str, kind: str) -> bool:
     """Whether ``POST /api/operations/{id}/retry`` can reopen an operation of ``kind`` in
     ``status``: the rule :meth:`Operations.retry` applies, and what an operation's
     ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one, and not of
-    a kind whose failure disposed of its input (``kinds.INPUT_CONSUMED_ON_FAILURE``: 409
-    ``retry_not_possible``)."""
-    return status == "failed" and kind not in INPUT_CONSUMED_ON_FAILURE
+    a kind whose failure disposed of its input (its ``KindSpec.failure_consumes_input``:
+    409 ``retry_not_possible``; an unknown kind neither)."""
+    spec = KINDS.get(kind)
+    return status == "failed" and spec is not None and not spec.failure_consumes_input
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:

@@ -61,13 +61,7 @@ from wharf.infra.errors import Conflict, NotFound
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, scan_page
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
-    PURGE_TRASH,
-    PurgeTrashPayload,
-    PurgeTrashResult,
-    payload,
-    to_json,
-)
+from wharf.operations.kinds import payload, to_json
 from wharf.operations.service import Operations, Submission, fingerprint
 from wharf.spaces.access import (
     ancestors,
@@ -77,6 +71,7 @@ from wharf.spaces.access import (
     require_purge,
     require_space,
 )
+from wharf.trash.kinds import PURGE_TRASH, PurgeTrashPayload, PurgeTrashResult
 
 log = logging.getLogger("wharf.trash.service")
 
