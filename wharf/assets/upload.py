@@ -39,8 +39,9 @@ from wharf.infra.validation import clean_name
 from wharf.observability import metrics
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.finish import Outcome, finish
+from wharf.operations.idempotency import check_key
 from wharf.operations.kinds import payload, read_result
-from wharf.operations.service import Operations, Submission, check_key, outbox_for
+from wharf.operations.service import Operations, Submission, outbox_for
 
 log = logging.getLogger("wharf.assets")
 

@@ -26,8 +26,9 @@ from wharf.infra.errors import PreconditionFailed, PreconditionRequired
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.operations.errors import IdempotencyKeyReused
+from wharf.operations.idempotency import check_key
 from wharf.operations.kinds import payload
-from wharf.operations.service import Operations, Submission, check_key
+from wharf.operations.service import Operations, Submission
 
 
 def replace_content(ops: Operations, db: Database, store: BlobStore, settings: Settings,

@@ -25,8 +25,8 @@ from wharf.infra.errors import Conflict, NotFound, PayloadTooLarge, ValidationFa
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name
-from wharf.operations.errors import IdempotencyKeyReused
-from wharf.operations.service import Operations, Submission, check_key, fingerprint
+from wharf.operations.idempotency import check_key, check_same_request, fingerprint
+from wharf.operations.service import Operations, Submission
 from wharf.spaces.nodes import resolve_parent
 
 OPEN_STATES = ("waiting_for_upload", "uploaded")
@@ -53,9 +53,8 @@ def create_session(db: Database, settings: Settings, ctx: RequestContext, key: s
                     BlobUploadSession.actor_id == ctx.principal.user_id,
                     BlobUploadSession.idempotency_key == key))
                 if existing is not None:
-                    if existing.request_fingerprint != fp:
-                        raise IdempotencyKeyReused("This Idempotency-Key was used for a "
-                                                   "different request.")
+                    check_same_request(existing.request_fingerprint, fp,
+                                       {"upload_session_id": existing.id})
                     return existing, False
                 filename = clean_name(request["filename"], "filename")
                 size = _check_size(request["size"], settings)
