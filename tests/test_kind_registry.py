@@ -147,13 +147,16 @@ def test_a_kind_declares_only_object_keys_its_payload_has():
 def test_processes_reading_operations_refuse_an_empty_registry(settings, db, monkeypatch):
     """A process that did not import the capabilities could not run their operations, and
     would take every object their open operations name for unreferenced (fsck's orphans,
-    the deletion worker's last look): the runtime and the reference check refuse."""
+    the deletion worker's last look): the runtime, fsck and the reference check refuse."""
     from wharfd.runtime import Components
     monkeypatch.setattr(KINDS, "_specs", {})
     with pytest.raises(RegistryEmpty):
         Components(settings, db=db)
     with db.read() as s, pytest.raises(RegistryEmpty):
         references.referenced(s, ["a-key"])
+    from wharf.fsck import run_fsck
+    with pytest.raises(RegistryEmpty):
+        run_fsck(db, None, None, settings)
 
 
 def test_the_engine_alone_registers_no_kind():
