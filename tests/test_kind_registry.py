@@ -167,5 +167,7 @@ def test_the_engine_alone_registers_no_kind():
              "from wharf.operations.registry import KINDS; print(len(KINDS))")
     counts = {entry: subprocess.run([sys.executable, "-c", probe, entry], capture_output=True,
                                     text=True, check=True, timeout=120).stdout.split()[-1]
-              for entry in ("wharf.operations.executor", "wharfd.runtime")}
-    assert counts == {"wharf.operations.executor": "0", "wharfd.runtime": "12"}
+              for entry in ("wharf.operations.executor", "wharfd.runtime", "api.app")}
+    # (the API's schemas import every capability themselves: their union has every kind)
+    assert counts == {"wharf.operations.executor": "0", "wharfd.runtime": "12",
+                      "api.app": "12"}
