@@ -3,7 +3,7 @@ operations in batches (``Executor.run_batch``), the operation the bell names fir
 
 A bell drains its own kind only, so kinds with long side effects (blob verification) never
 hold up fast ones: their bells are other messages, answered by other threads. Long kinds
-are claimed one at a time (``LONG_KINDS``): a batch of them would be run in series by one
+are claimed one at a time (``long_kinds()``): a batch of them would be run in series by one
 thread while others idle; one at a time, each full claim rings another bell and the work
 spreads over the workers.
 
@@ -39,7 +39,7 @@ from dramatiq.middleware import Middleware
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.errors import DatabaseBusy
-from tasks.doorbell import LONG_KINDS, Doorbell
+from tasks.doorbell import Doorbell, long_kinds
 from wharf.deletion import service as deletion
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
@@ -131,7 +131,7 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
 
 
 def batch_limit(kind: str, default: int) -> int:
-    return 1 if kind in LONG_KINDS else max(1, default)
+    return 1 if kind in long_kinds() else max(1, default)
 
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,

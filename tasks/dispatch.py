@@ -13,7 +13,7 @@ conditional.
 
 Other rows (object deletion jobs, scheduled sweeps) and delayed bells (a retry's backoff:
 the operation is not due before then, so a bell now would not help it) are sent one
-message per row, as before. So are the bells of long kinds (``LONG_KINDS``): coalesced
+message per row, as before. So are the bells of long kinds (``long_kinds()``): coalesced
 behind a drain that verifies an upload for seconds, they would wait for it while other
 threads idle.
 
@@ -40,7 +40,7 @@ from sqlalchemy import bindparam, update
 
 from storage.db import Database
 from storage.models import OutboxMessage
-from tasks.doorbell import LONG_ACTORS, Doorbell, PlainDoorbell
+from tasks.doorbell import Doorbell, PlainDoorbell, long_actors
 from wharf.infra.clock import utcnow
 from wharf.observability import tracing
 from wharf.operations.recovery import is_bell
@@ -127,9 +127,10 @@ class BrokerDispatcher:
 
     def dispatch(self, messages: list[OutboxMessage]) -> None:
         """The fast path: the rows of a committed transaction."""
+        long = long_actors()
         for row in messages:
-            # Long kinds ring per operation (tasks.doorbell.LONG_KINDS).
-            coalesce = is_bell(row) and row.actor_name not in LONG_ACTORS
+            # Long kinds ring per operation (tasks.doorbell.long_kinds).
+            coalesce = is_bell(row) and row.actor_name not in long
             try:
                 if coalesce and not self.doorbell.ring(row.actor_name):
                     self.covered += 1

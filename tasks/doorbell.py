@@ -62,16 +62,24 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from wharf.operations.kinds import CREATE_BLOB_RESOURCE, REPLACE_BLOB_CONTENT
+from wharf.operations.registry import KINDS
 from wharf.operations.service import actor_name
 
 log = logging.getLogger("wharf.dispatch")
 
-#: Kinds whose side effects take long (reading a whole upload back): claimed one at a time
-#: and never coalesced -- a sender behind a drain that verifies for seconds would wait for
-#: it while other threads idle, so each of their operations rings its own bell.
-LONG_KINDS = frozenset({CREATE_BLOB_RESOURCE, REPLACE_BLOB_CONTENT})
-LONG_ACTORS = frozenset(actor_name(kind) for kind in LONG_KINDS)
+
+def long_kinds() -> frozenset[str]:
+    """Kinds whose side effects take long (reading a whole upload back; their
+    ``KindSpec.long``): claimed one at a time and never coalesced -- a sender behind a
+    drain that verifies for seconds would wait for it while other threads idle, so each of
+    their operations rings its own bell. Read from the registry when asked (the kinds
+    register as their capabilities are imported)."""
+    return KINDS.long_kinds()
+
+
+def long_actors() -> frozenset[str]:
+    """The actors of :func:`long_kinds`."""
+    return frozenset(actor_name(kind) for kind in long_kinds())
 
 
 class Drain(Protocol):

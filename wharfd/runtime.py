@@ -32,28 +32,16 @@ from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
 from tasks.tracing import install as install_tracing_middleware
 from tasks.worker import make_worker
-from wharf.accounts.service import DeleteAccount
-from wharf.assets import PublishAsset
-from wharf.blobs import CreateBlobResource, ReplaceBlobContent
 from wharf.infra.settings import Settings
 from wharf.observability.heartbeats import Details, Heartbeat
 from wharf.operations import recovery
 from wharf.operations.executor import Executor, Handler, Hooks
+from wharf.operations.registry import KINDS, Collaborators
 from wharf.operations.service import Operations
 from wharf.retention.schedule import Scheduler, schedules
-from wharf.trash.service import PurgeTrash
-from wharf.units.resources import CreateResource
 from wharf.units.service import unit_limits
-from wharf.worktrees import (
-    AddWorktreeUnit,
-    CreateWorktree,
-    CreateWorktreeUnit,
-    DiscardWorktree,
-)
-from wharf.worktrees.activation import ActivateWorktreeResource
-from wharf.worktrees.merging import MergeWorktree
 from wharfd import (
-    capabilities,  # noqa: F401  (every capability's hook registrations)
+    capabilities,  # noqa: F401  (every capability's kinds and hook registrations)
     tracing,
 )
 
@@ -96,21 +84,10 @@ class Components:
         # long-polls waiting for them, whichever finisher wrote them.
         self.db = base_db.with_outbox_sink(self.dispatcher.dispatch,
                                            on_notices_committed=self.notifier.publish_quietly)
-        self.handlers: dict[str, Handler] = {h.kind: h for h in (
-            CreateResource(self.unitstore),
-            CreateBlobResource(self.blob_store, settings),
-            ReplaceBlobContent(self.blob_store, settings),
-            PublishAsset(self.db, self.blob_store, settings),
-            PurgeTrash(self.db, self.unitstore, settings),
-            CreateWorktree(settings),
-            DiscardWorktree(self.db, self.unitstore, settings),
-            AddWorktreeUnit(self.db, self.unitstore, settings),
-            CreateWorktreeUnit(self.db, self.unitstore, settings),
-            MergeWorktree(self.db, self.unitstore, settings),
-            ActivateWorktreeResource(self.db, self.unitstore),
-            DeleteAccount(self.db, self.unitstore, settings))}
-        # An account's deletion fails its other operations with their kinds' hooks.
-        self.handlers[DeleteAccount.kind].handlers = self.handlers  # type: ignore[attr-defined]
+        # Every registered kind's handler (refuses with none registered).
+        self.handlers: dict[str, Handler] = KINDS.handlers(Collaborators(
+            db=self.db, unitstore=self.unitstore, blob_store=self.blob_store,
+            settings=settings))
         self.operations = Operations(self.db, settings, handlers=self.handlers)
         self.executor = Executor(self.db, settings, self.handlers,
                                  hooks=hooks or hooks_from_env(settings))

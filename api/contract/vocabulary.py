@@ -6,7 +6,7 @@ from typing import Any
 
 from api.schemas.operations import MAX_WAIT
 from wharf.assets.upload import SHA256_PATTERN
-from wharf.operations.service import IDEMPOTENCY_KEY_PATTERN
+from wharf.operations.idempotency import IDEMPOTENCY_KEY_PATTERN
 
 REF = "#/components/schemas/{name}"
 

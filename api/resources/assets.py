@@ -20,7 +20,8 @@ from storage.db import Database
 from storage.models import UnitAsset
 from wharf import assets
 from wharf.infra.settings import Settings
-from wharf.operations.service import Operations, check_key
+from wharf.operations.idempotency import check_key
+from wharf.operations.service import Operations
 
 
 def asset_body(a: UnitAsset) -> AssetBody:

@@ -6,7 +6,7 @@ from typing import Annotated
 import msgspec
 
 from api.schemas.common import Id, Response, Timestamp
-from wharf.operations.kinds import AssetDescription
+from wharf.assets.kinds import AssetDescription
 
 
 class AssetUploadQuery(msgspec.Struct, forbid_unknown_fields=False):

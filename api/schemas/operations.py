@@ -1,35 +1,28 @@
 """Operations (a tagged union keyed by ``kind``, each with its kind's ``result``), their
 attempts, unit resources, units and RFC 6902 JSON Patch changesets.
 
-The results and the error shape are the core's own Structs (``wharf.operations.kinds``):
-what a handler returns is what the document declares.
+The union is built from the registered kinds (``wharf.operations.registry.KINDS``; this
+module imports ``wharf.capabilities``, so every capability has registered its kinds): one
+``<Kind>Operation`` Struct per kind, with the kind's ``doc`` and its result Struct,
+described by its ``result_doc``. The results and the error shape are the core's own
+Structs: what a handler returns is what the document declares.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+import functools
+import operator
+import types
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 
 import msgspec
 
+import wharf.capabilities  # noqa: F401  (every capability registers its kinds: the union below)
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
 from api.schemas.spaces import Node
-from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType, values
+from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from wharf.infra.pagination import DEFAULT_LIMIT
-from wharf.operations.kinds import (
-    ActivateWorktreeResourceResult,
-    AddWorktreeUnitResult,
-    CreateBlobResourceResult,
-    CreateResourceResult,
-    CreateWorktreeResult,
-    CreateWorktreeUnitResult,
-    DeleteAccountResult,
-    DiscardWorktreeResult,
-    MergeWorktreeResult,
-    OperationError,
-    OperationKind,
-    PublishAssetResult,
-    PurgeTrashResult,
-    ReplaceBlobContentResult,
-)
+from wharf.operations.kinds import OperationError
+from wharf.operations.registry import KINDS, KindSpec
 from wharf.operations.service import KIND_PATTERN
 
 #: ``?wait=`` accepts up to ``WAIT_ACCEPTED`` seconds; the server waits at most
@@ -40,7 +33,7 @@ WAIT_ACCEPTED = 3600.0
 
 # --- operations --------------------------------------------------------------------------
 
-class _Operation(Response, tag_field="kind"):
+class OperationBase(Response, tag_field="kind"):
     """The fields of every operation; ``kind`` says which ``result`` it carries."""
 
     id: Id
@@ -62,114 +55,26 @@ class _Operation(Response, tag_field="kind"):
                     "submit the request again instead).")]
 
 
-class CreateResourceOperation(_Operation, tag=OperationKind.CREATE_RESOURCE.value):
-    """``create_resource``: a unit resource (POST /api/resources)."""
+def _operation_type(spec: KindSpec) -> type[OperationBase]:
+    """``<Kind>Operation``: the operations of ``spec``'s kind, with its result."""
+    name = "".join(part.title() for part in spec.name.split("_")) + "Operation"
+    optional: Any = spec.result | None
+    result = Annotated[optional, msgspec.Meta(description=spec.result_doc)]
 
-    result: Annotated[CreateResourceResult | None, msgspec.Meta(
-        description="Once completed: the new node, resource and unit.")]
-
-
-class PurgeTrashOperation(_Operation, tag=OperationKind.PURGE_TRASH.value):
-    """``purge_trash``: a trash batch deleted permanently."""
-
-    result: Annotated[PurgeTrashResult | None, msgspec.Meta(
-        description="Once completed: what was deleted.")]
+    def body(ns: dict[str, Any]) -> None:
+        ns.update({"__doc__": spec.doc, "__module__": __name__,
+                   "__annotations__": {"result": result}})
+    return types.new_class(name, (OperationBase,), {"tag": spec.name}, body)
 
 
-class CreateBlobResourceOperation(_Operation, tag=OperationKind.CREATE_BLOB_RESOURCE.value):
-    """``create_blob_resource``: a completed upload verified and published."""
-
-    result: Annotated[CreateBlobResourceResult | None, msgspec.Meta(
-        description="Once completed: the new node and blob resource.")]
-
-
-class ReplaceBlobContentOperation(_Operation, tag=OperationKind.REPLACE_BLOB_CONTENT.value):
-    """``replace_blob_content``: a blob's bytes replaced."""
-
-    result: Annotated[ReplaceBlobContentResult | None, msgspec.Meta(
-        description="Once completed: the blob's new ETag.")]
-
-
-class PublishAssetOperation(_Operation, tag=OperationKind.PUBLISH_ASSET.value):
-    """``publish_asset``: an uploaded unit asset verified and published."""
-
-    result: Annotated[PublishAssetResult | None, msgspec.Meta(
-        description="Once completed: the asset and where its bytes are served.")]
-
-
-class CreateWorktreeOperation(_Operation, tag=OperationKind.CREATE_WORKTREE.value):
-    """``create_worktree``: a worktree created (POST /api/worktrees)."""
-
-    result: Annotated[CreateWorktreeResult | None, msgspec.Meta(
-        description="Once completed: the new worktree.")]
-
-
-class DiscardWorktreeOperation(_Operation, tag=OperationKind.DISCARD_WORKTREE.value):
-    """``discard_worktree``: a worktree discarded, its assets deleted."""
-
-    result: Annotated[DiscardWorktreeResult | None, msgspec.Meta(
-        description="Once completed: what the discard deleted and cancelled.")]
-
-
-class AddWorktreeUnitOperation(_Operation, tag=OperationKind.ADD_WORKTREE_UNIT.value):
-    """``add_worktree_unit``: a trunk unit added to a worktree (its draft forked)."""
-
-    result: Annotated[AddWorktreeUnitResult | None, msgspec.Meta(
-        description="Once completed: the unit and the trunk revision its draft starts at.")]
-
-
-class CreateWorktreeUnitOperation(_Operation, tag=OperationKind.CREATE_WORKTREE_UNIT.value):
-    """``create_worktree_unit``: a unit new in a worktree (node created at merge)."""
-
-    result: Annotated[CreateWorktreeUnitResult | None, msgspec.Meta(
-        description="Once completed: the unit and its reserved resource and node ids.")]
-class MergeWorktreeOperation(_Operation, tag=OperationKind.MERGE_WORKTREE.value):
-    """``merge_worktree``: a ready worktree merged into trunk, unit by unit."""
-
-    result: Annotated[MergeWorktreeResult | None, msgspec.Meta(
-        description="Once completed: each unit's outcome and the worktree's new state "
-                    "(a conflict is an outcome, not a failure); a bounded summary (under "
-                    "64 KiB): each unit's conflicts are a clipped sample, read them all "
-                    "through the unit's `/conflicts`.")]
-
-
-
-class ActivateWorktreeResourceOperation(
-        _Operation, tag=OperationKind.ACTIVATE_WORKTREE_RESOURCE.value):
-    """``activate_worktree_resource``: the node of a merged unit, blocked at the merge,
-    created at its (new) target."""
-
-    result: Annotated[ActivateWorktreeResourceResult | None, msgspec.Meta(
-        description="Once completed: the unit and its new node and resource.")]
-
-class DeleteAccountOperation(_Operation, tag=OperationKind.DELETE_ACCOUNT.value):
-    """``delete_account``: the submitter's account and everything it owns, deleted
-    (``DELETE /api/me``)."""
-
-    result: Annotated[DeleteAccountResult | None, msgspec.Meta(
-        description="Once completed: the deleted account's id.")]
-
-
-Operation = (CreateResourceOperation | PurgeTrashOperation | CreateBlobResourceOperation
-             | ReplaceBlobContentOperation | PublishAssetOperation | CreateWorktreeOperation
-             | DiscardWorktreeOperation | AddWorktreeUnitOperation
-             | CreateWorktreeUnitOperation | MergeWorktreeOperation
-             | ActivateWorktreeResourceOperation | DeleteAccountOperation)
 #: The Struct of each kind's operations.
-OPERATION_TYPES: dict[str, type[_Operation]] = {
-    OperationKind.CREATE_RESOURCE.value: CreateResourceOperation,
-    OperationKind.PURGE_TRASH.value: PurgeTrashOperation,
-    OperationKind.CREATE_BLOB_RESOURCE.value: CreateBlobResourceOperation,
-    OperationKind.REPLACE_BLOB_CONTENT.value: ReplaceBlobContentOperation,
-    OperationKind.PUBLISH_ASSET.value: PublishAssetOperation,
-    OperationKind.CREATE_WORKTREE.value: CreateWorktreeOperation,
-    OperationKind.DISCARD_WORKTREE.value: DiscardWorktreeOperation,
-    OperationKind.ADD_WORKTREE_UNIT.value: AddWorktreeUnitOperation,
-    OperationKind.CREATE_WORKTREE_UNIT.value: CreateWorktreeUnitOperation,
-    OperationKind.MERGE_WORKTREE.value: MergeWorktreeOperation,
-    OperationKind.ACTIVATE_WORKTREE_RESOURCE.value: ActivateWorktreeResourceOperation,
-    OperationKind.DELETE_ACCOUNT.value: DeleteAccountOperation,
-}
+OPERATION_TYPES: dict[str, type[OperationBase]] = {
+    spec.name: _operation_type(spec) for spec in KINDS.loaded()}
+if TYPE_CHECKING:
+    Operation: TypeAlias = OperationBase
+else:
+    #: Any operation: the union of every kind's, keyed by ``kind``.
+    Operation = functools.reduce(operator.or_, OPERATION_TYPES.values())
 
 
 class OperationList(Response):
@@ -195,7 +100,7 @@ class OperationListQuery(msgspec.Struct, forbid_unknown_fields=False):
     cursor: Cursor | None = None
     status: OperationStatus | None = None
     kind: Annotated[str, msgspec.Meta(
-        pattern=KIND_PATTERN, extra_json_schema={"enum": list(values(OperationKind))},
+        pattern=KIND_PATTERN, extra_json_schema={"enum": KINDS.names()},
         description="Only operations of this kind (a kind with no operations gives an "
                     "empty page).")] | None = None
 

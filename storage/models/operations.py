@@ -24,7 +24,7 @@ class Operation(Base):
         Index("ix_operations_lease", "status", "lease_expires_at"),
         Index("ix_operations_key_expiry", "key_expires_at"),
         Index("ix_operations_completed", "completed_at"),
-        # The batched claim: oldest due first (``executor.claim_order``), over the rows
+        # The batched claim: oldest due first (``claiming.claim_order``), over the rows
         # that can still be due only, so completed history does not slow it down.
         Index("ix_operations_claim", "created_at", "id",
               postgresql_where=text("status IN ('pending', 'running')"),
@@ -33,7 +33,7 @@ class Operation(Base):
         Index("ix_operations_retried", "attempts",
               postgresql_where=text("status IN ('pending', 'running')"),
               sqlite_where=text("status IN ('pending', 'running')")),
-        # Fair claiming (``executor.claim_statement``): the distinct actors with due
+        # Fair claiming (``claiming.claim_statement``): the distinct actors with due
         # operations of a kind (a loose index scan), then each one's oldest.
         Index("ix_operations_fair", "kind", "actor_id", "created_at", "id",
               postgresql_where=text("status IN ('pending', 'running')"),

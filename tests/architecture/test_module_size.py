@@ -14,7 +14,6 @@ MAX_LINES = 500
 #: empties this set when those branches are merged).
 KNOWN_OVER = frozenset({
     "storage/unitstore.py",
-    "wharf/operations/executor.py",
     "wharf/worktrees/merging.py",
     "wharf/worktrees/units.py",
 })

@@ -13,7 +13,8 @@ from sqlalchemy import select, text
 
 from storage.models import Operation
 from wharf.infra.clock import utcnow
-from wharf.operations.executor import Executor, claim_statement
+from wharf.operations.claiming import claim_statement
+from wharf.operations.executor import Executor
 
 
 def create(client, space_id: str, name: str) -> str:

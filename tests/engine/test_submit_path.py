@@ -21,7 +21,7 @@ from wharf.identity.service import AuthCache, Identity
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
-from wharf.operations.kinds import CreateResourcePayload
+from wharf.units.kinds import CreateResourcePayload
 from wharf.units.resources import KIND as CREATE_RESOURCE
 
 

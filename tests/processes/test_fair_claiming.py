@@ -73,7 +73,8 @@ def record_backlog(cluster: Cluster, actor_id: str, space_id: str, n: int) -> No
     from storage.models import Operation, OutboxMessage
     from wharf.infra.clock import utcnow
     from wharf.infra.ids import new_id
-    from wharf.operations.kinds import CreateResourcePayload, to_json
+    from wharf.operations.kinds import to_json
+    from wharf.units.kinds import CreateResourcePayload
     ops, outbox = [], []
     for i in range(n):
         op_id, now = new_id(), utcnow()

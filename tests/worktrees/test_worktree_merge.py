@@ -30,8 +30,8 @@ from storage.models import (
 from tests.support.foundation import assert_problem, make_node
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
-from wharf.operations.kinds import MergeUnitResult, MergeWorktreeResult
 from wharf.worktrees import merging
+from wharf.worktrees.kinds import MergeUnitResult, MergeWorktreeResult
 
 
 def key() -> str:

@@ -52,7 +52,7 @@ from storage.results import rowcount
 from storage.unitstore import UnitStore
 from wharf.assets.lifecycle import PURGED, delete_assets
 from wharf.deletion import service as deletion
-from wharf.deletion.references import OBJECT_KEY_FIELDS, referenced
+from wharf.deletion.references import object_key_fields, referenced
 from wharf.identity.service import USER_ACTIVE
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -155,7 +155,8 @@ def _fail_operations(p: Purge) -> int:
                key_ttl=p.settings.idempotency_key_ttl, now=now)
         s.flush()
         # Object keys only such an operation's payload named (a staged replacement).
-        keys = [op.payload[f] for op in ops for f in OBJECT_KEY_FIELDS.get(op.kind, ())
+        fields = object_key_fields()
+        keys = [op.payload[f] for op in ops for f in fields.get(op.kind, ())
                 if isinstance(op.payload.get(f), str)]
         named = referenced(s, keys, deletion_jobs=False)
         for k in keys:

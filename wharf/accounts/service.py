@@ -44,6 +44,7 @@ from storage.models import (
     User,
 )
 from storage.unitstore import UnitStore
+from wharf.accounts.kinds import DELETE_ACCOUNT, DeleteAccountPayload, DeleteAccountResult
 from wharf.accounts.purge import (
     DELETING,
     PLACEHOLDER_ID,
@@ -64,14 +65,9 @@ from wharf.infra.context import Principal, RequestContext, system_principal
 from wharf.infra.errors import Forbidden, NotFound, ProblemCode, TransientFailure, Unauthenticated
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
-    DELETE_ACCOUNT,
-    DeleteAccountPayload,
-    DeleteAccountResult,
-    payload,
-    to_json,
-)
-from wharf.operations.service import Operations, Submission, fingerprint, outbox_for
+from wharf.operations.idempotency import fingerprint
+from wharf.operations.kinds import payload, to_json
+from wharf.operations.service import Operations, Submission, outbox_for
 from wharf.spaces.service import set_owner
 
 log = logging.getLogger("wharf.accounts.service")

@@ -16,6 +16,7 @@ every request.
 """
 from __future__ import annotations
 
+from wharf.assets import kinds  # noqa: F401  (registers its operation kinds)
 from wharf.assets.errors import (
     AssetTooLarge,
     ChecksumMismatch,

@@ -12,6 +12,7 @@ from storage.enums import AssetUploadState, MergeState, WorktreeState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
+from wharf.assets.kinds import PUBLISH_ASSET, PublishAssetPayload, PublishAssetResult
 from wharf.assets.reading import describe
 from wharf.blobs import verify_object
 from wharf.deletion import service as deletion
@@ -20,12 +21,7 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Conflict
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
-    PUBLISH_ASSET,
-    PublishAssetPayload,
-    PublishAssetResult,
-    payload,
-)
+from wharf.operations.kinds import payload
 
 KIND = PUBLISH_ASSET
 FAILED = "asset_upload_failed"

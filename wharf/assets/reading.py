@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.models import UnitAsset
 from wharf.assets import scope
+from wharf.assets.kinds import AssetDescription
 from wharf.blobs.ingest import risky
 from wharf.deletion import service as deletion
 from wharf.infra import audit
@@ -16,7 +17,6 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import NotFound
 from wharf.infra.ids import is_id
 from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
-from wharf.operations.kinds import AssetDescription
 from wharf.units.resources import find_unit
 
 DELETED = "asset_deleted"

@@ -25,6 +25,7 @@ from storage.models import Operation, UnitAssetUpload
 from storage.results import rowcount
 from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
+from wharf.assets.kinds import PUBLISH_ASSET, PublishAssetPayload
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.blobs.ingest import asset_key_for
 from wharf.deletion import service as deletion
@@ -38,8 +39,9 @@ from wharf.infra.validation import clean_name
 from wharf.observability import metrics
 from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.finish import Outcome, finish
-from wharf.operations.kinds import PUBLISH_ASSET, PublishAssetPayload, payload, read_result
-from wharf.operations.service import Operations, Submission, check_key, outbox_for
+from wharf.operations.idempotency import check_key
+from wharf.operations.kinds import payload, read_result
+from wharf.operations.service import Operations, Submission, outbox_for
 
 log = logging.getLogger("wharf.assets")
 

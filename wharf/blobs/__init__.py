@@ -21,6 +21,7 @@ handing freed memory back to the OS in ``storage/memory.py``.
 """
 from __future__ import annotations
 
+from wharf.blobs import kinds  # noqa: F401  (registers its operation kinds)
 from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState, VerificationFailed
 from wharf.blobs.handlers import CREATE_KIND, REPLACE_KIND, CreateBlobResource, ReplaceBlobContent
 from wharf.blobs.ingest import (

@@ -10,6 +10,14 @@ from sqlalchemy.orm import Session
 from storage.blobstore import BlobStore
 from storage.models import BlobResource, BlobUploadSession, Node, Operation
 from wharf.blobs.errors import UploadSessionState
+from wharf.blobs.kinds import (
+    CREATE_BLOB_RESOURCE,
+    REPLACE_BLOB_CONTENT,
+    CreateBlobResourcePayload,
+    CreateBlobResourceResult,
+    ReplaceBlobContentPayload,
+    ReplaceBlobContentResult,
+)
 from wharf.blobs.reading import etag_header
 from wharf.blobs.verify import verify_object
 from wharf.deletion import service as deletion
@@ -18,15 +26,7 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import NotFound, PreconditionFailed
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
-    CREATE_BLOB_RESOURCE,
-    REPLACE_BLOB_CONTENT,
-    CreateBlobResourcePayload,
-    CreateBlobResourceResult,
-    ReplaceBlobContentPayload,
-    ReplaceBlobContentResult,
-    payload,
-)
+from wharf.operations.kinds import payload
 from wharf.spaces.access import require_node
 from wharf.spaces.nodes import resolve_parent
 from wharf.units.resources import publish_node

@@ -16,6 +16,7 @@ from storage.models import Operation
 from wharf.blobs.errors import LengthRequired
 from wharf.blobs.handlers import REPLACE_KIND
 from wharf.blobs.ingest import _drop, body_chunks, ingest, object_key_for
+from wharf.blobs.kinds import ReplaceBlobContentPayload
 from wharf.blobs.reading import blob_for_read, etag_header
 from wharf.blobs.sessions import _check_size
 from wharf.deletion import service as deletion
@@ -25,8 +26,9 @@ from wharf.infra.errors import PreconditionFailed, PreconditionRequired
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.operations.errors import IdempotencyKeyReused
-from wharf.operations.kinds import ReplaceBlobContentPayload, payload
-from wharf.operations.service import Operations, Submission, check_key
+from wharf.operations.idempotency import check_key
+from wharf.operations.kinds import payload
+from wharf.operations.service import Operations, Submission
 
 
 def replace_content(ops: Operations, db: Database, store: BlobStore, settings: Settings,

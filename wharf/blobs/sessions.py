@@ -16,6 +16,7 @@ from storage.models import BlobUploadSession, Operation
 from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState
 from wharf.blobs.handlers import CREATE_KIND
 from wharf.blobs.ingest import Ingested, _drop, ingest, object_key_for
+from wharf.blobs.kinds import CreateBlobResourcePayload
 from wharf.deletion import service as deletion
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -25,9 +26,8 @@ from wharf.infra.ids import is_id, new_id
 from wharf.infra.settings import Settings
 from wharf.infra.transactions import in_read
 from wharf.infra.validation import clean_name
-from wharf.operations.errors import IdempotencyKeyReused
-from wharf.operations.kinds import CreateBlobResourcePayload
-from wharf.operations.service import Operations, Submission, check_key, fingerprint
+from wharf.operations.idempotency import check_key, check_same_request, fingerprint
+from wharf.operations.service import Operations, Submission
 from wharf.spaces.nodes import resolve_parent
 
 OPEN_STATES = ("waiting_for_upload", "uploaded")
@@ -54,9 +54,8 @@ def create_session(db: Database, settings: Settings, ctx: RequestContext, key: s
                     BlobUploadSession.actor_id == ctx.principal.user_id,
                     BlobUploadSession.idempotency_key == key))
                 if existing is not None:
-                    if existing.request_fingerprint != fp:
-                        raise IdempotencyKeyReused("This Idempotency-Key was used for a "
-                                                   "different request.")
+                    check_same_request(existing.request_fingerprint, fp,
+                                       {"upload_session_id": existing.id})
                     return existing, False
                 filename = clean_name(request["filename"], "filename")
                 size = _check_size(request["size"], settings)

@@ -61,7 +61,7 @@ from wharf.deletion import service as deletion
 from wharf.infra.clock import iso, utcnow
 from wharf.infra.settings import Settings
 from wharf.observability import heartbeats
-from wharf.operations.executor import CLAIMABLE
+from wharf.operations.claiming import CLAIMABLE
 from wharf.operations.service import can_retry
 from wharf.retention.schedule import Scheduler
 

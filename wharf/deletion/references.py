@@ -4,7 +4,7 @@ object.
 
 A key is referenced by a row of one of :data:`SOURCES` (each table's ``object_key``), or
 by the payload of an operation that is not finished (``pending`` or ``running``, retries
-included) whose kind carries object keys (:data:`OBJECT_KEY_FIELDS`): a queued
+included) whose kind carries object keys (:func:`object_key_fields`): a queued
 ``replace_blob_content`` releases its staged key's reservation when it is submitted, and
 until its worker commits, only ``operations.payload`` names that key. Finished operations
 do not count: a completed one moved its key into a table row, a failed one queued the key
@@ -34,7 +34,7 @@ from storage.models import (
     UnitAsset,
     UnitAssetUpload,
 )
-from wharf.operations.kinds import PAYLOADS
+from wharf.operations.registry import KINDS
 
 JOBS = "object_deletion_jobs"
 OPERATIONS = "operations"
@@ -60,12 +60,13 @@ SOURCES: tuple[Source, ...] = (
     Source(JOBS, ObjectDeletionJob.object_key, None, lambda _state: False),
 )
 
-#: Per operation kind, the payload fields that hold an object key (every field named
-#: ``object_key`` or ``..._object_key`` in its payload Struct).
-OBJECT_KEY_FIELDS: dict[str, tuple[str, ...]] = {
-    kind: fields for kind, shape in PAYLOADS.items()
-    if (fields := tuple(f for f in shape.__struct_fields__
-                        if f == "object_key" or f.endswith("_object_key")))}
+
+def object_key_fields() -> dict[str, tuple[str, ...]]:
+    """Per operation kind, the payload fields that hold an object key (each kind's
+    ``KindSpec.object_keys``). Read when asked, not on import: the kinds register when
+    their capabilities are imported; with none registered it refuses
+    (``RegistryEmpty``) rather than answer that no operation references anything."""
+    return KINDS.object_keys()
 
 
 class Ref(NamedTuple):
@@ -94,7 +95,7 @@ def referenced(s: Session, keys: Sequence[str], *,
             out[row[0]].append(ref(source, row[0],
                                    row[1] if source.state is not None else None))
     by_field: dict[str, list[str]] = defaultdict(list)
-    for kind, fields in OBJECT_KEY_FIELDS.items():
+    for kind, fields in object_key_fields().items():
         for name in fields:
             by_field[name].append(kind)
     for name, kinds in by_field.items():

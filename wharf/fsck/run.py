@@ -31,6 +31,7 @@ from wharf.fsck.report import Finding, Report
 from wharf.fsck.units import UnitCheck
 from wharf.infra.clock import utcnow
 from wharf.infra.settings import ConfigError, Settings
+from wharf.operations.registry import KINDS
 
 DEFAULT_PAGE_SIZE = 1000
 DEFAULT_MAX_FINDINGS = 10_000
@@ -61,6 +62,9 @@ def run_fsck(db: Database, store: BlobStore, unitstore: UnitStore, settings: Set
     """Compare the blob store and the unit store with the product database; ``emit`` gets
     each finding listed in detail, as it is confirmed (after its repair committed)."""
     check_grace(settings)
+    # Open operations reference objects through their kinds' payloads: with no kind
+    # registered every such object would look orphaned (RegistryEmpty, before any finding).
+    KINDS.loaded()
     if page_size < 1 or max_findings < 0:
         raise ValueError("page_size must be at least 1 and max_findings at least 0")
     now = now or utcnow()

@@ -3,9 +3,11 @@
 ``execute(id)`` is a batch of one (``include=id``); ``run_batch`` claims up to ``limit``.
 1. Claim: ONE statement takes the leases of up to ``limit`` due operations
    (``WITH picked AS MATERIALIZED (SELECT id … ORDER BY created_at LIMIT n [FOR UPDATE SKIP
-   LOCKED]) UPDATE operations … FROM picked … RETURNING *``, :func:`claim_statement`);
+   LOCKED]) UPDATE operations … FROM picked … RETURNING *``,
+   ``wharf.operations.claiming.claim_statement``);
    with ``WHARF_FAIR_CLAIMING`` (the default) the others are picked round-robin across
-   actors, each one's oldest first (:func:`fair_claim_statement`, bounded on PostgreSQL).
+   actors, each one's oldest first (``claiming.fair_claim_statement``, bounded on
+   PostgreSQL).
    A duplicate delivery that finds the operation done or leased does nothing. In the
    same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
    are inserted (one executemany) and the actor's permission is re-checked once per
@@ -13,13 +15,13 @@
 2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
    a kind may do a whole batch at once (``perform_many``); if that raises, each operation
    is performed on its own so each error is classified for its operation. The lease keeper
-   renews every lease of the batch meanwhile.
+   renews every lease of the batch meanwhile (``wharf.operations.leases``).
 3. Completion: ONE transaction for the batch: lock the operations still ours, re-check
    permission, write product rows (``commit_many`` or each ``commit``), mark them
    ``completed`` and finish their attempts (``wharf.operations.finish``, the one terminal
    writer every finisher uses: executemany, counted, logged, waiters woken). If it fails
    for a reason that is not transient, each operation is completed in its own
-   transaction, so one bad operation cannot fail the others.
+   transaction, so one bad operation cannot fail the others (``wharf.operations.outcomes``).
    Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
    transaction that finishes an operation (completed or failed): one indexed query per
    batch for the submitters' endpoints, deliveries and outbox rows only if one listens.
@@ -45,68 +47,41 @@ The hot path is SQLAlchemy Core (no ORM unit of work); handlers still receive
 """
 from __future__ import annotations
 
-import contextlib
-import functools
 import logging
 import os
-import random
 import socket
 import threading
-import time
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    and_,
-    bindparam,
-    case,
-    column,
-    func,
-    or_,
-    select,
-    text,
-    true,
-    tuple_,
-    union_all,
-    update,
-)
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from storage.db import Database, is_transient_db_error, send_after_commit
-from storage.driver import DriverStatement, array_param, in_param
+from storage.db import Database, is_transient_db_error
 from storage.errors import DatabaseBusy, StorageError
-from storage.models import Operation, OperationAttempt
+from storage.models import Operation
 from wharf.infra.clock import utcnow
-from wharf.infra.context import Principal, RequestContext, system_principal
-from wharf.infra.errors import Forbidden, NotFound, WharfError, from_storage
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import WharfError
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.observability import logctx, tracing
-from wharf.operations.errors import PermissionRevoked
+from wharf.operations.claiming import (
+    INSERT_ATTEMPT,
+    MARK_LOST,
+    OP_COLUMNS,
+    driver_claim,
+)
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.hooks import commit_products, target_key
 from wharf.operations.kinds import to_json
-from wharf.operations.service import outbox_for
+from wharf.operations.leases import OURS, LeaseKeeping
+from wharf.operations.outcomes import Outcomes
 
 log = logging.getLogger("wharf.operations")
-
-# For the executor's ORM UPDATEs: the session never holds the rows they change (a fresh
-# session, or objects that are re-read), so skip SQLAlchemy's in-Python "evaluate" pass.
-NO_SYNC = {"synchronize_session": False}
-
-OPS = Operation.__table__
-OP_COLUMNS = tuple(OPS.c.keys())
-ATTEMPTS = OperationAttempt.__table__
-#: The WHERE of the partial index ``ix_operations_claim`` (storage.models), verbatim.
-CLAIMABLE = text("operations.status IN ('pending', 'running')")
-LOST_ERROR = {"code": "lease_expired", "message": "the worker stopped responding",
-              "retryable": True}
 
 
 class Handler(Protocol):
@@ -148,262 +123,6 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
-def actor_principal(op: Operation) -> Principal:
-    return Principal(kind="user", user_id=op.actor_id)
-
-
-def due(now: datetime | ColumnElement[Any], *,
-        index_hint: bool = False) -> ColumnElement[bool]:
-    """Pending and due, or running with an expired lease; attempts left.
-
-    PostgreSQL proves from this OR that the partial index ``ix_operations_claim`` applies
-    (an explicit ``status IN`` beside it would count the status selectivity twice and turn
-    the plan into a sort of every pending row). SQLite only uses a partial index whose
-    WHERE appears word for word in the query: ``index_hint`` adds it."""
-    c = OPS.c
-    cond = and_(or_(and_(c.status == "pending",
-                         or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
-                    and_(c.status == "running", c.lease_expires_at < now)),
-                c.attempts < c.max_attempts)
-    return and_(CLAIMABLE, cond) if index_hint else cond
-
-
-def claim_order() -> tuple[Any, ...]:
-    """The order in which due operations are claimed with fair claiming off (and within
-    one actor with it on): oldest first, served by the partial index
-    ``ix_operations_claim`` (``ix_operations_fair`` per actor)."""
-    return (OPS.c.created_at, OPS.c.id)
-
-
-#: The fair claim's rotation cursor: none (start at the first (kind, actor) pair), "pair"
-#: (start after ``(:ck, :ca)``) or "kind" (start after kind ``:ck``: the last pair served
-#: had no actor).
-CURSOR_MODES = ("none", "pair", "kind")
-
-# The ``due`` predicate over the alias ``o`` (as :func:`due`; PostgreSQL proves the
-# partial indexes' ``status IN ('pending', 'running')`` from it).
-_DUE_O = ("((o.status = 'pending' AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= "
-          ":now)) OR (o.status = 'running' AND o.lease_expires_at < :now)) "
-          "AND o.attempts < o.max_attempts")
-_DUE_OPS = _DUE_O.replace("o.", "operations.")
-
-
-def _pair_scan(name: str, due_kinds: str, bound: str) -> str:
-    """A recursive loose index scan of ``ix_operations_fair``: the first ``:n`` distinct
-    (kind, actor) pairs with due operations that satisfy ``bound``, in index order, one
-    index descent each, however deep an actor's backlog."""
-    return f"""{name}(kind, actor_id, i) AS (
-  (SELECT o.kind, o.actor_id, 1 FROM operations o
-   WHERE {due_kinds}{bound}
-   ORDER BY o.kind, o.actor_id, o.created_at, o.id LIMIT 1)
-  UNION ALL
-  SELECT nx.kind, nx.actor_id, p.i + 1 FROM {name} p CROSS JOIN LATERAL (
-    SELECT o.kind, o.actor_id FROM operations o
-    WHERE {due_kinds}{bound} AND (o.kind, o.actor_id) > (p.kind, p.actor_id)
-    ORDER BY o.kind, o.actor_id, o.created_at, o.id LIMIT 1) nx
-  WHERE p.i < :n
-)"""
-
-
-@functools.cache
-def fair_claim_statement(include: bool, kinds: bool, cursor: str = "none",
-                         one_kind: bool = False) -> Any:
-    """PostgreSQL's fair claim: ``claim_statement`` with the ``n`` others taken round-robin
-    across (kind, actor) pairs, each one's oldest first, the pairs served in rotation.
-
-    1. ``after`` / ``wrap``: the next ``n`` distinct (kind, actor) pairs with due
-       operations after the rotation ``cursor`` (the last pair the previous claim of this
-       executor served), wrapping around to the first pairs, by recursive loose index
-       scans of ``ix_operations_fair`` (one index descent per pair, at most ``2n``);
-    2. ``chosen``: those ``n`` pairs in rotation order; each may give
-       ``k = ceil(n / pairs chosen)`` operations (its ``share``);
-    3. ``cand``: each chosen pair's ``k`` oldest due operations (a LATERAL ``LIMIT k``,
-       locked ``FOR UPDATE SKIP LOCKED``, so concurrent claimers take disjoint rows),
-       numbered 1..k within the pair;
-    4. ``picked``: the first ``n`` by (number, age): round robin.
-    So a claim locks at most ``n + pairs - 1`` rows and reads at most ``2n`` index
-    descents plus ``n + pairs`` entries, whatever the backlog or the number of actors.
-    RETURNING adds ``fair_share`` (k: a pair that gave k may have more due, the drain's
-    ``full``) and ``cursor_kind`` / ``cursor_actor``, the last pair chosen (the next
-    claim starts after it)."""
-    if cursor not in CURSOR_MODES:
-        raise ValueError(cursor)
-    # (One kind, as a drain claims, is an equality: with ``= ANY(array)`` PostgreSQL
-    # spent 12-17 % more CPU in the benchmark's (c), docs/benchmarks.md.)
-    kinds_o = "" if not kinds else " AND o.kind = :kinds" if one_kind else \
-        " AND o.kind = ANY(:kinds)"
-    not_include = " AND o.id <> :include" if include else ""
-    cols = ", ".join(f"operations.{c.name}" for c in OPS.c)
-    rest = """(SELECT id FROM cand ORDER BY rn, created_at, id LIMIT :n)"""
-    if include:
-        rest = (f"SELECT id FROM (SELECT operations.id FROM operations "
-                f"WHERE operations.id = :include AND {_DUE_OPS} FOR UPDATE SKIP LOCKED) "
-                f"AS named UNION ALL {rest}")
-    due_kinds = f"{_DUE_O}{kinds_o}"
-    if cursor == "none":
-        scans = _pair_scan("after", due_kinds, "")
-        ordered = "SELECT kind, actor_id, 0 AS part, i FROM after"
-    else:
-        if cursor == "pair":
-            past, upto = " AND (o.kind, o.actor_id) > (:ck, :ca)", \
-                " AND (o.kind, o.actor_id) <= (:ck, :ca)"
-        else:
-            past, upto = " AND o.kind > :ck", " AND o.kind <= :ck"
-        scans = (_pair_scan("after", due_kinds, past) + ",\n"
-                 + _pair_scan("wrap", due_kinds, upto))
-        ordered = ("SELECT kind, actor_id, 0 AS part, i FROM after UNION ALL "
-                   "SELECT kind, actor_id, 1 AS part, i FROM wrap")
-    sql = f"""
-WITH RECURSIVE {scans},
-chosen AS (SELECT kind, actor_id, part, i FROM ({ordered}) AS r ORDER BY part, i LIMIT :n),
-last AS (SELECT kind, actor_id FROM chosen ORDER BY part DESC, i DESC LIMIT 1),
-share AS (SELECT (CAST(:n AS integer) + count(*) - 1) / greatest(count(*), 1) AS k
-          FROM chosen),
-cand AS (
-  SELECT l.id, l.created_at,
-         row_number() OVER (PARTITION BY l.kind, l.actor_id
-                            ORDER BY l.created_at, l.id) AS rn
-  FROM chosen c CROSS JOIN LATERAL (
-    SELECT o.id, o.kind, o.actor_id, o.created_at FROM operations o
-    WHERE o.kind = c.kind AND o.actor_id = c.actor_id AND {_DUE_O}{not_include}
-    ORDER BY o.created_at, o.id LIMIT (SELECT k FROM share)
-    FOR UPDATE OF o SKIP LOCKED) l
-),
-picked AS MATERIALIZED ({rest})
-UPDATE operations SET status = 'running', lease_owner = :worker,
-  lease_expires_at = :lease_until, attempts = operations.attempts + 1, updated_at = :now
-FROM picked WHERE operations.id = picked.id AND {_DUE_OPS}
-RETURNING {cols}, (SELECT k FROM share) AS fair_share,
-  (SELECT kind FROM last) AS cursor_kind, (SELECT actor_id FROM last) AS cursor_actor
-"""
-    params = [_p("now", OPS.c.updated_at), _p("lease_until", OPS.c.lease_expires_at),
-              _p("worker", OPS.c.lease_owner), bindparam("n", type_=Integer())]
-    if include:
-        params.append(_p("include", OPS.c.id))
-    if kinds:
-        params.append(_kinds_param(one_kind))
-    if cursor != "none":
-        params.append(_p("ck", OPS.c.kind))
-    if cursor == "pair":
-        params.append(_p("ca", OPS.c.actor_id))
-    return text(sql).bindparams(*params).columns(
-        *OPS.c, column("fair_share", Integer()), column("cursor_kind", OPS.c.kind.type),
-        column("cursor_actor", OPS.c.actor_id.type))
-
-
-# -- the hot path's statements, built once (SQLAlchemy then only looks up the compiled
-# form; building expressions per call was a tenth of a batch of one's CPU) -------------
-
-def _p(name: str, column: Any = None, *, expanding: bool = False) -> Any:
-    return bindparam(name, type_=column.type if column is not None else None,
-                     expanding=expanding)
-
-
-def _kinds_param(one_kind: bool) -> Any:
-    """PostgreSQL's ``kinds`` parameter: one value, or one array (never expanding ``IN``,
-    so the driver can run the claim)."""
-    return _p("kinds", OPS.c.kind) if one_kind else array_param("kinds", OPS.c.kind)
-
-
-@functools.cache
-def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
-                    fair: bool = False, cursor: str = "none", one_kind: bool = False) -> Any:
-    """``UPDATE operations … FROM (picked ids) … RETURNING *``: the ``include`` operation
-    if due, then up to ``n`` others in :func:`claim_order` (of ``kinds``); on PostgreSQL
-    picked ``FOR UPDATE SKIP LOCKED``. Parameters: now, lease_until, worker, include,
-    kinds, n. ``fair`` (``WHARF_FAIR_CLAIMING``): the others round-robin across (kind,
-    actor) pairs, each one's oldest first: on PostgreSQL :func:`fair_claim_statement`
-    (bounded, whatever the backlog); on SQLite ``ROW_NUMBER() OVER (PARTITION BY kind,
-    actor_id …)`` over the due rows (a window over every due row: SQLite serves small
-    deployments). Fair claims rotate: ``cursor`` (:data:`CURSOR_MODES`, parameters ``ck``
-    and ``ca``) is the last (kind, actor) pair served; the ``n`` pairs after it (wrapping
-    around) give their oldest first."""
-    if fair and rest and postgres:
-        return fair_claim_statement(include, kinds, cursor, one_kind)
-    if cursor not in CURSOR_MODES:
-        raise ValueError(cursor)
-    now = _p("now", OPS.c.updated_at)
-    picks = []
-    if include:
-        picks.append(select(OPS.c.id).where(OPS.c.id == _p("include", OPS.c.id), due(now)))
-    if rest:
-        q = select(OPS.c.id).where(due(now, index_hint=not postgres))
-        if kinds:
-            q = q.where(OPS.c.kind == _kinds_param(True) if one_kind
-                        else in_param(OPS.c.kind, "kinds", postgres=postgres))
-        if include:
-            q = q.where(OPS.c.id != _p("include", OPS.c.id))
-        if fair:
-            rn = func.row_number().over(partition_by=(OPS.c.kind, OPS.c.actor_id),
-                                        order_by=claim_order()).label("rn")
-            ranked = q.add_columns(OPS.c.created_at, OPS.c.kind, OPS.c.actor_id,
-                                   rn).subquery("ranked")
-            # Each pair's oldest (rn 1) in rotation order: the pairs after the cursor,
-            # then (wrapping around) the others; then each pair's next ones by age.
-            first = ranked.c.rn == 1
-            if cursor == "pair":
-                past: Any = tuple_(ranked.c.kind, ranked.c.actor_id) > tuple_(
-                    _p("ck", OPS.c.kind), _p("ca", OPS.c.actor_id))
-            elif cursor == "kind":
-                past = ranked.c.kind > _p("ck", OPS.c.kind)
-            else:
-                past = true()
-            q = select(ranked.c.id).order_by(
-                ranked.c.rn, case((and_(first, past), 0), (first, 1), else_=0),
-                case((first, ranked.c.kind), else_=None),
-                case((first, ranked.c.actor_id), else_=None),
-                ranked.c.created_at, ranked.c.id)
-            picks.append(q.limit(_p("n")))
-        else:
-            picks.append(q.order_by(*claim_order()).limit(_p("n")))
-    if postgres:  # concurrent claimers take disjoint rows, nobody waits
-        picks = [p.with_for_update(skip_locked=True) for p in picks]
-    # A materialized CTE: picked once. (As ``IN (subquery)`` PostgreSQL may rescan the
-    # LIMIT … SKIP LOCKED subquery per row and claim more than ``limit``.)
-    picked = (picks[0] if len(picks) == 1 else union_all(
-        *(select(p.subquery().c.id) for p in picks))).cte("picked").prefix_with(
-        "MATERIALIZED")
-    return update(OPS).where(OPS.c.id == picked.c.id, due(now)).values(
-        status="running", lease_owner=_p("worker", OPS.c.lease_owner),
-        lease_expires_at=_p("lease_until", OPS.c.lease_expires_at),
-        attempts=OPS.c.attempts + 1, updated_at=now).returning(*OPS.c)
-
-
-@functools.cache
-def driver_claim(include: bool, kinds: bool, rest: bool, postgres: bool, fair: bool,
-                 cursor: str, one_kind: bool = False) -> DriverStatement:
-    """:func:`claim_statement` as a :class:`DriverStatement`: on PostgreSQL run on the
-    driver (its kinds one value or one array, never expanding ``IN``); on SQLite
-    SQLAlchemy runs it."""
-    return DriverStatement(claim_statement(include, kinds, rest, postgres, fair, cursor,
-                                           one_kind))
-
-
-MARK_LOST = update(ATTEMPTS).where(
-    ATTEMPTS.c.operation_id.in_(_p("ids", ATTEMPTS.c.operation_id, expanding=True)),
-    ATTEMPTS.c.finished_at.is_(None)).values(
-    finished_at=_p("now", ATTEMPTS.c.finished_at), outcome="lost", error=LOST_ERROR)
-INSERT_ATTEMPT = DriverStatement.insert_rows(
-    ATTEMPTS, ("id", "operation_id", "number", "worker_id", "started_at"))
-
-
-def _ours(postgres: bool) -> DriverStatement:
-    """The batch's operations (``ids``) this worker (``worker``) still holds running; on
-    PostgreSQL locked (SQLite's write transaction is already exclusive)."""
-    q = select(OPS.c.id).where(
-        in_param(OPS.c.id, "ids", postgres=postgres), OPS.c.status == "running",
-        OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id)
-    return DriverStatement(q.with_for_update() if postgres else q)
-
-
-OURS = {postgres: _ours(postgres) for postgres in (False, True)}  # by backend
-RENEW_LEASES = update(OPS).where(
-    OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)),
-    OPS.c.lease_owner == _p("worker", OPS.c.lease_owner),
-    OPS.c.status == "running").values(
-    lease_expires_at=_p("lease_until", OPS.c.lease_expires_at))
-
-
 @dataclass(eq=False)
 class Claimed:
     """One claimed operation on its way through a batch."""
@@ -439,7 +158,10 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, DatabaseBusy) or is_transient_db_error(exc)
 
 
-class Executor:
+class Executor(Outcomes, LeaseKeeping):
+    """Claims, performs and completes batches of operations (module docstring); its
+    leases are kept by :class:`LeaseKeeping`, its outcomes recorded by :class:`Outcomes`."""
+
     def __init__(self, db: Database, settings: Settings, handlers: Mapping[str, Handler], *,
                  hooks: Hooks | None = None) -> None:
         self.db = db
@@ -604,81 +326,7 @@ class Executor:
             raise failures[0]
         return batch
 
-    def _settle_error(self, handler: Handler | None, op: Operation, worker_id: str,
-                      exc: BaseException) -> str:
-        """Classify what went wrong with one operation and record it: retry or fail."""
-        if isinstance(exc, (WharfError, StorageError)):
-            error = exc if isinstance(exc, WharfError) else from_storage(exc)
-            if error.retryable:
-                return self._retry_or_fail(handler, op, worker_id, error.to_dict())
-            return self._fail(handler, op, worker_id, error.to_dict())
-        if isinstance(exc, DBAPIError):
-            if is_transient_db_error(exc):
-                return self._retry_or_fail(handler, op, worker_id, {
-                    "code": "database_unavailable", "message": str(exc.orig)[:300],
-                    "retryable": True})
-            log.error("operation %s: database error", op.id, exc_info=exc)
-            return self._retry_or_fail(handler, op, worker_id, {
-                "code": "internal_error", "message": "database error", "retryable": True})
-        # a bug or an unclassified failure: retry, bounded
-        log.error("operation %s: unexpected error", op.id, exc_info=exc)
-        return self._retry_or_fail(handler, op, worker_id, {
-            "code": "internal_error", "message": f"{type(exc).__name__}", "retryable": True})
-
-    # -- leases ------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _lease_kept(self, op_ids: Sequence[str], worker_id: str) -> Iterator[None]:
-        """While side effects run, one keeper thread per executor renews the leases every
-        third of their length, so a slow verification is not taken over by another worker
-        (the keeper runs while any lease is held: :meth:`_keep_leases`)."""
-        with self._leases_lock:
-            for op_id in op_ids:
-                self._leases[op_id] = worker_id
-            if self._keeper is None:
-                self._keeper = threading.Thread(target=self._keep_leases, name="lease-keeper",
-                                                daemon=True)
-                self._keeper.start()
-        try:
-            yield
-        finally:
-            with self._leases_lock:
-                for op_id in op_ids:
-                    self._leases.pop(op_id, None)
-
-    def _keep_leases(self) -> None:
-        """Renew the leases held, until none is: the keeper then exits (the next
-        ``_lease_kept`` starts another), so an executor left idle or dropped keeps no
-        thread behind."""
-        every = max(0.5, self.settings.operation_lease_seconds / 3)
-        while True:
-            time.sleep(every)
-            by_worker: dict[str, list[str]] = {}
-            with self._leases_lock:
-                if not self._leases:
-                    self._keeper = None
-                    return
-                for op_id, worker_id in self._leases.items():
-                    by_worker.setdefault(worker_id, []).append(op_id)
-            for worker_id, op_ids in by_worker.items():
-                try:
-                    with self.db.write() as s:
-                        s.connection().execute(RENEW_LEASES, {
-                            "ids": op_ids, "worker": worker_id,
-                            "lease_until": utcnow() + timedelta(
-                                seconds=self.settings.operation_lease_seconds)})
-                except Exception:  # the lease may lapse; completion re-checks ownership
-                    log.warning("operations %s: could not renew the leases", op_ids,
-                                exc_info=True)
-
     # -- permission --------------------------------------------------------------------
-    @staticmethod
-    def _authorize(handler: Handler, s: Session, op: Operation) -> None:
-        try:
-            handler.authorize(s, op, actor_principal(op))
-        except (NotFound, Forbidden) as exc:
-            raise PermissionRevoked("The submitter no longer has permission on the target.",
-                                    details={"reason": exc.code}) from None
-
     def _authorize_batch(self, s: Session, batch: Sequence[Claimed]) -> None:
         """Re-check permission once per distinct target of the batch (the handler's
         ``target_key``; each operation is its own target without one); a refusal becomes
@@ -838,73 +486,3 @@ class Executor:
         for c in ok:
             c.outcome = "completed"
         return ok
-
-    # -- one operation at a time (fallback and failures) -------------------------------
-    def _locked_if_ours(self, s: Session, op: Operation, worker_id: str) -> Operation | None:
-        current = s.get(Operation, op.id, with_for_update=True, populate_existing=True)
-        if current is None or current.status != "running" or current.lease_owner != worker_id:
-            return None
-        return current
-
-    def _finish_attempt(self, s: Session, op: Operation, outcome: str,
-                        error: dict[str, Any] | None) -> None:
-        s.execute(update(OperationAttempt).where(
-            OperationAttempt.operation_id == op.id,
-            OperationAttempt.number == op.attempts).values(
-            finished_at=utcnow(), outcome=outcome, error=error), execution_options=NO_SYNC)
-
-    # -- outcomes ----------------------------------------------------------------------
-    def _complete(self, handler: Handler, op: Operation, worker_id: str) -> str:
-        with self.db.write() as s:
-            current = self._locked_if_ours(s, op, worker_id)
-            if current is None:
-                log.info("operation %s: lease lost before completion; not committing", op.id)
-                return "lost"
-            self._authorize(handler, s, current)
-            ctx = RequestContext(principal=system_principal(current.id))
-            result = to_json(handler.commit(s, current, ctx))
-            s.flush()  # whatever commit changed, before the terminal write
-            finish(s, [Outcome(current, "completed", result=result, attempt="completed")],
-                   key_ttl=self.settings.idempotency_key_ttl)
-        return "completed"
-
-    def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
-              error: dict[str, Any]) -> str:
-        error = {**error, "retryable": False}
-        with self.db.write() as s:
-            current = self._locked_if_ours(s, op, worker_id)
-            if current is None:
-                return "lost"
-            finish(s, [Outcome(current, "failed", error=error, attempt="failed",
-                               handler=handler)],
-                   key_ttl=self.settings.idempotency_key_ttl)
-        return "failed"
-
-    def backoff(self, attempts: int) -> float:
-        base = self.settings.operation_backoff_base * (1 << max(0, attempts - 1))
-        capped = min(self.settings.operation_backoff_max, base)
-        return capped * random.uniform(0.5, 1.0)
-
-    def _retry_or_fail(self, handler: Handler | None, op: Operation, worker_id: str,
-                       error: dict[str, Any]) -> str:
-        if op.attempts >= op.max_attempts:
-            error = {**error, "message": f"{error.get('message', '')} "
-                                         f"(gave up after {op.attempts} attempts)".strip()}
-            return self._fail(handler, op, worker_id, error)
-        delay = self.backoff(op.attempts)
-        with self.db.write() as s:
-            current = self._locked_if_ours(s, op, worker_id)
-            if current is None:
-                return "lost"
-            now = utcnow()
-            current.status = "pending"
-            current.error = error
-            current.updated_at = now
-            current.lease_owner = None
-            current.lease_expires_at = None
-            current.next_attempt_at = now + timedelta(seconds=delay)
-            self._finish_attempt(s, current, "retry", error)
-            send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
-        log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
-                 error.get("code"), delay)
-        return "retry"

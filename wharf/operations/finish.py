@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, update
@@ -48,6 +48,7 @@ from storage.models import Operation, OperationAttempt
 from wharf.infra.clock import utcnow
 from wharf.observability import logctx, metrics
 from wharf.operations.hooks import run_compensate, run_on_failed
+from wharf.operations.idempotency import released_at
 from wharf.operations.notify import Done
 
 log = logging.getLogger("wharf.operations")
@@ -108,7 +109,7 @@ def finish(s: Session, outcomes: Sequence[Outcome], *, key_ttl: int,
     if not outcomes:
         return []
     now = now or utcnow()
-    key_until = now + timedelta(seconds=key_ttl)
+    key_until = released_at(now, key_ttl)
     conn = s.connection()
     attempts = [{"b_id": o.op.id, "b_now": now, "b_outcome": o.attempt,
                  "b_error": o.attempt_error if o.attempt_error is not None else o.error}

@@ -5,6 +5,9 @@ operation, its outbox row and an audit row in one transaction. The same actor + 
 request returns the same operation (concurrent requests included: the unique constraint
 on (actor, key) decides); the same key with a different request is 409.
 
+The key's rules (its shape, the request's fingerprint, replay or 409, release after its
+TTL) are ``wharf.operations.idempotency``'s, shared with upload sessions.
+
 The recording is plain SQL (Core, no unit of work): ``INSERT … ON CONFLICT (actor_id,
 idempotency_key) DO NOTHING RETURNING id`` both records and detects a replay, so a first
 request costs no lookup. On PostgreSQL the operation, outbox and audit INSERTs are one
@@ -21,8 +24,6 @@ owner in its details). Listing stays per actor. The operation still executes as 
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -58,19 +59,15 @@ from wharf.infra.settings import Settings
 from wharf.observability import metrics, tracing
 from wharf.operations import quotas
 from wharf.operations.errors import (
-    IdempotencyKeyRequired,
-    IdempotencyKeyReused,
-    InvalidIdempotencyKey,
     OperationStateConflict,
     QuotaExceeded,
     RetryNotPossible,
 )
 from wharf.operations.finish import Outcome, finish
-from wharf.operations.kinds import INPUT_CONSUMED_ON_FAILURE, to_json
+from wharf.operations.idempotency import check_key, check_same_request, fingerprint
+from wharf.operations.kinds import to_json
+from wharf.operations.registry import KINDS
 
-#: The ``Idempotency-Key`` header (the API documents this very pattern).
-IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_-]{16,200}$"
-KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
 #: What may name an operation kind (a filter naming an unknown kind matches nothing).
 KIND_PATTERN = r"^[a-z_]{1,40}$"
 STATUSES = values(OperationStatus)
@@ -83,29 +80,14 @@ def actor_name(kind: str) -> str:
     return f"op_{kind}"
 
 
-def fingerprint(kind: str, request: dict[str, Any]) -> str:
-    canonical = json.dumps({"kind": kind, "request": request}, sort_keys=True,
-                           separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def check_key(key: str | None) -> str:
-    if key is None or key == "":
-        raise IdempotencyKeyRequired("Send an Idempotency-Key header (16-200 characters of "
-                                     "A-Z a-z 0-9 _ -; a UUID fits).")
-    if not KEY_RE.match(key):
-        raise InvalidIdempotencyKey("The Idempotency-Key must be 16-200 characters of "
-                                    "A-Z a-z 0-9 _ -.")
-    return key
-
-
 def can_retry(status: str, kind: str) -> bool:
     """Whether ``POST /api/operations/{id}/retry`` can reopen an operation of ``kind`` in
     ``status``: the rule :meth:`Operations.retry` applies, and what an operation's
     ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one, and not of
-    a kind whose failure disposed of its input (``kinds.INPUT_CONSUMED_ON_FAILURE``: 409
-    ``retry_not_possible``)."""
-    return status == "failed" and kind not in INPUT_CONSUMED_ON_FAILURE
+    a kind whose failure disposed of its input (its ``KindSpec.failure_consumes_input``:
+    409 ``retry_not_possible``; an unknown kind neither)."""
+    spec = KINDS.get(kind)
+    return status == "failed" and spec is not None and not spec.failure_consumes_input
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
@@ -341,10 +323,9 @@ class Operations:
                     request: dict[str, Any]) -> Operation | None:
         """The actor's operation for ``key`` (a replay), or None; 409 if the request differs."""
         existing = self.by_key(session, ctx, key)
-        if existing is not None and (existing.request_fingerprint != fingerprint(kind, request)
-                                     or existing.kind != kind):
-            raise IdempotencyKeyReused("This Idempotency-Key was used for a different request.",
-                                       details={"operation_id": existing.id})
+        if existing is not None:
+            check_same_request(existing.request_fingerprint if existing.kind == kind else None,
+                               fingerprint(kind, request), {"operation_id": existing.id})
         return existing
 
     @staticmethod

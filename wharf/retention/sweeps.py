@@ -36,6 +36,7 @@ from wharf.fsck import run_fsck
 from wharf.infra.settings import Settings
 from wharf.operations import recovery
 from wharf.operations.finish import Outcome, finish
+from wharf.operations.idempotency import done_before
 from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
 from wharf.trash import service as trash
@@ -204,7 +205,7 @@ def release_idempotency_keys(ctx: SweepContext) -> dict[str, int]:
     def apply(s: Session, ids: list[str]) -> None:
         s.execute(update(Operation).where(Operation.id.in_(ids)).values(idempotency_key=None))
 
-    cutoff = now - timedelta(seconds=ctx.settings.idempotency_key_ttl)
+    cutoff = done_before(now, ctx.settings.idempotency_key_ttl)
 
     def pick_sessions(s: Session) -> Select[str]:
         return (select(BlobUploadSession.id).where(

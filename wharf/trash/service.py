@@ -61,14 +61,9 @@ from wharf.infra.errors import Conflict, NotFound
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, scan_page
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
-    PURGE_TRASH,
-    PurgeTrashPayload,
-    PurgeTrashResult,
-    payload,
-    to_json,
-)
-from wharf.operations.service import Operations, Submission, fingerprint
+from wharf.operations.idempotency import fingerprint
+from wharf.operations.kinds import payload, to_json
+from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import (
     ancestors,
     forget_tree,
@@ -77,6 +72,7 @@ from wharf.spaces.access import (
     require_purge,
     require_space,
 )
+from wharf.trash.kinds import PURGE_TRASH, PurgeTrashPayload, PurgeTrashResult
 
 log = logging.getLogger("wharf.trash.service")
 

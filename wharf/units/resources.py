@@ -24,15 +24,11 @@ from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import NotFound
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.validation import clean_name, one_of
-from wharf.operations.kinds import (
-    CREATE_RESOURCE,
-    CreateResourcePayload,
-    CreateResourceResult,
-    payload,
-)
+from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import Access, require_node
 from wharf.spaces.nodes import resolve_parent, resources_for
+from wharf.units.kinds import CREATE_RESOURCE, CreateResourcePayload, CreateResourceResult
 
 KIND = CREATE_RESOURCE
 # A batch's rows, one executemany per table (on the driver where it can).

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from wharf.infra.hooks import register
 from wharf.trash import service as trash
+from wharf.worktrees import kinds  # noqa: F401  (registers its operation kinds)
 from wharf.worktrees.blockers import worktree_reference
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.handlers import CreateWorktree, DiscardWorktree

@@ -23,15 +23,15 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Conflict, Forbidden, NotFound
 from wharf.infra.ids import is_id
-from wharf.operations.kinds import (
-    ACTIVATE_WORKTREE_RESOURCE,
-    ActivateWorktreeResourcePayload,
-    ActivateWorktreeResourceResult,
-    payload,
-)
+from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
 from wharf.worktrees import access
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
+from wharf.worktrees.kinds import (
+    ACTIVATE_WORKTREE_RESOURCE,
+    ActivateWorktreeResourcePayload,
+    ActivateWorktreeResourceResult,
+)
 from wharf.worktrees.merging import (
     DONE,
     UnitUnavailable,

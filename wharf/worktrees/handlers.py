@@ -25,17 +25,17 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Forbidden, NotFound, ProblemCode
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
+from wharf.operations.kinds import payload
+from wharf.worktrees import access
+from wharf.worktrees.errors import WorktreeStateConflict
+from wharf.worktrees.kinds import (
     CREATE_WORKTREE,
     DISCARD_WORKTREE,
     CreateWorktreePayload,
     CreateWorktreeResult,
     DiscardWorktreePayload,
     DiscardWorktreeResult,
-    payload,
 )
-from wharf.worktrees import access
-from wharf.worktrees.errors import WorktreeStateConflict
 from wharf.worktrees.limits import check_open
 from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import require_team_writer

@@ -31,7 +31,7 @@ from storage.unitstore import UnitStore
 from wharf.infra.errors import Conflict, ProblemCode
 from wharf.infra.limits import lock_name, lock_user
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import CREATE_WORKTREE
+from wharf.worktrees.kinds import CREATE_WORKTREE
 
 _OPEN_OPS = ("pending", "running")
 

@@ -61,13 +61,7 @@ from wharf.infra.ids import is_id
 from wharf.infra.pagination import decode_cursor, encode_cursor
 from wharf.infra.settings import Settings
 from wharf.observability import metrics
-from wharf.operations.kinds import (
-    MERGE_WORKTREE,
-    MergeUnitResult,
-    MergeWorktreePayload,
-    MergeWorktreeResult,
-    payload,
-)
+from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import ancestors, check, node_access
 from wharf.spaces.nodes import resolve_parent
@@ -75,6 +69,12 @@ from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
 from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
+from wharf.worktrees.kinds import (
+    MERGE_WORKTREE,
+    MergeUnitResult,
+    MergeWorktreePayload,
+    MergeWorktreeResult,
+)
 from wharf.worktrees.service import scope_of
 
 #: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).

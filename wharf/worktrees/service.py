@@ -19,17 +19,17 @@ from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
 from wharf.infra.validation import clean_name, one_of
-from wharf.operations.kinds import (
-    CREATE_WORKTREE,
-    DISCARD_WORKTREE,
-    CreateWorktreePayload,
-    DiscardWorktreePayload,
-)
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import SpaceReadOnly, Standing, require_space, team_role_column
 from wharf.spaces.access import standing as space_standing
 from wharf.worktrees import access
 from wharf.worktrees.access import MANAGERS, WRITERS, WorktreeCapabilities
+from wharf.worktrees.kinds import (
+    CREATE_WORKTREE,
+    DISCARD_WORKTREE,
+    CreateWorktreePayload,
+    DiscardWorktreePayload,
+)
 from wharf.worktrees.limits import check_open
 
 KINDS = values(WorktreeKind)

@@ -20,16 +20,16 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Forbidden, TransientFailure
 from wharf.infra.settings import Settings
-from wharf.operations.kinds import (
+from wharf.operations.kinds import payload
+from wharf.worktrees import access
+from wharf.worktrees.kinds import (
     ADD_WORKTREE_UNIT,
     CREATE_WORKTREE_UNIT,
     AddWorktreeUnitPayload,
     AddWorktreeUnitResult,
     CreateWorktreeUnitPayload,
     CreateWorktreeUnitResult,
-    payload,
 )
-from wharf.worktrees import access
 from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.units import (
     check_limit,

@@ -44,12 +44,6 @@ from wharf.infra.errors import (
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name, one_of
-from wharf.operations.kinds import (
-    ADD_WORKTREE_UNIT,
-    CREATE_WORKTREE_UNIT,
-    AddWorktreeUnitPayload,
-    CreateWorktreeUnitPayload,
-)
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import require_node
 from wharf.spaces.nodes import resolve_parent
@@ -57,6 +51,12 @@ from wharf.units.service import unit_limits
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
 from wharf.worktrees.errors import DraftPurged
+from wharf.worktrees.kinds import (
+    ADD_WORKTREE_UNIT,
+    CREATE_WORKTREE_UNIT,
+    AddWorktreeUnitPayload,
+    CreateWorktreeUnitPayload,
+)
 from wharf.worktrees.limits import check_draft_quota, draft_room
 from wharf.worktrees.merge import same
 from wharf.worktrees.reactions import dropped

@@ -25,6 +25,7 @@ def cmd_fsck(args: argparse.Namespace) -> int:
     from storage.errors import StorageError
     from storage.unitstore import UnitStore
     from wharf.fsck import Finding, OutOfOrder, check_grace, run_fsck
+    from wharfd import capabilities  # noqa: F401  (every kind: what open operations reference)
     for flag, value, least in (("--max-findings", args.max_findings, 0),
                                ("--page-size", args.page_size, 1)):
         if value < least:
