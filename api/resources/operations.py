@@ -187,8 +187,7 @@ class OperationItem:
         self.db, self.ops, self.notifier = db, ops, notifier
 
     def _load(self, req: falcon.Request, operation_id: str) -> OperationRow:
-        with self.db.read() as s:
-            return self.ops.get(s, req.context.ctx, operation_id)
+        return self.ops.get(req.context.ctx, operation_id)
 
     @contract.op(operation_id="getOperation", summary="An operation", tags=["operations"],
                  description="The caller's operation (an operator's, see "
@@ -217,13 +216,12 @@ class OperationAttempts:
                  summary="Execution attempts of an operation", tags=["operations"],
                  responses={200: OperationAttemptList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, operation_id: str) -> None:
-        with self.db.read() as s:
-            rows = self.ops.attempts(s, req.context.ctx, operation_id)
-            resp.media = OperationAttemptList(items=[OperationAttempt(
-                number=a.number, worker_id=a.worker_id, started_at=timestamp(a.started_at),
-                finished_at=iso(a.finished_at),
-                outcome=AttemptOutcome(a.outcome) if a.outcome else None,
-                error=read_error(a.error)) for a in rows])
+        rows = self.ops.attempts(req.context.ctx, operation_id)
+        resp.media = OperationAttemptList(items=[OperationAttempt(
+            number=a.number, worker_id=a.worker_id, started_at=timestamp(a.started_at),
+            finished_at=iso(a.finished_at),
+            outcome=AttemptOutcome(a.outcome) if a.outcome else None,
+            error=read_error(a.error)) for a in rows])
 
 
 class OperationListing:
@@ -235,12 +233,10 @@ class OperationListing:
                  responses={200: OperationList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, OperationListQuery)
-        with self.db.read() as s:
-            items, nxt = self.ops.list(s, req.context.ctx,
-                                       status=str(q.status) if q.status else None,
-                                       kind=q.kind, limit=q.limit, cursor=q.cursor)
-            resp.media = OperationList(items=[operation_body(o) for o in items],
-                                       next_cursor=nxt)
+        items, nxt = self.ops.list(req.context.ctx,
+                                   status=str(q.status) if q.status else None,
+                                   kind=q.kind, limit=q.limit, cursor=q.cursor)
+        resp.media = OperationList(items=[operation_body(o) for o in items], next_cursor=nxt)
 
 
 class OperationRetry:

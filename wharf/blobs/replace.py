@@ -119,4 +119,4 @@ def _answer_replay(ops: Operations, db: Database, ctx: RequestContext,
                                    "(the same headers, different content).",
                                    details={"operation_id": replay.id})
     with db.read() as s:  # the current state of the operation
-        return Submission(ops.get(s, ctx, replay.id), False)
+        return Submission(ops.find(s, ctx, replay.id), False)

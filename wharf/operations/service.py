@@ -334,8 +334,14 @@ class Operations:
         return session.scalar(select(Operation).where(
             Operation.actor_id == ctx.principal.user_id, Operation.idempotency_key == key))
 
-    def get(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
-        """The caller's operation, or any user's for an operator (``wharf.infra.operators``)."""
+    def get(self, ctx: RequestContext, operation_id: str) -> Operation:
+        """The caller's operation, or any user's for an operator (``wharf.infra.operators``),
+        in a read transaction of its own."""
+        with self.db.read() as session:
+            return self.find(session, ctx, operation_id)
+
+    def find(self, session: Session, ctx: RequestContext, operation_id: str) -> Operation:
+        """:meth:`get` inside the caller's transaction."""
         op = session.get(Operation, operation_id) if is_id(operation_id) else None
         if op is None or not self._may_see(ctx, op.actor_id):
             raise NotFound("No such operation.")
@@ -369,15 +375,16 @@ class Operations:
             raise NotFound("No such operation.")
         return op
 
-    def attempts(self, session: Session, ctx: RequestContext,
-                 operation_id: str) -> list[OperationAttempt]:
-        op = self.get(session, ctx, operation_id)
-        return list(session.scalars(select(OperationAttempt).where(
-            OperationAttempt.operation_id == op.id).order_by(OperationAttempt.number)))
+    def attempts(self, ctx: RequestContext, operation_id: str) -> list[OperationAttempt]:
+        """The operation's execution attempts, oldest first (in one read transaction)."""
+        with self.db.read() as session:
+            op = self.find(session, ctx, operation_id)
+            return list(session.scalars(select(OperationAttempt).where(
+                OperationAttempt.operation_id == op.id).order_by(OperationAttempt.number)))
 
-    def list(self, session: Session, ctx: RequestContext, *, status: str | None,
-             kind: str | None, limit: int,
+    def list(self, ctx: RequestContext, *, status: str | None, kind: str | None, limit: int,
              cursor: str | None) -> tuple[list[Operation], str | None]:
+        """The caller's operations, newest first, keyset-paged (in one read transaction)."""
         q = select(Operation).where(Operation.actor_id == ctx.principal.user_id)
         if status is not None:
             if status not in STATUSES:
@@ -392,13 +399,14 @@ class Operations:
         after = decode_cursor("operations", cursor, 1)
         if after:
             q = q.where(Operation.id < after[0])
-        rows = list(session.scalars(q.order_by(Operation.id.desc()).limit(limit + 1)))
+        with self.db.read() as session:
+            rows = list(session.scalars(q.order_by(Operation.id.desc()).limit(limit + 1)))
         return page(rows, limit, "operations", lambda o: [o.id])
 
     # -- retry / cancel ----------------------------------------------------------------
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
-            op = self.get(s, ctx, operation_id)
+            op = self.find(s, ctx, operation_id)
             if op.status == "failed" and not can_retry(op.status, op.kind):
                 raise RetryNotPossible(
                     f"A failed {op.kind} operation cannot be retried: its input was "
@@ -427,7 +435,7 @@ class Operations:
 
     def cancel(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
-            op = self.get(s, ctx, operation_id)
+            op = self.find(s, ctx, operation_id)
             by = "the submitter" if op.actor_id == ctx.principal.user_id else "an operator"
             error = {"code": "cancelled", "message": f"Cancelled by {by}.",
                      "retryable": False}
