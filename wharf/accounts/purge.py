@@ -17,7 +17,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import OPEN_STATUSES
+from storage.enums import OPEN_STATUSES, AttemptOutcome, OperationStatus
 from storage.models import (
     ApiToken,
     AuditLog,
@@ -149,7 +149,7 @@ def _fail_operations(p: Purge) -> int:
             Operation.actor_id == p.user_id, Operation.id != p.operation_id,
             Operation.status.in_([str(x) for x in OPEN_STATUSES]))
             .order_by(Operation.id).limit(p.n).with_for_update()))
-        finish(s, [Outcome(op, "failed", error=error, attempt="failed",
+        finish(s, [Outcome(op, OperationStatus.FAILED, error=error, attempt=AttemptOutcome.FAILED,
                            handler=p.handlers.get(op.kind),
                            when="after the account's deletion") for op in ops],
                key_ttl=p.settings.idempotency_key_ttl, now=now)

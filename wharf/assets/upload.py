@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database, send_after_commit
-from storage.enums import AssetUploadState
+from storage.enums import AssetUploadState, OperationStatus
 from storage.errors import StorageError
 from storage.models import Operation, UnitAssetUpload
 from storage.results import rowcount
@@ -264,7 +264,7 @@ def fail_upload(s: Session, op_id: str, upload_id: str, object_key: str, code: s
                                            Operation.status == "pending")
                    .with_for_update()).first()
     if op is not None:  # (wharf.operations.finish: counted, logged, its waiters woken)
-        finish(s, [Outcome(op, "failed", error={"code": str(code), "message": message,
+        finish(s, [Outcome(op, OperationStatus.FAILED, error={"code": str(code), "message": message,
                                                 "retryable": False})],
                key_ttl=idempotency_key_ttl, now=now)
     s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id == upload_id))

@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 
 from storage.driver import DriverStatement, array_param, in_param
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation, OperationAttempt
 
 OPS = Operation.__table__
@@ -47,9 +48,9 @@ def due(now: datetime | ColumnElement[Any], *,
     the plan into a sort of every pending row). SQLite only uses a partial index whose
     WHERE appears word for word in the query: ``index_hint`` adds it."""
     c = OPS.c
-    cond = and_(or_(and_(c.status == "pending",
+    cond = and_(or_(and_(c.status == OperationStatus.PENDING,
                          or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
-                    and_(c.status == "running", c.lease_expires_at < now)),
+                    and_(c.status == OperationStatus.RUNNING, c.lease_expires_at < now)),
                 c.attempts < c.max_attempts)
     return and_(CLAIMABLE, cond) if index_hint else cond
 
@@ -250,7 +251,7 @@ def claim_statement(include: bool, kinds: bool, rest: bool, postgres: bool,
         *(select(p.subquery().c.id) for p in picks))).cte("picked").prefix_with(
         "MATERIALIZED")
     return update(OPS).where(OPS.c.id == picked.c.id, due(now)).values(
-        status="running", lease_owner=_p("worker", OPS.c.lease_owner),
+        status=OperationStatus.RUNNING, lease_owner=_p("worker", OPS.c.lease_owner),
         lease_expires_at=_p("lease_until", OPS.c.lease_expires_at),
         attempts=OPS.c.attempts + 1, updated_at=now).returning(*OPS.c)
 
@@ -268,6 +269,6 @@ def driver_claim(include: bool, kinds: bool, rest: bool, postgres: bool, fair: b
 MARK_LOST = update(ATTEMPTS).where(
     ATTEMPTS.c.operation_id.in_(_p("ids", ATTEMPTS.c.operation_id, expanding=True)),
     ATTEMPTS.c.finished_at.is_(None)).values(
-    finished_at=_p("now", ATTEMPTS.c.finished_at), outcome="lost", error=LOST_ERROR)
+    finished_at=_p("now", ATTEMPTS.c.finished_at), outcome=AttemptOutcome.LOST, error=LOST_ERROR)
 INSERT_ATTEMPT = DriverStatement.insert_rows(
     ATTEMPTS, ("id", "operation_id", "number", "worker_id", "started_at"))

@@ -61,6 +61,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.errors import DatabaseBusy, StorageError
 from storage.models import Operation
 from wharf.infra.clock import utcnow
@@ -468,7 +469,7 @@ class Executor(Outcomes, LeaseKeeping):
                     with logctx.bound_op(c.op):
                         log.info("operation %s: lease lost before completion; not "
                                  "committing", c.op.id)
-                    c.outcome = "lost"
+                    c.outcome = AttemptOutcome.LOST
             mine = [c for c in batch if c.outcome is None]
             self._authorize_batch(s, mine)
             ok = [c for c in mine if c.error is None]
@@ -480,9 +481,9 @@ class Executor(Outcomes, LeaseKeeping):
                 ops = [c.op for c in group]
                 for op, result in zip(ops, commit_products(handler, s, ops), strict=True):
                     results[op.id] = to_json(result)
-            finish(s, [Outcome(c.op, "completed", result=results[c.op.id],
-                               attempt="completed") for c in ok],
+            finish(s, [Outcome(c.op, OperationStatus.COMPLETED, result=results[c.op.id],
+                               attempt=AttemptOutcome.COMPLETED) for c in ok],
                    key_ttl=self.settings.idempotency_key_ttl)
         for c in ok:
-            c.outcome = "completed"
+            c.outcome = AttemptOutcome.COMPLETED
         return ok

@@ -44,6 +44,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from storage.db import after_commit, notify_after_commit
 from storage.driver import DriverStatement, pipelined
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation, OperationAttempt
 from wharf.infra.clock import utcnow
 from wharf.observability import logctx, metrics
@@ -92,10 +93,10 @@ class Outcome:
     (``wharf.operations.hooks``) a failed operation gets."""
 
     op: Operation
-    status: str  # completed | failed
+    status: OperationStatus  # completed | failed
     error: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
-    attempt: str | None = None
+    attempt: AttemptOutcome | None = None
     attempt_error: dict[str, Any] | None = None
     handler: Any = None  # failed: its kind's failure hooks run (``when``: for the log)
     when: str = "after failure"
@@ -128,7 +129,7 @@ def finish(s: Session, outcomes: Sequence[Outcome], *, key_ttl: int,
                  error=o.error, result=o.result) for o in outcomes]
     for o in outcomes:
         _reflect(o, now, key_until)
-    hooked = [o for o in outcomes if o.handler is not None and o.status == "failed"]
+    hooked = [o for o in outcomes if o.handler is not None and o.status == OperationStatus.FAILED]
     for o in hooked:  # ``on_failed`` in this transaction, ``compensate`` after it
         with logctx.bound_op(o.op):
             run_on_failed(o.handler, s, o.op, o.error or {})
@@ -166,7 +167,7 @@ def finished(outcomes: Sequence[Outcome], done: Sequence[Done]) -> None:
     for o, d in zip(outcomes, done, strict=True):
         code = str(o.error.get("code", "")) if o.error else ""
         metrics.OPS_FINISHED.labels(d.kind, d.status, code).inc()
-        failed = d.status == "failed"
+        failed = d.status == OperationStatus.FAILED
         if not (failed_on if failed else completed_on):
             continue
         extra: dict[str, Any] = {

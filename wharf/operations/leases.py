@@ -17,6 +17,7 @@ from sqlalchemy import (
 
 from storage.db import Database
 from storage.driver import DriverStatement, in_param
+from storage.enums import OperationStatus
 from wharf.infra.clock import utcnow
 from wharf.infra.settings import Settings
 from wharf.operations.claiming import OPS, _p
@@ -28,7 +29,7 @@ def _ours(postgres: bool) -> DriverStatement:
     """The batch's operations (``ids``) this worker (``worker``) still holds running; on
     PostgreSQL locked (SQLite's write transaction is already exclusive)."""
     q = select(OPS.c.id).where(
-        in_param(OPS.c.id, "ids", postgres=postgres), OPS.c.status == "running",
+        in_param(OPS.c.id, "ids", postgres=postgres), OPS.c.status == OperationStatus.RUNNING,
         OPS.c.lease_owner == _p("worker", OPS.c.lease_owner)).order_by(OPS.c.id)
     return DriverStatement(q.with_for_update() if postgres else q)
 
@@ -37,7 +38,7 @@ OURS = {postgres: _ours(postgres) for postgres in (False, True)}  # by backend
 RENEW_LEASES = update(OPS).where(
     OPS.c.id.in_(_p("ids", OPS.c.id, expanding=True)),
     OPS.c.lease_owner == _p("worker", OPS.c.lease_owner),
-    OPS.c.status == "running").values(
+    OPS.c.status == OperationStatus.RUNNING).values(
     lease_expires_at=_p("lease_until", OPS.c.lease_expires_at))
 
 

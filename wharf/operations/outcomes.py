@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.errors import StorageError
 from storage.models import Operation, OperationAttempt
 from wharf.infra.clock import utcnow
@@ -78,7 +79,8 @@ class Outcomes:
 
     def _locked_if_ours(self, s: Session, op: Operation, worker_id: str) -> Operation | None:
         current = s.get(Operation, op.id, with_for_update=True, populate_existing=True)
-        if current is None or current.status != "running" or current.lease_owner != worker_id:
+        if (current is None or current.status != OperationStatus.RUNNING
+                or current.lease_owner != worker_id):
             return None
         return current
 
@@ -94,14 +96,15 @@ class Outcomes:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
                 log.info("operation %s: lease lost before completion; not committing", op.id)
-                return "lost"
+                return AttemptOutcome.LOST
             self._authorize(handler, s, current)
             ctx = RequestContext(principal=system_principal(current.id))
             result = to_json(handler.commit(s, current, ctx))
             s.flush()  # whatever commit changed, before the terminal write
-            finish(s, [Outcome(current, "completed", result=result, attempt="completed")],
+            finish(s, [Outcome(current, OperationStatus.COMPLETED, result=result,
+                               attempt=AttemptOutcome.COMPLETED)],
                    key_ttl=self.settings.idempotency_key_ttl)
-        return "completed"
+        return AttemptOutcome.COMPLETED
 
     def _fail(self, handler: Handler | None, op: Operation, worker_id: str,
               error: dict[str, Any]) -> str:
@@ -109,11 +112,11 @@ class Outcomes:
         with self.db.write() as s:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
-                return "lost"
-            finish(s, [Outcome(current, "failed", error=error, attempt="failed",
-                               handler=handler)],
+                return AttemptOutcome.LOST
+            finish(s, [Outcome(current, OperationStatus.FAILED, error=error,
+                               attempt=AttemptOutcome.FAILED, handler=handler)],
                    key_ttl=self.settings.idempotency_key_ttl)
-        return "failed"
+        return AttemptOutcome.FAILED
 
     def backoff(self, attempts: int) -> float:
         base = self.settings.operation_backoff_base * (1 << max(0, attempts - 1))
@@ -130,16 +133,16 @@ class Outcomes:
         with self.db.write() as s:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
-                return "lost"
+                return AttemptOutcome.LOST
             now = utcnow()
-            current.status = "pending"
+            current.status = OperationStatus.PENDING
             current.error = error
             current.updated_at = now
             current.lease_owner = None
             current.lease_expires_at = None
             current.next_attempt_at = now + timedelta(seconds=delay)
-            self._finish_attempt(s, current, "retry", error)
+            self._finish_attempt(s, current, AttemptOutcome.RETRY, error)
             send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
         log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
                  error.get("code"), delay)
-        return "retry"
+        return AttemptOutcome.RETRY

@@ -36,6 +36,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 
 from storage.db import Database
+from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation, OutboxMessage
 from wharf.infra.clock import utcnow
 from wharf.operations.finish import Outcome, finish
@@ -105,14 +106,14 @@ def recover(db: Database, send: Send, *, key_ttl: int, grace_seconds: float = 5.
     with db.write() as s:
         # Running with an expired lease and no attempts left: fail, nobody will claim it.
         q = select(Operation).where(
-            Operation.status == "running", Operation.lease_expires_at < now,
+            Operation.status == OperationStatus.RUNNING, Operation.lease_expires_at < now,
             Operation.attempts >= Operation.max_attempts).limit(batch)
         if db.is_postgres:  # (SQLite's write transaction is exclusive)
             q = q.with_for_update(skip_locked=True)
         failed = list(s.scalars(q))
         error = {"code": "lease_expired", "retryable": False,
                  "message": "the worker stopped responding on the last attempt"}
-        finish(s, [Outcome(op, "failed", error=error, attempt="lost",
+        finish(s, [Outcome(op, OperationStatus.FAILED, error=error, attempt=AttemptOutcome.LOST,
                            attempt_error={"code": "lease_expired", "retryable": True,
                                           "message": LOST_ATTEMPT},
                            handler=(handlers or {}).get(op.kind), when="after recovery")
@@ -126,9 +127,10 @@ def recover(db: Database, send: Send, *, key_ttl: int, grace_seconds: float = 5.
                      .exists())
         due = list(s.scalars(select(Operation).where(
             Operation.attempts < Operation.max_attempts, ~announced,
-            or_(and_(Operation.status == "pending", Operation.updated_at < stale,
+            or_(and_(Operation.status == OperationStatus.PENDING, Operation.updated_at < stale,
                      or_(Operation.next_attempt_at.is_(None), Operation.next_attempt_at <= now)),
-                and_(Operation.status == "running", Operation.lease_expires_at < now)))
+                and_(Operation.status == OperationStatus.RUNNING,
+                     Operation.lease_expires_at < now)))
             .order_by(Operation.updated_at).limit(batch)))
         # Touch them so the next sweep does not ring again while these messages are queued.
         if due:

@@ -87,7 +87,7 @@ def can_retry(status: str, kind: str) -> bool:
     a kind whose failure disposed of its input (its ``KindSpec.failure_consumes_input``:
     409 ``retry_not_possible``; an unknown kind neither)."""
     spec = KINDS.get(kind)
-    return status == "failed" and spec is not None and not spec.failure_consumes_input
+    return status == OperationStatus.FAILED and spec is not None and not spec.failure_consumes_input
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
@@ -253,7 +253,7 @@ class Operations:
         """Insert a pending operation and its outbox row (sent after commit) through the
         ORM, for callers that check the key themselves (the retention sweep)."""
         now = utcnow()
-        op = Operation(id=op_id, kind=kind, status="pending", actor_id=actor_id,
+        op = Operation(id=op_id, kind=kind, status=OperationStatus.PENDING, actor_id=actor_id,
                        scope_id=scope_id, idempotency_key=key, request_fingerprint=fp,
                        payload=to_json(payload), attempts=0,
                        max_attempts=self.settings.operation_max_attempts,
@@ -274,7 +274,7 @@ class Operations:
         now = utcnow()
         trace_context = tracing.current_traceparent()  # None (no work) when tracing is off
         row: dict[str, Any] = {
-            "id": op_id, "kind": kind, "status": "pending", "actor_id": actor_id,
+            "id": op_id, "kind": kind, "status": OperationStatus.PENDING, "actor_id": actor_id,
             "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
             "payload": to_json(payload), "attempts": 0,
             "max_attempts": self.settings.operation_max_attempts,
@@ -407,19 +407,19 @@ class Operations:
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
             op = self.find(s, ctx, operation_id)
-            if op.status == "failed" and not can_retry(op.status, op.kind):
+            if op.status == OperationStatus.FAILED and not can_retry(op.status, op.kind):
                 raise RetryNotPossible(
                     f"A failed {op.kind} operation cannot be retried: its input was "
                     "discarded when it failed. Submit the request again with a new "
                     "Idempotency-Key.", details={"kind": op.kind, "reason": "input_consumed"})
-            if op.status == "failed" and op.actor_id == ctx.principal.user_id:
+            if op.status == OperationStatus.FAILED and op.actor_id == ctx.principal.user_id:
                 # Opens an operation again: held to the submitter's open-operations quota
                 # (an operator retrying another's operation is not).
                 quotas.check(s, self.settings, ctx.principal, submission=False)
             now = utcnow()
             res = s.execute(update(Operation).where(
-                Operation.id == op.id, Operation.status == "failed").values(
-                status="pending", error=None, result=None, completed_at=None,
+                Operation.id == op.id, Operation.status == OperationStatus.FAILED).values(
+                status=OperationStatus.PENDING, error=None, result=None, completed_at=None,
                 next_attempt_at=None, lease_owner=None, lease_expires_at=None,
                 max_attempts=Operation.attempts + self.settings.operation_max_attempts,
                 key_expires_at=None, updated_at=now))
@@ -440,15 +440,15 @@ class Operations:
             error = {"code": "cancelled", "message": f"Cancelled by {by}.",
                      "retryable": False}
             s.refresh(op, with_for_update=True)  # (a worker may be claiming it)
-            if op.status != "pending":
+            if op.status != OperationStatus.PENDING:
                 raise OperationStateConflict("Only a pending operation can be cancelled.",
                                              details={"status": op.status})
             # Finished as every finisher does (webhooks, metrics, log, its long-polls).
             # Whatever a failed operation of this kind cleans up (a staged object queued
             # for deletion, an upload session reopened), a cancelled one cleans up too
             # (its failure hooks).
-            finish(s, [Outcome(op, "failed", error=error, handler=self.handlers.get(op.kind),
-                               when="after cancel")],
+            finish(s, [Outcome(op, OperationStatus.FAILED, error=error,
+                               handler=self.handlers.get(op.kind), when="after cancel")],
                    key_ttl=self.settings.idempotency_key_ttl)
             audit.record(s, ctx, "operation.cancel", "operation", op.id, space_id=op.scope_id,
                          details=self._acted_for(ctx, op))

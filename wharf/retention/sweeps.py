@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.enums import OperationStatus
 from storage.models import (
     ApiToken,
     AuthThrottle,
@@ -133,7 +134,7 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
         ops = list(s.scalars(q.with_for_update() if ctx.db.is_postgres else q))
         error = {"code": "upload_expired", "retryable": False,
                  "message": "the upload session expired before verification"}
-        finish(s, [Outcome(op, "failed", error=error) for op in ops],
+        finish(s, [Outcome(op, OperationStatus.FAILED, error=error) for op in ops],
                key_ttl=ctx.settings.idempotency_key_ttl, now=now)
         failed_ops += len(ops)
         expire.extend(verifying[op.id] for op in ops)
