@@ -17,7 +17,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import OPEN_STATUSES, AttemptOutcome, OperationStatus
+from storage.enums import DONE_STATUSES, OPEN_STATUSES, AttemptOutcome, OperationStatus, UploadState
 from storage.models import (
     ApiToken,
     AuditLog,
@@ -251,7 +251,7 @@ def _uploads(p: Purge) -> int:
     with p.db.write() as s:
         rows = list(s.execute(select(BlobUploadSession.id, BlobUploadSession.object_key)
                               .where(BlobUploadSession.actor_id == p.user_id,
-                                     BlobUploadSession.state != "completed").limit(p.n)))
+                                     BlobUploadSession.state != UploadState.COMPLETED).limit(p.n)))
         for _id, key in rows:
             deletion.schedule(s, key, REASON)
         s.execute(delete(BlobUploadSession).where(
@@ -353,7 +353,7 @@ def _history(p: Purge) -> int:
     with p.db.write() as s:
         ids = list(s.scalars(select(Operation.id).where(
             Operation.actor_id == uid, Operation.id != p.operation_id,
-            Operation.status.in_(["completed", "failed"])).limit(n)))
+            Operation.status.in_(DONE_STATUSES)).limit(n)))
         done += rowcount(s.execute(delete(Operation).where(Operation.id.in_(ids))))
     with p.db.write() as s:
         hooks = select(Webhook.id).where(Webhook.user_id == uid)

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database, send_after_commit
-from storage.enums import OPEN_STATUSES
+from storage.enums import OPEN_STATUSES, OperationStatus
 from storage.models import (
     ApiToken,
     LoginSession,
@@ -146,7 +146,7 @@ def _record_deletion(s: Session, settings: Settings, user_id: str, *,
     re-drive, or a replay after a restore (out of attempts, ``on_failed`` records
     another)."""
     now = utcnow()
-    op = Operation(id=new_id(), kind=KIND, status="pending", actor_id=user_id,
+    op = Operation(id=new_id(), kind=KIND, status=OperationStatus.PENDING, actor_id=user_id,
                    scope_id=None, idempotency_key=None, request_fingerprint=fingerprint(KIND, {}),
                    payload=to_json(DeleteAccountPayload(user_id=user_id)), attempts=0,
                    max_attempts=settings.operation_max_attempts, created_at=now,

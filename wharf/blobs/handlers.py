@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
+from storage.enums import BlobState, UploadState
 from storage.models import BlobResource, BlobUploadSession, Node, Operation
 from wharf.blobs.errors import UploadSessionState
 from wharf.blobs.kinds import (
@@ -57,7 +58,7 @@ class CreateBlobResource:
                ctx: RequestContext) -> CreateBlobResourceResult:
         p = payload(op, CreateBlobResourcePayload)
         upload = session.get(BlobUploadSession, p.session_id, with_for_update=True)
-        if upload is None or upload.state != "verifying" or upload.operation_id != op.id:
+        if upload is None or upload.state != UploadState.VERIFYING or upload.operation_id != op.id:
             raise UploadSessionState("the upload session is no longer verifying")
         publish_node(session, op, node_id=p.node_id, resource_id=p.resource_id,
                      space_id=p.space_id, parent_id=p.parent_id, name=p.filename, kind="blob")
@@ -65,8 +66,8 @@ class CreateBlobResource:
                                  filename=p.filename, mime_type=p.mime_type,
                                  size=p.size, sha256=p.sha256,
                                  object_etag=p.object_etag, etag=secrets.token_hex(16),
-                                 state="ready"))
-        upload.state = "completed"
+                                 state=BlobState.READY))
+        upload.state = UploadState.COMPLETED
         upload.updated_at = utcnow()
         session.flush()
         audit.record(session, ctx, "blob.publish", "resource", p.resource_id,
@@ -77,17 +78,17 @@ class CreateBlobResource:
     def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
         upload = session.get(BlobUploadSession, payload(op, CreateBlobResourcePayload).session_id,
                              with_for_update=True)
-        if upload is None or upload.state != "verifying":
+        if upload is None or upload.state != UploadState.VERIFYING:
             return
         upload.updated_at = utcnow()
         if error.get("code") in ("verification_failed", "permission_revoked"):
             # Quarantined: never published; the object is queued for deletion.
-            upload.state = "failed"
+            upload.state = UploadState.FAILED
             upload.error_code = error["code"]
             deletion.schedule(session, upload.object_key, error["code"])
         else:
             # Interrupted (retries exhausted, storage down): the client uploads again.
-            upload.state = "waiting_for_upload"
+            upload.state = UploadState.WAITING_FOR_UPLOAD
             upload.error_code = "upload_interrupted"
 
     def compensate(self, op: Operation) -> None:

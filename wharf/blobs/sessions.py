@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.enums import OperationStatus, UploadState
 from storage.models import BlobUploadSession, Operation
 from wharf.blobs.errors import LengthRequired, SizeMismatch, UploadSessionState
 from wharf.blobs.handlers import CREATE_KIND
@@ -30,7 +31,7 @@ from wharf.operations.idempotency import check_key, check_same_request, fingerpr
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.nodes import resolve_parent
 
-OPEN_STATES = ("waiting_for_upload", "uploaded")
+OPEN_STATES = (UploadState.WAITING_FOR_UPLOAD, UploadState.UPLOADED)
 
 
 def _check_size(size: Any, settings: Settings) -> int:
@@ -65,7 +66,7 @@ def create_session(db: Database, settings: Settings, ctx: RequestContext, key: s
                     id=new_id(), actor_id=ctx.principal.user_id, idempotency_key=key,
                     request_fingerprint=fp, space_id=space.id,
                     parent_id=parent.id if parent else None, filename=filename,
-                    declared_size=size, state="waiting_for_upload", node_id=new_id(),
+                    declared_size=size, state=UploadState.WAITING_FOR_UPLOAD, node_id=new_id(),
                     resource_id=new_id(), object_key=object_key_for(new_id()),
                     created_at=now, updated_at=now,
                     expires_at=now + timedelta(seconds=settings.upload_session_ttl))
@@ -101,7 +102,7 @@ def visible_state(upload: HasDeadline) -> str:
     """The state a client sees: an open session past its deadline is already ``expired``
     (the sweep records it and queues the object for deletion shortly after)."""
     if upload.state in OPEN_STATES and upload.expires_at <= utcnow():
-        return "expired"
+        return UploadState.EXPIRED
     return upload.state
 
 
@@ -144,7 +145,7 @@ def put_content(db: Database, store: BlobStore, settings: Settings, ctx: Request
         if current is not None and stored:
             previous = current.object_key
             current.object_key = key
-            current.state = "uploaded"
+            current.state = UploadState.UPLOADED
             current.received_size = result.size
             current.sha256 = result.sha256
             current.mime_type = result.mime_type
@@ -170,17 +171,17 @@ def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
 
     def prepare(s: Session, op_id: str) -> tuple[str, CreateBlobResourcePayload]:
         upload = _own_session(s, ctx, session_id, lock=True)
-        if upload.state == "waiting_for_upload":
+        if upload.state == UploadState.WAITING_FOR_UPLOAD:
             raise UploadSessionState("upload the content before completing",
                                      code="upload_not_received")
-        if upload.state != "uploaded":
+        if upload.state != UploadState.UPLOADED:
             raise UploadSessionState(f"the upload session is {upload.state}",
                                      details={"state": upload.state})
         if upload.expires_at <= utcnow():
             raise UploadSessionState("the upload session has expired",
                                      code="upload_session_expired")
         resolve_parent(s, ctx, upload.space_id, upload.parent_id)
-        upload.state = "verifying"
+        upload.state = UploadState.VERIFYING
         upload.operation_id = op_id
         upload.updated_at = utcnow()
         assert upload.received_size is not None and upload.sha256 is not None \
@@ -198,15 +199,15 @@ def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
 def abort_session(db: Database, ctx: RequestContext, session_id: str) -> None:
     with db.write() as s:
         upload = _own_session(s, ctx, session_id, lock=True)
-        if upload.state == "aborted":
+        if upload.state == UploadState.ABORTED:
             return
-        if upload.state in ("verifying", "completed"):
+        if upload.state in (UploadState.VERIFYING, UploadState.COMPLETED):
             raise UploadSessionState(f"the upload session is {upload.state}",
                                      details={"state": upload.state})
         previous = upload.state
-        upload.state = "aborted"
+        upload.state = UploadState.ABORTED
         upload.updated_at = utcnow()
-        if previous != "failed":  # a failed session's object is already queued
+        if previous != UploadState.FAILED:  # a failed session's object is already queued
             deletion.schedule(s, upload.object_key, "upload_aborted")
         audit.record(s, ctx, "upload_session.abort", "upload_session", upload.id,
                      space_id=upload.space_id)
@@ -219,10 +220,11 @@ def recover_interrupted_sessions(db: Database, limit: int = 1000) -> int:
         rows = list(s.execute(
             select(BlobUploadSession).join(Operation,
                                            Operation.id == BlobUploadSession.operation_id)
-            .where(BlobUploadSession.state == "verifying", Operation.status == "failed")
+            .where(BlobUploadSession.state == UploadState.VERIFYING,
+                   Operation.status == OperationStatus.FAILED)
             .limit(limit)).scalars())
         for upload in rows:
-            upload.state = "waiting_for_upload"
+            upload.state = UploadState.WAITING_FOR_UPLOAD
             upload.error_code = "upload_interrupted"
             upload.updated_at = utcnow()
         return len(rows)

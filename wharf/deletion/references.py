@@ -25,7 +25,7 @@ from typing import NamedTuple
 from sqlalchemy import select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from storage.enums import OPEN_STATUSES, AssetUploadState
+from storage.enums import OPEN_STATUSES, AssetUploadState, UploadState
 from storage.models import (
     BlobResource,
     BlobUploadSession,
@@ -39,7 +39,7 @@ from wharf.operations.registry import KINDS
 JOBS = "object_deletion_jobs"
 OPERATIONS = "operations"
 #: Blob upload session states whose bytes are stored and not yet published.
-SESSION_HOLDS_OBJECT = frozenset({"uploaded", "verifying"})
+SESSION_HOLDS_OBJECT = frozenset({UploadState.UPLOADED, UploadState.VERIFYING})
 
 
 @dataclass(frozen=True)

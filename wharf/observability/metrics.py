@@ -40,6 +40,7 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
 from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
+from storage.enums import OperationStatus, TickStatus
 from storage.models import (
     ObjectDeletionJob,
     Operation,
@@ -216,7 +217,7 @@ class DatabaseCollector:
                 pending.add_metric([kind, status], n)
             out.append(pending)
             oldest = s.scalar(select(func.min(Operation.created_at)).where(
-                Operation.status == "pending", Operation.attempts == 0))
+                Operation.status == OperationStatus.PENDING, Operation.attempts == 0))
             out.append(GaugeMetricFamily("wharf_operation_queue_lag_seconds",
                                          "Age of the oldest operation not yet started",
                                          value=(now - oldest).total_seconds() if oldest else 0.0))
@@ -438,7 +439,7 @@ def fsck_gauges(s: Session) -> list[GaugeMetricFamily]:
     API process reports it, and a restart loses nothing): the counts by kind and the time it
     finished (no gauges before the first run)."""
     last = s.execute(select(ScheduleTick.counts, ScheduleTick.finished_at).where(
-        ScheduleTick.schedule == "fsck", ScheduleTick.status == "done")
+        ScheduleTick.schedule == "fsck", ScheduleTick.status == TickStatus.DONE)
         .order_by(ScheduleTick.tick_at.desc()).limit(1)).first()
     if last is None or last.finished_at is None:
         return []

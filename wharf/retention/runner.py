@@ -12,6 +12,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, update
 
+from storage.enums import TickStatus
 from storage.models import ScheduleTick
 from storage.results import rowcount
 from wharf.infra.clock import utcnow
@@ -34,10 +35,10 @@ def run_tick(ctx: SweepContext, tick_id: str,
         stale_before = now - (sched.stale_after if sched else (now - now))
         claimed = rowcount(s.execute(update(ScheduleTick).where(
             ScheduleTick.id == tick_id,
-            or_(ScheduleTick.status == "enqueued",
-                and_(ScheduleTick.status == "running",
+            or_(ScheduleTick.status == TickStatus.ENQUEUED,
+                and_(ScheduleTick.status == TickStatus.RUNNING,
                      ScheduleTick.started_at < stale_before))).values(
-            status="running", started_at=now))) == 1
+            status=TickStatus.RUNNING, started_at=now))) == 1
         name, tick_at = tick.schedule, tick.tick_at
     if not claimed:
         return None
@@ -50,10 +51,10 @@ def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
     ctx.now = utcnow()
     try:
         counts = SWEEPS[name](ctx)
-        outcome, error = "done", None
+        outcome, error = TickStatus.DONE, None
     except Exception as exc:
         log.exception("sweep %s failed", name)
-        counts, outcome, error = {}, "failed", f"{type(exc).__name__}: {exc}"[:2000]
+        counts, outcome, error = {}, TickStatus.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
     duration = time.monotonic() - started
     if tick_id is not None:
         with ctx.db.write() as s:
@@ -69,7 +70,8 @@ def run_sweep(ctx: SweepContext, name: str, *, tick_id: str | None = None,
     # if it failed): the recovery sweep runs every few seconds and would otherwise fill the
     # log with empty runs (DEBUG). Nothing is built when the level is off.
     rows = sum(counts.values())
-    level = logging.WARNING if outcome != "done" else logging.INFO if rows else logging.DEBUG
+    level = (logging.WARNING if outcome != TickStatus.DONE
+             else logging.INFO if rows else logging.DEBUG)
     if log.isEnabledFor(level):
         log.log(level, "sweep %s %s: %d row(s) in %.3fs", name, outcome, rows, duration,
                 extra={"sweep": name, "outcome": outcome, "rows": rows, "counts": counts,

@@ -27,6 +27,7 @@ from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from storage.db import Database, send_after_commit
+from storage.enums import TickStatus
 from storage.models import OutboxMessage, ScheduleTick
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
@@ -152,11 +153,11 @@ class Scheduler:
             lost_after = sched.lost_after if sched.lost_after is not None else sched.stale_after
             busy = s.scalar(select(ScheduleTick.id).where(
                 ScheduleTick.schedule == sched.name,
-                or_(and_(ScheduleTick.status == "running",
+                or_(and_(ScheduleTick.status == TickStatus.RUNNING,
                          ScheduleTick.created_at > now - sched.stale_after),
-                    and_(ScheduleTick.status == "enqueued",
+                    and_(ScheduleTick.status == TickStatus.ENQUEUED,
                          ScheduleTick.created_at > now - lost_after))).limit(1))
-            status = "skipped" if busy else "enqueued"
+            status = TickStatus.SKIPPED if busy else TickStatus.ENQUEUED
             tick_id = new_id()
             stmt = _insert(self.db)(ScheduleTick).values(
                 id=tick_id, schedule=sched.name, tick_at=due, status=status,
@@ -166,11 +167,11 @@ class Scheduler:
             inserted = s.execute(stmt).scalar() is not None
             if not inserted:
                 return "taken"
-            if status == "enqueued":
+            if status == TickStatus.ENQUEUED:
                 send_after_commit(s, OutboxMessage(
                     id=new_id(), actor_name=actor_for(sched.name), queue_name=QUEUE,
                     subject_id=tick_id, delay_ms=0))
-        if status == "skipped":
+        if status == TickStatus.SKIPPED:
             metrics.SWEEP_SKIPPED.labels(sched.name).inc()
             log.info('{"event": "sweep_skipped", "sweep": "%s", "tick": "%s"}', sched.name,
                      due.isoformat())
@@ -184,7 +185,8 @@ class Scheduler:
             for sched in self.plan:
                 last = s.scalar(select(ScheduleTick).where(
                     ScheduleTick.schedule == sched.name,
-                    ScheduleTick.status.in_(("done", "failed", "running")))
+                    ScheduleTick.status.in_((TickStatus.DONE, TickStatus.FAILED,
+                                             TickStatus.RUNNING)))
                     .order_by(ScheduleTick.tick_at.desc()).limit(1))
                 out.append({"schedule": sched.name, "spec": sched.spec,
                             "last_tick": last.tick_at if last else None,

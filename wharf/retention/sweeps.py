@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.enums import OperationStatus
+from storage.enums import DONE_STATUSES, OperationStatus, UploadState
 from storage.models import (
     ApiToken,
     AuthThrottle,
@@ -49,6 +49,11 @@ BATCH_SIZE = 1000
 #: How long an outbox row is kept after it was sent to the broker (for looking into a
 #: recent delivery; nothing reads it again).
 OUTBOX_KEEP = timedelta(hours=1)
+#: Upload sessions the expiry sweep may still expire, and those whose key may be released.
+_UNFINISHED_UPLOADS = (UploadState.WAITING_FOR_UPLOAD, UploadState.UPLOADED,
+                       UploadState.VERIFYING)
+_FINISHED_UPLOADS = (UploadState.COMPLETED, UploadState.FAILED, UploadState.EXPIRED,
+                     UploadState.ABORTED)
 
 
 @dataclass
@@ -116,8 +121,7 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
 
     def pick(s: Session) -> Select[str]:
         return (select(BlobUploadSession.id)
-                .where(BlobUploadSession.state.in_(("waiting_for_upload", "uploaded",
-                                                    "verifying")),
+                .where(BlobUploadSession.state.in_(_UNFINISHED_UPLOADS),
                        BlobUploadSession.expires_at <= now)
                 .order_by(BlobUploadSession.expires_at))
 
@@ -126,11 +130,11 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
         rows = s.execute(select(BlobUploadSession.id, BlobUploadSession.state,
                                 BlobUploadSession.operation_id, BlobUploadSession.object_key)
                          .where(BlobUploadSession.id.in_(ids))).all()
-        expire = [r for r in rows if r.state != "verifying"]
-        verifying = {r.operation_id: r for r in rows if r.state == "verifying"}
+        expire = [r for r in rows if r.state != UploadState.VERIFYING]
+        verifying = {r.operation_id: r for r in rows if r.state == UploadState.VERIFYING}
         # Only those still queued: one a worker is verifying right now is left to finish.
         q = select(Operation).where(Operation.id.in_(list(verifying)),
-                                    Operation.status == "pending")
+                                    Operation.status == OperationStatus.PENDING)
         ops = list(s.scalars(q.with_for_update() if ctx.db.is_postgres else q))
         error = {"code": "upload_expired", "retryable": False,
                  "message": "the upload session expired before verification"}
@@ -141,8 +145,8 @@ def expire_upload_sessions(ctx: SweepContext) -> dict[str, int]:
         # Conditional on the state, so a session completed meanwhile is left alone.
         s.execute(update(BlobUploadSession).where(
             BlobUploadSession.id.in_([r.id for r in expire]),
-            BlobUploadSession.state.in_(("waiting_for_upload", "uploaded", "verifying")))
-            .values(state="expired", error_code="upload_expired", updated_at=now))
+            BlobUploadSession.state.in_(_UNFINISHED_UPLOADS))
+            .values(state=UploadState.EXPIRED, error_code="upload_expired", updated_at=now))
         deletion.schedule_many(s, [r.object_key for r in expire], "upload_expired")
 
     expired = _batched(ctx, "expire_upload_sessions", pick, apply)
@@ -211,7 +215,7 @@ def release_idempotency_keys(ctx: SweepContext) -> dict[str, int]:
     def pick_sessions(s: Session) -> Select[str]:
         return (select(BlobUploadSession.id).where(
             BlobUploadSession.idempotency_key.is_not(None),
-            BlobUploadSession.state.in_(("completed", "failed", "expired", "aborted")),
+            BlobUploadSession.state.in_(_FINISHED_UPLOADS),
             BlobUploadSession.updated_at <= cutoff))
 
     def apply_sessions(s: Session, ids: list[str]) -> None:
@@ -231,7 +235,7 @@ def delete_finished_operations(ctx: SweepContext) -> dict[str, int]:
     cutoff = ctx.now - timedelta(seconds=ctx.settings.operation_retention)
 
     def pick(s: Session) -> Select[str]:
-        return (select(Operation.id).where(Operation.status.in_(("completed", "failed")),
+        return (select(Operation.id).where(Operation.status.in_(DONE_STATUSES),
                                            Operation.completed_at <= cutoff)
                 .order_by(Operation.completed_at))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from storage.enums import OperationStatus
 from wharf.infra.clock import iso
 
 
@@ -24,8 +25,9 @@ class DeliveryStatus(StrEnum):
 
 
 #: The event an operation's final status announces.
-EVENT_FOR_STATUS = {"completed": WebhookEvent.OPERATION_COMPLETED,
-                    "failed": WebhookEvent.OPERATION_FAILED}
+EVENT_FOR_STATUS: dict[str, WebhookEvent] = {
+    OperationStatus.COMPLETED: WebhookEvent.OPERATION_COMPLETED,
+    OperationStatus.FAILED: WebhookEvent.OPERATION_FAILED}
 
 ACTOR = "deliver_webhook"
 QUEUE = "webhooks"
