@@ -21,6 +21,7 @@ class DeleteAccountResult(Shape, frozen=True):
 
 
 def _delete_account(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.accounts.service import DeleteAccount
     # An account's deletion fails its other operations with their kinds' hooks.
     return DeleteAccount(c.db, c.unitstore, c.settings, c.handlers)

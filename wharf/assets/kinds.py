@@ -58,6 +58,7 @@ class PublishAssetResult(AssetDescription, frozen=True, kw_only=True):
 
 
 def _publish_asset(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.assets.handler import PublishAsset
     return PublishAsset(c.db, c.blob_store, c.settings)
 

@@ -56,11 +56,13 @@ class ReplaceBlobContentResult(Shape, frozen=True):
 
 
 def _create_blob_resource(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.blobs.handlers import CreateBlobResource
     return CreateBlobResource(c.blob_store, c.settings)
 
 
 def _replace_blob_content(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.blobs.handlers import ReplaceBlobContent
     return ReplaceBlobContent(c.blob_store, c.settings)
 

@@ -29,6 +29,7 @@ class PurgeTrashResult(Shape, frozen=True):
 
 
 def _purge_trash(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.trash.service import PurgeTrash
     return PurgeTrash(c.db, c.unitstore, c.settings)
 

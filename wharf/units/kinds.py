@@ -28,6 +28,7 @@ class CreateResourceResult(Shape, frozen=True):
 
 
 def _create_resource(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.units.resources import CreateResource
     return CreateResource(c.unitstore)
 

@@ -147,31 +147,37 @@ class ActivateWorktreeResourceResult(Shape, frozen=True):
 
 
 def _create_worktree(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.handlers import CreateWorktree
     return CreateWorktree(c.settings)
 
 
 def _discard_worktree(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.handlers import DiscardWorktree
     return DiscardWorktree(c.db, c.unitstore, c.settings)
 
 
 def _add_worktree_unit(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.unit_handlers import AddWorktreeUnit
     return AddWorktreeUnit(c.db, c.unitstore, c.settings)
 
 
 def _create_worktree_unit(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.unit_handlers import CreateWorktreeUnit
     return CreateWorktreeUnit(c.db, c.unitstore, c.settings)
 
 
 def _merge_worktree(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.merging import MergeWorktree
     return MergeWorktree(c.db, c.unitstore, c.settings)
 
 
 def _activate_worktree_resource(c: Collaborators) -> object:
+    # imported here: the handler's module imports this one
     from wharf.worktrees.activation import ActivateWorktreeResource
     return ActivateWorktreeResource(c.db, c.unitstore)
 
