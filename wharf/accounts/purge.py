@@ -17,7 +17,14 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import DONE_STATUSES, OPEN_STATUSES, AttemptOutcome, OperationStatus, UploadState
+from storage.enums import (
+    DONE_STATUSES,
+    OPEN_STATUSES,
+    AttemptOutcome,
+    OperationStatus,
+    Role,
+    UploadState,
+)
 from storage.models import (
     ApiToken,
     AuditLog,
@@ -210,7 +217,7 @@ def _team_spaces(p: Purge) -> int:
                 .order_by(Space.id).limit(p.n).with_for_update()):
             admin = s.scalar(select(SpaceMember.user_id).join(
                 User, User.id == SpaceMember.user_id).where(
-                SpaceMember.space_id == space.id, SpaceMember.role == "admin",
+                SpaceMember.space_id == space.id, SpaceMember.role == Role.ADMIN,
                 SpaceMember.user_id != p.user_id, User.status == USER_ACTIVE)
                 .order_by(SpaceMember.created_at, SpaceMember.user_id).limit(1))
             set_owner(s, space, admin or PLACEHOLDER_ID, read_only=admin is None)

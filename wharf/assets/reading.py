@@ -7,6 +7,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
+from storage.enums import Role
 from storage.models import UnitAsset
 from wharf.assets import scope
 from wharf.assets.kinds import AssetDescription
@@ -55,7 +56,7 @@ def is_risky(asset: UnitAsset) -> bool:
 
 
 def asset_for_read(s: Session, ctx: RequestContext, asset_id: str,
-                   need: str = "viewer") -> tuple[UnitAsset, str]:
+                   need: Role = Role.VIEWER) -> tuple[UnitAsset, str]:
     """A trunk asset the caller may read (``need`` on its unit), with its space id; 404
     when there is none, it belongs to a worktree, or its unit is not discoverable (trashed
     included)."""
@@ -102,7 +103,7 @@ def delete_asset(db: Database, ctx: RequestContext, asset_id: str) -> None:
     """Delete a trunk asset (editor on its unit); its object is queued for deletion in the
     same transaction. Snapshots that still name it read a 404 from then on."""
     with db.write() as s:
-        asset, space_id = asset_for_read(s, ctx, asset_id, "editor")
+        asset, space_id = asset_for_read(s, ctx, asset_id, Role.EDITOR)
         deletion.schedule(s, asset.object_key, DELETED)
         s.delete(asset)
         audit.record(s, ctx, "asset.delete", "asset", asset_id, space_id=space_id,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from storage.enums import WorktreeUnitSource
+from storage.enums import Role, WorktreeUnitSource
 from storage.models import WorktreeNodeIntent, WorktreeUnit
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Forbidden, NotFound
@@ -26,7 +26,7 @@ from wharf.units.resources import find_unit
 
 #: Asset actions and the unit permission each needs.
 EDIT, READ = "edit", "read"
-_NODE_NEED = {EDIT: "editor", READ: "viewer"}
+_NODE_NEED = {EDIT: Role.EDITOR, READ: Role.VIEWER}
 _WORKTREE_RIGHT = {EDIT: "edit_draft", READ: "review"}
 
 
@@ -59,7 +59,7 @@ def worktree(s: Session, principal: Principal, worktree_id: str, unit_id: str,
     elif action == EDIT:
         resolve_parent(s, ctx, intent.target_space_id, intent.target_parent_id)
     else:
-        require_space(s, principal, intent.target_space_id, "viewer")
+        require_space(s, principal, intent.target_space_id, Role.VIEWER)
     from wharf.worktrees.service import scope_of
     return scope_of(s, view.worktree)
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
-from storage.enums import BlobState, UploadState
+from storage.enums import BlobState, Role, UploadState
 from storage.models import BlobResource, BlobUploadSession, Node, Operation
 from wharf.blobs.errors import UploadSessionState
 from wharf.blobs.kinds import (
@@ -105,7 +105,7 @@ class ReplaceBlobContent:
         self.settings = settings
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
-        require_node(session, actor, payload(op, ReplaceBlobContentPayload).node_id, "editor")
+        require_node(session, actor, payload(op, ReplaceBlobContentPayload).node_id, Role.EDITOR)
 
     def perform(self, op: Operation) -> None:
         p = payload(op, ReplaceBlobContentPayload)

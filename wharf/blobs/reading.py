@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from storage.enums import Role
 from storage.models import BlobResource, Node, Resource
 from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import NotFound
@@ -13,7 +14,7 @@ from wharf.spaces.access import Access, node_access, require_node
 
 
 def blob_for_read(s: Session, ctx: RequestContext, resource_id: str,
-                  need: str = "viewer") -> tuple[BlobResource, Node, Access]:
+                  need: Role = Role.VIEWER) -> tuple[BlobResource, Node, Access]:
     res = s.get(Resource, resource_id) if is_id(resource_id) else None
     blob = s.get(BlobResource, resource_id) if res is not None else None
     if res is None or blob is None:

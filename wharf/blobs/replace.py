@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
+from storage.enums import Role
 from storage.models import Operation
 from wharf.blobs.errors import LengthRequired
 from wharf.blobs.handlers import REPLACE_KIND
@@ -57,7 +58,7 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
     with db.read() as s:
         replay = _replayed(ops, s, ctx, key, head)
         if replay is None:
-            blob, _node, _ = blob_for_read(s, ctx, resource_id, "editor")
+            blob, _node, _ = blob_for_read(s, ctx, resource_id, Role.EDITOR)
             if if_match != etag_header(blob):
                 raise PreconditionFailed("The content changed; If-Match does not match its "
                                          "ETag.", details={"etag": etag_header(blob)})
@@ -72,7 +73,7 @@ def replace_content(ops: Operations, db: Database, store: BlobStore, settings: S
         result = ingest(store, new_key, read, content_length, filename)
 
         def prepare(s: Session, op_id: str) -> tuple[str, ReplaceBlobContentPayload]:
-            current, node, _ = blob_for_read(s, ctx, resource_id, "editor")
+            current, node, _ = blob_for_read(s, ctx, resource_id, Role.EDITOR)
             if if_match != etag_header(current):
                 raise PreconditionFailed("The content changed; If-Match does not match.")
             deletion.release(s, new_key)

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from storage.enums import Role
 from storage.models import Space
 from wharf.infra.context import Principal
 from wharf.infra.errors import Conflict, Forbidden, NotFound, Unauthenticated
 from wharf.infra.ids import is_id
 from wharf.spaces.access import SpaceReadOnly, space_role, standing
 
-TRIAGE_ROLES = frozenset(("owner", "admin", "editor"))
-LABEL_ADMIN_ROLES = frozenset(("owner", "admin"))
+TRIAGE_ROLES = frozenset((Role.OWNER, Role.ADMIN, Role.EDITOR))
+LABEL_ADMIN_ROLES = frozenset((Role.OWNER, Role.ADMIN))
 
 
 @dataclass(frozen=True)

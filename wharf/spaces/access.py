@@ -59,7 +59,7 @@ class SpaceReadOnly(Forbidden):
                          "deleted and it has no owner yet.", **kwargs)
 
 
-def at_least(role: str | None, need: str) -> bool:
+def at_least(role: str | None, need: Role) -> bool:
     return RANK[role] >= RANK[need]
 
 
@@ -75,19 +75,19 @@ class Access:
 
     @property
     def can_read(self) -> bool:
-        return at_least(self.role, "viewer")
+        return at_least(self.role, Role.VIEWER)
 
     @property
     def can_edit(self) -> bool:
-        return at_least(self.role, "editor")
+        return at_least(self.role, Role.EDITOR)
 
     @property
     def can_create_children(self) -> bool:
-        return at_least(self.role, "editor")
+        return at_least(self.role, Role.EDITOR)
 
     @property
     def can_manage(self) -> bool:
-        return at_least(self.role, "admin")
+        return at_least(self.role, Role.ADMIN)
 
     def capabilities(self) -> dict[str, bool]:
         return {"can_read": self.can_read, "can_edit": self.can_edit,
@@ -108,9 +108,9 @@ def team_role_column(user_id: Any) -> ColumnElement[Any]:
     statement all read it."""
     member = (select(_M.c.role).where(_M.c.space_id == _S.c.id, _M.c.user_id == user_id)
               .correlate(_S).scalar_subquery())
-    return case((_S.c.owner_id == user_id, literal("owner")),
+    return case((_S.c.owner_id == user_id, literal(Role.OWNER.value)),
                 (_S.c.type != "team", null()),
-                (and_(_S.c.read_only, member.is_not(None)), literal("viewer")),
+                (and_(_S.c.read_only, member.is_not(None)), literal(Role.VIEWER.value)),
                 else_=member)
 
 
@@ -149,7 +149,7 @@ def space_role(session: Session, principal: Principal, space: Space) -> str | No
     role: str | None = None
     if principal.is_user:
         if space.owner_id == principal.user_id:
-            return "owner"
+            return Role.OWNER
         if space.type == "team":
             role = session.scalar(select(team_role_column(principal.user_id))
                                   .where(_S.c.id == space.id))
@@ -158,7 +158,7 @@ def space_role(session: Session, principal: Principal, space: Space) -> str | No
 
 def _public(role: str | None, public_read: bool) -> str | None:
     """``role`` with what public read gives everyone (viewer)."""
-    return _best(role, "viewer") if public_read else role
+    return _best(role, Role.VIEWER) if public_read else role
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,15 +206,15 @@ def space_facts(session: Session, principal: Principal, space_id: str, *,
 def can_share(space: Space | SpaceFacts, space_role_: str | None) -> bool:
     """Personal spaces: only the owner shares. Team spaces: admins and the owner."""
     if space.type == "personal":
-        return space_role_ == "owner"
-    return at_least(space_role_, "admin")
+        return space_role_ == Role.OWNER
+    return at_least(space_role_, Role.ADMIN)
 
 
 def can_purge(space: Space | SpaceFacts, space_role_: str | None) -> bool:
     """Permanent delete (purge) needs a role that comes from the space itself: the owner of
     a personal space, the owner or an admin of a team space. A direct grant or a link
     (editor at most) can trash and restore, never destroy the owner's content."""
-    return at_least(space_role_, "admin")
+    return at_least(space_role_, Role.ADMIN)
 
 
 def _access(space: Space, role: str | None, from_space: str | None) -> Access:
@@ -311,7 +311,7 @@ def chain_access(principal: Principal, chain: list[ChainLink], space: SpaceFacts
         if principal.is_user and link.grant_role is not None:
             role = _best(role, link.grant_role)
         if link.link_role is not None:
-            role = _best(role, link.link_role if principal.is_user else "viewer")
+            role = _best(role, link.link_role if principal.is_user else Role.VIEWER)
     return Access(role, can_share=can_share(space, from_space),
                   can_purge=can_purge(space, from_space))
 
@@ -359,7 +359,7 @@ def _chain_role(session: Session, principal: Principal, ids: list[str]) -> str |
                 NodeGrant.node_id.in_(ids), NodeGrant.user_id == principal.user_id)):
             role = _best(role, granted)
     for linked in session.scalars(select(LinkSharing.role).where(LinkSharing.node_id.in_(ids))):
-        role = _best(role, linked if principal.is_user else "viewer")
+        role = _best(role, linked if principal.is_user else Role.VIEWER)
     return role
 
 
@@ -393,7 +393,7 @@ def node_role(session: Session, principal: Principal, node: Node,
     return node_access(session, principal, node, space).role
 
 
-def check(access: Access, need: str, what: str) -> Access:
+def check(access: Access, need: Role, what: str) -> Access:
     """``access`` if it allows ``need``: 404 ``No such <what>`` without a role (the target
     is undiscoverable), 403 with a role below ``need``."""
     if access.role is None:
@@ -404,7 +404,7 @@ def check(access: Access, need: str, what: str) -> Access:
 
 
 def require_space(session: Session, principal: Principal, space_id: object,
-                  need: str = "viewer", *, lock: bool = False) -> tuple[Space, Access]:
+                  need: Role = Role.VIEWER, *, lock: bool = False) -> tuple[Space, Access]:
     space = session.get(Space, space_id, with_for_update=lock) if is_id(space_id) else None
     if space is None:
         raise NotFound("No such space.")
@@ -413,7 +413,7 @@ def require_space(session: Session, principal: Principal, space_id: object,
 
 
 def require_node(session: Session, principal: Principal, node_id: object,
-                 need: str = "viewer", *, lock: bool = False,
+                 need: Role = Role.VIEWER, *, lock: bool = False,
                  include_trashed: bool = False) -> tuple[Node, Access]:
     node = session.get(Node, node_id, with_for_update=lock) if is_id(node_id) else None
     if node is None:
@@ -425,7 +425,7 @@ def require_node(session: Session, principal: Principal, node_id: object,
 def require_purge(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:
     """The node, trashed or not, if the principal may delete it permanently (404 if
     undiscoverable, 403 ``purge_forbidden`` when they may edit but not purge)."""
-    node, access = require_node(session, principal, node_id, "editor", include_trashed=True)
+    node, access = require_node(session, principal, node_id, Role.EDITOR, include_trashed=True)
     if not access.can_purge:
         raise Forbidden("Only the space owner or a team admin can delete permanently.",
                         code="purge_forbidden")
@@ -434,7 +434,7 @@ def require_purge(session: Session, principal: Principal, node_id: object) -> tu
 
 def require_share(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:
     """The node, if the principal may change its sharing (404 if undiscoverable, else 403)."""
-    node, access = require_node(session, principal, node_id, "viewer")
+    node, access = require_node(session, principal, node_id, Role.VIEWER)
     if not access.can_share:
         raise Forbidden("Only the owner (personal space) or an admin (team space) can share.")
     return node, access

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.driver import DriverStatement, pipelined
+from storage.enums import Role
 from storage.models import AuditLog, Node, Operation, Resource, UnitResource
 from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
 from wharf.infra import audit
@@ -169,7 +170,7 @@ def get_resource(session: Session, ctx: RequestContext,
     if res is None:
         raise NotFound("No such resource.")
     try:
-        node, access = require_node(session, ctx.principal, res.node_id, "viewer")
+        node, access = require_node(session, ctx.principal, res.node_id, Role.VIEWER)
     except NotFound:
         raise NotFound("No such resource.") from None
     unit = session.get(UnitResource, res.id)
@@ -177,7 +178,7 @@ def get_resource(session: Session, ctx: RequestContext,
 
 
 def find_unit(session: Session, ctx: RequestContext, unit_id: str,
-              need: str = "viewer") -> tuple[UnitResource, Resource, Node, Access]:
+              need: Role = Role.VIEWER) -> tuple[UnitResource, Resource, Node, Access]:
     unit = session.scalar(select(UnitResource).where(UnitResource.unit_id == unit_id)) \
         if is_id(unit_id) else None
     if unit is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from storage.db import Database
+from storage.enums import Role
 from storage.unitpatch import UnitLimits
 from storage.unitstore import Unit, UnitStore
 from wharf.infra import audit
@@ -22,7 +23,7 @@ def unit_limits(settings: Settings) -> UnitLimits:
 def read_unit(db: Database, store: UnitStore, ctx: RequestContext,
               unit_id: str) -> tuple[Unit, dict[str, Any]]:
     with db.read() as s:
-        unit_row, res, node, access = find_unit(s, ctx, unit_id, "viewer")
+        unit_row, res, node, access = find_unit(s, ctx, unit_id, Role.VIEWER)
         info = {"resource_id": res.id, "node_id": node.id, "unit_type": unit_row.unit_type,
                 "role": access.role}
     unit = store.get(unit_id)
@@ -40,7 +41,7 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id
         raise ValidationFailed("changes must be a non-empty RFC 6902 JSON Patch array",
                                details={"field": "changes"})
     with db.read() as s:
-        _, _, node, _ = find_unit(s, ctx, unit_id, "editor")
+        _, _, node, _ = find_unit(s, ctx, unit_id, Role.EDITOR)
         space_id = node.space_id
     unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id)
     # The UnitStore shares no transaction with the product DB: audit after the fact.

@@ -24,7 +24,7 @@ import msgspec
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import WorktreeKind, WorktreeState, WorktreeUnitSource, WorktreeVisibility
+from storage.enums import Role, WorktreeKind, WorktreeState, WorktreeUnitSource, WorktreeVisibility
 from storage.models import (
     Node,
     Resource,
@@ -41,9 +41,9 @@ from wharf.spaces.nodes import resolve_parent
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 
 #: Team roles that manage every worktree of the space (see it, rename, discard, reopen).
-MANAGERS = frozenset(("owner", "admin"))
+MANAGERS = frozenset((Role.OWNER, Role.ADMIN))
 #: Team roles that may create, edit and merge.
-WRITERS = frozenset(("owner", "admin", "editor"))
+WRITERS = frozenset((Role.OWNER, Role.ADMIN, Role.EDITOR))
 
 #: The capabilities a worktree summary reports, in order.
 CAPABILITIES = ("review", "edit_draft", "add_unit", "change_visibility", "mark_ready",
@@ -183,7 +183,7 @@ def unit_access(session: Session, principal: Principal, worktree: Worktree,
             continue
         space = session.get(Space, r.target_space_id)
         read = worktree.kind == WorktreeKind.USER or (
-            space is not None and at_least(space_role(session, principal, space), "viewer"))
+            space is not None and at_least(space_role(session, principal, space), Role.VIEWER))
         try:
             resolve_parent(session, ctx, r.target_space_id, r.target_parent_id)
             edit = True

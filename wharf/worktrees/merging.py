@@ -24,7 +24,7 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
+from storage.enums import MergeState, Role, WorktreeState, WorktreeUnitSource
 from storage.errors import RevisionConflict, StorageError
 from storage.models import (
     Node,
@@ -187,7 +187,7 @@ def check_units(s: Session, principal: Principal, units: Sequence[UnitRow]) -> N
             unavailable.append(u.unit_id)
             continue
         try:
-            check(node_access(s, principal, node), "editor", "node")
+            check(node_access(s, principal, node), Role.EDITOR, "node")
         except (NotFound, Forbidden):
             refused = True
     if unavailable:
@@ -553,7 +553,7 @@ def _reviewed_unit(s: Session, ctx: RequestContext, worktree_id: str, unit_id: s
         if node is None:
             raise NotFound("No such unit in this worktree.")
         check(node_access(s, ctx.principal, node),
-              "viewer" if action == "review" else "editor", "node")
+              Role.VIEWER if action == "review" else Role.EDITOR, "node")
     return view.worktree, u
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import WorktreeKind, WorktreeState, WorktreeVisibility, values
+from storage.enums import Role, WorktreeKind, WorktreeState, WorktreeVisibility, values
 from storage.models import Space, User, Worktree, WorktreeUnit
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -63,7 +63,7 @@ def require_team_writer(s: Session, principal: Principal, space_id: object) -> S
     """The team space a worktree may be created in by ``principal``: 404 when it is not
     discoverable or they are not a member, 409 ``not_a_team_space`` for a personal space,
     403 ``space_read_only`` in a read-only space, 403 for a viewer."""
-    space, _ = require_space(s, principal, space_id, "viewer")
+    space, _ = require_space(s, principal, space_id, Role.VIEWER)
     if space.type != "team":
         raise Conflict("Worktrees of a personal space are user worktrees: send "
                        "kind user and no team_space_id.", code="not_a_team_space",

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeKind, WorktreeUnitSource
+from storage.enums import MergeState, Role, WorktreeKind, WorktreeUnitSource
 from storage.errors import StorageError, UnitStoreUnavailable
 from storage.models import (
     Node,
@@ -117,13 +117,13 @@ def trunk_unit(s: Session, principal: Principal, wt: Worktree,
     if res is None:
         raise NotFound("No such resource.")
     try:
-        node, _ = require_node(s, principal, res.node_id, "viewer")
+        node, _ = require_node(s, principal, res.node_id, Role.VIEWER)
     except NotFound:
         raise NotFound("No such resource.") from None
     unit = s.get(UnitResource, res.id)
     if unit is None:
         raise _not_a_unit()
-    require_node(s, principal, res.node_id, "editor")
+    require_node(s, principal, res.node_id, Role.EDITOR)
     if wt.kind == WorktreeKind.TEAM and node.space_id != wt.team_space_id:
         raise _outside_team_space("resource_id")
     return res, unit, node
