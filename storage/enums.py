@@ -156,6 +156,30 @@ class WorktreeUnitSource(StrEnum):
     WORKTREE = "worktree"
 
 
+class DraftSource(StrEnum):
+    """Where a draft's unit comes from: a trunk unit, or new in the worktree (local)."""
+
+    TRUNK = "trunk"
+    WORKTREE = "worktree"
+
+
+class DraftRevisionKind(StrEnum):
+    EDIT = "edit"              # a changeset posted to the draft
+    REBASE = "rebase"          # the draft moved onto a new trunk head (resolutions applied)
+    MERGE_SYNC = "merge_sync"  # a merge took trunk's changes into the draft
+
+
+class MergeOutcome(StrEnum):
+    """A unit's outcome in one merge operation (spec §8.2), as its merge record stores it."""
+
+    UNCHANGED = "unchanged"
+    FAST_FORWARD = "fast_forward"
+    MERGED = "merged"
+    CREATED = "created"
+    CONFLICT = "conflict"
+    FAILED = "failed"
+
+
 class MergeState(StrEnum):
     """A worktree unit's last merge outcome (``pending``: never merged, or changed since)."""
 

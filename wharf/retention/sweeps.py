@@ -28,7 +28,7 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.results import rowcount
-from storage.unitstore import DraftKey, UnitStore
+from storage.unitstore import UnitStore
 from wharf import assets, blobs
 from wharf.deletion import service as deletion
 from wharf.infra.settings import Settings
@@ -38,6 +38,7 @@ from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
 from wharf.trash import service as trash
 from wharf.webhooks import delivery as webhook_delivery
+from wharf.worktrees.drafts import DraftKey, Drafts
 
 log = logging.getLogger("wharf.sweeps")
 
@@ -342,7 +343,7 @@ def _delete_orphan(ctx: SweepContext, store: UnitStore, key: DraftKey) -> bool:
                 WorktreeUnit.worktree_id == key.worktree_id,
                 WorktreeUnit.unit_id == key.unit_id)) is not None:
             return False
-        return store.delete_draft(key.worktree_id, key.unit_id)
+        return Drafts.of(store).delete_draft(key.worktree_id, key.unit_id)
 
 
 def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
@@ -363,7 +364,7 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
         if not ids:
             break
         for wt_id in ids:  # idempotent: a crash before the mark below deletes nothing twice
-            store.delete_drafts(wt_id)
+            Drafts.of(store).delete_drafts(wt_id)
         with ctx.db.write() as s:
             purged += rowcount(s.execute(
                 update(Worktree).where(Worktree.id.in_(ids),
@@ -375,7 +376,7 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
     orphans = 0
     after: DraftKey | None = None
     for _ in range(ctx.max_batches):
-        keys = store.orphan_drafts(ctx.now - ORPHAN_DRAFT_AGE, after=after,
+        keys = Drafts.of(store).orphan_drafts(ctx.now - ORPHAN_DRAFT_AGE, after=after,
                                    limit=ctx.batch_size)
         if not keys:
             break

@@ -24,7 +24,7 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
+from storage.enums import MergeOutcome, MergeState, WorktreeState, WorktreeUnitSource
 from storage.errors import RevisionConflict, StorageError
 from storage.models import (
     Node,
@@ -37,14 +37,7 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from storage.unitstore import (
-    Draft,
-    FastForwardUnavailable,
-    MergeOutcome,
-    MergeRecord,
-    Unit,
-    UnitStore,
-)
+from storage.unitstore import Unit, UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -74,7 +67,9 @@ from wharf.spaces.nodes import resolve_parent
 from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
+from wharf.worktrees.drafts import Draft, Drafts
 from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
+from wharf.worktrees.records import FastForwardUnavailable, MergeRecord, MergeRecords
 from wharf.worktrees.service import scope_of
 
 #: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).
@@ -270,6 +265,8 @@ class MergeWorktree:
     def __init__(self, db: Database, unitstore: UnitStore, settings: Settings):
         self.db = db
         self.unitstore = unitstore
+        self.drafts = Drafts.of(unitstore)
+        self.records = MergeRecords.of(unitstore)
         self.settings = settings
 
     # -- authorize (claim and commit) ---------------------------------------------------
@@ -284,7 +281,7 @@ class MergeWorktree:
             raise WorktreeStateConflict(wt.state if wt is not None else "missing",
                                         (WorktreeState.MERGING.value,), "this merge")
         try:
-            written = self.unitstore.has_merge_records(op.id)
+            written = self.records.has_merge_records(op.id)
         except StorageError as exc:
             # The unit store is down: this operation retries later; the rest of the claim
             # (other kinds, other worktrees) goes on.
@@ -320,7 +317,7 @@ class MergeWorktree:
         with self.db.read() as s:
             units = _units(s, p.worktree_id)
         for u in units:
-            if self.unitstore.merge_record(op.id, u.unit_id) is not None:
+            if self.records.merge_record(op.id, u.unit_id) is not None:
                 continue  # an earlier attempt merged it
             started = time.perf_counter()
             self._merge_unit(op, p.worktree_id, u)
@@ -338,7 +335,7 @@ class MergeWorktree:
                                f"the merge is retried")
 
     def _draft(self, worktree_id: str, unit_id: str) -> Draft:
-        draft = self.unitstore.get_draft(worktree_id, unit_id)
+        draft = self.drafts.get_draft(worktree_id, unit_id)
         if draft is None:
             raise Conflict(f"unit {unit_id} has no draft in this worktree",
                            code="unit_unavailable")
@@ -352,7 +349,7 @@ class MergeWorktree:
         trunk = self.unitstore.get(unit_id)
         catch_up = three_way.diff(trunk.snapshot, draft.snapshot) \
             if trunk is not None else None
-        return self.unitstore.commit_created(op.id, worktree_id, unit_id,
+        return self.records.commit_created(op.id, worktree_id, unit_id,
                                              expected_draft_revision=draft.revision,
                                              catch_up=catch_up)
 
@@ -363,7 +360,7 @@ class MergeWorktree:
             raise Conflict(f"unit {unit_id} no longer exists in trunk",
                            code="unit_unavailable")
         d = decide(draft, trunk, self.settings.merge_max_conflicts)
-        store = self.unitstore
+        store = self.records
         if d.outcome == MergeOutcome.FAST_FORWARD:
             try:
                 return store.commit_fast_forward(
@@ -407,7 +404,7 @@ class MergeWorktree:
         p = payload(op, MergeWorktreePayload)
         wt = session.get(Worktree, p.worktree_id, with_for_update=True)
         assert wt is not None  # authorize() locked it, in this transaction
-        records = {r.unit_id: r for r in self.unitstore.merge_records(op.id)}
+        records = {r.unit_id: r for r in self.records.merge_records(op.id)}
         rows = {u.unit_id: u for u in session.scalars(
             select(WorktreeUnit).where(WorktreeUnit.worktree_id == wt.id))}
         intents = {i.unit_id: i for i in session.scalars(
@@ -577,7 +574,7 @@ def preview(db: Database, unitstore: UnitStore, settings: Settings, ctx: Request
         if wt.processed_at is not None:
             raise WorktreeStateConflict(wt.state, OPEN_STATES, "a merge preview")
         wt_id = wt.id
-    draft = unitstore.get_draft(wt_id, u.unit_id)
+    draft = Drafts.of(unitstore).get_draft(wt_id, u.unit_id)
     if draft is None:
         raise NotFound("No such unit in this worktree.")
     if u.pending_creation:
@@ -620,7 +617,7 @@ def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_
             WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == u.unit_id))
     if op_id is None:
         return ConflictPage(None, 0, [], None)
-    rec = unitstore.merge_record(op_id, u.unit_id)
+    rec = MergeRecords.of(unitstore).merge_record(op_id, u.unit_id)
     if rec is None:
         return ConflictPage(op_id, 0, [], None)
     items = list(rec.conflicts[start:start + limit])
@@ -649,7 +646,7 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
     if u.pending_creation:
         raise ValidationFailed("A unit new in this worktree has no trunk to rebase onto.",
                                details={"field": "unit_id"})
-    draft = unitstore.get_draft(wt_id, u.unit_id)
+    draft = Drafts.of(unitstore).get_draft(wt_id, u.unit_id)
     trunk = unitstore.get(u.unit_id)
     if draft is None or trunk is None:
         raise NotFound("No such unit in this worktree.")
@@ -671,7 +668,8 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
                                                    exc.conflicts[:SHOWN_CONFLICTS]]}) from None
     except three_way.MergeTooDeep as exc:
         raise ValidationFailed(str(exc), code="unit_too_deep") from None
-    head = unitstore.rebase_draft(wt_id, u.unit_id, expected_draft_revision=draft_revision,
+    head = Drafts.of(unitstore).rebase_draft(wt_id, u.unit_id,
+                                             expected_draft_revision=draft_revision,
                                   base_revision=trunk.revision, base_snapshot=trunk.snapshot,
                                   snapshot=result.draft, changeset=result.patch,
                                   author_id=ctx.principal.user_id)

@@ -29,7 +29,7 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.unitpatch import check_document
-from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
+from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -56,6 +56,7 @@ from wharf.spaces.nodes import resolve_parent
 from wharf.units.service import unit_limits
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
+from wharf.worktrees.drafts import DraftHead, Drafts
 from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.limits import check_draft_quota, draft_room
 from wharf.worktrees.merge import same
@@ -293,8 +294,8 @@ def _rows(s: Session, wt_id: str, unit_id: str | None = None) -> list[Any]:
 
 def _views(store: UnitStore, wt_id: str, rows: list[Any]) -> list[UnitView]:
     ids = [r[0].unit_id for r in rows]
-    drafts = store.draft_states(wt_id, ids, same)
-    trunk = store.trunk_revisions([r[0].unit_id for r in rows
+    drafts = Drafts.of(store).draft_states(wt_id, ids, same)
+    trunk = Drafts.of(store).trunk_revisions([r[0].unit_id for r in rows
                                    if r[0].source == WorktreeUnitSource.TRUNK])
     out = []
     for unit, intent, node_id, node_name in rows:
@@ -351,7 +352,7 @@ def get_unit(db: Database, store: UnitStore, ctx: RequestContext, worktree_id: s
         row, _ = _unit(s, view, unit_id)
         _not_purged(view.worktree)
         unit_view = _views(store, view.worktree.id, [row])[0]
-    draft = store.get_draft_head(worktree_id, unit_id)
+    draft = Drafts.of(store).get_draft_head(worktree_id, unit_id)
     if draft is None:
         raise NotFound("This unit's draft is gone.")
     return unit_view, draft.snapshot
@@ -407,7 +408,7 @@ def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: Req
             raise Conflict("This unit's activation is blocked: activate it (POST …/activate) "
                            "or change its target before editing it.",
                            code=ProblemCode.ACTIVATION_BLOCKED)
-        head = store.apply_draft_changeset(
+        head = Drafts.of(store).apply_draft_changeset(
             worktree_id, unit_id, base_revision, changes, ctx.principal.user_id,
             max_growth=draft_room(s, store, settings, view.worktree.creator_id))
         _changed(s, view.worktree, row[0])
@@ -500,6 +501,6 @@ def remove_unit(db: Database, store: UnitStore, settings: Settings, ctx: Request
                      details={"unit_id": unit_id, "resource_id": unit.resource_id,
                               "source": unit.source, "assets_deleted": assets})
     try:
-        store.delete_draft(worktree_id, unit_id)
+        Drafts.of(store).delete_draft(worktree_id, unit_id)
     except UnitStoreUnavailable:
         pass  # an orphan draft now: the sweep deletes it
