@@ -37,7 +37,6 @@ from wharf.worktrees.merging import (
     UnitUnavailable,
     activate_intent,
     publish_assets,
-    target_holds,
 )
 from wharf.worktrees.service import scope_of
 from wharf.worktrees.units import local_target
@@ -150,7 +149,7 @@ class ActivateWorktreeResource:
         try:
             local_target(session, actor, wt, intent.target_space_id, intent.target_parent_id)
         except NotFound:
-            if target_holds(session, intent.target_space_id, intent.target_parent_id):
+            if access.target_holds(session, intent.target_space_id, intent.target_parent_id):
                 raise  # the target is there; the actor may no longer see it
             raise UnitUnavailable([p.unit_id]) from None
 

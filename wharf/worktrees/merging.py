@@ -27,10 +27,8 @@ from storage.db import Database
 from storage.enums import MergeOutcome, MergeState, WorktreeState, WorktreeUnitSource
 from storage.errors import RevisionConflict, StorageError
 from storage.models import (
-    Node,
     Operation,
     Resource,
-    Space,
     UnitAsset,
     UnitResource,
     Worktree,
@@ -62,8 +60,6 @@ from wharf.operations.kinds import (
     payload,
 )
 from wharf.operations.service import Operations, Submission
-from wharf.spaces.access import ancestors, check, node_access
-from wharf.spaces.nodes import resolve_parent
 from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
@@ -152,42 +148,16 @@ def _units(s: Session, worktree_id: str, unit_id: str | None = None) -> list[Uni
             for r in s.execute(q.order_by(WorktreeUnit.ordinal, WorktreeUnit.unit_id))]
 
 
-def _trunk_node(s: Session, resource_id: str) -> Node | None:
-    return s.scalar(select(Node).join(Resource, Resource.node_id == Node.id)
-                    .where(Resource.id == resource_id))
-
-
-def _trashed(s: Session, node: Node) -> bool:
-    return any(batch is not None for _, batch in ancestors(s, node))
-
-
-def check_units(s: Session, principal: Principal, units: Sequence[UnitRow]) -> None:
-    """The per-unit part of *merge* (§5): *unit edit* on every trunk (or activated) unit,
-    *target create* on every unit still to be created. A trashed or vanished node or
-    target is 409 ``unit_unavailable`` (with every such unit); a refused right is 403."""
-    unavailable: list[str] = []
-    refused = False
-    ctx = RequestContext(principal=principal)
-    for u in units:
-        if u.pending_creation:
-            try:
-                resolve_parent(s, ctx, u.target_space_id, u.target_parent_id)
-            except NotFound:
-                unavailable.append(u.unit_id)
-            except Forbidden:
-                refused = True
-            continue
-        node = _trunk_node(s, u.resource_id)
-        if node is None or _trashed(s, node):
-            unavailable.append(u.unit_id)
-            continue
-        try:
-            check(node_access(s, principal, node), "editor", "node")
-        except (NotFound, Forbidden):
-            refused = True
+def check_units(s: Session, principal: Principal, worktree: Worktree) -> None:
+    """The per-unit part of *merge* (§5), as :func:`access.unit_access` answers it: a unit
+    that is not available (its node, or a waiting unit's target, trashed or gone) is 409
+    ``unit_unavailable`` (with every such unit); then a unit the caller may not edit (or
+    create in its target) is 403."""
+    units = access.unit_access(s, principal, worktree)
+    unavailable = [unit_id for unit_id, rights in units.items() if not rights.available]
     if unavailable:
         raise UnitUnavailable(unavailable)
-    if refused:
+    if not access.all_units(units).edit:
         raise Forbidden("A unit of this worktree does not allow you to merge it.")
 
 
@@ -203,7 +173,7 @@ def submit_merge(ops: Operations, ctx: RequestContext, key: str | None,
         view = access.find(s, ctx.principal, worktree_id, lock=True)
         access.require(view, "merge", units=False)  # check_units answers for the units
         wt = view.worktree
-        check_units(s, ctx.principal, _units(s, wt.id))
+        check_units(s, ctx.principal, wt)
         wt.state = WorktreeState.MERGING.value
         wt.busy_operation_id = op_id
         wt.updated_at = utcnow()
@@ -304,7 +274,7 @@ class MergeWorktree:
                 raise NotFound("No such worktree.")
             if not access.rights(wt.kind, wt.visibility, rel)["merge"]:
                 raise Forbidden("You may no longer merge this worktree.")
-            check_units(session, actor, _units(session, wt.id))
+            check_units(session, actor, wt)
         if retaken:  # a retried operation holds the worktree again before any effect
             wt.state = WorktreeState.MERGING.value
             wt.busy_operation_id = op.id
@@ -488,18 +458,6 @@ class MergeWorktree:
         pass  # trunk writes already made are legitimate content (§11)
 
 
-def target_holds(session: Session, space_id: str, parent_id: str | None) -> bool:
-    """Whether a local unit's target is still there, whoever looks: the space exists; the
-    parent (if any) exists, in that space, not trashed."""
-    if session.get(Space, space_id) is None:
-        return False
-    if parent_id is not None:
-        parent = session.get(Node, parent_id)
-        if parent is None or parent.space_id != space_id or _trashed(session, parent):
-            return False
-    return True
-
-
 def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
                     resource_id: str, unit_type: str, now: Any) -> bool:
     """Create the node, resource and unit row of a unit new in a worktree that is in
@@ -507,7 +465,7 @@ def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
     the parent exists, in that space, not trashed); False, nothing written, otherwise.
     The actor's create right is not checked again: the unit is in trunk already (§7.4).
     Shared by ``merge_worktree`` and ``activate_worktree_resource`` (§7.6)."""
-    if not target_holds(session, intent.target_space_id, intent.target_parent_id):
+    if not access.target_holds(session, intent.target_space_id, intent.target_parent_id):
         return False
     publish_node(session, op, node_id=intent.node_id, resource_id=resource_id,
                  space_id=intent.target_space_id, parent_id=intent.target_parent_id,
@@ -545,12 +503,12 @@ def _reviewed_unit(s: Session, ctx: RequestContext, worktree_id: str, unit_id: s
     if not found:
         raise NotFound("No such unit in this worktree.")
     u = found[0]
-    if not u.pending_creation:
-        node = _trunk_node(s, u.resource_id)
-        if node is None:
-            raise NotFound("No such unit in this worktree.")
-        check(node_access(s, ctx.principal, node),
-              "viewer" if action == "review" else "editor", "node")
+    rights = access.unit_access(s, ctx.principal, view.worktree, only=u.unit_id).get(
+        u.unit_id, access.NOTHING)
+    if not rights.read:
+        raise NotFound("No such unit in this worktree.")
+    if action != "review" and not rights.edit:
+        raise Forbidden("You may not edit this unit.")
     return view.worktree, u
 
 
@@ -686,4 +644,4 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
 
 
 __all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent",
-           "conflicts", "preview", "publish_assets", "rebase", "submit_merge", "target_holds"]
+           "conflicts", "preview", "publish_assets", "rebase", "submit_merge"]
