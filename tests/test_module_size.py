@@ -15,8 +15,6 @@ MAX_LINES = 500
 KNOWN_OVER = frozenset({
     "wharf/operations/executor.py",
     "wharf/issues/service.py",
-    "wharf/worktrees/merging.py",
-    "wharf/worktrees/units.py",
 })
 
 
