@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.enums import AssetUploadState, MergeState, WorktreeState
+from storage.enums import AssetUploadState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
@@ -26,6 +26,7 @@ from wharf.operations.kinds import (
     PublishAssetResult,
     payload,
 )
+from wharf.worktrees.enums import MergeState, WorktreeState
 
 KIND = PUBLISH_ASSET
 FAILED = "asset_upload_failed"

@@ -24,7 +24,6 @@ import msgspec
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import WorktreeKind, WorktreeState, WorktreeUnitSource, WorktreeVisibility
 from storage.models import (
     Node,
     Resource,
@@ -47,6 +46,12 @@ from wharf.spaces.access import (
     standing,
 )
 from wharf.spaces.nodes import resolve_parent
+from wharf.worktrees.enums import (
+    WorktreeKind,
+    WorktreeState,
+    WorktreeUnitSource,
+    WorktreeVisibility,
+)
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 
 #: Team roles that manage every worktree of the space (see it, rename, discard, reopen).

@@ -15,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import UnitStore
 from wharf.infra import audit
@@ -31,6 +30,7 @@ from wharf.operations.kinds import (
 )
 from wharf.operations.service import Operations, Submission
 from wharf.worktrees import access
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.merging import (
     DONE,

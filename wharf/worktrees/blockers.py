@@ -27,7 +27,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from storage.enums import PurgeReason, WorktreeEventKind, WorktreeState
+from storage.enums import PurgeReason
 from storage.models import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
 from storage.results import rowcount
 from storage.unitstore import UnitStore
@@ -40,6 +40,7 @@ from wharf.infra.settings import Settings
 from wharf.trash.service import Blocked
 from wharf.worktrees import access
 from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.enums import WorktreeEventKind, WorktreeState
 from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of
 

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeOutcome, MergeState
+from storage.enums import MergeOutcome
 from storage.models import Worktree, WorktreeUnit
 from storage.unitstore import UnitStore
 from wharf.infra import audit
@@ -25,6 +25,7 @@ from wharf.infra.settings import Settings
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
 from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.enums import MergeState
 from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
 from wharf.worktrees.merging import (
     OPEN_STATES,

@@ -24,7 +24,7 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeOutcome, MergeState, WorktreeState, WorktreeUnitSource
+from storage.enums import MergeOutcome
 from storage.errors import RevisionConflict, StorageError
 from storage.models import (
     Operation,
@@ -60,6 +60,7 @@ from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
 from wharf.worktrees.drafts import Draft, Drafts
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.errors import WorktreeStateConflict
 from wharf.worktrees.records import FastForwardUnavailable, MergeRecord, MergeRecords
 from wharf.worktrees.service import scope_of

@@ -11,7 +11,6 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeUnitSource
 from storage.errors import UnitStoreUnavailable
 from storage.models import Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import UnitStore
@@ -30,6 +29,7 @@ from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name
 from wharf.worktrees import access
 from wharf.worktrees.drafts import DraftHead, Drafts
+from wharf.worktrees.enums import MergeState, WorktreeUnitSource
 from wharf.worktrees.limits import draft_room
 from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of

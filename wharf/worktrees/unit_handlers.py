@@ -12,7 +12,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import UnitStore
 from wharf.infra import audit
@@ -31,6 +30,7 @@ from wharf.operations.kinds import (
 )
 from wharf.worktrees import access
 from wharf.worktrees.drafts import DraftHead, Drafts
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.units import (
     check_limit,

@@ -18,7 +18,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeKind, WorktreeUnitSource
 from storage.errors import StorageError
 from storage.models import (
     Node,
@@ -55,6 +54,7 @@ from wharf.units.service import unit_limits
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
 from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.enums import MergeState, WorktreeKind, WorktreeUnitSource
 from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.merge import same
