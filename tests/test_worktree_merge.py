@@ -100,7 +100,7 @@ def add_local_unit(components, db, wt: str, client, ordinal: int, snapshot: dict
 def edit_draft(components, wt: str, unit_id: str, changes: list, author: str) -> int:
     draft = Drafts.of(components.unitstore).get_draft_head(wt, unit_id)
     return Drafts.of(components.unitstore).apply_draft_changeset(wt, unit_id, draft.revision, changes,
-                                                      author).revision
+                                                                 author).revision
 
 
 def add_asset(db, wt: str, unit_id: str, user_id: str) -> str:
