@@ -143,8 +143,8 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
     """Move the unit's draft onto the trunk head (§8.7): each conflict must have a
     resolution (409 ``merge_conflict`` otherwise, 400 ``unknown_conflict_path`` for a
     path that is not one), the draft must still be at ``draft_revision`` (409
-    ``revision_conflict``); one UnitStore transaction, then the unit's ``merge_state``
-    goes back to ``pending`` (a display field)."""
+    ``revision_conflict``); one unit-store transaction (``Drafts.rebase_draft``), then the
+    unit's ``merge_state`` goes back to ``pending`` (a display field)."""
     with db.read() as s:
         wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "edit_draft")
         wt_id, scope = wt.id, scope_of(s, wt)

@@ -4,14 +4,15 @@ unit's merge preview (§6.2), the conflicts of its last merge, and a rebase with
 resolutions (§8.7) — are :mod:`wharf.worktrees.merge_review`'s.
 
 The merge runs unit by unit, in ``ordinal`` order, outside the product database: each
-unit's outcome is decided by :mod:`wharf.worktrees.merge` and written by one UnitStore transaction
-that also stores the unit's merge record (``commit_fast_forward``, ``commit_merge``,
-``commit_created``, ``record_outcome``). A re-run of the operation (crash, retry) finds
-the records and writes nothing twice. All the product effects — each unit's
-``merge_state``, the activation of units created by the merge, the publication of the
-worktree's assets, the worktree's new state, the audit row — happen in the one completion
-transaction. A conflict is an outcome, not a failure: the operation completes, the unit
-is left for its author and the worktree goes back to ``draft``.
+unit's outcome is decided by :mod:`wharf.worktrees.merge` and written by one unit-store
+transaction that also stores the unit's merge record (:mod:`wharf.worktrees.records`:
+``commit_fast_forward``, ``commit_merge``, ``commit_created``, ``record_outcome``). A
+re-run of the operation (crash, retry) finds the records and writes nothing twice. All
+the product effects — each unit's ``merge_state``, the activation of units created by the
+merge, the publication of the worktree's assets, the worktree's new state, the audit row
+— happen in the one completion transaction. A conflict is an outcome, not a failure: the
+operation completes, the unit is left for its author and the worktree goes back to
+``draft``.
 """
 from __future__ import annotations
 
