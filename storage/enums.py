@@ -4,6 +4,9 @@ Storage is the lowest layer, so the enums live here: the models and the unit sto
 them, the core (``wharf``) checks input against them and the API derives its schemas (and
 the OpenAPI ``enum`` components) from them. Each is a :class:`enum.StrEnum`, so a member is
 the very string stored in the database (no migration) and compares equal to it.
+
+A capability's vocabulary that storage itself never uses lives with the capability
+instead (the worktrees': ``wharf.worktrees.enums``).
 """
 from __future__ import annotations
 
@@ -119,60 +122,28 @@ class AssetUploadState(StrEnum):
     STORED = "stored"
 
 
-class WorktreeKind(StrEnum):
-    """A user worktree is private to its creator; a team worktree belongs to a team space."""
-
-    USER = "user"
-    TEAM = "team"
-
-
-class WorktreeVisibility(StrEnum):
-    PRIVATE = "private"
-    SPACE = "space"
-
-
-class WorktreeState(StrEnum):
-    """``draft`` → ``ready`` → ``merging`` → ``merged`` (or back to ``draft`` after a
-    partial merge); ``draft|ready`` → ``discarding`` → ``discarded``."""
-
-    DRAFT = "draft"
-    READY = "ready"
-    MERGING = "merging"
-    DISCARDING = "discarding"
-    MERGED = "merged"
-    DISCARDED = "discarded"
-
-
-#: States a worktree never leaves (``processed_at`` is set exactly in these).
-PROCESSED_WORKTREE_STATES: tuple[WorktreeState, ...] = (WorktreeState.MERGED,
-                                                        WorktreeState.DISCARDED)
-
-
-class WorktreeUnitSource(StrEnum):
-    """``trunk``: a copy of an existing unit; ``worktree``: a unit new in the worktree,
-    created in trunk (with its node) when the worktree is merged."""
+class DraftSource(StrEnum):
+    """Where a draft's unit comes from: a trunk unit, or new in the worktree (local)."""
 
     TRUNK = "trunk"
     WORKTREE = "worktree"
 
 
-class MergeState(StrEnum):
-    """A worktree unit's last merge outcome (``pending``: never merged, or changed since)."""
+class DraftRevisionKind(StrEnum):
+    EDIT = "edit"              # a changeset posted to the draft
+    REBASE = "rebase"          # the draft moved onto a new trunk head (resolutions applied)
+    MERGE_SYNC = "merge_sync"  # a merge took trunk's changes into the draft
 
-    PENDING = "pending"
+
+class MergeOutcome(StrEnum):
+    """A unit's outcome in one merge operation (spec §8.2), as its merge record stores it."""
+
     UNCHANGED = "unchanged"
     FAST_FORWARD = "fast_forward"
     MERGED = "merged"
     CREATED = "created"
     CONFLICT = "conflict"
-    ACTIVATION_BLOCKED = "activation_blocked"
-
-
-class WorktreeEventKind(StrEnum):
-    """What a permanent delete of trash did to a worktree it did not wait for."""
-
-    UNIT_PURGED = "unit_purged"  # the unit's trunk document was deleted: its draft is gone
-    TARGET_PURGED = "target_purged"  # a new unit's target folder was deleted
+    FAILED = "failed"
 
 
 class PurgeReason(StrEnum):

@@ -97,7 +97,7 @@ def postgres_unitstore(postgres_database):
     with admin.connect() as conn:
         services.create_test_database(conn, name)
     url = _admin_url(services.POSTGRES_URL, name)
-    from storage.unitstore import prepare_unitstore_db
+    from storage.unitschema import prepare_unitstore_db
     udb = Database(url)
     prepare_unitstore_db(udb, report=lambda *_: None)
     udb.dispose()
@@ -144,7 +144,7 @@ def database_url(backend, request, tmp_path, sqlite_template) -> str:
 @pytest.fixture
 def unitstore_url(backend, request, tmp_path) -> str:
     if backend == "sqlite":
-        from storage.unitstore import prepare_unitstore_db
+        from storage.unitschema import prepare_unitstore_db
         url = f"sqlite:///{tmp_path / 'units.db'}"
         udb = Database(url)
         prepare_unitstore_db(udb, report=lambda *_: None)

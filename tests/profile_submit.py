@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None) -> in
     comps = Components(settings)
     if getattr(args, "no_cte", False) and hasattr(comps.operations, "_record_all"):
         comps.operations._record_all = None
-    from storage.unitstore import prepare_unitstore_db
+    from storage.unitschema import prepare_unitstore_db
     assert comps.unit_db is not None
     prepare_unitstore_db(comps.unit_db, report=lambda *_: None)
     client = testing.TestClient(comps.api_app())

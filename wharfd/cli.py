@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 def _refusals() -> tuple[type[BaseException], ...]:
     """Exceptions that mean "this database must not be touched" (exit 3, no trace)."""
     from migrations.prepare import MigrationRefused
-    from storage.unitstore import UnitStoreSchemaError
+    from storage.unitschema import UnitStoreSchemaError
     return (MigrationRefused, UnitStoreSchemaError)
 
 

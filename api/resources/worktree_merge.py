@@ -22,7 +22,7 @@ from storage.db import Database
 from storage.unitstore import UnitStore
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
-from wharf.worktrees import activation, merging
+from wharf.worktrees import activation, merge_review, merging
 from wharf.worktrees.merge import Take
 
 
@@ -66,7 +66,7 @@ class UnitMergePreview:
                  responses={200: MergePreview}, problems=(403, 409))
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                unit_id: str) -> None:
-        p = merging.preview(self.db, self.unitstore, self.settings, req.context.ctx,
+        p = merge_review.preview(self.db, self.unitstore, self.settings, req.context.ctx,
                             worktree_id, unit_id)
         resp.media = MergePreview(outcome=PreviewOutcome(p.outcome),
                                   trunk_revision=p.trunk_revision,
@@ -88,7 +88,7 @@ class UnitMergeConflicts:
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                unit_id: str) -> None:
         q = contract.read_query(req, ConflictQuery)
-        page = merging.conflicts(self.db, self.unitstore, req.context.ctx, worktree_id,
+        page = merge_review.conflicts(self.db, self.unitstore, req.context.ctx, worktree_id,
                                  unit_id, limit=q.limit, cursor=q.cursor)
         resp.media = ConflictList(operation_id=page.operation_id,
                                   conflict_count=page.conflict_count,
@@ -114,7 +114,7 @@ class UnitRebase:
         body = contract.read_body(req, RebaseRequest)
         resolutions: dict[str, Take] = {
             r.path: "trunk" if r.take == "trunk" else "draft" for r in body.resolutions}
-        done = merging.rebase(self.db, self.unitstore, self.settings, req.context.ctx,
+        done = merge_review.rebase(self.db, self.unitstore, self.settings, req.context.ctx,
                               worktree_id, unit_id, body.draft_revision, resolutions)
         resp.media = RebaseResult(draft_revision=done.draft_revision,
                                   base_revision=done.base_revision)

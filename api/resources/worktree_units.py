@@ -23,7 +23,7 @@ from storage.db import Database
 from storage.unitstore import UnitStore
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
-from wharf.worktrees import units
+from wharf.worktrees import unit_changes, units
 
 NOT_WHILE = ("409 `worktree_busy` while a merge or discard runs, `worktree_state` unless "
              "the worktree is a draft (`details.state`, `details.allowed`).")
@@ -91,8 +91,8 @@ class WorktreeUnitItem:
                  unit_id: str) -> None:
         body = contract.read_body(req, UpdateWorktreeUnitRequest)
         fields = {k: msgspec.to_builtins(v) for k, v in changes(body).items()}
-        resp.media = unit_body(units.update_unit(self.db, self.store, req.context.ctx,
-                                                 worktree_id, unit_id, fields))
+        resp.media = unit_body(unit_changes.update_unit(
+            self.db, self.store, req.context.ctx, worktree_id, unit_id, fields))
 
     @contract.op(operation_id="removeWorktreeUnit", summary="Take a unit out of a worktree",
                  tags=["worktrees"],
@@ -100,8 +100,8 @@ class WorktreeUnitItem:
                  responses={204: contract.Answer(None, "Removed.")}, problems=(403, 409))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                   unit_id: str) -> None:
-        units.remove_unit(self.db, self.store, self.settings, req.context.ctx, worktree_id,
-                          unit_id)
+        unit_changes.remove_unit(self.db, self.store, self.settings, req.context.ctx,
+                                 worktree_id, unit_id)
         resp.status = falcon.HTTP_204
 
 
@@ -121,8 +121,9 @@ class WorktreeUnitChangesets:
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                 unit_id: str) -> None:
         body = read_changeset(req)
-        head = units.apply_changeset(self.db, self.store, self.settings, req.context.ctx,
-                                     worktree_id, unit_id, body.base_revision,
-                                     msgspec.to_builtins(body.changes))
+        head = unit_changes.apply_changeset(self.db, self.store, self.settings,
+                                            req.context.ctx, worktree_id, unit_id,
+                                            body.base_revision,
+                                            msgspec.to_builtins(body.changes))
         resp.media = ChangesetResult(unit_id=head.unit_id, revision=head.revision,
                                      snapshot=head.snapshot)

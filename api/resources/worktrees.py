@@ -27,13 +27,7 @@ from api.schemas.worktrees import (
 )
 from api.serialize import timestamp
 from storage.db import Database
-from storage.enums import (
-    PurgeReason,
-    WorktreeEventKind,
-    WorktreeKind,
-    WorktreeState,
-    WorktreeVisibility,
-)
+from storage.enums import PurgeReason
 from storage.unitstore import UnitStore
 from wharf import worktrees
 from wharf.infra.clock import iso
@@ -43,6 +37,7 @@ from wharf.worktrees import access
 from wharf.worktrees import events as wt_events
 from wharf.worktrees import service as wt_service
 from wharf.worktrees import units as wt_units
+from wharf.worktrees.enums import WorktreeEventKind, WorktreeKind, WorktreeState, WorktreeVisibility
 
 W = TypeVar("W", bound=Worktree)
 

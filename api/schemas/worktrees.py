@@ -8,18 +8,17 @@ import msgspec
 
 from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
 from api.schemas.spaces import _Patch
-from storage.enums import (
+from storage.enums import PurgeReason, UnitType
+from wharf.infra.pagination import DEFAULT_LIMIT
+from wharf.worktrees.access import WorktreeCapabilities  # the core's own Struct
+from wharf.worktrees.enums import (
     MergeState,
-    PurgeReason,
-    UnitType,
     WorktreeEventKind,
     WorktreeKind,
     WorktreeState,
     WorktreeUnitSource,
     WorktreeVisibility,
 )
-from wharf.infra.pagination import DEFAULT_LIMIT
-from wharf.worktrees.access import WorktreeCapabilities  # the core's own Struct
 
 WorktreeName = Annotated[str, msgspec.Meta(
     min_length=1, max_length=255, examples=["Q3 plan review"],

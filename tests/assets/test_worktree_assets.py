@@ -8,11 +8,11 @@ import pytest
 from sqlalchemy import delete, update
 
 from storage.blobstore import FileBlobStore
-from storage.enums import MergeState, WorktreeState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from tests.assets.test_assets import PNG, Env, key, new_unit, published
 from tests.engine.test_operations import wait_done
 from wharf.infra.clock import utcnow
+from wharf.worktrees.enums import MergeState, WorktreeState
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from sqlalchemy import select, update
 
-from storage.unitstore import UnitRow
+from storage.unitschema import UnitRow
 from tests.conftest import make_settings
 from wharf.infra.settings import ConfigError, Settings
 
@@ -249,7 +249,7 @@ def test_every_rfc6902_operation_applies(world, worker, components):
                     "b": {"x": [1, 3, "only in b", -1], "y": "y"},
                     "m/n": "z", "t~": {"n": 1.0}}, body
     assert alice.get(f"/api/units/{unit_id}").json["snapshot"]["body"] == body
-    from storage.unitstore import RevisionRow
+    from storage.unitschema import RevisionRow
     with components.unitstore.db.read() as s:
         recorded = s.scalars(select(RevisionRow.changeset).where(
             RevisionRow.unit_id == unit_id, RevisionRow.revision == 1)).one()

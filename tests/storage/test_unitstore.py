@@ -29,32 +29,26 @@ from sqlalchemy import (
 
 from storage.clock import utcnow
 from storage.db import Database
+from storage.enums import DraftRevisionKind, MergeOutcome
 from storage.errors import DatabaseBusy
 from storage.types import UTCDateTime
 from storage.unitpatch import json_size
+from storage.unitschema import SCHEMA_VERSION, UnitStoreSchemaError, prepare_unitstore_db
 from storage.unitstore import (
-    MERGE_AUTHOR,
-    SCHEMA_VERSION,
     ChangesetTooLarge,
-    DraftKey,
-    DraftNotFound,
-    DraftRevisionKind,
-    FastForwardUnavailable,
     InvalidChangeset,
-    MergeOutcome,
     RevisionConflict,
     UnitConflict,
     UnitLimits,
     UnitNotFound,
     UnitStore,
-    UnitStoreSchemaError,
     UnitStoreUnavailable,
     UnitTooLarge,
     initial_snapshot,
-    merge_origin,
-    prepare_unitstore_db,
 )
 from tests.support import services
+from wharf.worktrees.drafts import MERGE_AUTHOR, DraftKey, DraftNotFound, Drafts
+from wharf.worktrees.records import FastForwardUnavailable, MergeRecords, merge_origin
 
 V2_TABLES = ("worktree_drafts", "worktree_draft_revisions", "unit_merge_records")
 WT, OP, OP2 = "wt1", "op1", "op2"
@@ -72,6 +66,16 @@ def store(unitstore_url):
             s.execute(text("TRUNCATE " + ", ".join(V2_TABLES)))
     yield UnitStore(db)
     db.dispose()
+
+
+@pytest.fixture
+def drafts(store):
+    return Drafts.of(store)
+
+
+@pytest.fixture
+def records(store):
+    return MergeRecords.of(store)
 
 
 @pytest.fixture
@@ -158,11 +162,11 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
             [(1, "alice", None), (2, "bob", None)]
         assert store.get("old2").snapshot == initial_snapshot("doc")
         # the upgraded store does everything a fresh one does
-        store.fork_draft(WT, "old1")
-        store.apply_draft_changeset(WT, "old1", 0, [{"op": "add", "path": "/b", "value": 1}],
-                                    "carol")
-        record = store.commit_fast_forward(OP, WT, "old1", expected_trunk_revision=2,
-                                           expected_draft_revision=1)
+        Drafts.of(store).fork_draft(WT, "old1")
+        Drafts.of(store).apply_draft_changeset(WT, "old1", 0, [{"op": "add", "path": "/b", "value": 1}],
+                                               "carol")
+        record = MergeRecords.of(store).commit_fast_forward(OP, WT, "old1", expected_trunk_revision=2,
+                                                            expected_draft_revision=1)
         assert (record.trunk_revision_before, record.trunk_revision_after) == (2, 3)
         assert store.revisions("old1", after=2)[0].origin == merge_origin(WT, OP)
         assert store.apply_changeset("old2", 0, [{"op": "add", "path": "/x", "value": 1}],
@@ -256,9 +260,9 @@ def test_a_v2_store_gets_its_drafts_sizes(empty_url):
         prepare_unitstore_db(db, report=_quiet)
         store = UnitStore(db)
         _trunk(store, "u1", {"a": "x" * 100})
-        store.fork_draft(WT, "u1")
-        store.apply_draft_changeset(WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}],
-                                    "carol")
+        Drafts.of(store).fork_draft(WT, "u1")
+        Drafts.of(store).apply_draft_changeset(WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}],
+                                               "carol")
         with db.write() as s:  # back to what version 2 had
             for column in ("base_bytes", "snapshot_bytes"):
                 s.execute(text(f"ALTER TABLE worktree_drafts DROP COLUMN {column}"))
@@ -268,9 +272,9 @@ def test_a_v2_store_gets_its_drafts_sizes(empty_url):
         prepare_unitstore_db(db, report=said.append)
         assert said == ["wharf: unit store schema upgraded from version 2 to 4"]
         base, head = json_size({"a": "x" * 100}), json_size({"a": "x" * 100, "b": 1})
-        assert store.draft_bytes([WT]) == base + head
-        store.fork_draft("wt2", "u1")  # written with its sizes from now on
-        assert store.draft_bytes([WT, "wt2"]) == base + head + 2 * base
+        assert Drafts.of(store).draft_bytes([WT]) == base + head
+        Drafts.of(store).fork_draft("wt2", "u1")  # written with its sizes from now on
+        assert Drafts.of(store).draft_bytes([WT, "wt2"]) == base + head + 2 * base
     finally:
         db.dispose()
 
@@ -283,69 +287,69 @@ def _trunk(store: UnitStore, unit_id: str = "u1", snapshot: dict | None = None) 
 
 def _edit(store: UnitStore, rev: int, path: str, value: object, author: str = "alice",
           unit_id: str = "u1", wt: str = WT):
-    return store.apply_draft_changeset(wt, unit_id, rev,
-                                       [{"op": "add", "path": path, "value": value}], author)
+    return Drafts.of(store).apply_draft_changeset(wt, unit_id, rev,
+                                                  [{"op": "add", "path": path, "value": value}], author)
 
 
-def test_fork_copies_the_trunk_head_and_is_idempotent(store):
+def test_fork_copies_the_trunk_head_and_is_idempotent(store, drafts):
     _trunk(store)
     store.apply_changeset("u1", 0, [{"op": "add", "path": "/b", "value": 2}], "x")
-    draft = store.fork_draft(WT, "u1")
+    draft = drafts.fork_draft(WT, "u1")
     assert (draft.source, draft.unit_type, draft.base_revision, draft.revision,
             draft.base_draft_revision) == ("trunk", "sheet", 1, 0, 0)
     assert draft.snapshot == draft.base_snapshot == {"a": 1, "b": 2}
     _edit(store, 0, "/c", 3)
-    again = store.fork_draft(WT, "u1")  # the existing draft, edits kept
+    again = drafts.fork_draft(WT, "u1")  # the existing draft, edits kept
     assert (again.revision, again.snapshot, again.created_at) == \
         (1, {"a": 1, "b": 2, "c": 3}, draft.created_at)
-    assert store.fork_draft("wt2", "u1").snapshot == {"a": 1, "b": 2}  # another worktree
+    assert drafts.fork_draft("wt2", "u1").snapshot == {"a": 1, "b": 2}  # another worktree
     with pytest.raises(UnitNotFound):
-        store.fork_draft(WT, "missing")
-    store.create_local_draft(WT, "local", "doc")
+        drafts.fork_draft(WT, "missing")
+    drafts.create_local_draft(WT, "local", "doc")
     with pytest.raises(UnitConflict):
-        store.fork_draft(WT, "local")
+        drafts.fork_draft(WT, "local")
 
 
-def test_a_local_draft_starts_at_revision_0_and_is_idempotent_on_its_type(store):
-    draft = store.create_local_draft(WT, "n1", "doc")
+def test_a_local_draft_starts_at_revision_0_and_is_idempotent_on_its_type(store, drafts):
+    draft = drafts.create_local_draft(WT, "n1", "doc")
     assert (draft.source, draft.base_revision, draft.revision, draft.snapshot,
             draft.base_snapshot) == ("worktree", 0, 0, initial_snapshot("doc"),
                                      initial_snapshot("doc"))
-    assert store.create_local_draft(WT, "n1", "doc") == draft
+    assert drafts.create_local_draft(WT, "n1", "doc") == draft
     with pytest.raises(UnitConflict):
-        store.create_local_draft(WT, "n1", "sheet")
-    assert store.create_local_draft(WT, "n2", "sheet", {"x": 1}).snapshot == {"x": 1}
+        drafts.create_local_draft(WT, "n1", "sheet")
+    assert drafts.create_local_draft(WT, "n2", "sheet", {"x": 1}).snapshot == {"x": 1}
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     with pytest.raises(UnitConflict):
-        store.create_local_draft(WT, "u1", "sheet")
+        drafts.create_local_draft(WT, "u1", "sheet")
     with pytest.raises(InvalidChangeset):
-        store.create_local_draft(WT, "n3", "sheet", ["not", "an", "object"])  # type: ignore[arg-type]
+        drafts.create_local_draft(WT, "n3", "sheet", ["not", "an", "object"])  # type: ignore[arg-type]
     assert store.get("n1") is None  # no trunk unit until a merge creates it
 
 
-def test_get_draft_and_its_head(store):
-    assert store.get_draft(WT, "u1") is None and store.get_draft_head(WT, "u1") is None
+def test_get_draft_and_its_head(store, drafts):
+    assert drafts.get_draft(WT, "u1") is None and drafts.get_draft_head(WT, "u1") is None
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/b", 2)
-    draft, head = store.get_draft(WT, "u1"), store.get_draft_head(WT, "u1")
+    draft, head = drafts.get_draft(WT, "u1"), drafts.get_draft_head(WT, "u1")
     assert draft.base_snapshot == {"a": 1}
     assert (head.snapshot, head.revision, head.base_revision) == ({"a": 1, "b": 2}, 1, 0)
 
 
-def test_a_draft_changeset_is_compare_and_set_and_leaves_trunk_alone(store):
+def test_a_draft_changeset_is_compare_and_set_and_leaves_trunk_alone(store, drafts):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     head = _edit(store, 0, "/b", 2, author="alice")
     assert (head.revision, head.snapshot) == (1, {"a": 1, "b": 2})
     _edit(store, 1, "/c", 3, author="bob")
     with pytest.raises(RevisionConflict) as stale:
         _edit(store, 1, "/d", 4)
     assert stale.value.details == {"current_revision": 2}
-    assert [(r.revision, r.author_id, r.kind) for r in store.draft_revisions(WT, "u1")] == \
+    assert [(r.revision, r.author_id, r.kind) for r in drafts.draft_revisions(WT, "u1")] == \
         [(1, "alice", "edit"), (2, "bob", "edit")]
-    assert [r.revision for r in store.draft_revisions(WT, "u1", after=1)] == [2]
+    assert [r.revision for r in drafts.draft_revisions(WT, "u1", after=1)] == [2]
     assert store.get("u1").snapshot == {"a": 1} and store.get("u1").revision == 0
     with pytest.raises(DraftNotFound):
         _edit(store, 0, "/b", 1, unit_id="nope")
@@ -355,17 +359,17 @@ def test_a_draft_changeset_is_compare_and_set_and_leaves_trunk_alone(store):
 def test_a_draft_changeset_has_the_limits_of_a_trunk_changeset(store):
     small = UnitStore(store.db, UnitLimits(max_bytes=200, max_ops=2, max_depth=5))
     _trunk(small)
-    small.fork_draft(WT, "u1")
+    Drafts.of(small).fork_draft(WT, "u1")
     add = {"op": "add", "path": "/b", "value": 1}
     with pytest.raises(ChangesetTooLarge):
-        small.apply_draft_changeset(WT, "u1", 0, [add] * 3, "a")
+        Drafts.of(small).apply_draft_changeset(WT, "u1", 0, [add] * 3, "a")
     with pytest.raises(UnitTooLarge):
         _edit(small, 0, "/big", "x" * 300)
     with pytest.raises(InvalidChangeset):
-        small.apply_draft_changeset(WT, "u1", 0, [{"op": "remove", "path": "/zz"}], "a")
+        Drafts.of(small).apply_draft_changeset(WT, "u1", 0, [{"op": "remove", "path": "/zz"}], "a")
     with pytest.raises(InvalidChangeset):
-        small.apply_draft_changeset(WT, "u1", 0, [], "a")
-    assert small.get_draft_head(WT, "u1").revision == 0  # nothing written
+        Drafts.of(small).apply_draft_changeset(WT, "u1", 0, [], "a")
+    assert Drafts.of(small).get_draft_head(WT, "u1").revision == 0  # nothing written
 
 
 # -- merge commits ------------------------------------------------------------------------
@@ -374,74 +378,74 @@ def _revs(store: UnitStore, unit_id: str = "u1") -> list[tuple]:
     return [(r.revision, r.author_id, r.origin) for r in store.revisions(unit_id)]
 
 
-def test_fast_forward_appends_the_draft_revisions_with_their_authors(store):
+def test_fast_forward_appends_the_draft_revisions_with_their_authors(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/b", 2, author="alice")
     _edit(store, 1, "/c", 3, author="bob")
-    record = store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                       expected_draft_revision=2)
+    record = records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                         expected_draft_revision=2)
     assert (record.outcome, record.trunk_revision_before, record.trunk_revision_after,
             record.conflicts, record.conflict_count) == ("fast_forward", 0, 2, [], 0)
     origin = merge_origin(WT, OP)
     assert origin == {"merge": {"worktree_id": WT, "operation_id": OP}}
     assert _revs(store) == [(1, "alice", origin), (2, "bob", origin)]
     assert store.get("u1").snapshot == {"a": 1, "b": 2, "c": 3}
-    draft = store.get_draft(WT, "u1")  # re-based onto the new head
+    draft = drafts.get_draft(WT, "u1")  # re-based onto the new head
     assert (draft.base_revision, draft.base_draft_revision, draft.revision) == (2, 2, 2)
     assert draft.base_snapshot == draft.snapshot == {"a": 1, "b": 2, "c": 3}
-    assert store.merge_record(OP, "u1") == record and store.has_merge_records(OP)
-    assert store.merge_records(OP) == [record] and not store.has_merge_records(OP2)
+    assert records.merge_record(OP, "u1") == record and records.has_merge_records(OP)
+    assert records.merge_records(OP) == [record] and not records.has_merge_records(OP2)
 
     # later edits after a partial merge fast-forward on their own, authors kept again
     _edit(store, 2, "/d", 4, author="carol")
-    again = store.commit_fast_forward(OP2, WT, "u1", expected_trunk_revision=2,
-                                      expected_draft_revision=3)
+    again = records.commit_fast_forward(OP2, WT, "u1", expected_trunk_revision=2,
+                                        expected_draft_revision=3)
     assert (again.trunk_revision_before, again.trunk_revision_after) == (2, 3)
     assert _revs(store)[-1] == (3, "carol", merge_origin(WT, OP2))
 
 
-def test_fast_forward_refuses_when_trunk_or_draft_moved(store):
+def test_fast_forward_refuses_when_trunk_or_draft_moved(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/b", 2)
     with pytest.raises(RevisionConflict) as draft_moved:
-        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                  expected_draft_revision=0)
+        records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                    expected_draft_revision=0)
     assert draft_moved.value.details["scope"] == "draft"
     store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "x")
     with pytest.raises(RevisionConflict) as stale:  # the caller's view of trunk is stale
-        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                  expected_draft_revision=1)
+        records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                    expected_draft_revision=1)
     assert stale.value.details == {"current_revision": 1, "scope": "trunk"}
     with pytest.raises(RevisionConflict, match="not a fast-forward"):  # trunk moved since
-        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
-                                  expected_draft_revision=1)
-    assert store.merge_record(OP, "u1") is None and store.get("u1").revision == 1
+        records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
+                                    expected_draft_revision=1)
+    assert records.merge_record(OP, "u1") is None and store.get("u1").revision == 1
 
 
-def test_fast_forward_unavailable_writes_nothing(store):
+def test_fast_forward_unavailable_writes_nothing(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     with pytest.raises(FastForwardUnavailable) as none:
-        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                  expected_draft_revision=0)
+        records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                    expected_draft_revision=0)
     assert none.value.details == {"reason": "no_revisions"}
     # a rebase with a resolution: the draft head is unlike its base, so the later
     # revisions do not replay onto trunk
     _edit(store, 0, "/b", 1)
     store.apply_changeset("u1", 0, [{"op": "add", "path": "/b", "value": 9}], "trunker")
-    store.rebase_draft(WT, "u1", expected_draft_revision=1, base_revision=1,
-                       base_snapshot={"a": 1, "b": 9}, snapshot={"a": 1, "b": 1},
-                       changeset=[], author_id="alice")  # take: draft
+    drafts.rebase_draft(WT, "u1", expected_draft_revision=1, base_revision=1,
+                        base_snapshot={"a": 1, "b": 9}, snapshot={"a": 1, "b": 1},
+                        changeset=[], author_id="alice")  # take: draft
     _edit(store, 1, "/c", 2)
     with pytest.raises(FastForwardUnavailable) as differs:
-        store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
-                                  expected_draft_revision=2)
+        records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=1,
+                                    expected_draft_revision=2)
     assert differs.value.details == {"reason": "replay_differs"}
-    assert store.get("u1").revision == 1 and store.merge_record(OP, "u1") is None
+    assert store.get("u1").revision == 1 and records.merge_record(OP, "u1") is None
     # the single-revision form
-    record = store.commit_merge(
+    record = records.commit_merge(
         OP, WT, "u1", expected_trunk_revision=1, expected_draft_revision=2,
         changeset=[{"op": "replace", "path": "/b", "value": 1},
                    {"op": "add", "path": "/c", "value": 2}],
@@ -452,14 +456,14 @@ def test_fast_forward_unavailable_writes_nothing(store):
     assert _revs(store)[-1] == (2, "merger", merge_origin(WT, OP))
 
 
-def test_merge_appends_one_revision_with_the_precomputed_snapshot(store):
+def test_merge_appends_one_revision_with_the_precomputed_snapshot(store, drafts, records):
     _trunk(store, snapshot={"a": 1, "b": 1})
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/d", 1, author="alice")                       # draft: + d
     store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "trunker")
     merged = {"a": 1, "b": 1, "t": 1, "d": 1}
     # stored as given: a marker the patch does not produce proves no re-application
-    record = store.commit_merge(
+    record = records.commit_merge(
         OP, WT, "u1", expected_trunk_revision=1, expected_draft_revision=1,
         changeset=[{"op": "add", "path": "/d", "value": 1}],
         snapshot={**merged, "given": True},
@@ -470,56 +474,56 @@ def test_merge_appends_one_revision_with_the_precomputed_snapshot(store):
     last = store.revisions("u1")[-1]
     assert (last.revision, last.author_id, last.origin, last.changeset) == \
         (2, "merger", merge_origin(WT, OP), [{"op": "add", "path": "/d", "value": 1}])
-    draft = store.get_draft(WT, "u1")  # re-based: base and head are the merge result
+    draft = drafts.get_draft(WT, "u1")  # re-based: base and head are the merge result
     assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (2, 2, 2)
     assert draft.snapshot == draft.base_snapshot == {**merged, "given": True}
-    sync = store.draft_revisions(WT, "u1")[-1]
+    sync = drafts.draft_revisions(WT, "u1")[-1]
     assert (sync.kind, sync.author_id, sync.changeset) == \
         (DraftRevisionKind.MERGE_SYNC, MERGE_AUTHOR, [{"op": "add", "path": "/t", "value": 1}])
 
 
-def test_merge_without_a_draft_change_writes_no_sync_revision(store):
+def test_merge_without_a_draft_change_writes_no_sync_revision(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/d", 1)
-    store.commit_merge(OP, WT, "u1", expected_trunk_revision=0, expected_draft_revision=1,
-                       changeset=[{"op": "add", "path": "/d", "value": 1}],
-                       snapshot={"a": 1, "d": 1}, draft_changeset=[], author_id="m")
-    assert [r.kind for r in store.draft_revisions(WT, "u1")] == ["edit"]
-    assert store.get_draft(WT, "u1").base_draft_revision == 1
+    records.commit_merge(OP, WT, "u1", expected_trunk_revision=0, expected_draft_revision=1,
+                         changeset=[{"op": "add", "path": "/d", "value": 1}],
+                         snapshot={"a": 1, "d": 1}, draft_changeset=[], author_id="m")
+    assert [r.kind for r in drafts.draft_revisions(WT, "u1")] == ["edit"]
+    assert drafts.get_draft(WT, "u1").base_draft_revision == 1
 
 
 def test_merge_refusals_write_nothing(store):
     small = UnitStore(store.db, UnitLimits(max_bytes=100))
     _trunk(small)
-    small.fork_draft(WT, "u1")
+    Drafts.of(small).fork_draft(WT, "u1")
     _edit(small, 0, "/d", 1)
     args = {"expected_trunk_revision": 0, "expected_draft_revision": 1,
             "changeset": [{"op": "add", "path": "/d", "value": 1}],
             "snapshot": {"a": 1, "d": 1}, "draft_changeset": [], "author_id": "m"}
     with pytest.raises(RevisionConflict):
-        small.commit_merge(OP, WT, "u1", **{**args, "expected_trunk_revision": 5})
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **{**args, "expected_trunk_revision": 5})
     with pytest.raises(RevisionConflict):
-        small.commit_merge(OP, WT, "u1", **{**args, "expected_draft_revision": 0})
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **{**args, "expected_draft_revision": 0})
     with pytest.raises(UnitTooLarge):
-        small.commit_merge(OP, WT, "u1", **{**args, "snapshot": {"big": "x" * 200}})
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **{**args, "snapshot": {"big": "x" * 200}})
     with pytest.raises(InvalidChangeset):
-        small.commit_merge(OP, WT, "u1", **{**args, "changeset": []})
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **{**args, "changeset": []})
     with pytest.raises(InvalidChangeset):
-        small.commit_merge(OP, WT, "u1", **{**args, "snapshot": ["no"]})
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **{**args, "snapshot": ["no"]})
     with pytest.raises(ValueError):
-        small.commit_merge(OP, WT, "u1", **args, outcome=MergeOutcome.CREATED)
+        MergeRecords.of(small).commit_merge(OP, WT, "u1", **args, outcome=MergeOutcome.CREATED)
     with pytest.raises(DraftNotFound):
-        small.commit_merge(OP, "other", "u1", **args)
-    assert small.get("u1").revision == 0 and small.merge_record(OP, "u1") is None
-    assert small.get_draft(WT, "u1").revision == 1
+        MergeRecords.of(small).commit_merge(OP, "other", "u1", **args)
+    assert small.get("u1").revision == 0 and MergeRecords.of(small).merge_record(OP, "u1") is None
+    assert Drafts.of(small).get_draft(WT, "u1").revision == 1
 
 
-def test_created_makes_the_trunk_unit_with_the_draft_history(store):
-    store.create_local_draft(WT, "n1", "doc")
+def test_created_makes_the_trunk_unit_with_the_draft_history(store, drafts, records):
+    drafts.create_local_draft(WT, "n1", "doc")
     _edit(store, 0, "/x", 1, author="alice", unit_id="n1")
     _edit(store, 1, "/y", 2, author="bob", unit_id="n1")
-    record = store.commit_created(OP, WT, "n1", expected_draft_revision=2)
+    record = records.commit_created(OP, WT, "n1", expected_draft_revision=2)
     assert (record.outcome, record.trunk_revision_before, record.trunk_revision_after) == \
         ("created", None, 2)
     unit = store.get("n1")
@@ -527,56 +531,56 @@ def test_created_makes_the_trunk_unit_with_the_draft_history(store):
     assert unit.snapshot == {**initial_snapshot("doc"), "x": 1, "y": 2}
     origin = merge_origin(WT, OP)
     assert _revs(store, "n1") == [(1, "alice", origin), (2, "bob", origin)]
-    draft = store.get_draft(WT, "n1")  # behaves as a trunk draft from now on
+    draft = drafts.get_draft(WT, "n1")  # behaves as a trunk draft from now on
     assert (draft.base_revision, draft.base_draft_revision) == (2, 2)
     assert draft.base_snapshot == unit.snapshot
 
 
-def test_created_without_revisions_and_when_the_unit_exists(store):
-    store.create_local_draft(WT, "n1", "sheet", {"s": 1})
-    record = store.commit_created(OP, WT, "n1", expected_draft_revision=0)
+def test_created_without_revisions_and_when_the_unit_exists(store, drafts, records):
+    drafts.create_local_draft(WT, "n1", "sheet", {"s": 1})
+    record = records.commit_created(OP, WT, "n1", expected_draft_revision=0)
     assert (record.trunk_revision_before, record.trunk_revision_after) == (None, 0)
     assert store.get("n1").snapshot == {"s": 1} and store.revisions("n1") == []
     # a later merge (the first one's activation was blocked): nothing appended
-    again = store.commit_created(OP2, WT, "n1", expected_draft_revision=0)
+    again = records.commit_created(OP2, WT, "n1", expected_draft_revision=0)
     assert (again.outcome, again.trunk_revision_before, again.trunk_revision_after) == \
         ("created", 0, 0)
-    store.create_local_draft(WT, "n2", "doc")
+    drafts.create_local_draft(WT, "n2", "doc")
     store.create_unit("n2", "sheet")
     with pytest.raises(UnitConflict):
-        store.commit_created(OP, WT, "n2", expected_draft_revision=0)
+        records.commit_created(OP, WT, "n2", expected_draft_revision=0)
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     with pytest.raises(UnitConflict):
-        store.commit_created(OP, WT, "u1", expected_draft_revision=0)
+        records.commit_created(OP, WT, "u1", expected_draft_revision=0)
     with pytest.raises(DraftNotFound):
-        store.commit_created(OP, WT, "nope", expected_draft_revision=0)
+        records.commit_created(OP, WT, "nope", expected_draft_revision=0)
 
 
-def test_record_outcome_conflict_and_unchanged(store):
+def test_record_outcome_conflict_and_unchanged(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/a", 11)
     conflicts = [{"path": "/a", "base": 1, "trunk": 10, "draft": 11}]
-    record = store.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=1,
-                                  conflicts=conflicts, conflict_count=12_345)
+    record = records.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=1,
+                                    conflicts=conflicts, conflict_count=12_345)
     assert (record.outcome, record.conflicts, record.conflict_count,
             record.trunk_revision_before, record.trunk_revision_after) == \
         ("conflict", conflicts, 12_345, 1, 1)
-    assert store.get_draft(WT, "u1").revision == 1  # draft untouched
+    assert drafts.get_draft(WT, "u1").revision == 1  # draft untouched
     # a second call for the same (operation, unit) gets the first record back
-    assert store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED,
-                                trunk_revision=1) == record
-    assert store.record_outcome(OP2, WT, "u1", MergeOutcome.FAILED,
-                                trunk_revision=None).outcome == "failed"
+    assert records.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED,
+                                  trunk_revision=1) == record
+    assert records.record_outcome(OP2, WT, "u1", MergeOutcome.FAILED,
+                                  trunk_revision=None).outcome == "failed"
     with pytest.raises(ValueError):
-        store.record_outcome(OP, WT, "u2", MergeOutcome.MERGED, trunk_revision=1)
+        records.record_outcome(OP, WT, "u2", MergeOutcome.MERGED, trunk_revision=1)
     with pytest.raises(ValueError):
-        store.record_outcome(OP, WT, "u2", MergeOutcome.CONFLICT, trunk_revision=1,
-                             sync_changeset=[], expected_draft_revision=0)
+        records.record_outcome(OP, WT, "u2", MergeOutcome.CONFLICT, trunk_revision=1,
+                               sync_changeset=[], expected_draft_revision=0)
     with pytest.raises(ValueError):
-        store.record_outcome(OP, WT, "u2", MergeOutcome.UNCHANGED, trunk_revision=1,
-                             sync_changeset=[])
+        records.record_outcome(OP, WT, "u2", MergeOutcome.UNCHANGED, trunk_revision=1,
+                               sync_changeset=[])
 
 
 def _stored(store: UnitStore, operation_id: str, unit_id: str = "u1") -> tuple:
@@ -588,36 +592,36 @@ def _stored(store: UnitStore, operation_id: str, unit_id: str = "u1") -> tuple:
     return json.loads(stored) if isinstance(stored, str) else stored, refers_to
 
 
-def test_a_repeated_conflict_list_is_stored_once(store):
+def test_a_repeated_conflict_list_is_stored_once(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     conflicts = [{"path": f"/k{i}", "base": "b" * 4000, "trunk": "t" * 4000,
                   "draft": "d" * 4000} for i in range(20)]
-    first = store.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                                 conflicts=conflicts, conflict_count=25)
-    again = store.record_outcome(OP2, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                                 conflicts=conflicts, conflict_count=25)
+    first = records.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                   conflicts=conflicts, conflict_count=25)
+    again = records.record_outcome(OP2, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                   conflicts=conflicts, conflict_count=25)
     assert _stored(store, OP) == (conflicts, None)
     assert _stored(store, OP2) == ([], OP)  # a reference, not the list again
-    for record in (first, again, store.merge_record(OP2, "u1"), *store.merge_records(OP2)):
+    for record in (first, again, records.merge_record(OP2, "u1"), *records.merge_records(OP2)):
         assert (record.conflicts, record.conflict_count) == (conflicts, 25)
     # a third repeat refers to the record that holds the list, not to a reference
-    store.record_outcome("op3", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                         conflicts=conflicts)
+    records.record_outcome("op3", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                           conflicts=conflicts)
     assert _stored(store, "op3") == ([], OP)
     # other conflicts, or another worktree's, are stored
     other = conflicts[:19]
-    store.record_outcome("op4", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                         conflicts=other)
+    records.record_outcome("op4", WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                           conflicts=other)
     assert _stored(store, "op4") == (other, None)
-    store.fork_draft("wt2", "u1")
-    store.record_outcome("op5", "wt2", "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                         conflicts=conflicts)
+    drafts.fork_draft("wt2", "u1")
+    records.record_outcome("op5", "wt2", "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                           conflicts=conflicts)
     assert _stored(store, "op5") == (conflicts, None)
     # retention deletes a worktree's records together, the referred-to one included
-    store.delete_drafts(WT)
-    assert all(store.merge_record(o, "u1") is None for o in (OP, OP2, "op3", "op4"))
-    assert store.merge_record("op5", "u1").conflicts == conflicts
+    drafts.delete_drafts(WT)
+    assert all(records.merge_record(o, "u1") is None for o in (OP, OP2, "op3", "op4"))
+    assert records.merge_record("op5", "u1").conflicts == conflicts
 
 
 def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
@@ -647,44 +651,44 @@ def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
     with store.db.engine.connect() as conn:
         assert "ix_unit_merge_records_worktree" in {
             i["name"] for i in inspect(conn).get_indexes("unit_merge_records")}
-    assert store.merge_record("old", "u1").conflicts == conflicts
+    assert MergeRecords.of(store).merge_record("old", "u1").conflicts == conflicts
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    Drafts.of(store).fork_draft(WT, "u1")
     for op in (OP, OP2):
-        store.record_outcome(op, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
-                             conflicts=conflicts)
+        MergeRecords.of(store).record_outcome(op, WT, "u1", MergeOutcome.CONFLICT, trunk_revision=0,
+                                              conflicts=conflicts)
     assert _stored(store, OP) == (conflicts, None) and _stored(store, OP2) == ([], OP)
     store.db.dispose()
 
 
-def test_unchanged_with_trunk_moved_rebases_the_draft_onto_trunk(store):
+def test_unchanged_with_trunk_moved_rebases_the_draft_onto_trunk(store, drafts, records):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     store.apply_changeset("u1", 0, [{"op": "add", "path": "/t", "value": 1}], "trunker")
     sync = [{"op": "add", "path": "/t", "value": 1}]
     with pytest.raises(RevisionConflict):  # trunk moved on since the caller looked
-        store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=0,
-                             sync_changeset=sync, expected_draft_revision=0)
-    record = store.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=1,
-                                  sync_changeset=sync, expected_draft_revision=0)
+        records.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=0,
+                               sync_changeset=sync, expected_draft_revision=0)
+    record = records.record_outcome(OP, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=1,
+                                    sync_changeset=sync, expected_draft_revision=0)
     assert (record.outcome, record.trunk_revision_after) == ("unchanged", 1)
-    draft = store.get_draft(WT, "u1")
+    draft = drafts.get_draft(WT, "u1")
     assert draft.snapshot == draft.base_snapshot == {"a": 1, "t": 1}
     assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (1, 1, 1)
-    assert store.draft_revisions(WT, "u1")[0].kind == "merge_sync"
+    assert drafts.draft_revisions(WT, "u1")[0].kind == "merge_sync"
     assert store.get("u1").revision == 1  # trunk untouched
     # with an empty patch (merged == trunk == draft): re-based, no draft revision
     store.apply_changeset("u1", 1, [{"op": "add", "path": "/u", "value": 1}], "trunker")
     _edit(store, 1, "/u", 1)
-    store.record_outcome(OP2, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=2,
-                         sync_changeset=[], expected_draft_revision=2)
-    draft = store.get_draft(WT, "u1")
+    records.record_outcome(OP2, WT, "u1", MergeOutcome.UNCHANGED, trunk_revision=2,
+                           sync_changeset=[], expected_draft_revision=2)
+    draft = drafts.get_draft(WT, "u1")
     assert (draft.revision, draft.base_revision, draft.base_draft_revision) == (2, 2, 2)
 
 
-def test_rebase_moves_the_draft_onto_the_trunk_head(store):
+def test_rebase_moves_the_draft_onto_the_trunk_head(store, drafts):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/a", 11)
     store.apply_changeset("u1", 0, [{"op": "replace", "path": "/a", "value": 10},
                                     {"op": "add", "path": "/t", "value": 1}], "trunker")
@@ -693,48 +697,48 @@ def test_rebase_moves_the_draft_onto_the_trunk_head(store):
                                                           "value": 1}],
             "author_id": "alice"}
     with pytest.raises(RevisionConflict) as stale_draft:
-        store.rebase_draft(WT, "u1", expected_draft_revision=0, **args)
+        drafts.rebase_draft(WT, "u1", expected_draft_revision=0, **args)
     assert stale_draft.value.details["scope"] == "draft"
     with pytest.raises(RevisionConflict) as stale_trunk:
-        store.rebase_draft(WT, "u1", expected_draft_revision=1, **{**args, "base_revision": 0})
+        drafts.rebase_draft(WT, "u1", expected_draft_revision=1, **{**args, "base_revision": 0})
     assert stale_trunk.value.details == {"current_revision": 1, "scope": "trunk"}
-    head = store.rebase_draft(WT, "u1", expected_draft_revision=1, **args)
+    head = drafts.rebase_draft(WT, "u1", expected_draft_revision=1, **args)
     assert (head.revision, head.base_revision, head.base_draft_revision, head.snapshot) == \
         (2, 1, 2, {"a": 11, "t": 1})
-    draft = store.get_draft(WT, "u1")
+    draft = drafts.get_draft(WT, "u1")
     assert draft.base_snapshot == {"a": 10, "t": 1} and draft.snapshot == {"a": 11, "t": 1}
-    rebase = store.draft_revisions(WT, "u1")[-1]
+    rebase = drafts.draft_revisions(WT, "u1")[-1]
     assert (rebase.kind, rebase.author_id) == ("rebase", "alice")
     # now a fast-forward of the single-revision form merges it
     assert store.get("u1").revision == 1
-    store.create_local_draft(WT, "n1", "doc")
+    drafts.create_local_draft(WT, "n1", "doc")
     with pytest.raises(UnitNotFound):  # a local unit never merged has no trunk
-        store.rebase_draft(WT, "n1", expected_draft_revision=0, **args)
+        drafts.rebase_draft(WT, "n1", expected_draft_revision=0, **args)
 
 
-def test_delete_drafts_and_orphan_candidates(store):
+def test_delete_drafts_and_orphan_candidates(store, drafts, records):
     _trunk(store)
     for wt in ("w1", "w2"):
-        store.fork_draft(wt, "u1")
-        store.create_local_draft(wt, "n1", "doc")
+        drafts.fork_draft(wt, "u1")
+        drafts.create_local_draft(wt, "n1", "doc")
         _edit(store, 0, "/x", 1, unit_id="n1", wt=wt)
-    store.record_outcome(OP, "w1", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
-    store.record_outcome(OP2, "w2", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
+    records.record_outcome(OP, "w1", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
+    records.record_outcome(OP2, "w2", "u1", MergeOutcome.UNCHANGED, trunk_revision=0)
     later = utcnow() + timedelta(seconds=1)
-    assert store.orphan_drafts(utcnow() - timedelta(hours=1)) == []
-    everything = store.orphan_drafts(later)
+    assert drafts.orphan_drafts(utcnow() - timedelta(hours=1)) == []
+    everything = drafts.orphan_drafts(later)
     assert everything == [DraftKey("w1", "n1"), DraftKey("w1", "u1"), DraftKey("w2", "n1"),
                           DraftKey("w2", "u1")]
-    assert store.orphan_drafts(later, limit=2) == everything[:2]
-    assert store.orphan_drafts(later, after=everything[1], limit=2) == everything[2:]
-    assert store.delete_draft("w2", "n1") and not store.delete_draft("w2", "n1")
-    assert store.draft_revisions("w2", "n1") == []
-    assert store.delete_drafts("w1") == 2 and store.delete_drafts("w1") == 0
-    assert store.get_draft("w1", "u1") is None and store.draft_revisions("w1", "n1") == []
-    assert store.get_draft("w2", "u1") is not None  # another worktree's draft stays
+    assert drafts.orphan_drafts(later, limit=2) == everything[:2]
+    assert drafts.orphan_drafts(later, after=everything[1], limit=2) == everything[2:]
+    assert drafts.delete_draft("w2", "n1") and not drafts.delete_draft("w2", "n1")
+    assert drafts.draft_revisions("w2", "n1") == []
+    assert drafts.delete_drafts("w1") == 2 and drafts.delete_drafts("w1") == 0
+    assert drafts.get_draft("w1", "u1") is None and drafts.draft_revisions("w1", "n1") == []
+    assert drafts.get_draft("w2", "u1") is not None  # another worktree's draft stays
     # the worktree's merge records go with its drafts (retention); another's stay
-    assert store.merge_record(OP, "u1") is None and store.merge_records(OP) == []
-    assert store.merge_record(OP2, "u1") is not None
+    assert records.merge_record(OP, "u1") is None and records.merge_records(OP) == []
+    assert records.merge_record(OP2, "u1") is not None
     assert store.get("u1") is not None
 
 
@@ -761,17 +765,17 @@ def test_append_revision_with_snapshot_stores_the_given_document(store):
     assert store.get("u1").revision == 2
 
 
-def test_a_large_fast_forward_and_merge(store):
+def test_a_large_fast_forward_and_merge(store, drafts, records):
     """200 sheet rows x 50 cells: the documents a merge moves are not small."""
     rows = {str(r): {str(c): {"v": r * c} for c in range(50)} for r in range(200)}
     _trunk(store, snapshot={"cellData": rows})
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     for i in range(20):
         _edit(store, i, f"/cellData/{i}/0/v", -i, author=f"user{i % 3}")
-    record = store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                       expected_draft_revision=20)
+    record = records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                         expected_draft_revision=20)
     assert record.trunk_revision_after == 20
-    assert store.get("u1").snapshot == store.get_draft(WT, "u1").snapshot
+    assert store.get("u1").snapshot == drafts.get_draft(WT, "u1").snapshot
     assert {r.author_id for r in store.revisions("u1")} == {"user0", "user1", "user2"}
 
 
@@ -783,59 +787,59 @@ def _merge_args(store: UnitStore) -> dict:
             "snapshot": {"a": 1, "d": 1}, "draft_changeset": [], "author_id": "m"}
 
 
-def test_a_rerun_after_a_crash_gets_the_record_and_writes_nothing_again(store, unitstore_url):
+def test_a_rerun_after_a_crash_gets_the_record_and_writes_nothing_again(store, drafts, records, unitstore_url):
     _trunk(store)
-    store.create_local_draft(WT, "n1", "doc")
+    drafts.create_local_draft(WT, "n1", "doc")
     _edit(store, 0, "/x", 1, unit_id="n1")
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/d", 1)
     _trunk(store, "u2")
-    store.fork_draft(WT, "u2")
+    drafts.fork_draft(WT, "u2")
     _edit(store, 0, "/e", 1, unit_id="u2")
     first = {
-        "u1": store.commit_merge(OP, WT, "u1", **_merge_args(store)),
-        "n1": store.commit_created(OP, WT, "n1", expected_draft_revision=1),
-        "u2": store.commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
-                                        expected_draft_revision=1)}
-    heads = {u: (store.get(u).revision, store.get_draft(WT, u).revision) for u in first}
+        "u1": records.commit_merge(OP, WT, "u1", **_merge_args(store)),
+        "n1": records.commit_created(OP, WT, "n1", expected_draft_revision=1),
+        "u2": records.commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
+                                          expected_draft_revision=1)}
+    heads = {u: (store.get(u).revision, drafts.get_draft(WT, u).revision) for u in first}
     # the worker died before its product commit; another process runs the operation again
     # with what it read before (stale revisions): the records come back, nothing is written
     rerun_db = Database(unitstore_url)
     try:
         rerun = UnitStore(rerun_db)
-        assert rerun.commit_merge(OP, WT, "u1", **_merge_args(store)) == first["u1"]
-        assert rerun.commit_created(OP, WT, "n1", expected_draft_revision=1) == first["n1"]
-        assert rerun.commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
-                                         expected_draft_revision=1) == first["u2"]
-        assert rerun.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
-                                    trunk_revision=0) == first["u1"]
+        assert MergeRecords.of(rerun).commit_merge(OP, WT, "u1", **_merge_args(store)) == first["u1"]
+        assert MergeRecords.of(rerun).commit_created(OP, WT, "n1", expected_draft_revision=1) == first["n1"]
+        assert MergeRecords.of(rerun).commit_fast_forward(OP, WT, "u2", expected_trunk_revision=0,
+                                                          expected_draft_revision=1) == first["u2"]
+        assert MergeRecords.of(rerun).record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
+                                                     trunk_revision=0) == first["u1"]
     finally:
         rerun_db.dispose()
-    assert {u: (store.get(u).revision, store.get_draft(WT, u).revision) for u in first} == \
+    assert {u: (store.get(u).revision, drafts.get_draft(WT, u).revision) for u in first} == \
         heads
     assert len(store.revisions("u1")) == 1 and len(store.revisions("n1")) == 1
     assert len(store.revisions("u2")) == 1
-    assert store.merge_records(OP) == sorted(first.values(), key=lambda r: r.unit_id)
+    assert records.merge_records(OP) == sorted(first.values(), key=lambda r: r.unit_id)
 
 
-def test_a_crash_before_the_record_leaves_no_trunk_revision(store, monkeypatch):
+def test_a_crash_before_the_record_leaves_no_trunk_revision(store, drafts, records, monkeypatch):
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/d", 1)
 
     def die(*_a, **_k):
         raise RuntimeError("killed between the trunk write and the record")
     with monkeypatch.context() as m:
-        m.setattr(UnitStore, "_insert_record", die)
+        m.setattr(MergeRecords, "_insert_record", die)
         with pytest.raises(RuntimeError):
-            store.commit_merge(OP, WT, "u1", **_merge_args(store))
+            records.commit_merge(OP, WT, "u1", **_merge_args(store))
         with pytest.raises(RuntimeError):
-            store.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
-                                      expected_draft_revision=1)
+            records.commit_fast_forward(OP, WT, "u1", expected_trunk_revision=0,
+                                        expected_draft_revision=1)
     # one transaction: no trunk revision, no draft re-base, no record
     assert store.get("u1").revision == 0 and store.revisions("u1") == []
-    assert store.get_draft(WT, "u1").revision == 1 and store.merge_record(OP, "u1") is None
-    record = store.commit_merge(OP, WT, "u1", **_merge_args(store))  # the re-run writes once
+    assert drafts.get_draft(WT, "u1").revision == 1 and records.merge_record(OP, "u1") is None
+    record = records.commit_merge(OP, WT, "u1", **_merge_args(store))  # the re-run writes once
     assert record.trunk_revision_after == 1 and len(store.revisions("u1")) == 1
 
 
@@ -861,30 +865,30 @@ def _race(n: int, fn) -> tuple[list, list]:
     return results, errors
 
 
-def test_concurrent_runs_of_one_merge_write_trunk_once(store):
+def test_concurrent_runs_of_one_merge_write_trunk_once(store, drafts, records):
     """Two workers running the same operation (a lease expired): one trunk write, one
     record, both get it."""
     _trunk(store)
-    store.fork_draft(WT, "u1")
+    drafts.fork_draft(WT, "u1")
     _edit(store, 0, "/d", 1)
-    store.create_local_draft(WT, "n1", "doc")
+    drafts.create_local_draft(WT, "n1", "doc")
     _edit(store, 0, "/x", 1, unit_id="n1")
     results, errors = _race(6, lambda i: (
-        store.commit_merge(OP, WT, "u1", **_merge_args(store)) if i % 2 else
-        store.commit_created(OP, WT, "n1", expected_draft_revision=1)))
+        records.commit_merge(OP, WT, "u1", **_merge_args(store)) if i % 2 else
+        records.commit_created(OP, WT, "n1", expected_draft_revision=1)))
     assert errors == [] and len(results) == 6
     assert {(r.unit_id, r.trunk_revision_after) for r in results} == {("u1", 1), ("n1", 1)}
     assert len(store.revisions("u1")) == 1 and len(store.revisions("n1")) == 1
-    assert len(store.merge_records(OP)) == 2
+    assert len(records.merge_records(OP)) == 2
 
 
-def test_concurrent_merges_into_one_unit_compare_and_set(store):
+def test_concurrent_merges_into_one_unit_compare_and_set(store, drafts, records):
     """Different operations racing on one trunk unit: one wins, the others must recompute."""
     _trunk(store)
     for i in range(4):
-        store.fork_draft(f"w{i}", "u1")
+        drafts.fork_draft(f"w{i}", "u1")
         _edit(store, 0, f"/d{i}", i, wt=f"w{i}")
-    results, errors = _race(4, lambda i: store.commit_merge(
+    results, errors = _race(4, lambda i: records.commit_merge(
         f"op{i}", f"w{i}", "u1", expected_trunk_revision=0, expected_draft_revision=1,
         changeset=[{"op": "add", "path": f"/d{i}", "value": i}],
         snapshot={"a": 1, f"d{i}": i}, draft_changeset=[], author_id="m"))
@@ -896,28 +900,28 @@ def test_concurrent_merges_into_one_unit_compare_and_set(store):
 # -- transient trouble ----------------------------------------------------------------------
 
 CALLS = {
-    "fork_draft": lambda s: s.fork_draft(WT, "u1"),
-    "create_local_draft": lambda s: s.create_local_draft(WT, "n1", "doc"),
-    "get_draft": lambda s: s.get_draft(WT, "u1"),
-    "get_draft_head": lambda s: s.get_draft_head(WT, "u1"),
-    "draft_revisions": lambda s: s.draft_revisions(WT, "u1"),
-    "apply_draft_changeset": lambda s: s.apply_draft_changeset(
+    "fork_draft": lambda s: Drafts.of(s).fork_draft(WT, "u1"),
+    "create_local_draft": lambda s: Drafts.of(s).create_local_draft(WT, "n1", "doc"),
+    "get_draft": lambda s: Drafts.of(s).get_draft(WT, "u1"),
+    "get_draft_head": lambda s: Drafts.of(s).get_draft_head(WT, "u1"),
+    "draft_revisions": lambda s: Drafts.of(s).draft_revisions(WT, "u1"),
+    "apply_draft_changeset": lambda s: Drafts.of(s).apply_draft_changeset(
         WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}], "a"),
-    "rebase_draft": lambda s: s.rebase_draft(WT, "u1", expected_draft_revision=0,
-                                             base_revision=0, base_snapshot={}, snapshot={},
-                                             changeset=[], author_id="a"),
-    "delete_draft": lambda s: s.delete_draft(WT, "u1"),
-    "delete_drafts": lambda s: s.delete_drafts(WT),
-    "orphan_drafts": lambda s: s.orphan_drafts(utcnow()),
-    "merge_record": lambda s: s.merge_record(OP, "u1"),
-    "merge_records": lambda s: s.merge_records(OP),
-    "has_merge_records": lambda s: s.has_merge_records(OP),
-    "commit_fast_forward": lambda s: s.commit_fast_forward(
+    "rebase_draft": lambda s: Drafts.of(s).rebase_draft(WT, "u1", expected_draft_revision=0,
+                                                        base_revision=0, base_snapshot={}, snapshot={},
+                                                        changeset=[], author_id="a"),
+    "delete_draft": lambda s: Drafts.of(s).delete_draft(WT, "u1"),
+    "delete_drafts": lambda s: Drafts.of(s).delete_drafts(WT),
+    "orphan_drafts": lambda s: Drafts.of(s).orphan_drafts(utcnow()),
+    "merge_record": lambda s: MergeRecords.of(s).merge_record(OP, "u1"),
+    "merge_records": lambda s: MergeRecords.of(s).merge_records(OP),
+    "has_merge_records": lambda s: MergeRecords.of(s).has_merge_records(OP),
+    "commit_fast_forward": lambda s: MergeRecords.of(s).commit_fast_forward(
         OP, WT, "u1", expected_trunk_revision=0, expected_draft_revision=1),
-    "commit_merge": lambda s: s.commit_merge(OP, WT, "u1", **_merge_args(s)),
-    "commit_created": lambda s: s.commit_created(OP, WT, "n1", expected_draft_revision=0),
-    "record_outcome": lambda s: s.record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
-                                                 trunk_revision=0),
+    "commit_merge": lambda s: MergeRecords.of(s).commit_merge(OP, WT, "u1", **_merge_args(s)),
+    "commit_created": lambda s: MergeRecords.of(s).commit_created(OP, WT, "n1", expected_draft_revision=0),
+    "record_outcome": lambda s: MergeRecords.of(s).record_outcome(OP, WT, "u1", MergeOutcome.CONFLICT,
+                                                                  trunk_revision=0),
     "append_revision_with_snapshot": lambda s: s.append_revision_with_snapshot(
         "u1", 0, [{"op": "add", "path": "/b", "value": 1}], {"b": 1}, "a"),
     "revisions": lambda s: s.revisions("u1"),
@@ -935,21 +939,21 @@ def test_transient_database_trouble_is_the_unit_store_being_unavailable(store, m
         CALLS[method](store)
 
 
-def test_a_local_unit_created_earlier_catches_up_with_its_draft(store):
+def test_a_local_unit_created_earlier_catches_up_with_its_draft(store, drafts, records):
     """Review finding: a local unit whose trunk unit an earlier merge created (its
     activation then blocked, or that merge failed before its commit) and whose draft was
     edited since: the next merge brings the edits over instead of recording `created`
     over the stale content."""
-    store.create_local_draft(WT, "loc", "doc", {"a": 1})
-    store.commit_created("opA", WT, "loc", expected_draft_revision=0)
+    drafts.create_local_draft(WT, "loc", "doc", {"a": 1})
+    records.commit_created("opA", WT, "loc", expected_draft_revision=0)
     assert store.get("loc").snapshot == {"a": 1}
-    head = store.apply_draft_changeset(WT, "loc", store.get_draft(WT, "loc").revision,
-                                       [{"op": "replace", "path": "/a", "value": 2}], "alice")
-    rec = store.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
-                               catch_up=[{"op": "replace", "path": "/a", "value": 2}])
+    head = drafts.apply_draft_changeset(WT, "loc", drafts.get_draft(WT, "loc").revision,
+                                        [{"op": "replace", "path": "/a", "value": 2}], "alice")
+    rec = records.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
+                                 catch_up=[{"op": "replace", "path": "/a", "value": 2}])
     assert store.get("loc").snapshot == {"a": 2}
     assert rec.outcome == "created" and rec.trunk_revision_after == store.get("loc").revision
     # A re-run of opB finds its record and writes nothing more.
-    again = store.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
-                                 catch_up=[{"op": "replace", "path": "/a", "value": 2}])
+    again = records.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
+                                   catch_up=[{"op": "replace", "path": "/a", "value": 2}])
     assert again == rec and store.get("loc").snapshot == {"a": 2}

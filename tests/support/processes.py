@@ -47,7 +47,7 @@ def throwaway_databases(prefix: str) -> Iterator[tuple[str, str] | None]:
         return
     from migrations.prepare import prepare
     from storage.db import Database
-    from storage.unitstore import prepare_unitstore_db
+    from storage.unitschema import prepare_unitstore_db
 
     base = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     names = (base, base + "_units")

@@ -358,5 +358,5 @@ def empty_tables(engine, tables) -> None:
 
 def unit_tables() -> list:
     """The unit store's tables a test empties (its schema record, unitstore_meta, stays)."""
-    from storage.unitstore import UnitBase
+    from storage.unitschema import UnitBase
     return [t for t in UnitBase.metadata.sorted_tables if t.name != "unitstore_meta"]

@@ -26,6 +26,7 @@ from tests.worktrees.test_worktrees import (
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
 from wharf.trash import service as trash
+from wharf.worktrees.drafts import Drafts
 
 
 def _shared_doc(alice, bob) -> tuple[str, dict, str]:
@@ -82,7 +83,7 @@ def test_the_owners_purge_discards_a_revoked_grantees_draft(world, worker, compo
     assert_problem(bob.get(f"/api/worktrees/{wt}/units/{doc['unit_id']}"), 404)
     assert _events(bob, wt) == [("unit_purged", doc["unit_id"], doc["resource_id"],
                                  op["id"], "purge")]
-    assert components.unitstore.get_draft(wt, doc["unit_id"]) is None
+    assert Drafts.of(components.unitstore).get_draft(wt, doc["unit_id"]) is None
     assert components.unitstore.get(doc["unit_id"]) is None
     with db.read() as s:
         audit = s.scalars(select(AuditLog).where(
@@ -163,7 +164,7 @@ def test_a_worktree_being_merged_blocks_every_purge_without_being_named(
         assert s.get(Operation, op_id).actor_id == alice.user_id
     op = wait_done(alice, op_id)
     assert op["status"] == "failed" and op["error"]["code"] == "worktree_reference"
-    assert components.unitstore.get_draft(wt, doc["unit_id"]) is not None
+    assert Drafts.of(components.unitstore).get_draft(wt, doc["unit_id"]) is not None
     # the merge over, the purge wins
     with db.write() as s:
         s.execute(update(Worktree).where(Worktree.id == wt).values(
@@ -191,7 +192,7 @@ def test_the_trash_retention_is_not_blocked_by_worktrees(world, worker, componen
         assert _events(client, wt) == [("unit_purged", doc["unit_id"], doc["resource_id"],
                                         op_id, "retention")]
         assert client.get(f"/api/worktrees/{wt}").json["unit_count"] == 0
-        assert components.unitstore.get_draft(wt, doc["unit_id"]) is None
+        assert Drafts.of(components.unitstore).get_draft(wt, doc["unit_id"]) is None
 
 
 def test_a_revoked_grantees_new_unit_does_not_block_the_purge_of_its_target(
@@ -208,7 +209,7 @@ def test_a_revoked_grantees_new_unit_does_not_block_the_purge_of_its_target(
     assert _events(bob, wt) == [("target_purged", local["unit_id"], None, op["id"], "purge")]
     units = bob.get(f"/api/worktrees/{wt}").json["units"]
     assert [(u["unit_id"], u["activation"]) for u in units] == [(local["unit_id"], "waiting")]
-    assert components.unitstore.get_draft(wt, local["unit_id"]) is not None
+    assert Drafts.of(components.unitstore).get_draft(wt, local["unit_id"]) is not None
 
 
 def test_a_purge_retried_after_its_worker_died_discards_the_draft_once(world, components, db):
@@ -231,7 +232,7 @@ def test_a_purge_retried_after_its_worker_died_discards_the_draft_once(world, co
         op = s.get(Operation, op_id)
         s.expunge(op)
     handler.perform(op)  # the worker that died
-    assert components.unitstore.get_draft(wt, doc["unit_id"]) is None
+    assert Drafts.of(components.unitstore).get_draft(wt, doc["unit_id"]) is None
     with db.read() as s:  # nothing committed: bob's row is still there
         assert s.get(WorktreeUnit, (wt, doc["unit_id"])) is not None
     assert components.executor.execute(op_id) == "completed"

@@ -23,6 +23,7 @@ from tests.worktrees.test_worktree_merge import (
     run,
 )
 from wharf.infra.ids import new_id
+from wharf.worktrees.drafts import Drafts
 
 
 def blocked_unit(components, db, alice, folder: dict) -> tuple[str, dict]:
@@ -168,12 +169,12 @@ def test_a_blocked_unit_draft_is_read_only_until_activated(world, components, db
     # rights go, but still blocked.
     for batch in alice.get(f"/api/spaces/{sp}/trash").json["items"]:
         assert alice.post(f"/api/trash-batches/{batch['id']}/restore").status_code == 200
-    before = components.unitstore.get_draft(wt, unit_id)
+    before = Drafts.of(components.unitstore).get_draft(wt, unit_id)
     r = alice.post(f"/api/worktrees/{wt}/units/{unit_id}/changesets",
                    json={"base_revision": before.revision,
                          "changes": [{"op": "add", "path": "/late", "value": 1}]})
     assert r.status_code == 409 and r.json["code"] == "activation_blocked", r.text
-    assert components.unitstore.get_draft(wt, unit_id).snapshot == before.snapshot
+    assert Drafts.of(components.unitstore).get_draft(wt, unit_id).snapshot == before.snapshot
 
 
 def test_a_member_removed_before_the_worker_commits_activates_nothing(world, components, db):

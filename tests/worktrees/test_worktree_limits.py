@@ -16,6 +16,7 @@ from tests.worktrees.test_worktree_merge import key, make_doc, make_worktree, ru
 from tests.worktrees.test_worktree_sweeps import sweep
 from tests.worktrees.test_worktree_units import post_unit, unitstore_counts
 from tests.worktrees.test_worktrees import create
+from wharf.worktrees.drafts import Drafts
 
 
 def nested(depth: int) -> dict:
@@ -90,17 +91,17 @@ def test_the_orphan_sweep_racing_a_late_create_commit(world, components, db, mon
     unit_id = op.payload["unit_id"]
     components.handlers["create_worktree_unit"].perform(op)  # the draft, no row yet
 
-    real = components.unitstore.delete_draft
+    real = Drafts.delete_draft
     workers: list[threading.Thread] = []
 
-    def racing(worktree_id: str, unit: str) -> bool:
+    def racing(drafts: Drafts, worktree_id: str, unit: str) -> bool:
         t = threading.Thread(target=components.executor.execute, args=(op_id,))
         workers.append(t)
         t.start()
         t.join(2)  # the commit, unless the sweep holds it off
-        return real(worktree_id, unit)
+        return real(drafts, worktree_id, unit)
 
-    monkeypatch.setattr(components.unitstore, "delete_draft", racing)
+    monkeypatch.setattr(Drafts, "delete_draft", racing)
     sweep(components, db, later=2 * 3600.0)
     monkeypatch.undo()
     for t in workers:
@@ -180,7 +181,7 @@ def stored_draft_bytes(components) -> int:
     from sqlalchemy import select
 
     from storage.unitpatch import json_size
-    from storage.unitstore import DRAFT_REVISIONS, DRAFTS
+    from storage.unitschema import DRAFT_REVISIONS, DRAFTS
     with components.unitstore.db.read() as s:
         docs = s.execute(select(DRAFTS.c.base_snapshot, DRAFTS.c.snapshot)).all()
         revs = s.scalars(select(DRAFT_REVISIONS.c.changeset)).all()

@@ -31,7 +31,9 @@ from tests.support.foundation import assert_problem, make_node
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
 from wharf.worktrees import merging
+from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.kinds import MergeUnitResult, MergeWorktreeResult
+from wharf.worktrees.records import MergeRecords
 
 
 def key() -> str:
@@ -77,7 +79,7 @@ def add_trunk_unit(components, db, wt: str, user_id: str, doc: dict, ordinal: in
         s.add(WorktreeUnit(worktree_id=wt, unit_id=doc["unit_id"],
                            resource_id=doc["resource_id"], source="trunk", unit_type="doc",
                            ordinal=ordinal, added_by=user_id))
-    components.unitstore.fork_draft(wt, doc["unit_id"])
+    Drafts.of(components.unitstore).fork_draft(wt, doc["unit_id"])
 
 
 def add_local_unit(components, db, wt: str, client, ordinal: int, snapshot: dict) -> dict:
@@ -91,14 +93,14 @@ def add_local_unit(components, db, wt: str, client, ordinal: int, snapshot: dict
                                  target_space_id=client.personal_space_id,
                                  target_parent_id=None, name="Brand new",
                                  unit_type="doc", created_by=client.user_id))
-    components.unitstore.create_local_draft(wt, unit_id, "doc", snapshot)
+    Drafts.of(components.unitstore).create_local_draft(wt, unit_id, "doc", snapshot)
     return {"unit_id": unit_id, "resource_id": resource_id, "node_id": node_id}
 
 
 def edit_draft(components, wt: str, unit_id: str, changes: list, author: str) -> int:
-    draft = components.unitstore.get_draft_head(wt, unit_id)
-    return components.unitstore.apply_draft_changeset(wt, unit_id, draft.revision, changes,
-                                                      author).revision
+    draft = Drafts.of(components.unitstore).get_draft_head(wt, unit_id)
+    return Drafts.of(components.unitstore).apply_draft_changeset(wt, unit_id, draft.revision, changes,
+                                                                 author).revision
 
 
 def add_asset(db, wt: str, unit_id: str, user_id: str) -> str:
@@ -258,12 +260,12 @@ def test_every_outcome_then_rebase_and_a_clean_merge(world, components, db):
         {"path": "/body/a", "take": "draft"}]}), 409, "revision_conflict")
     assert_problem(alice.post(url, json={"draft_revision": conf_rev, "resolutions": [
         {"path": "/body/a", "take": "sideways"}]}), 400)
-    assert components.unitstore.get_draft_head(wt, conf["unit_id"]).revision == conf_rev
+    assert Drafts.of(components.unitstore).get_draft_head(wt, conf["unit_id"]).revision == conf_rev
     done = alice.post(url, json={"draft_revision": conf_rev,
                                  "resolutions": [{"path": "/body/a", "take": "draft"}]})
     assert done.status_code == 200, done.text
     assert done.json == {"draft_revision": conf_rev + 1, "base_revision": 2}
-    assert components.unitstore.get_draft(wt, conf["unit_id"]).snapshot["body"] == {
+    assert Drafts.of(components.unitstore).get_draft(wt, conf["unit_id"]).snapshot["body"] == {
         "a": 11, "b": 22, "d": 4}
     assert alice.get(f"/api/worktrees/{wt}/units/{conf['unit_id']}/merge-preview"
                      ).json["outcome"] == "fast_forward"
@@ -426,7 +428,7 @@ def test_a_rerun_after_a_crash_in_perform_writes_nothing_twice(world, components
     assert components.unitstore.get(ff["unit_id"]).revision == 2
     assert components.unitstore.get(three["unit_id"]).revision == 3
     assert body_of(components, three["unit_id"]) == {"a": 1, "b": 2, "c": 3}
-    assert len(components.unitstore.merge_records(r.json["id"])) == 2
+    assert len(MergeRecords.of(components.unitstore).merge_records(r.json["id"])) == 2
 
 
 def test_merge_refusals(world, components, db):
@@ -530,7 +532,7 @@ def test_trunk_moving_during_the_merge_is_recomputed(world, components, db, monk
                                                  "value": 10}], alice.user_id)
     ready(alice, wt)
     store = components.unitstore
-    real = store.commit_fast_forward
+    real = MergeRecords.commit_fast_forward
     moves = []
 
     def racing(*args, **kwargs):  # someone edits trunk just before the merge writes
@@ -539,7 +541,7 @@ def test_trunk_moving_during_the_merge_is_recomputed(world, components, db, monk
                                     [{"op": "replace", "path": "/body/b", "value": 20}]))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(store, "commit_fast_forward", racing)
+    monkeypatch.setattr(MergeRecords, "commit_fast_forward", racing)
     result = run(components, alice, merge(alice, wt))["result"]
     assert result["counts"]["merged"] == 1 and result["state"] == "merged"
     assert body_of(components, doc["unit_id"]) == {"a": 10, "b": 20}
@@ -612,8 +614,8 @@ def test_a_retry_of_a_merge_that_wrote_to_trunk_is_refused(world, components, db
     op_id = r.json["id"]
     # The first unit was merged by an attempt that then failed for good (simulated: its
     # record written, the operation failed by the submitter's cancel once it is pending).
-    draft = components.unitstore.get_draft(wt, first["unit_id"])
-    components.unitstore.commit_fast_forward(
+    draft = Drafts.of(components.unitstore).get_draft(wt, first["unit_id"])
+    MergeRecords.of(components.unitstore).commit_fast_forward(
         op_id, wt, first["unit_id"], expected_trunk_revision=draft.base_revision,
         expected_draft_revision=draft.revision)
     assert alice.post(f"/api/operations/{op_id}/cancel").status_code == 200
@@ -655,7 +657,7 @@ def test_a_unit_store_outage_at_the_claim_retries_the_merge(world, components, d
     def down(*_a, **_k):
         raise UnitStoreUnavailable("the unit store is down")
 
-    monkeypatch.setattr(components.unitstore, "has_merge_records", down)
+    monkeypatch.setattr(MergeRecords, "has_merge_records", down)
     assert components.executor.execute(op_id) == "retry"
     pending = alice.get(f"/api/operations/{op_id}").json
     assert pending["status"] == "pending" and pending["error"]["code"] == "unitstore_unavailable"

@@ -26,6 +26,8 @@ from tests.worktrees.test_worktree_merge import (
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
 from wharf.retention.sweeps import SWEEPS, SweepContext
+from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.records import MergeRecords
 
 DAY = 86400.0
 DOC = {"type": "doc", "schemaVersion": 1, "body": {}}
@@ -64,7 +66,7 @@ def test_processed_worktrees_lose_their_drafts_after_retention(world, components
     assert sweep(components, db, later=retention + DAY) == {"purged_worktrees": 3,
                                                             "orphan_drafts": 0}
     for wt, unit_id in old:
-        assert components.unitstore.get_draft_head(wt, unit_id) is None
+        assert Drafts.of(components.unitstore).get_draft_head(wt, unit_id) is None
         assert components.unitstore.get(unit_id) is not None  # trunk untouched
         r = alice.get(f"/api/worktrees/{wt}/units/{unit_id}")
         assert_problem(r, 410, "draft_purged")
@@ -80,7 +82,7 @@ def test_processed_worktrees_lose_their_drafts_after_retention(world, components
         marks = dict(s.execute(select(Worktree.id, Worktree.drafts_purged_at)).all())
     assert all(marks[wt] is not None for wt, _ in old) and marks[open_wt] is None
     # the open worktree keeps its draft; a second run finds nothing
-    assert components.unitstore.get_draft_head(open_wt, open_doc["unit_id"]) is not None
+    assert Drafts.of(components.unitstore).get_draft_head(open_wt, open_doc["unit_id"]) is not None
     assert sweep(components, db, later=retention + 2 * DAY) == {"purged_worktrees": 0,
                                                                 "orphan_drafts": 0}
 
@@ -102,16 +104,16 @@ def test_retention_deletes_a_worktrees_merge_records_with_its_drafts(world, comp
     assert alice.get(url).json["conflict_count"] == 1
     run(components, alice, alice.post(f"/api/worktrees/{wt}/discard",
                                       headers={"Idempotency-Key": key()}))
-    assert len(components.unitstore.merge_records(op["id"])) == 1
+    assert len(MergeRecords.of(components.unitstore).merge_records(op["id"])) == 1
     assert sweep(components, db, later=components.settings.worktree_retention + DAY
                  )["purged_worktrees"] == 1
-    assert components.unitstore.merge_records(op["id"]) == []
+    assert MergeRecords.of(components.unitstore).merge_records(op["id"]) == []
     assert_problem(alice.get(url), 410, "draft_purged")
 
 
 def test_orphan_drafts_older_than_an_hour_are_deleted(world, components, db):
     alice = world.user("alice")
-    store = components.unitstore
+    store = Drafts.of(components.unitstore)
     wt = make_worktree(components, alice)
     doc = make_doc(components, alice, {"a": 1})
     add_trunk_unit(components, db, wt, alice.user_id, doc, 0)  # has its product row

@@ -28,6 +28,7 @@ from tests.support.foundation import add_member, assert_problem, make_node, row_
 from tests.worktrees.test_worktrees import _doc, create, create_without_worker, key
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
+from wharf.worktrees.drafts import Drafts
 
 UNIT_KEYS = {"unit_id", "resource_id", "node_id", "source", "unit_type", "name", "target",
              "base_revision", "draft_revision", "change", "trunk_revision", "trunk_moved",
@@ -62,7 +63,7 @@ def edit(client, wt_id: str, unit_id: str, base: int, changes: list):
 
 
 def unitstore_counts(components) -> tuple[int, int]:
-    from storage.unitstore import DRAFT_REVISIONS, DRAFTS
+    from storage.unitschema import DRAFT_REVISIONS, DRAFTS
     with components.unitstore.db.read() as s:
         return (s.scalar(select(func.count()).select_from(DRAFTS)),
                 s.scalar(select(func.count()).select_from(DRAFT_REVISIONS)))
@@ -322,7 +323,7 @@ def test_remove_a_unit(world, worker, components, db):
             AuditLog.action == "worktree.unit_remove")).one()
         assert audit.details["unit_id"] == local["unit_id"]
         assert audit.details["assets_deleted"] == 1
-    assert components.unitstore.get_draft(wt, local["unit_id"]) is None
+    assert Drafts.of(components.unitstore).get_draft(wt, local["unit_id"]) is None
     detail = alice.get(f"/api/worktrees/{wt}").json
     assert detail["unit_count"] == 1 and len(detail["units"]) == 1
     # the trunk unit trashed: it can still be taken out (and added again once restored)

@@ -68,6 +68,7 @@ from wharf.infra.errors import ProblemCode, TransientFailure
 from wharf.infra.settings import Settings
 from wharf.operations.finish import Outcome, finish
 from wharf.spaces.service import set_owner
+from wharf.worktrees.drafts import Drafts
 
 log = logging.getLogger("wharf.accounts.purge")
 
@@ -236,7 +237,7 @@ def _user_worktrees(p: Purge) -> int:
             Worktree.creator_id == p.user_id, Worktree.kind == "user")
             .order_by(Worktree.id).limit(max(1, p.n // 10))))
     for wt in ids:  # idempotent; the rows below go only after
-        p.unitstore.delete_drafts(wt)
+        Drafts.of(p.unitstore).delete_drafts(wt)
     if not ids:
         return 0
     with p.db.write() as s:

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.enums import AssetUploadState, MergeState, WorktreeState
+from storage.enums import AssetUploadState
 from storage.models import Operation, UnitAsset, UnitAssetUpload, Worktree, WorktreeUnit
 from wharf.assets import scope
 from wharf.assets.errors import UploadIncomplete
@@ -22,6 +22,7 @@ from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Conflict
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
+from wharf.worktrees.enums import MergeState, WorktreeState
 
 KIND = PUBLISH_ASSET
 FAILED = "asset_upload_failed"

@@ -5,9 +5,10 @@
 - worktree (``worktree_id`` set): the worktree must be discoverable (404), the unit must
   be in it (404), and the caller needs the worktree's *edit draft* right (upload, in
   state ``draft`` unless ``check_state`` is off: a publish delayed past "ready" is not
-  refused) or *review* right (read), plus the unit's own permission: *edit* / *read* on
-  a trunk (or activated) unit, and for a local unit not yet activated, create / read on
-  its target space or folder.
+  refused) or *review* right (read), plus the unit's own permission as the worktree
+  decides it (``wharf.worktrees.access.unit_access``): *edit* / *read* on a trunk (or
+  activated) unit, and for a local unit not yet activated, create in / read on its
+  target.
 
 Each check returns the space the asset belongs to (the audit scope).
 """
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from storage.enums import Role, WorktreeUnitSource
-from storage.models import WorktreeNodeIntent, WorktreeUnit
+from storage.enums import Role
+from storage.models import WorktreeUnit
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Forbidden, NotFound
 from wharf.infra.ids import is_id
-from wharf.spaces.access import require_space
-from wharf.spaces.nodes import resolve_parent
 from wharf.units.resources import find_unit
+from wharf.worktrees import access
+from wharf.worktrees.service import scope_of
 
 #: Asset actions and the unit permission each needs.
 EDIT, READ = "edit", "read"
@@ -40,8 +41,9 @@ def trunk(s: Session, principal: Principal, unit_id: str, action: str) -> str:
 def worktree(s: Session, principal: Principal, worktree_id: str, unit_id: str,
              action: str, *, check_state: bool = True) -> str | None:
     """The worktree scope's permission for this unit; the worktree's space id (a user
-    worktree: its creator's personal space)."""
-    from wharf.worktrees import access
+    worktree: its creator's personal space). The unit's own permission is the
+    worktree's answer (:func:`wharf.worktrees.access.unit_access`): 404 without read (or
+    for a unit whose node or target is trashed or gone), 403 with read but no edit."""
     view = access.find(s, principal, worktree_id)
     wu = s.get(WorktreeUnit, (worktree_id, unit_id)) if is_id(unit_id) else None
     if wu is None:
@@ -51,16 +53,12 @@ def worktree(s: Session, principal: Principal, worktree_id: str, unit_id: str,
         raise Forbidden(f"You may not {right.replace('_', ' ')} this worktree.")
     if check_state:
         access.check_state(view.worktree, right)
-    intent = s.get(WorktreeNodeIntent, (worktree_id, unit_id)) \
-        if wu.source == WorktreeUnitSource.WORKTREE else None
-    ctx = RequestContext(principal=principal)
-    if intent is None or intent.activated_at is not None:
-        find_unit(s, ctx, unit_id, _NODE_NEED[action])
-    elif action == EDIT:
-        resolve_parent(s, ctx, intent.target_space_id, intent.target_parent_id)
-    else:
-        require_space(s, principal, intent.target_space_id, Role.VIEWER)
-    from wharf.worktrees.service import scope_of
+    rights = access.unit_access(s, principal, view.worktree, only=unit_id).get(
+        unit_id, access.NOTHING)
+    if not rights.read:
+        raise NotFound("No such unit.")
+    if action == EDIT and not rights.edit:
+        raise Forbidden("You may not do that to this unit.")
     return scope_of(s, view.worktree)
 
 

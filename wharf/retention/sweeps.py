@@ -29,7 +29,7 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.results import rowcount
-from storage.unitstore import DraftKey, UnitStore
+from storage.unitstore import UnitStore
 from wharf import assets, blobs
 from wharf.accounts import service as accounts
 from wharf.deletion import service as deletion
@@ -42,6 +42,7 @@ from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
 from wharf.trash import service as trash
 from wharf.webhooks import delivery as webhook_delivery
+from wharf.worktrees.drafts import DraftKey, Drafts
 
 log = logging.getLogger("wharf.sweeps")
 
@@ -350,7 +351,7 @@ def _delete_orphan(ctx: SweepContext, store: UnitStore, key: DraftKey) -> bool:
                 WorktreeUnit.worktree_id == key.worktree_id,
                 WorktreeUnit.unit_id == key.unit_id)) is not None:
             return False
-        return store.delete_draft(key.worktree_id, key.unit_id)
+        return Drafts.of(store).delete_draft(key.worktree_id, key.unit_id)
 
 
 def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
@@ -371,7 +372,7 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
         if not ids:
             break
         for wt_id in ids:  # idempotent: a crash before the mark below deletes nothing twice
-            store.delete_drafts(wt_id)
+            Drafts.of(store).delete_drafts(wt_id)
         with ctx.db.write() as s:
             purged += rowcount(s.execute(
                 update(Worktree).where(Worktree.id.in_(ids),
@@ -383,7 +384,7 @@ def sweep_worktree_drafts(ctx: SweepContext) -> dict[str, int]:
     orphans = 0
     after: DraftKey | None = None
     for _ in range(ctx.max_batches):
-        keys = store.orphan_drafts(ctx.now - ORPHAN_DRAFT_AGE, after=after,
+        keys = Drafts.of(store).orphan_drafts(ctx.now - ORPHAN_DRAFT_AGE, after=after,
                                    limit=ctx.batch_size)
         if not keys:
             break

@@ -97,7 +97,10 @@ class PurgeReferences(Protocol):
 
     def copies(self, s: Session, resource_ids: list[str]) -> list[tuple[str, str]]:
         """The unit-store drafts (worktree id, unit id) of these resources' units that
-        the purge deletes with the units (``UnitStore.delete_draft``, idempotent)."""
+        the purge deletes with the units (:meth:`delete_copies`)."""
+
+    def delete_copies(self, unitstore: UnitStore, copies: list[tuple[str, str]]) -> None:
+        """Delete the drafts ``copies`` returned, after the units (idempotent)."""
 
     def release(self, s: Session, ctx: RequestContext, operation_id: str,
                 reason: PurgeReason, resource_ids: list[str], node_ids: list[str],
@@ -411,11 +414,11 @@ class PurgeTrash:
             resource_ids = [r.id for r in _resources_below(s, nodes)]
             # The drafts of these units in worktrees that gave way to the purge: the
             # document is deleted everywhere (their rows go in commit).
-            drafts = [d for hook in PURGE_BLOCKERS for d in hook.copies(s, resource_ids)]
+            drafts = [(hook, hook.copies(s, resource_ids)) for hook in PURGE_BLOCKERS]
         for unit_id in units:
             self.unitstore.delete_unit(unit_id)
-        for worktree_id, unit_id in drafts:
-            self.unitstore.delete_draft(worktree_id, unit_id)
+        for hook, copies in drafts:
+            hook.delete_copies(self.unitstore, copies)
 
     def commit(self, s: Session, op: Operation, ctx: RequestContext) -> PurgeTrashResult:
         p = payload(op, PurgeTrashPayload)

@@ -8,8 +8,12 @@ still needs.
 - ``errors``: ``worktree_state`` and ``worktree_busy``;
 - ``service``: the requests;
 - ``handlers``: the operation handlers;
-- ``units``, ``unit_handlers``: units inside a worktree (add, create, read, changesets,
-  rename or re-target, remove) and their operation handlers;
+- ``drafts``, ``records``: the drafts and the merge records (and merge commits), in the
+  unit store's database on storage's tables;
+- ``units``, ``unit_changes``, ``unit_handlers``: units inside a worktree (add, create,
+  read; changesets, rename or re-target, remove) and their operation handlers;
+- ``merging``, ``merge_review``: the merge operation; a unit's merge preview, conflicts
+  and rebase;
 - ``blockers``: the ``PURGE_BLOCKERS`` hook (which worktrees a permanent delete of trash
   waits for, and what it does to the others), registered on import;
 - ``events``: what such a purge did to a worktree, as its readers see it.

@@ -18,13 +18,13 @@ worktree plug into.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import Role, WorktreeKind, WorktreeState, WorktreeUnitSource, WorktreeVisibility
+from storage.enums import Role
 from storage.models import (
     Node,
     Resource,
@@ -36,8 +36,23 @@ from storage.models import (
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Forbidden, NotFound, WharfError
 from wharf.infra.ids import is_id
-from wharf.spaces.access import SpaceReadOnly, Standing, at_least, node_access, space_role, standing
+from wharf.spaces.access import (
+    SpaceReadOnly,
+    Standing,
+    TreeTooDeep,
+    ancestors,
+    at_least,
+    node_access,
+    space_role,
+    standing,
+)
 from wharf.spaces.nodes import resolve_parent
+from wharf.worktrees.enums import (
+    WorktreeKind,
+    WorktreeState,
+    WorktreeUnitSource,
+    WorktreeVisibility,
+)
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 
 #: Team roles that manage every worktree of the space (see it, rename, discard, reopen).
@@ -133,11 +148,15 @@ def rights(kind: str, visibility: str, rel: Relation) -> dict[str, bool]:
 
 @dataclass(frozen=True, slots=True)
 class UnitRights:
-    """Whether every unit of the worktree allows reading, and editing (or, for a local
-    unit, creating in its target folder)."""
+    """A unit's own permission for the caller: reading it, editing it (for a local unit
+    not created yet: creating it in its target), and whether it is *available* at all (its
+    node, or its target folder, exists and is not trashed: a merge answers 409
+    ``unit_unavailable`` for one that is not). An unavailable unit is never editable; an
+    unavailable trunk unit is not readable either (its node is in the trash)."""
 
     read: bool = True
     edit: bool = True
+    available: bool = True
 
     def allows(self, need: str | None) -> bool:
         return need is None or getattr(self, need)
@@ -145,17 +164,28 @@ class UnitRights:
 
 #: No units, nothing refused.
 NO_UNITS = UnitRights()
+#: A unit the caller may do nothing with (not in the worktree, or its node gone).
+NOTHING = UnitRights(read=False, edit=False)
+_GONE = UnitRights(read=False, edit=False, available=False)
 
 
 def unit_access(session: Session, principal: Principal, worktree: Worktree,
                 only: str | None = None) -> dict[str, UnitRights]:
-    """Each unit's own permission for the caller (§5), by unit id: a trunk unit (or a
-    local unit a merge activated) by the caller's role on its node (*unit read* = viewer,
-    *unit edit* = editor; a trashed node allows nothing); a local unit still waiting by
-    its target (*read*: a viewer role in the target space — in a user worktree the
-    creator always; *edit*: the right to create in the target folder, as
-    ``wharf.spaces.nodes.resolve_parent`` decides it). A few queries per unit, bounded by
-    ``WHARF_WORKTREE_MAX_UNITS``; ``only``: that unit alone."""
+    """Each unit's own permission for the caller (§5), by unit id in the worktree's
+    order: the one answer the worktree's requests, the merge and the worktree scope of
+    assets ask.
+
+    - a trunk unit (or a local unit a merge activated): *read* / *edit* = viewer / editor
+      on its node; a node that is gone or trashed (or lies below a trashed node) makes the
+      unit unavailable;
+    - a local unit still waiting: *read* = a viewer role in its target space (in a user
+      worktree, which only its creator discovers: always; a trashed target hides nothing
+      either: the draft is the worktree's own), *edit* = the right to create in its
+      target, as ``wharf.spaces.nodes.resolve_parent`` decides it; a target space or
+      folder that is gone or trashed makes the unit unavailable (:func:`target_holds`).
+
+    A few queries per unit, bounded by ``WHARF_WORKTREE_MAX_UNITS``; ``only``: that unit
+    alone."""
     rows = session.execute(
         select(WorktreeUnit.unit_id, WorktreeUnit.source, Resource.node_id,
                WorktreeNodeIntent.node_id.label("intent_node"),
@@ -166,37 +196,65 @@ def unit_access(session: Session, principal: Principal, worktree: Worktree,
             WorktreeNodeIntent.worktree_id == WorktreeUnit.worktree_id,
             WorktreeNodeIntent.unit_id == WorktreeUnit.unit_id))
         .where(WorktreeUnit.worktree_id == worktree.id,
-               *([WorktreeUnit.unit_id == only] if only is not None else []))).all()
+               *([WorktreeUnit.unit_id == only] if only is not None else []))
+        .order_by(WorktreeUnit.ordinal, WorktreeUnit.unit_id)).all()
     out: dict[str, UnitRights] = {}
     ctx = RequestContext(principal=principal)
     for r in rows:
-        node_id = r.node_id if r.source == WorktreeUnitSource.TRUNK else (
-            r.intent_node if r.activated_at is not None else None)
-        if node_id is not None:
-            node = session.get(Node, node_id)
-            acc = node_access(session, principal, node) if node is not None else None
-            out[r.unit_id] = UnitRights(read=acc is not None and acc.can_read,
-                                        edit=acc is not None and acc.can_edit)
-            continue
-        if r.target_space_id is None:  # a trunk unit whose resource is gone
-            out[r.unit_id] = UnitRights(read=False, edit=False)
-            continue
-        space = session.get(Space, r.target_space_id)
-        read = worktree.kind == WorktreeKind.USER or (
-            space is not None and at_least(space_role(session, principal, space), Role.VIEWER))
         try:
-            resolve_parent(session, ctx, r.target_space_id, r.target_parent_id)
-            edit = True
-        except WharfError:
-            edit = False
-        out[r.unit_id] = UnitRights(read=read, edit=edit)
+            out[r.unit_id] = _rights(session, principal, ctx, worktree.kind, r)
+        except TreeTooDeep:
+            out[r.unit_id] = NOTHING  # fail closed, as the resolver does
     return out
+
+
+def _rights(session: Session, principal: Principal, ctx: RequestContext, kind: str,
+            r: Any) -> UnitRights:
+    if r.source == WorktreeUnitSource.TRUNK or r.activated_at is not None:
+        node_id = r.node_id if r.source == WorktreeUnitSource.TRUNK else r.intent_node
+        node = session.get(Node, node_id) if node_id is not None else None
+        if node is None or _trashed(session, node):
+            return _GONE
+        acc = node_access(session, principal, node)
+        return UnitRights(read=acc.can_read, edit=acc.can_edit)
+    if r.target_space_id is None:  # (a local unit always has its intent)
+        return _GONE
+    holds = target_holds(session, r.target_space_id, r.target_parent_id)
+    space = session.get(Space, r.target_space_id)
+    # the draft is the worktree's own: a trashed target, or (in a user worktree, which
+    # only its creator discovers) a target they lost their role on, hides nothing
+    read = kind == WorktreeKind.USER or (
+        space is not None and at_least(space_role(session, principal, space), Role.VIEWER))
+    if not read or not holds:
+        return UnitRights(read=read, edit=False, available=holds)
+    try:
+        resolve_parent(session, ctx, r.target_space_id, r.target_parent_id)
+    except WharfError:
+        return UnitRights(read=True, edit=False)
+    return UnitRights()
+
+
+def _trashed(session: Session, node: Node) -> bool:
+    return any(batch is not None for _, batch in ancestors(session, node))
+
+
+def target_holds(session: Session, space_id: str, parent_id: str | None) -> bool:
+    """Whether a local unit's target is still there, whoever looks: the space exists; the
+    parent (if any) exists, in that space, not trashed."""
+    if session.get(Space, space_id) is None:
+        return False
+    if parent_id is not None:
+        parent = session.get(Node, parent_id)
+        if parent is None or parent.space_id != space_id or _trashed(session, parent):
+            return False
+    return True
 
 
 def all_units(units: dict[str, UnitRights]) -> UnitRights:
     """What every unit allows together."""
     return UnitRights(read=all(u.read for u in units.values()),
-                      edit=all(u.edit for u in units.values()))
+                      edit=all(u.edit for u in units.values()),
+                      available=all(u.available for u in units.values()))
 
 
 def unit_rights(session: Session, principal: Principal, worktree: Worktree) -> UnitRights:

@@ -15,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitstore import UnitStore
 from wharf.infra import audit
@@ -26,6 +25,7 @@ from wharf.infra.ids import is_id
 from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
 from wharf.worktrees import access
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.kinds import (
     ACTIVATE_WORKTREE_RESOURCE,
@@ -37,7 +37,6 @@ from wharf.worktrees.merging import (
     UnitUnavailable,
     activate_intent,
     publish_assets,
-    target_holds,
 )
 from wharf.worktrees.service import scope_of
 from wharf.worktrees.units import local_target
@@ -150,7 +149,7 @@ class ActivateWorktreeResource:
         try:
             local_target(session, actor, wt, intent.target_space_id, intent.target_parent_id)
         except NotFound:
-            if target_holds(session, intent.target_space_id, intent.target_parent_id):
+            if access.target_holds(session, intent.target_space_id, intent.target_parent_id):
                 raise  # the target is there; the actor may no longer see it
             raise UnitUnavailable([p.unit_id]) from None
 

@@ -27,9 +27,10 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from storage.enums import PurgeReason, WorktreeEventKind, WorktreeState
+from storage.enums import PurgeReason
 from storage.models import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
 from storage.results import rowcount
+from storage.unitstore import UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -38,6 +39,8 @@ from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.trash.service import Blocked
 from wharf.worktrees import access
+from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.enums import WorktreeEventKind, WorktreeState
 from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of
 
@@ -125,6 +128,11 @@ class WorktreeReferences:
         # Not a worktree being merged: it blocks the purge (its draft stays).
         return [(wt.id, unit.unit_id) for unit, wt in _units(s, resource_ids)
                 if not _merging(wt)]
+
+    def delete_copies(self, unitstore: UnitStore, copies: list[tuple[str, str]]) -> None:
+        drafts = Drafts.of(unitstore)
+        for worktree_id, unit_id in copies:
+            drafts.delete_draft(worktree_id, unit_id)
 
     def release(self, s: Session, ctx: RequestContext, operation_id: str,
                 reason: PurgeReason, resource_ids: list[str], node_ids: list[str],

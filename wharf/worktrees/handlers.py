@@ -12,7 +12,6 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import (
     Operation,
     Worktree,
@@ -27,6 +26,7 @@ from wharf.infra.errors import Forbidden, NotFound, ProblemCode
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
 from wharf.worktrees import access
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.errors import WorktreeStateConflict
 from wharf.worktrees.kinds import (
     CREATE_WORKTREE,

@@ -13,7 +13,7 @@ nor the draft quota (nobody may discard them until the space has an owner again)
 still count against the space's own limit.
 
 Draft bytes are the sizes of each draft's two documents (base and head, compact UTF-8
-JSON) as the unit store keeps them (``UnitStore.draft_bytes``), over the drafts of the
+JSON) as the unit store keeps them (``Drafts.draft_bytes``), over the drafts of the
 worktrees a user created that are still open (only a worktree's creator adds units to it
 and edits its drafts; a merged or discarded worktree's drafts are kept until
 ``WHARF_WORKTREE_RETENTION`` and do not count). A request that would store past
@@ -31,6 +31,7 @@ from storage.unitstore import UnitStore
 from wharf.infra.errors import Conflict, ProblemCode
 from wharf.infra.limits import lock_name, lock_user
 from wharf.infra.settings import Settings
+from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.kinds import CREATE_WORKTREE
 
 _OPEN_OPS = ("pending", "running")
@@ -105,7 +106,7 @@ def draft_usage(s: Session, store: UnitStore, user_id: str) -> int:
     ids = list(s.scalars(select(Worktree.id).where(Worktree.creator_id == user_id,
                                                    Worktree.processed_at.is_(None),
                                                    _COUNTED)))
-    return store.draft_bytes(ids)
+    return Drafts.of(store).draft_bytes(ids)
 
 
 def check_draft_quota(s: Session, store: UnitStore, settings: Settings, user_id: str,

@@ -1,22 +1,23 @@
 """Merging a worktree into trunk (specs/assets-worktrees.md §7.4, §8): the
-``merge_worktree`` operation, its submission, and the reads and writes around it — a
+``merge_worktree`` operation and its submission. The reads and writes around it — a
 unit's merge preview (§6.2), the conflicts of its last merge, and a rebase with explicit
-resolutions (§8.7).
+resolutions (§8.7) — are :mod:`wharf.worktrees.merge_review`'s.
 
 The merge runs unit by unit, in ``ordinal`` order, outside the product database: each
-unit's outcome is decided by :mod:`wharf.worktrees.merge` and written by one UnitStore transaction
-that also stores the unit's merge record (``commit_fast_forward``, ``commit_merge``,
-``commit_created``, ``record_outcome``). A re-run of the operation (crash, retry) finds
-the records and writes nothing twice. All the product effects — each unit's
-``merge_state``, the activation of units created by the merge, the publication of the
-worktree's assets, the worktree's new state, the audit row — happen in the one completion
-transaction. A conflict is an outcome, not a failure: the operation completes, the unit
-is left for its author and the worktree goes back to ``draft``.
+unit's outcome is decided by :mod:`wharf.worktrees.merge` and written by one unit-store
+transaction that also stores the unit's merge record (:mod:`wharf.worktrees.records`:
+``commit_fast_forward``, ``commit_merge``, ``commit_created``, ``record_outcome``). A
+re-run of the operation (crash, retry) finds the records and writes nothing twice. All
+the product effects — each unit's ``merge_state``, the activation of units created by the
+merge, the publication of the worktree's assets, the worktree's new state, the audit row
+— happen in the one completion transaction. A conflict is an outcome, not a failure: the
+operation completes, the unit is left for its author and the worktree goes back to
+``draft``.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,57 +25,45 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, Role, WorktreeState, WorktreeUnitSource
+from storage.enums import MergeOutcome
 from storage.errors import RevisionConflict, StorageError
 from storage.models import (
-    Node,
     Operation,
     Resource,
-    Space,
     UnitAsset,
     UnitResource,
     Worktree,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from storage.unitstore import (
-    Draft,
-    FastForwardUnavailable,
-    MergeOutcome,
-    MergeRecord,
-    Unit,
-    UnitStore,
-)
+from storage.unitstore import Unit, UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import (
     Conflict,
     Forbidden,
-    InvalidCursor,
     NotFound,
     TransientFailure,
-    ValidationFailed,
     from_storage,
 )
-from wharf.infra.ids import is_id
-from wharf.infra.pagination import decode_cursor, encode_cursor
 from wharf.infra.settings import Settings
 from wharf.observability import metrics
 from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
-from wharf.spaces.access import ancestors, check, node_access
-from wharf.spaces.nodes import resolve_parent
 from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
-from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
+from wharf.worktrees.drafts import Draft, Drafts
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
+from wharf.worktrees.errors import WorktreeStateConflict
 from wharf.worktrees.kinds import (
     MERGE_WORKTREE,
     MergeUnitResult,
     MergeWorktreePayload,
     MergeWorktreeResult,
 )
+from wharf.worktrees.records import FastForwardUnavailable, MergeRecord, MergeRecords
 from wharf.worktrees.service import scope_of
 
 #: Compare-and-set attempts per unit before the operation backs off and retries (§7.4).
@@ -142,7 +131,8 @@ class UnitRow:
         return self.source == WorktreeUnitSource.WORKTREE and not self.activated
 
 
-def _units(s: Session, worktree_id: str, unit_id: str | None = None) -> list[UnitRow]:
+def units_of(s: Session, worktree_id: str, unit_id: str | None = None) -> list[UnitRow]:
+    """The worktree's units (or ``unit_id`` alone), in merge order, with their intents."""
     q = (select(WorktreeUnit.unit_id, WorktreeUnit.resource_id, WorktreeUnit.source,
                 WorktreeUnit.unit_type, WorktreeUnit.ordinal, WorktreeNodeIntent.node_id,
                 WorktreeNodeIntent.activated_at, WorktreeNodeIntent.target_space_id,
@@ -157,42 +147,16 @@ def _units(s: Session, worktree_id: str, unit_id: str | None = None) -> list[Uni
             for r in s.execute(q.order_by(WorktreeUnit.ordinal, WorktreeUnit.unit_id))]
 
 
-def _trunk_node(s: Session, resource_id: str) -> Node | None:
-    return s.scalar(select(Node).join(Resource, Resource.node_id == Node.id)
-                    .where(Resource.id == resource_id))
-
-
-def _trashed(s: Session, node: Node) -> bool:
-    return any(batch is not None for _, batch in ancestors(s, node))
-
-
-def check_units(s: Session, principal: Principal, units: Sequence[UnitRow]) -> None:
-    """The per-unit part of *merge* (§5): *unit edit* on every trunk (or activated) unit,
-    *target create* on every unit still to be created. A trashed or vanished node or
-    target is 409 ``unit_unavailable`` (with every such unit); a refused right is 403."""
-    unavailable: list[str] = []
-    refused = False
-    ctx = RequestContext(principal=principal)
-    for u in units:
-        if u.pending_creation:
-            try:
-                resolve_parent(s, ctx, u.target_space_id, u.target_parent_id)
-            except NotFound:
-                unavailable.append(u.unit_id)
-            except Forbidden:
-                refused = True
-            continue
-        node = _trunk_node(s, u.resource_id)
-        if node is None or _trashed(s, node):
-            unavailable.append(u.unit_id)
-            continue
-        try:
-            check(node_access(s, principal, node), Role.EDITOR, "node")
-        except (NotFound, Forbidden):
-            refused = True
+def check_units(s: Session, principal: Principal, worktree: Worktree) -> None:
+    """The per-unit part of *merge* (§5), as :func:`access.unit_access` answers it: a unit
+    that is not available (its node, or a waiting unit's target, trashed or gone) is 409
+    ``unit_unavailable`` (with every such unit); then a unit the caller may not edit (or
+    create in its target) is 403."""
+    units = access.unit_access(s, principal, worktree)
+    unavailable = [unit_id for unit_id, rights in units.items() if not rights.available]
     if unavailable:
         raise UnitUnavailable(unavailable)
-    if refused:
+    if not access.all_units(units).edit:
         raise Forbidden("A unit of this worktree does not allow you to merge it.")
 
 
@@ -208,7 +172,7 @@ def submit_merge(ops: Operations, ctx: RequestContext, key: str | None,
         view = access.find(s, ctx.principal, worktree_id, lock=True)
         access.require(view, "merge", units=False)  # check_units answers for the units
         wt = view.worktree
-        check_units(s, ctx.principal, _units(s, wt.id))
+        check_units(s, ctx.principal, wt)
         wt.state = WorktreeState.MERGING.value
         wt.busy_operation_id = op_id
         wt.updated_at = utcnow()
@@ -248,7 +212,7 @@ def decide(draft: Draft, trunk: Unit, max_conflicts: int) -> Decision:
     return Decision(result.outcome, trunk.revision, result)
 
 
-def _conflicts(result: three_way.MergeResult | None, limit: int) -> list[dict[str, Any]]:
+def listed_conflicts(result: three_way.MergeResult | None, limit: int) -> list[dict[str, Any]]:
     return [] if result is None else [c.to_json() for c in result.conflicts[:limit]]
 
 
@@ -270,6 +234,8 @@ class MergeWorktree:
     def __init__(self, db: Database, unitstore: UnitStore, settings: Settings):
         self.db = db
         self.unitstore = unitstore
+        self.drafts = Drafts.of(unitstore)
+        self.records = MergeRecords.of(unitstore)
         self.settings = settings
 
     # -- authorize (claim and commit) ---------------------------------------------------
@@ -284,7 +250,7 @@ class MergeWorktree:
             raise WorktreeStateConflict(wt.state if wt is not None else "missing",
                                         (WorktreeState.MERGING.value,), "this merge")
         try:
-            written = self.unitstore.has_merge_records(op.id)
+            written = self.records.has_merge_records(op.id)
         except StorageError as exc:
             # The unit store is down: this operation retries later; the rest of the claim
             # (other kinds, other worktrees) goes on.
@@ -307,7 +273,7 @@ class MergeWorktree:
                 raise NotFound("No such worktree.")
             if not access.rights(wt.kind, wt.visibility, rel)["merge"]:
                 raise Forbidden("You may no longer merge this worktree.")
-            check_units(session, actor, _units(session, wt.id))
+            check_units(session, actor, wt)
         if retaken:  # a retried operation holds the worktree again before any effect
             wt.state = WorktreeState.MERGING.value
             wt.busy_operation_id = op.id
@@ -318,9 +284,9 @@ class MergeWorktree:
     def perform(self, op: Operation) -> None:
         p = payload(op, MergeWorktreePayload)
         with self.db.read() as s:
-            units = _units(s, p.worktree_id)
+            units = units_of(s, p.worktree_id)
         for u in units:
-            if self.unitstore.merge_record(op.id, u.unit_id) is not None:
+            if self.records.merge_record(op.id, u.unit_id) is not None:
                 continue  # an earlier attempt merged it
             started = time.perf_counter()
             self._merge_unit(op, p.worktree_id, u)
@@ -338,7 +304,7 @@ class MergeWorktree:
                                f"the merge is retried")
 
     def _draft(self, worktree_id: str, unit_id: str) -> Draft:
-        draft = self.unitstore.get_draft(worktree_id, unit_id)
+        draft = self.drafts.get_draft(worktree_id, unit_id)
         if draft is None:
             raise Conflict(f"unit {unit_id} has no draft in this worktree",
                            code="unit_unavailable")
@@ -352,7 +318,7 @@ class MergeWorktree:
         trunk = self.unitstore.get(unit_id)
         catch_up = three_way.diff(trunk.snapshot, draft.snapshot) \
             if trunk is not None else None
-        return self.unitstore.commit_created(op.id, worktree_id, unit_id,
+        return self.records.commit_created(op.id, worktree_id, unit_id,
                                              expected_draft_revision=draft.revision,
                                              catch_up=catch_up)
 
@@ -363,7 +329,7 @@ class MergeWorktree:
             raise Conflict(f"unit {unit_id} no longer exists in trunk",
                            code="unit_unavailable")
         d = decide(draft, trunk, self.settings.merge_max_conflicts)
-        store = self.unitstore
+        store = self.records
         if d.outcome == MergeOutcome.FAST_FORWARD:
             try:
                 return store.commit_fast_forward(
@@ -407,7 +373,7 @@ class MergeWorktree:
         p = payload(op, MergeWorktreePayload)
         wt = session.get(Worktree, p.worktree_id, with_for_update=True)
         assert wt is not None  # authorize() locked it, in this transaction
-        records = {r.unit_id: r for r in self.unitstore.merge_records(op.id)}
+        records = {r.unit_id: r for r in self.records.merge_records(op.id)}
         rows = {u.unit_id: u for u in session.scalars(
             select(WorktreeUnit).where(WorktreeUnit.worktree_id == wt.id))}
         intents = {i.unit_id: i for i in session.scalars(
@@ -417,7 +383,7 @@ class MergeWorktree:
         results: list[MergeUnitResult] = []
         published_units: list[str] = []
         merged, conflicts, shown = True, 0, 0
-        for u in _units(session, wt.id):
+        for u in units_of(session, wt.id):
             rec = records.get(u.unit_id)
             if rec is None:  # not performed yet (cannot happen unless a unit was added)
                 raise TransientFailure(f"unit {u.unit_id} has not been merged yet")
@@ -491,18 +457,6 @@ class MergeWorktree:
         pass  # trunk writes already made are legitimate content (§11)
 
 
-def target_holds(session: Session, space_id: str, parent_id: str | None) -> bool:
-    """Whether a local unit's target is still there, whoever looks: the space exists; the
-    parent (if any) exists, in that space, not trashed."""
-    if session.get(Space, space_id) is None:
-        return False
-    if parent_id is not None:
-        parent = session.get(Node, parent_id)
-        if parent is None or parent.space_id != space_id or _trashed(session, parent):
-            return False
-    return True
-
-
 def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
                     resource_id: str, unit_type: str, now: Any) -> bool:
     """Create the node, resource and unit row of a unit new in a worktree that is in
@@ -510,7 +464,7 @@ def activate_intent(session: Session, op: Operation, intent: WorktreeNodeIntent,
     the parent exists, in that space, not trashed); False, nothing written, otherwise.
     The actor's create right is not checked again: the unit is in trunk already (§7.4).
     Shared by ``merge_worktree`` and ``activate_worktree_resource`` (§7.6)."""
-    if not target_holds(session, intent.target_space_id, intent.target_parent_id):
+    if not access.target_holds(session, intent.target_space_id, intent.target_parent_id):
         return False
     publish_node(session, op, node_id=intent.node_id, resource_id=resource_id,
                  space_id=intent.target_space_id, parent_id=intent.target_parent_id,
@@ -536,156 +490,5 @@ def publish_assets(session: Session, worktree_id: str, unit_ids: Sequence[str],
     return int(getattr(res, "rowcount", 0) or 0)
 
 
-# --- preview, conflicts, rebase (§6.2, §8.7) --------------------------------------------
-
-def _reviewed_unit(s: Session, ctx: RequestContext, worktree_id: str, unit_id: str,
-                   action: str) -> tuple[Worktree, UnitRow]:
-    """The worktree and one of its units, if the caller may ``action`` it (404 for a
-    worktree or unit they cannot see; the unit's own read right for a trunk unit)."""
-    view = access.find(s, ctx.principal, worktree_id)
-    access.require(view, action)
-    found = _units(s, view.worktree.id, unit_id) if is_id(unit_id) else []
-    if not found:
-        raise NotFound("No such unit in this worktree.")
-    u = found[0]
-    if not u.pending_creation:
-        node = _trunk_node(s, u.resource_id)
-        if node is None:
-            raise NotFound("No such unit in this worktree.")
-        check(node_access(s, ctx.principal, node),
-              Role.VIEWER if action == "review" else Role.EDITOR, "node")
-    return view.worktree, u
-
-
-@dataclass(frozen=True, slots=True)
-class Preview:
-    outcome: str
-    trunk_revision: int | None
-    conflict_count: int
-    conflicts: list[dict[str, Any]]
-    patch_ops: int
-
-
-def preview(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestContext,
-            worktree_id: str, unit_id: str) -> Preview:
-    """What merging the unit would do now (§8.2, nothing written): ``created`` for a unit
-    new in the worktree, else ``unchanged``, ``fast_forward``, ``merged`` or
-    ``conflict`` with the first 100 conflicts; ``patch_ops``: operations it would write
-    to trunk."""
-    with db.read() as s:
-        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
-        if wt.processed_at is not None:
-            raise WorktreeStateConflict(wt.state, OPEN_STATES, "a merge preview")
-        wt_id = wt.id
-    draft = unitstore.get_draft(wt_id, u.unit_id)
-    if draft is None:
-        raise NotFound("No such unit in this worktree.")
-    if u.pending_creation:
-        return Preview(MergeOutcome.CREATED.value, None, 0, [], 0)
-    trunk = unitstore.get(u.unit_id)
-    if trunk is None:
-        raise NotFound("No such unit in this worktree.")
-    d = decide(draft, trunk, settings.merge_max_conflicts)
-    count = d.merge.conflict_count if d.merge is not None else 0
-    return Preview(d.outcome, d.trunk_revision, count, _conflicts(d.merge, SHOWN_CONFLICTS),
-                   d.patch_ops if d.outcome != MergeOutcome.FAST_FORWARD
-                   else len(three_way.diff(trunk.snapshot, draft.snapshot)))
-
-
-@dataclass(frozen=True, slots=True)
-class ConflictPage:
-    operation_id: str | None
-    conflict_count: int
-    items: list[dict[str, Any]]
-    next_cursor: str | None
-
-
-def conflicts(db: Database, unitstore: UnitStore, ctx: RequestContext, worktree_id: str,
-              unit_id: str, *, limit: int, cursor: str | None) -> ConflictPage:
-    """A page of the conflicts the unit's last merge recorded (in document order); 410
-    ``draft_purged`` once retention deleted them with the worktree's drafts."""
-    after = decode_cursor("merge_conflicts", cursor, 1)
-    start = 0
-    if after:
-        if not after[0].isdigit() or len(after[0]) > 9:
-            raise InvalidCursor("The cursor is not valid for this listing.")
-        start = int(after[0])
-    with db.read() as s:
-        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "review")
-        if wt.drafts_purged_at is not None:  # retention took the merge records too
-            raise DraftPurged("This worktree was processed and retention deleted its "
-                              "drafts and merge records.",
-                              details={"drafts_purged_at": wt.drafts_purged_at.isoformat()})
-        op_id = s.scalar(select(WorktreeUnit.last_merge_operation_id).where(
-            WorktreeUnit.worktree_id == wt.id, WorktreeUnit.unit_id == u.unit_id))
-    if op_id is None:
-        return ConflictPage(None, 0, [], None)
-    rec = unitstore.merge_record(op_id, u.unit_id)
-    if rec is None:
-        return ConflictPage(op_id, 0, [], None)
-    items = list(rec.conflicts[start:start + limit])
-    end = start + len(items)
-    nxt = encode_cursor("merge_conflicts", [str(end)]) if end < len(rec.conflicts) else None
-    return ConflictPage(op_id, rec.conflict_count, items, nxt)
-
-
-@dataclass(frozen=True, slots=True)
-class Rebased:
-    draft_revision: int
-    base_revision: int
-
-
-def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestContext,
-           worktree_id: str, unit_id: str, draft_revision: int,
-           resolutions: Mapping[str, three_way.Take]) -> Rebased:
-    """Move the unit's draft onto the trunk head (§8.7): each conflict must have a
-    resolution (409 ``merge_conflict`` otherwise, 400 ``unknown_conflict_path`` for a
-    path that is not one), the draft must still be at ``draft_revision`` (409
-    ``revision_conflict``); one UnitStore transaction, then the unit's ``merge_state``
-    goes back to ``pending`` (a display field)."""
-    with db.read() as s:
-        wt, u = _reviewed_unit(s, ctx, worktree_id, unit_id, "edit_draft")
-        wt_id, scope = wt.id, scope_of(s, wt)
-    if u.pending_creation:
-        raise ValidationFailed("A unit new in this worktree has no trunk to rebase onto.",
-                               details={"field": "unit_id"})
-    draft = unitstore.get_draft(wt_id, u.unit_id)
-    trunk = unitstore.get(u.unit_id)
-    if draft is None or trunk is None:
-        raise NotFound("No such unit in this worktree.")
-    if draft.revision != draft_revision:
-        raise Conflict(f"draft revision {draft_revision} is stale; the draft is at "
-                       f"revision {draft.revision}", code="revision_conflict",
-                       details={"current_revision": draft.revision, "scope": "draft"})
-    try:
-        result = three_way.rebase(draft.base_snapshot, trunk.snapshot, draft.snapshot,
-                                  resolutions, max_conflicts=settings.merge_max_conflicts)
-    except three_way.UnknownConflictPaths as exc:
-        raise ValidationFailed("These resolution paths are not conflicts.",
-                               code="unknown_conflict_path",
-                               details={"paths": exc.paths[:SHOWN_CONFLICTS]}) from None
-    except three_way.UnresolvedConflicts as exc:
-        raise MergeConflict(f"{exc.conflict_count} conflict(s) need a resolution.",
-                            details={"conflict_count": exc.conflict_count,
-                                     "conflicts": [c.to_json() for c in
-                                                   exc.conflicts[:SHOWN_CONFLICTS]]}) from None
-    except three_way.MergeTooDeep as exc:
-        raise ValidationFailed(str(exc), code="unit_too_deep") from None
-    head = unitstore.rebase_draft(wt_id, u.unit_id, expected_draft_revision=draft_revision,
-                                  base_revision=trunk.revision, base_snapshot=trunk.snapshot,
-                                  snapshot=result.draft, changeset=result.patch,
-                                  author_id=ctx.principal.user_id)
-    with db.write() as s:
-        s.execute(update(WorktreeUnit).where(
-            WorktreeUnit.worktree_id == wt_id, WorktreeUnit.unit_id == u.unit_id).values(
-            merge_state=MergeState.PENDING.value, conflict_count=0)
-            .execution_options(synchronize_session=False))
-        audit.record(s, ctx, "worktree.rebase", "worktree", wt_id, space_id=scope,
-                     details={"unit_id": u.unit_id, "base_revision": trunk.revision,
-                              "draft_revision": head.revision,
-                              "resolved": result.resolved})
-    return Rebased(draft_revision=head.revision, base_revision=head.base_revision)
-
-
 __all__ = ["MergeConflict", "MergeWorktree", "UnitUnavailable", "activate_intent",
-           "conflicts", "preview", "publish_assets", "rebase", "submit_merge", "target_holds"]
+           "publish_assets", "submit_merge"]

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from storage.enums import Role, WorktreeKind, WorktreeState, WorktreeVisibility, values
+from storage.enums import Role, values
 from storage.models import Space, User, Worktree, WorktreeUnit
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -24,6 +24,7 @@ from wharf.spaces.access import SpaceReadOnly, Standing, require_space, team_rol
 from wharf.spaces.access import standing as space_standing
 from wharf.worktrees import access
 from wharf.worktrees.access import MANAGERS, WRITERS, WorktreeCapabilities
+from wharf.worktrees.enums import WorktreeKind, WorktreeState, WorktreeVisibility
 from wharf.worktrees.kinds import (
     CREATE_WORKTREE,
     DISCARD_WORKTREE,

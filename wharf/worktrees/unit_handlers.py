@@ -12,9 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, WorktreeState, WorktreeUnitSource
 from storage.models import Operation, Worktree, WorktreeNodeIntent, WorktreeUnit
-from storage.unitstore import DraftHead, UnitStore
+from storage.unitstore import UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -22,6 +21,8 @@ from wharf.infra.errors import Forbidden, TransientFailure
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
 from wharf.worktrees import access
+from wharf.worktrees.drafts import DraftHead, Drafts
+from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.kinds import (
     ADD_WORKTREE_UNIT,
     CREATE_WORKTREE_UNIT,
@@ -58,7 +59,7 @@ def _draft(store: UnitStore, worktree_id: str, unit_id: str) -> DraftHead:
     takes it too before it deletes a draft without a row): gone -- a failed duplicate's
     compensation or the sweep took it -- the operation retries, and perform writes it
     again."""
-    draft = store.get_draft_head(worktree_id, unit_id)
+    draft = Drafts.of(store).get_draft_head(worktree_id, unit_id)
     if draft is None:
         raise TransientFailure("The unit's draft is gone; it is written again.")
     return draft
@@ -87,7 +88,7 @@ class AddWorktreeUnit:
 
     def perform(self, op: Operation) -> None:
         p = payload(op, AddWorktreeUnitPayload)
-        self.unitstore.fork_draft(p.worktree_id, p.unit_id)
+        Drafts.of(self.unitstore).fork_draft(p.worktree_id, p.unit_id)
 
     def commit(self, session: Session, op: Operation,
                ctx: RequestContext) -> AddWorktreeUnitResult:
@@ -118,7 +119,7 @@ class AddWorktreeUnit:
     def compensate(self, op: Operation) -> None:
         p = payload(op, AddWorktreeUnitPayload)
         if not _has_row(self.db, p.worktree_id, p.unit_id):
-            self.unitstore.delete_draft(p.worktree_id, p.unit_id)
+            Drafts.of(self.unitstore).delete_draft(p.worktree_id, p.unit_id)
 
 
 class CreateWorktreeUnit:
@@ -138,8 +139,8 @@ class CreateWorktreeUnit:
 
     def perform(self, op: Operation) -> None:
         p = payload(op, CreateWorktreeUnitPayload)
-        self.unitstore.create_local_draft(p.worktree_id, p.unit_id, p.unit_type,
-                                          p.initial_snapshot)
+        Drafts.of(self.unitstore).create_local_draft(p.worktree_id, p.unit_id, p.unit_type,
+                                                     p.initial_snapshot)
 
     def commit(self, session: Session, op: Operation,
                ctx: RequestContext) -> CreateWorktreeUnitResult:
@@ -174,5 +175,5 @@ class CreateWorktreeUnit:
     def compensate(self, op: Operation) -> None:
         p = payload(op, CreateWorktreeUnitPayload)
         if not _has_row(self.db, p.worktree_id, p.unit_id):
-            self.unitstore.delete_draft(p.worktree_id, p.unit_id)
+            Drafts.of(self.unitstore).delete_draft(p.worktree_id, p.unit_id)
 

@@ -1,8 +1,8 @@
 """Units inside a worktree (specs/assets-worktrees.md §6.2, §7.2, §7.3): adding a trunk
 unit (operation ``add_worktree_unit``: its draft forked from the trunk head), creating a
 unit new in the worktree (operation ``create_worktree_unit``: a local draft and a node
-intent), reading a unit and its draft, draft changesets, renaming or re-targeting a local
-unit, and removing a unit.
+intent), and reading a unit and its draft. Changing them (draft changesets, renaming or
+re-targeting a local unit, removing a unit) is :mod:`wharf.worktrees.unit_changes`'.
 
 Every request finds the worktree first (404 when the caller cannot discover it), then the
 unit in it (404), then the caller's right on the worktree (403), its state (409), then the
@@ -18,8 +18,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MergeState, Role, WorktreeKind, WorktreeUnitSource
-from storage.errors import StorageError, UnitStoreUnavailable
+from storage.enums import Role
+from storage.errors import StorageError
 from storage.models import (
     Node,
     Resource,
@@ -29,9 +29,7 @@ from storage.models import (
     WorktreeUnit,
 )
 from storage.unitpatch import check_document
-from storage.unitstore import UNIT_TYPES, DraftHead, UnitStore, initial_snapshot
-from wharf.infra import audit
-from wharf.infra.clock import utcnow
+from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import (
     Conflict,
@@ -50,6 +48,8 @@ from wharf.spaces.nodes import resolve_parent
 from wharf.units.service import unit_limits
 from wharf.worktrees import access
 from wharf.worktrees.access import UnitRights, WorktreeView
+from wharf.worktrees.drafts import Drafts
+from wharf.worktrees.enums import MergeState, WorktreeKind, WorktreeUnitSource
 from wharf.worktrees.errors import DraftPurged
 from wharf.worktrees.kinds import (
     ADD_WORKTREE_UNIT,
@@ -57,14 +57,9 @@ from wharf.worktrees.kinds import (
     AddWorktreeUnitPayload,
     CreateWorktreeUnitPayload,
 )
-from wharf.worktrees.limits import check_draft_quota, draft_room
+from wharf.worktrees.limits import check_draft_quota
 from wharf.worktrees.merge import same
-from wharf.worktrees.reactions import dropped
 from wharf.worktrees.service import scope_of
-
-#: ``object_deletion_jobs.reason`` of the assets of a unit removed from its worktree.
-UNIT_REMOVED = "worktree_unit_removed"
-
 
 # --- problems ---------------------------------------------------------------------------
 
@@ -279,7 +274,7 @@ def _activation(unit: WorktreeUnit, intent: WorktreeNodeIntent | None) -> str:
     return "waiting"
 
 
-def _rows(s: Session, wt_id: str, unit_id: str | None = None) -> list[Any]:
+def unit_rows(s: Session, wt_id: str, unit_id: str | None = None) -> list[Any]:
     q = (select(WorktreeUnit, WorktreeNodeIntent, Node.id, Node.name)
          .outerjoin(WorktreeNodeIntent, (WorktreeNodeIntent.worktree_id == WorktreeUnit.worktree_id)
                     & (WorktreeNodeIntent.unit_id == WorktreeUnit.unit_id))
@@ -291,10 +286,10 @@ def _rows(s: Session, wt_id: str, unit_id: str | None = None) -> list[Any]:
     return list(s.execute(q.order_by(WorktreeUnit.ordinal)).all())
 
 
-def _views(store: UnitStore, wt_id: str, rows: list[Any]) -> list[UnitView]:
+def unit_views(store: UnitStore, wt_id: str, rows: list[Any]) -> list[UnitView]:
     ids = [r[0].unit_id for r in rows]
-    drafts = store.draft_states(wt_id, ids, same)
-    trunk = store.trunk_revisions([r[0].unit_id for r in rows
+    drafts = Drafts.of(store).draft_states(wt_id, ids, same)
+    trunk = Drafts.of(store).trunk_revisions([r[0].unit_id for r in rows
                                    if r[0].source == WorktreeUnitSource.TRUNK])
     out = []
     for unit, intent, node_id, node_name in rows:
@@ -325,15 +320,15 @@ def list_units(s: Session, store: UnitStore, view: WorktreeView) -> list[UnitVie
     if not view.rights["review"]:
         return []
     readable = view.unit_access
-    rows = [r for r in _rows(s, view.worktree.id)
+    rows = [r for r in unit_rows(s, view.worktree.id)
             if readable.get(r[0].unit_id, UnitRights(False, False)).read]
-    return _views(store, view.worktree.id, rows)
+    return unit_views(store, view.worktree.id, rows)
 
 
-def _unit(s: Session, view: WorktreeView, unit_id: str) -> tuple[Any, UnitRights]:
+def unit_row(s: Session, view: WorktreeView, unit_id: str) -> tuple[Any, UnitRights]:
     """The worktree's unit and the caller's own rights on it (404 when it is not in the
     worktree, the caller may not review the worktree's units, or may not read it)."""
-    rows = _rows(s, view.worktree.id, unit_id) if is_id(unit_id) else []
+    rows = unit_rows(s, view.worktree.id, unit_id) if is_id(unit_id) else []
     if not rows or not view.rights["review"]:
         raise NotFound("No such unit in this worktree.")
     rights = access.unit_access(s, view.principal, view.worktree, only=unit_id).get(
@@ -348,16 +343,16 @@ def get_unit(db: Database, store: UnitStore, ctx: RequestContext, worktree_id: s
     """A worktree unit and its draft head's document."""
     with db.read() as s:
         view = access.find(s, ctx.principal, worktree_id)
-        row, _ = _unit(s, view, unit_id)
-        _not_purged(view.worktree)
-        unit_view = _views(store, view.worktree.id, [row])[0]
-    draft = store.get_draft_head(worktree_id, unit_id)
+        row, _ = unit_row(s, view, unit_id)
+        not_purged(view.worktree)
+        unit_view = unit_views(store, view.worktree.id, [row])[0]
+    draft = Drafts.of(store).get_draft_head(worktree_id, unit_id)
     if draft is None:
         raise NotFound("This unit's draft is gone.")
     return unit_view, draft.snapshot
 
 
-def _not_purged(wt: Worktree) -> None:
+def not_purged(wt: Worktree) -> None:
     """410 ``draft_purged`` once retention deleted the worktree's drafts (§12)."""
     if wt.drafts_purged_at is not None:
         raise DraftPurged("This worktree was processed and its drafts were deleted by "
@@ -365,141 +360,10 @@ def _not_purged(wt: Worktree) -> None:
                           details={"drafts_purged_at": wt.drafts_purged_at.isoformat()})
 
 
-def _may(view: WorktreeView, rights: UnitRights, action: str) -> None:
+def may_change(view: WorktreeView, rights: UnitRights, action: str) -> None:
     """The worktree's right (403), state (409), then the unit's own edit right (403)."""
     if not view.rights[action]:
         raise Forbidden(f"You may not {action.replace('_', ' ')} this worktree.")
     access.check_state(view.worktree, action)
     if not rights.edit:
         raise Forbidden("You may not edit this unit.")
-
-
-# --- synchronous changes ----------------------------------------------------------------
-
-def _changed(s: Session, wt: Worktree, unit: WorktreeUnit) -> None:
-    now = utcnow()
-    unit.merge_state = MergeState.PENDING.value
-    unit.conflict_count = 0
-    wt.updated_at = now
-    s.flush()
-
-
-def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: RequestContext,
-                    worktree_id: str, unit_id: str, base_revision: int,
-                    changes: list[Any]) -> DraftHead:
-    """A draft changeset (same contract as trunk: compare-and-set on the draft
-    revision). Only in ``draft``; the unit's merge state goes back to ``pending``. A
-    changeset that would grow the draft past its creator's draft quota is refused (409
-    ``draft_quota_exceeded``, nothing written).
-
-    The worktree row stays locked while the unit store applies it, so marking the
-    worktree ready (or merging it) cannot slip in between the state check and the
-    write."""
-    with db.write() as s:
-        view = access.find(s, ctx.principal, worktree_id, lock=True)
-        row, rights = _unit(s, view, unit_id)
-        _not_purged(view.worktree)
-        _may(view, rights, "edit_draft")
-        if row[0].merge_state == MergeState.ACTIVATION_BLOCKED:
-            # Its trunk unit exists (without a node) with the draft's content: the draft
-            # is read-only until it is activated (or its target changed), so the two
-            # cannot drift apart (spec §7.4).
-            raise Conflict("This unit's activation is blocked: activate it (POST …/activate) "
-                           "or change its target before editing it.",
-                           code=ProblemCode.ACTIVATION_BLOCKED)
-        head = store.apply_draft_changeset(
-            worktree_id, unit_id, base_revision, changes, ctx.principal.user_id,
-            max_growth=draft_room(s, store, settings, view.worktree.creator_id))
-        _changed(s, view.worktree, row[0])
-        audit.record(s, ctx, "worktree.changeset", "worktree", worktree_id,
-                     space_id=scope_of(s, view.worktree),
-                     details={"unit_id": unit_id, "revision": head.revision,
-                              "ops": len(changes)})
-    return head
-
-
-def update_unit(db: Database, store: UnitStore, ctx: RequestContext, worktree_id: str,
-                unit_id: str, changes: dict[str, Any]) -> UnitView:
-    """Rename a local unit or move its target (``name``, ``target``): the right to create
-    in the new target; only in ``draft``; merge state back to ``pending``."""
-    if not changes:
-        raise ValidationFailed("nothing to change: send name and/or target")
-    with db.write() as s:
-        view = access.find(s, ctx.principal, worktree_id, lock=True)
-        row, rights = _unit(s, view, unit_id)
-        unit, intent = row[0], row[1]
-        if unit.source != WorktreeUnitSource.WORKTREE or intent is None:
-            raise ValidationFailed("Only units new in the worktree have a name and target "
-                                   "of their own.", code=ProblemCode.NOT_LOCAL_UNIT)
-        if not view.rights["edit_draft"]:
-            raise Forbidden("You may not edit this worktree.")
-        access.check_state(view.worktree, "edit_draft")
-        if intent.activated_at is not None or intent.discarded_at is not None:
-            raise Conflict("This unit's node exists already (or was discarded).")
-        done: dict[str, Any] = {}
-        name = clean_name(changes["name"], "name") if "name" in changes else intent.name
-        if "target" in changes:
-            target = changes["target"]
-            if not isinstance(target, dict):
-                raise ValidationFailed("target must be {space_id, parent_id}",
-                                       details={"field": "target"})
-            space_id, parent_id = local_target(s, ctx.principal, view.worktree,
-                                               target.get("space_id"),
-                                               target.get("parent_id"))
-        else:
-            if not rights.edit:
-                raise Forbidden("You may not create in this unit's target.")
-            space_id, parent_id = intent.target_space_id, intent.target_parent_id
-        if name != intent.name:
-            intent.name = name
-            done["name"] = name
-        if (space_id, parent_id) != (intent.target_space_id, intent.target_parent_id):
-            intent.target_space_id, intent.target_parent_id = space_id, parent_id
-            done["target"] = {"space_id": space_id, "parent_id": parent_id}
-        if done:
-            intent.updated_at = utcnow()
-            _changed(s, view.worktree, unit)
-            audit.record(s, ctx, "worktree.unit_update", "worktree", worktree_id,
-                         space_id=scope_of(s, view.worktree),
-                         details={"unit_id": unit_id, **done})
-        out = _views(store, worktree_id, _rows(s, worktree_id, unit_id))[0]
-    return out
-
-
-def remove_unit(db: Database, store: UnitStore, settings: Settings, ctx: RequestContext,
-                worktree_id: str, unit_id: str) -> None:
-    """Take a unit out of a draft worktree: its worktree assets' objects queued for
-    deletion and their rows deleted, its uploads still waiting cancelled, its node intent
-    and its row deleted, in one transaction; then its draft is deleted from the unit
-    store (when that fails, the draft is an orphan the ``sweep_worktree_drafts`` sweep
-    deletes). Needs the worktree's *edit draft* right, not the unit's own: a unit whose
-    node was trashed or whose rights were lost can still be taken out."""
-    with db.write() as s:
-        view = access.find(s, ctx.principal, worktree_id, lock=True)
-        rows = _rows(s, worktree_id, unit_id) if is_id(unit_id) else []
-        if not rows or not view.rights["review"]:
-            raise NotFound("No such unit in this worktree.")
-        if not view.rights["edit_draft"]:
-            raise Forbidden("You may not edit this worktree.")
-        access.check_state(view.worktree, "edit_draft")
-        unit = rows[0][0]
-        now = utcnow()
-        assets, _cancelled = dropped(
-            s, worktree_id, unit_id=unit_id, reason=UNIT_REMOVED, code=ProblemCode.NOT_FOUND,
-            message="the unit was removed from the worktree", now=now,
-            idempotency_key_ttl=settings.idempotency_key_ttl)
-        s.execute(WorktreeNodeIntent.__table__.delete().where(
-            WorktreeNodeIntent.worktree_id == worktree_id,
-            WorktreeNodeIntent.unit_id == unit_id))
-        s.execute(WorktreeUnit.__table__.delete().where(
-            WorktreeUnit.worktree_id == worktree_id, WorktreeUnit.unit_id == unit_id))
-        view.worktree.updated_at = now
-        s.flush()
-        audit.record(s, ctx, "worktree.unit_remove", "worktree", worktree_id,
-                     space_id=scope_of(s, view.worktree),
-                     details={"unit_id": unit_id, "resource_id": unit.resource_id,
-                              "source": unit.source, "assets_deleted": assets})
-    try:
-        store.delete_draft(worktree_id, unit_id)
-    except UnitStoreUnavailable:
-        pass  # an orphan draft now: the sweep deletes it

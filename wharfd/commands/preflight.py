@@ -83,7 +83,7 @@ def migrate_all(settings: Settings) -> PrepareResult:
     """Prepare the product database and the unit store; return the product DB's result."""
     from migrations.prepare import prepare
     from storage.db import make_engines
-    from storage.unitstore import prepare_unitstore
+    from storage.unitschema import prepare_unitstore
     ensure_sqlite_dirs(settings)
     check_database(settings.database_url, "WHARF_DATABASE_URL")
     check_database(settings.unitstore_url, "WHARF_UNITSTORE_URL")
