@@ -106,6 +106,19 @@ def visible_state(upload: HasDeadline) -> str:
     return upload.state
 
 
+def _usable(s: Session, ctx: RequestContext, upload: BlobUploadSession,
+            states: tuple[str, ...]) -> None:
+    """409 unless the session is in one of ``states`` and not past its deadline; its
+    target folder must still take a new file from the caller."""
+    if upload.state not in states:
+        raise UploadSessionState(f"the upload session is {upload.state}",
+                                 details={"state": upload.state})
+    if upload.expires_at <= utcnow():
+        raise UploadSessionState("the upload session has expired",
+                                 code="upload_session_expired")
+    resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+
+
 def put_content(db: Database, store: BlobStore, settings: Settings, ctx: RequestContext,
                 session_id: str, content_length: int | None,
                 read: Callable[[int], bytes]) -> Ingested:
@@ -118,13 +131,7 @@ def put_content(db: Database, store: BlobStore, settings: Settings, ctx: Request
     """
     with db.read() as s:
         upload = _own_session(s, ctx, session_id)
-        if upload.state not in OPEN_STATES:
-            raise UploadSessionState(f"the upload session is {upload.state}",
-                                     details={"state": upload.state})
-        if upload.expires_at <= utcnow():
-            raise UploadSessionState("the upload session has expired",
-                                     code="upload_session_expired")
-        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        _usable(s, ctx, upload, OPEN_STATES)
         filename, declared, expires_at = upload.filename, upload.declared_size, upload.expires_at
     if content_length is None:
         raise LengthRequired("Send the Content-Length header.")
@@ -174,13 +181,7 @@ def complete_session(ops: Operations, ctx: RequestContext, key: str | None,
         if upload.state == UploadState.WAITING_FOR_UPLOAD:
             raise UploadSessionState("upload the content before completing",
                                      code="upload_not_received")
-        if upload.state != UploadState.UPLOADED:
-            raise UploadSessionState(f"the upload session is {upload.state}",
-                                     details={"state": upload.state})
-        if upload.expires_at <= utcnow():
-            raise UploadSessionState("the upload session has expired",
-                                     code="upload_session_expired")
-        resolve_parent(s, ctx, upload.space_id, upload.parent_id)
+        _usable(s, ctx, upload, (UploadState.UPLOADED,))
         upload.state = UploadState.VERIFYING
         upload.operation_id = op_id
         upload.updated_at = utcnow()
