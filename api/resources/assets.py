@@ -17,14 +17,13 @@ from api.schemas.common import PageQuery
 from api.serialize import timestamp
 from storage.blobstore import BlobStore
 from storage.db import Database
-from storage.models import UnitAsset
 from wharf import assets
 from wharf.infra.settings import Settings
 from wharf.operations.idempotency import check_key
 from wharf.operations.service import Operations
 
 
-def asset_body(a: UnitAsset) -> AssetBody:
+def asset_body(a: assets.Asset) -> AssetBody:
     return assets.describe(
         a, AssetBody, id=a.id, filename=a.filename, etag=assets.etag_header(a),
         created_by=a.created_by, created_at=timestamp(a.created_at),
@@ -72,10 +71,9 @@ class _Uploads:
     def _list(self, req: falcon.Request, resp: falcon.Response, unit_id: str,
               worktree_id: str | None) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = assets.list_assets(s, req.context.ctx, unit_id, limit=q.limit,
-                                            cursor=q.cursor, worktree_id=worktree_id)
-            resp.media = AssetList(items=[asset_body(a) for a in items], next_cursor=nxt)
+        items, nxt = assets.read_assets(self.db, req.context.ctx, unit_id, limit=q.limit,
+                                        cursor=q.cursor, worktree_id=worktree_id)
+        resp.media = AssetList(items=[asset_body(a) for a in items], next_cursor=nxt)
 
 
 class UnitAssets(_Uploads):
@@ -102,9 +100,8 @@ class AssetItem:
     @contract.op(operation_id="getAsset", summary="An asset's metadata (viewer of its unit)",
                  tags=["assets"], responses={200: AssetBody}, auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
-        with self.db.read() as s:
-            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
-            resp.media = asset_body(asset)
+        asset, _space = assets.read_asset(self.db, req.context.ctx, asset_id)
+        resp.media = asset_body(asset)
 
     @contract.op(operation_id="deleteAsset", summary="Delete an asset (editor of its unit)",
                  tags=["assets"],
@@ -123,7 +120,7 @@ class AssetContent:
     def __init__(self, db: Database, store: BlobStore):
         self.db, self.store = db, store
 
-    def _send(self, req: falcon.Request, resp: falcon.Response, asset: UnitAsset) -> None:
+    def _send(self, req: falcon.Request, resp: falcon.Response, asset: assets.Asset) -> None:
         resp.set_header("Cross-Origin-Resource-Policy", "same-origin")
         send_content(req, resp, self.store, object_key=asset.object_key, size=asset.size,
                      etag=assets.etag_header(asset), media_type=asset.declared_media_type,
@@ -131,8 +128,7 @@ class AssetContent:
                      attachment=asset.filename if assets.is_risky(asset) else None)
 
     def _read(self, req: falcon.Request, resp: falcon.Response, asset_id: str) -> None:
-        with self.db.read() as s:
-            asset, _space = assets.asset_for_read(s, req.context.ctx, asset_id)
+        asset, _space = assets.read_asset(self.db, req.context.ctx, asset_id)
         self._send(req, resp, asset)
 
     @contract.op(operation_id="getAssetContent",
@@ -187,8 +183,7 @@ class WorktreeAssetContent(AssetContent):
 
     def _read_in(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                  asset_id: str) -> None:
-        with self.db.read() as s:
-            asset = assets.worktree_asset_for_read(s, req.context.ctx, worktree_id, asset_id)
+        asset = assets.read_worktree_asset(self.db, req.context.ctx, worktree_id, asset_id)
         self._send(req, resp, asset)
 
     @contract.op(operation_id="getWorktreeAssetContent",

@@ -19,6 +19,7 @@ API = Path(__file__).resolve().parents[2] / "api"
 CONVERTED = (
     "app.py",
     "serialize.py",
+    "resources/assets.py",
     "resources/blobs.py",
     "resources/dashboard.py",
     "resources/identity.py",
@@ -30,6 +31,7 @@ CONVERTED = (
     "resources/trash.py",
     "resources/units.py",
     "resources/webhooks.py",
+    "schemas/assets.py",
     "schemas/blobs.py",
     "schemas/dashboard.py",
     "schemas/identity.py",

@@ -33,6 +33,7 @@ from wharf.assets.lifecycle import (
     stored_but_idle,
 )
 from wharf.assets.reading import (
+    Asset,
     asset_for_read,
     content_url,
     delete_asset,
@@ -40,6 +41,9 @@ from wharf.assets.reading import (
     etag_header,
     is_risky,
     list_assets,
+    read_asset,
+    read_assets,
+    read_worktree_asset,
     worktree_asset_for_read,
 )
 from wharf.assets.upload import AssetUpload, check_upload, upload_asset
@@ -55,6 +59,7 @@ register(worktrees.DROP_REACTIONS, drop_worktree_assets)
 
 __all__ = [
     "KIND",
+    "Asset",
     "AssetTooLarge",
     "AssetUpload",
     "ChecksumMismatch",
@@ -73,6 +78,9 @@ __all__ = [
     "is_risky",
     "list_assets",
     "purge_unit_assets",
+    "read_asset",
+    "read_assets",
+    "read_worktree_asset",
     "stored_but_idle",
     "upload_asset",
     "worktree_asset_for_read",

@@ -1,7 +1,10 @@
-"""Finding an asset to read (the permission gate), listing a unit's assets, deleting one."""
+"""Finding an asset to read (the permission gate), listing a unit's assets, deleting one.
+``read_asset``, ``read_worktree_asset`` and ``read_assets`` are what the API calls: each in
+one read transaction of its own; what they answer is read through :class:`Asset`."""
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
@@ -18,6 +21,7 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import NotFound
 from wharf.infra.ids import is_id
 from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
+from wharf.infra.transactions import in_read
 from wharf.units.resources import find_unit
 
 DELETED = "asset_deleted"
@@ -26,7 +30,36 @@ DELETED = "asset_deleted"
 D = TypeVar("D", bound=AssetDescription)
 
 
-def describe(asset: UnitAsset, shape: type[D], **more: Any) -> D:
+class Asset(Protocol):
+    """A published asset as its readers see it (a ``unit_assets`` row, read only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def unit_id(self) -> str: ...
+    @property
+    def worktree_id(self) -> str | None: ...
+    @property
+    def object_key(self) -> str: ...
+    @property
+    def filename(self) -> str: ...
+    @property
+    def declared_media_type(self) -> str: ...
+    @property
+    def detected_media_type(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def created_by(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def published_at(self) -> datetime | None: ...
+
+
+def describe(asset: Asset, shape: type[D], **more: Any) -> D:
     """``asset`` as ``shape``, an :class:`AssetDescription` (a ``publish_asset`` result,
     the API's metadata) with ``more`` fields of its own: the one place an asset's
     description is read from its row."""
@@ -45,12 +78,12 @@ def content_url(asset_id: str, worktree_id: str | None = None) -> str:
     return f"/api/assets/{asset_id}/content"
 
 
-def etag_header(asset: UnitAsset) -> str:
+def etag_header(asset: Asset) -> str:
     """The strong HTTP ETag: assets never change, so the SHA-256 of the bytes."""
     return f'"{asset.sha256}"'
 
 
-def is_risky(asset: UnitAsset) -> bool:
+def is_risky(asset: Asset) -> bool:
     """Served only as an attachment: declared or detected as HTML, SVG, XML or script."""
     return risky(asset.declared_media_type) or risky(asset.detected_media_type)
 
@@ -108,3 +141,8 @@ def delete_asset(db: Database, ctx: RequestContext, asset_id: str) -> None:
         s.delete(asset)
         audit.record(s, ctx, "asset.delete", "asset", asset_id, space_id=space_id,
                      details={"unit_id": asset.unit_id, "size": asset.size})
+
+
+read_asset = in_read(asset_for_read)
+read_worktree_asset = in_read(worktree_asset_for_read)
+read_assets = in_read(list_assets)
