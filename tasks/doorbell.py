@@ -56,6 +56,7 @@ that costs extra bells or waits for the recovery sweep, never an operation).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import uuid
@@ -78,8 +79,13 @@ def long_kinds() -> frozenset[str]:
 
 
 def long_actors() -> frozenset[str]:
-    """The actors of :func:`long_kinds`."""
-    return frozenset(actor_name(kind) for kind in long_kinds())
+    """The actors of :func:`long_kinds` (asked on every dispatch: computed once per set)."""
+    return _actors_of(long_kinds())
+
+
+@functools.lru_cache(maxsize=4)
+def _actors_of(kinds: frozenset[str]) -> frozenset[str]:
+    return frozenset(actor_name(kind) for kind in kinds)
 
 
 class Drain(Protocol):

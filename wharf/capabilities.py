@@ -16,6 +16,7 @@ The top of the core's layers (``core-layers``): nothing in ``wharf`` imports it.
 """
 from __future__ import annotations
 
+# ruff: noqa: F401  (each import is the point: the capability registers its kinds and hooks)
 import wharf.accounts
 import wharf.assets
 import wharf.blobs
@@ -32,8 +33,3 @@ import wharf.trash
 import wharf.units
 import wharf.webhooks
 import wharf.worktrees
-
-CAPABILITIES = (wharf.accounts, wharf.assets, wharf.blobs, wharf.dashboard, wharf.deletion,
-                wharf.fsck, wharf.identity, wharf.issues, wharf.recent, wharf.retention,
-                wharf.sharing, wharf.spaces, wharf.trash, wharf.units, wharf.webhooks,
-                wharf.worktrees)

@@ -7,6 +7,4 @@ see there why every process imports every capability: their operation kinds
 """
 from __future__ import annotations
 
-from wharf.capabilities import CAPABILITIES
-
-__all__ = ["CAPABILITIES"]
+import wharf.capabilities  # noqa: F401  (the import is the point: every capability registers)

@@ -98,16 +98,21 @@ class Registry:
 
     def __init__(self) -> None:
         self._specs: dict[str, KindSpec] = {}
+        # Derived once per change of the specs, not per read: the transport asks for the
+        # long kinds on every dispatch and every drain.
+        self._long: frozenset[str] | None = None
 
     def register(self, spec: KindSpec) -> KindSpec:
         if spec.name in self._specs:
             raise DuplicateKind(f"operation kind {spec.name!r} is registered twice")
         self._specs[spec.name] = spec
+        self._long = None
         return spec
 
     def unregister(self, name: str) -> None:
         """Forget a kind (tests registering a toy capability clean up with it)."""
         self._specs.pop(name, None)
+        self._long = None
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs
@@ -144,7 +149,9 @@ class Registry:
         return collaborators.handlers
 
     def long_kinds(self) -> frozenset[str]:
-        return frozenset(spec.name for spec in self if spec.long)
+        if self._long is None:
+            self._long = frozenset(spec.name for spec in self._specs.values() if spec.long)
+        return self._long
 
     def object_keys(self) -> dict[str, tuple[str, ...]]:
         """Per kind whose payload carries object keys, those fields (refuses when empty:
