@@ -6,7 +6,6 @@ from typing import Any, TypeVar
 
 import falcon
 import msgspec
-from sqlalchemy.orm import Session
 
 from api import contract
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
@@ -31,12 +30,9 @@ from storage.enums import PurgeReason
 from storage.unitstore import UnitStore
 from wharf import worktrees
 from wharf.infra.clock import iso
-from wharf.infra.context import RequestContext
 from wharf.operations.service import Operations
-from wharf.worktrees import access
 from wharf.worktrees import events as wt_events
-from wharf.worktrees import service as wt_service
-from wharf.worktrees import units as wt_units
+from wharf.worktrees.detail import Detail
 from wharf.worktrees.enums import WorktreeEventKind, WorktreeKind, WorktreeState, WorktreeVisibility
 
 W = TypeVar("W", bound=Worktree)
@@ -68,15 +64,11 @@ def detail_body(s: worktrees.Summary,
     return worktree_as(WorktreeDetail, s, units=units or [])
 
 
-def detail(s: Session, store: UnitStore | None, ctx: RequestContext,
-           worktree_id: str) -> WorktreeDetail:
-    """The summary and the units the caller may review (§6.1: ``change`` read from the
-    unit store); the units' own permissions are read once for both."""
-    view = access.find(s, ctx.principal, worktree_id)
-    summary = wt_service.summarize(s, ctx, view.worktree, view.units)
-    units = [] if store is None else [msgspec.convert(u.as_dict(), WorktreeUnit)
-                                      for u in wt_units.list_units(s, store, view)]
-    return detail_body(summary, units)
+def detail(found: Detail) -> WorktreeDetail:
+    """A worktree's summary and its units (``worktrees.worktree_detail``) as the API shows
+    them."""
+    summary, units = found
+    return detail_body(summary, [msgspec.convert(u.as_dict(), WorktreeUnit) for u in units])
 
 
 NOT_WHILE = ("409 `worktree_busy` while a merge or discard runs (`details.operation_id`), "
@@ -119,13 +111,11 @@ class Worktrees:
                  query=WorktreeListQuery, responses={200: WorktreeList})
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         q = contract.read_query(req, WorktreeListQuery)
-        with self.db.read() as s:
-            items, nxt = worktrees.list_worktrees(
-                s, req.context.ctx, scope=str(q.scope),
-                kind=None if q.kind is None else str(q.kind), team_space_id=q.team_space_id,
-                limit=q.limit, cursor=q.cursor)
-            resp.media = WorktreeList(items=[summary_body(i) for i in items],
-                                      next_cursor=nxt)
+        items, nxt = worktrees.read_worktrees(
+            self.db, req.context.ctx, scope=str(q.scope),
+            kind=None if q.kind is None else str(q.kind), team_space_id=q.team_space_id,
+            limit=q.limit, cursor=q.cursor)
+        resp.media = WorktreeList(items=[summary_body(i) for i in items], next_cursor=nxt)
 
 
 class WorktreeItem:
@@ -135,8 +125,8 @@ class WorktreeItem:
     @contract.op(operation_id="getWorktree", summary="A worktree and its units",
                  tags=["worktrees"], responses={200: WorktreeDetail})
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
-        with self.db.read() as s:
-            resp.media = detail(s, self.store, req.context.ctx, worktree_id)
+        resp.media = detail(worktrees.worktree_detail(self.db, self.store, req.context.ctx,
+                                                      worktree_id))
 
     @contract.op(operation_id="updateWorktree",
                  summary="Rename a worktree, change its summary or visibility",
@@ -149,11 +139,8 @@ class WorktreeItem:
                  problems=(403, 409))
     def on_patch(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
         body = contract.read_body(req, UpdateWorktreeRequest)
-        ctx = req.context.ctx
-        with self.db.write() as s:
-            worktrees.update_worktree(s, ctx, worktree_id, changes(body))
-        with self.db.read() as s:
-            resp.media = detail(s, self.store, ctx, worktree_id)
+        resp.media = detail(worktrees.update_worktree_detail(
+            self.db, self.store, req.context.ctx, worktree_id, changes(body)))
 
 
 class WorktreeEvents:
@@ -172,15 +159,14 @@ class WorktreeEvents:
                  query=PageQuery, responses={200: WorktreeEventList}, problems=(403,))
     def on_get(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
         q = contract.read_query(req, PageQuery)
-        with self.db.read() as s:
-            items, nxt = wt_events.list_events(s, req.context.ctx, worktree_id, q.limit,
-                                               q.cursor)
-            resp.media = WorktreeEventList(
-                items=[WorktreeEvent(id=e.id, kind=WorktreeEventKind(e.kind), unit_id=e.unit_id,
-                                     resource_id=e.resource_id, operation_id=e.operation_id,
-                                     reason=PurgeReason(e.reason), at=timestamp(e.at))
-                       for e in items],
-                next_cursor=nxt)
+        items, nxt = wt_events.read_events(self.db, req.context.ctx, worktree_id, q.limit,
+                                           q.cursor)
+        resp.media = WorktreeEventList(
+            items=[WorktreeEvent(id=e.id, kind=WorktreeEventKind(e.kind), unit_id=e.unit_id,
+                                 resource_id=e.resource_id, operation_id=e.operation_id,
+                                 reason=PurgeReason(e.reason), at=timestamp(e.at))
+                   for e in items],
+            next_cursor=nxt)
 
 
 class WorktreeReady:
@@ -195,8 +181,8 @@ class WorktreeReady:
                              + NOT_WHILE,
                  responses={200: Worktree}, problems=(403, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = summary_body(worktrees.mark_ready(s, req.context.ctx, worktree_id))
+        resp.media = summary_body(worktrees.mark_worktree_ready(self.db, req.context.ctx,
+                                                                worktree_id))
 
 
 class WorktreeReopen:
@@ -209,8 +195,8 @@ class WorktreeReopen:
                              "and admins). " + NOT_WHILE,
                  responses={200: Worktree}, problems=(403, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str) -> None:
-        with self.db.write() as s:
-            resp.media = summary_body(worktrees.reopen(s, req.context.ctx, worktree_id))
+        resp.media = summary_body(worktrees.reopen_worktree(self.db, req.context.ctx,
+                                                            worktree_id))
 
 
 class WorktreeDiscard:

@@ -31,6 +31,7 @@ CONVERTED = (
     "resources/trash.py",
     "resources/units.py",
     "resources/webhooks.py",
+    "resources/worktrees.py",
     "schemas/assets.py",
     "schemas/blobs.py",
     "schemas/dashboard.py",

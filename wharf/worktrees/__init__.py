@@ -6,7 +6,7 @@ still needs.
 
 - ``access``: discoverability and the capability matrix (§5);
 - ``errors``: ``worktree_state`` and ``worktree_busy``;
-- ``service``: the requests;
+- ``service``: the requests; ``detail``: a worktree with its units, as the API reads it;
 - ``handlers``: the operation handlers;
 - ``drafts``, ``records``: the drafts and the merge records (and merge commits), in the
   unit store's database on storage's tables;
@@ -24,6 +24,7 @@ from wharf.infra.hooks import register
 from wharf.trash import service as trash
 from wharf.worktrees import kinds  # noqa: F401  (registers its operation kinds)
 from wharf.worktrees.blockers import worktree_reference
+from wharf.worktrees.detail import update_worktree_detail, worktree_detail
 from wharf.worktrees.errors import WorktreeBusy, WorktreeStateConflict
 from wharf.worktrees.handlers import CreateWorktree, DiscardWorktree
 from wharf.worktrees.service import (
@@ -31,7 +32,10 @@ from wharf.worktrees.service import (
     get_worktree,
     list_worktrees,
     mark_ready,
+    mark_worktree_ready,
+    read_worktrees,
     reopen,
+    reopen_worktree,
     submit_create_worktree,
     submit_discard,
     update_worktree,
@@ -53,8 +57,13 @@ __all__ = [
     "get_worktree",
     "list_worktrees",
     "mark_ready",
+    "mark_worktree_ready",
+    "read_worktrees",
     "reopen",
+    "reopen_worktree",
     "submit_create_worktree",
     "submit_discard",
     "update_worktree",
+    "update_worktree_detail",
+    "worktree_detail",
 ]

@@ -1,6 +1,7 @@
 """What a permanent delete of trash did to a worktree (``worktree_events``, written by
 ``wharf.worktrees.blockers``): ``GET /api/worktrees/{id}/events``, oldest first, for
-those who may review the worktree's units."""
+those who may review the worktree's units. ``read_events`` is what the API calls: in one
+read transaction of its own."""
 from __future__ import annotations
 
 from sqlalchemy import select
@@ -9,6 +10,7 @@ from sqlalchemy.orm import Session
 from storage.models import WorktreeEvent
 from wharf.infra.context import RequestContext
 from wharf.infra.pagination import decode_cursor, page
+from wharf.infra.transactions import in_read
 from wharf.worktrees import access
 
 KIND = "worktree_events"
@@ -26,3 +28,6 @@ def list_events(s: Session, ctx: RequestContext, worktree_id: str, limit: int,
         q = q.where(WorktreeEvent.id > after[0])
     rows = list(s.scalars(q.order_by(WorktreeEvent.id).limit(limit + 1)))
     return page(rows, limit, KIND, lambda e: [e.id])
+
+
+read_events = in_read(list_events)

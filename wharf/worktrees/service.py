@@ -1,6 +1,10 @@
 """The worktree lifecycle: create (operation ``create_worktree``), list, read, rename and
 change visibility, mark ready and reopen (synchronous), discard (operation
-``discard_worktree``). States and rights: :mod:`wharf.worktrees.access`."""
+``discard_worktree``). States and rights: :mod:`wharf.worktrees.access`.
+
+The session-level functions compose into a caller's transaction; ``read_worktrees``,
+``change_worktree``, ``mark_worktree_ready`` and ``reopen_worktree`` are what the API calls,
+each in a transaction of its own (a worktree's detail: :mod:`wharf.worktrees.detail`)."""
 from __future__ import annotations
 
 import unicodedata
@@ -18,6 +22,7 @@ from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import TIMESTAMP, decode_cursor, page
+from wharf.infra.transactions import in_read, in_write
 from wharf.infra.validation import clean_name, one_of
 from wharf.operations.service import Operations, Submission
 from wharf.spaces.access import SpaceReadOnly, Standing, require_space, team_role_column
@@ -220,6 +225,9 @@ def get_worktree(s: Session, ctx: RequestContext, worktree_id: str) -> Summary:
     return summarize(s, ctx, view.worktree, view.units)
 
 
+read_worktrees = in_read(list_worktrees)
+
+
 # --- synchronous changes ----------------------------------------------------------------
 
 def _touch(wt: Worktree) -> None:
@@ -283,6 +291,12 @@ def mark_ready(s: Session, ctx: RequestContext, worktree_id: str) -> Summary:
 def reopen(s: Session, ctx: RequestContext, worktree_id: str) -> Summary:
     """``ready → draft``: editable again."""
     return _transition(s, ctx, worktree_id, "reopen", WorktreeState.DRAFT, "worktree.reopen")
+
+
+# What the API calls: each in a write transaction of its own.
+change_worktree = in_write(update_worktree)
+mark_worktree_ready = in_write(mark_ready)
+reopen_worktree = in_write(reopen)
 
 
 # --- discard ----------------------------------------------------------------------------
