@@ -23,12 +23,12 @@ from api.schemas.operations import (
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import AttemptOutcome, OperationStatus
-from storage.models import Operation as OperationRow
 from wharf.infra.clock import iso
 from wharf.infra.errors import ValidationFailed
 from wharf.infra.ids import is_id
 from wharf.operations.kinds import read_error, read_result
 from wharf.operations.notify import Done
+from wharf.operations.reading import OperationRecord
 from wharf.operations.service import DONE, Operations, Submission, can_retry
 
 log = logging.getLogger("wharf.api")
@@ -46,7 +46,7 @@ MAX_PREFERENCES = 16
 
 
 
-def operation_body(op: OperationRow) -> Operation:
+def operation_body(op: OperationRecord) -> Operation:
     """The operation as its kind's Struct, the stored result typed by the kind."""
     result = read_result(op.kind, op.result)
     shape: Any = OPERATION_TYPES[op.kind]
@@ -59,7 +59,7 @@ def operation_body(op: OperationRow) -> Operation:
     return body
 
 
-def write_operation(resp: falcon.Response, op: OperationRow, status: int = 200) -> None:
+def write_operation(resp: falcon.Response, op: OperationRecord, status: int = 200) -> None:
     resp.media = operation_body(op)
     resp.status = status
     resp.location = f"/api/operations/{op.id}"
@@ -88,7 +88,7 @@ def submission_answers(accepted: str) -> dict[int, contract.Answer]:
 
 
 def wait_for(ops: Operations, notifier: Any, req: falcon.Request, operation_id: str,
-             seconds: float) -> tuple[OperationRow, bool]:
+             seconds: float) -> tuple[OperationRecord, bool]:
     """The caller's operation once done, or as it stands after ``seconds`` (and whether it
     is done). The notifier registers the waiter, then asks ``is_done()``: that first read
     is also the request's own (and its 404). A notice that carries the finished operation
@@ -97,7 +97,7 @@ def wait_for(ops: Operations, notifier: Any, req: falcon.Request, operation_id: 
     accepted for the caller is not read first (``LocalNotifier.expect``): a notice will
     come (the notifier reads after ``CONFIRM_SECONDS`` without one)."""
     ctx = req.context.ctx
-    state: dict[str, OperationRow] = {}
+    state: dict[str, OperationRecord] = {}
 
     def is_done() -> bool:
         state["op"] = ops.peek(ctx, operation_id)
@@ -186,7 +186,7 @@ class OperationItem:
     def __init__(self, db: Database, ops: Operations, notifier: Any):
         self.db, self.ops, self.notifier = db, ops, notifier
 
-    def _load(self, req: falcon.Request, operation_id: str) -> OperationRow:
+    def _load(self, req: falcon.Request, operation_id: str) -> OperationRecord:
         return self.ops.get(req.context.ctx, operation_id)
 
     @contract.op(operation_id="getOperation", summary="An operation", tags=["operations"],

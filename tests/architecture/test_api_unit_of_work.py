@@ -24,6 +24,7 @@ CONVERTED = (
     "resources/dashboard.py",
     "resources/identity.py",
     "resources/issues.py",
+    "resources/operations.py",
     "resources/recent.py",
     "resources/sharing.py",
     "resources/spaces.py",
