@@ -26,6 +26,7 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from storage.enums import OPEN_STATUSES
 from storage.models import Operation, Space, Worktree
 from storage.unitstore import UnitStore
 from wharf.infra.errors import Conflict, ProblemCode
@@ -33,8 +34,6 @@ from wharf.infra.limits import lock_name, lock_user
 from wharf.infra.settings import Settings
 from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.kinds import CREATE_WORKTREE
-
-_OPEN_OPS = ("pending", "running")
 
 
 class WorktreeLimit(Conflict):
@@ -67,7 +66,7 @@ def _open_worktrees(s: Session, *where: object) -> int:
 
 def _creating(s: Session, *where: object) -> int:
     return s.scalar(select(func.count()).select_from(Operation).where(
-        Operation.kind == CREATE_WORKTREE, Operation.status.in_(_OPEN_OPS),
+        Operation.kind == CREATE_WORKTREE, Operation.status.in_(OPEN_STATUSES),
         *where)) or 0  # type: ignore[arg-type]
 
 
