@@ -20,14 +20,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.enums import Role
 from storage.errors import StorageError
-from storage.models import (
-    Node,
-    Resource,
-    UnitResource,
-    Worktree,
-    WorktreeNodeIntent,
-    WorktreeUnit,
-)
+from storage.models import Node, Resource, UnitResource, Worktree, WorktreeNodeIntent, WorktreeUnit
 from storage.unitpatch import check_document
 from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
 from wharf.infra.context import Principal, RequestContext
