@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from api import contract, errors
+from api.compression import CompressionMiddleware
 from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.resources import identity as identity_res
@@ -167,6 +168,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     # Added once every route is mounted: the auth middleware takes the routes' declared
     # auth modes (which paths read no credentials, who may call each responder).
     middleware: list[Any] = [
+        # first: its process_response runs last, on the answer as it will be sent
+        CompressionMiddleware(),
         RequestIdMiddleware(),
         AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
                        auth_modes=contract.auth_modes(app)),

@@ -43,9 +43,9 @@ MESSAGE_LIMIT = 200  # characters of a client-supplied pointer or message echoed
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
-__all__ = ["ChangesetTooLarge", "InvalidChangeset", "UnitLimits", "UnitTooDeep", "UnitTooLarge",
-           "apply_changeset", "check_document", "json_size", "json_text_depth",
-           "parse_changeset"]
+__all__ = ["ChangesetTooLarge", "InvalidChangeset", "Journal", "UnitLimits", "UnitTooDeep",
+           "UnitTooLarge", "apply_changeset", "apply_tracked", "check_document", "json_size",
+           "json_text_depth", "parse_changeset"]
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,71 @@ class _Budget:
                 details={"op_index": index, "max_depth": self.limits.max_depth})
 
 
+class Journal:
+    """What a changeset applied in place did, so it can be undone, and by how many bytes it
+    changed the document's compact size (:func:`apply_tracked`).
+
+    Each in-place mutation records its inverse; :meth:`undo` runs them newest first, which
+    restores every container (an object's member order too). The size is counted per
+    operation from the values it inserts and removes, never by serializing the document:
+    a compact JSON container is its brackets, its members and one comma between each two,
+    so inserting a member adds the member and (into a non-empty container) a comma."""
+
+    def __init__(self) -> None:
+        self.delta = 0
+        self._undo: list[Callable[[], None]] = []
+
+    def undo(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def set_member(self, container: dict[str, Any], key: str, value: Any, size: int) -> None:
+        if key in container:
+            old = container[key]
+            self.delta += size - json_size(old)
+            self._undo.append(lambda: container.__setitem__(key, old))
+        else:
+            self.delta += _member_size(key) + size + (1 if container else 0)
+            self._undo.append(lambda: container.__delitem__(key))
+        container[key] = value
+
+    def set_item(self, array: list[Any], index: int, value: Any, size: int) -> None:
+        old = array[index]
+        self.delta += size - json_size(old)
+        self._undo.append(lambda: array.__setitem__(index, old))
+        array[index] = value
+
+    def insert(self, array: list[Any], index: int, value: Any, size: int) -> None:
+        self.delta += size + (1 if array else 0)
+        self._undo.append(lambda: array.pop(index))
+        array.insert(index, value)
+
+    def pop_member(self, container: dict[str, Any], key: str) -> Any:
+        keys = list(container) if next(reversed(container)) != key else None
+        old = container.pop(key)
+        self.delta -= _member_size(key) + json_size(old) + (1 if container else 0)
+
+        def put_back() -> None:
+            container[key] = old
+            if keys is not None:  # it was not the last member: restore the order
+                items = {k: container[k] for k in keys}
+                container.clear()
+                container.update(items)
+        self._undo.append(put_back)
+        return old
+
+    def pop_item(self, array: list[Any], index: int) -> Any:
+        old = array.pop(index)
+        self.delta -= json_size(old) + (1 if array else 0)
+        self._undo.append(lambda: array.insert(index, old))
+        return old
+
+
+def _member_size(key: str) -> int:
+    """Bytes of ``"key":`` in compact JSON."""
+    return json_size(key) + 1
+
+
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")  # RFC 6901 §4; longer is out of range anyway
 
 
@@ -255,34 +320,43 @@ def _parent(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> tuple[Any, 
     return container, pointer.parts[-1]
 
 
-def _add(op: _Op, doc: Any, value: Any) -> Any:
+def _root(journal: Journal, doc: Any, value: Any, size: int) -> Any:
+    """The root replaced: the old document is left as it was (nothing to undo)."""
+    journal.delta += size - json_size(doc)
+    return value
+
+
+def _add(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     """RFC 6902 §4.1 at ``op.path``: set an object member, insert into an array (``-``
-    appends); the root is replaced. Returns the document."""
+    appends); the root is replaced. ``size``: the value's compact size. Returns the
+    document."""
     if not op.path.parts:
-        return value
+        return _root(journal, doc, value, size)
     container, part = _parent(op, "path", doc, op.path)
     if isinstance(container, dict):
-        container[part] = value
+        journal.set_member(container, part, value, size)
     else:
-        container.insert(_index(op, "path", container, part, end_ok=True), value)
+        journal.insert(container, _index(op, "path", container, part, end_ok=True), value,
+                       size)
     return doc
 
 
-def _replace(op: _Op, doc: Any, value: Any) -> Any:
+def _replace(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     """RFC 6902 §4.3: replace the existing value at ``op.path`` (the root too)."""
     if not op.path.parts:
-        return value
+        return _root(journal, doc, value, size)
     container, part = _parent(op, "path", doc, op.path)
     if isinstance(container, dict):
         if part not in container:
             raise _fail(op, f"{_where(op, 'path')}: no such member")
-        container[part] = value
+        journal.set_member(container, part, value, size)
     else:
-        container[_index(op, "path", container, part, end_ok=False)] = value
+        journal.set_item(container, _index(op, "path", container, part, end_ok=False), value,
+                         size)
     return doc
 
 
-def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> Any:
+def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer, journal: Journal) -> Any:
     """RFC 6902 §4.2: remove the existing value at ``pointer`` and return it."""
     if not pointer.parts:
         raise _fail(op, "the whole document cannot be removed")
@@ -290,11 +364,15 @@ def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> Any:
     if isinstance(container, dict):
         if part not in container:
             raise _fail(op, f"{_where(op, member)}: no such member")
-        return container.pop(part)
-    return container.pop(_index(op, member, container, part, end_ok=False))
+        return journal.pop_member(container, part)
+    return journal.pop_item(container, _index(op, member, container, part, end_ok=False))
 
 
-def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
+def _utf8(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _apply_one(op: _Op, doc: Any, budget: _Budget, journal: Journal) -> Any:
     """Apply one operation in place and return the document. A value is inserted as a fresh
     object parsed from its serialization (C speed, no recursive deepcopy): never the
     request's own object, which later operations would otherwise alter in the recorded
@@ -302,11 +380,12 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
     name, raw = op.name, op.raw
     if name in ("add", "replace"):
         text = budget.measure(raw["value"], op.path, op.index, charge=False)
-        doc = (_replace if name == "replace" else _add)(op, doc, json.loads(text))
+        doc = (_replace if name == "replace" else _add)(op, doc, json.loads(text),
+                                                        _utf8(text), journal)
         budget.grown += len(text)
         return doc
     if name == "remove":
-        _remove(op, "path", doc, op.path)
+        _remove(op, "path", doc, op.path, journal)
         return doc
     if name == "test":
         if not _json_equal(_resolve(op, "path", doc, op.path.parts), raw["value"]):
@@ -315,7 +394,7 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
     if name == "copy":
         text = budget.measure(_resolve(op, "from", doc, op.from_.parts), op.path, op.index,
                               charge=True)
-        doc = _add(op, doc, json.loads(text))
+        doc = _add(op, doc, json.loads(text), _utf8(text), journal)
         budget.grown += len(text)
         return doc
     # move (§4.4): the subtree keeps its size; it is measured only if it goes deeper.
@@ -325,10 +404,10 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget) -> Any:
         return doc
     if target[:len(source)] == source:
         raise _fail(op, "a value cannot be moved into one of its children")
-    value = _remove(op, "from", doc, op.from_)
-    if len(target) > len(source):
-        budget.measure(value, op.path, op.index, charge=True)
-    return _add(op, doc, value)
+    value = _remove(op, "from", doc, op.from_, journal)
+    size = json_size(value) if len(target) <= len(source) else \
+        _utf8(budget.measure(value, op.path, op.index, charge=True))
+    return _add(op, doc, value, size, journal)
 
 
 def apply_changeset(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
@@ -336,20 +415,47 @@ def apply_changeset(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
     """Apply ``ops`` to ``doc`` **in place** (the caller passes a document it owns and
     discards it on error) and return the new document. ``original_size`` is called only
     when the result exceeds the size limit, to let an already-oversized unit shrink."""
-    budget = _Budget(limits)
-    for op in ops:
-        try:
-            doc = _apply_one(op, doc, budget)
-        except RecursionError:
-            raise UnitTooDeep(f"Operation {op.index} reaches too deep into the unit.",
-                              details={"op_index": op.index,
-                                       "max_depth": limits.max_depth}) from None
-    if not isinstance(doc, dict):
-        raise InvalidChangeset("a snapshot must stay a JSON object")
+    new_doc, budget = _apply_all(doc, ops, limits, Journal())
     if budget.grown:
-        size = json_size(doc)
+        size = json_size(new_doc)
         if size > limits.max_bytes and size > original_size():
             raise UnitTooLarge(
                 f"The unit would be {size} bytes; at most {limits.max_bytes} are allowed.",
                 details={"max_bytes": limits.max_bytes})
-    return doc
+    return new_doc
+
+
+def apply_tracked(doc: dict[str, Any], size: int, ops: list[_Op], limits: UnitLimits,
+                  journal: Journal) -> tuple[dict[str, Any], int]:
+    """Apply ``ops`` to ``doc`` in place, whose compact size is ``size``: the new document
+    and its size, counted from what the operations insert and remove (the document is
+    never serialized whole, so the work follows the changeset). On any refusal the
+    document is as it was: ``journal`` is undone before the error propagates. A refusal
+    for size: the result over ``limits.max_bytes`` and larger than ``size``."""
+    try:
+        new_doc, _ = _apply_all(doc, ops, limits, journal)
+        new_size = size + journal.delta
+        if new_size > limits.max_bytes and new_size > size:
+            raise UnitTooLarge(
+                f"The unit would be {new_size} bytes; at most {limits.max_bytes} are "
+                f"allowed.", details={"max_bytes": limits.max_bytes})
+    except BaseException:
+        journal.undo()
+        raise
+    return new_doc, new_size
+
+
+def _apply_all(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
+               journal: Journal) -> tuple[dict[str, Any], _Budget]:
+    budget = _Budget(limits)
+    new_doc: Any = doc
+    for op in ops:
+        try:
+            new_doc = _apply_one(op, new_doc, budget, journal)
+        except RecursionError:
+            raise UnitTooDeep(f"Operation {op.index} reaches too deep into the unit.",
+                              details={"op_index": op.index,
+                                       "max_depth": limits.max_depth}) from None
+    if not isinstance(new_doc, dict):
+        raise InvalidChangeset("a snapshot must stay a JSON object")
+    return new_doc, budget

@@ -35,7 +35,7 @@ from storage.enums import DraftRevisionKind, DraftSource, MergeOutcome
 from storage.types import UTCDateTime
 from storage.unitpatch import json_size
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 class UnitBase(DeclarativeBase):
     # Every model here maps one Table (DeclarativeBase declares the wider FromClause).
@@ -43,14 +43,38 @@ class UnitBase(DeclarativeBase):
 
 
 class UnitRow(UnitBase):
+    """A trunk unit's head: its revision and size, not its document (schema version 5).
+    The document at a revision is the latest checkpoint at or below it with the
+    revisions after that checkpoint applied (:mod:`storage.unitheads`)."""
+
     __tablename__ = "units"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     unit_type: Mapped[str] = mapped_column(String(8))
-    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
     revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # v5: the head document's compact UTF-8 JSON size, kept by each changeset from what it
+    # inserts and removes; the newest checkpoint's revision; the changeset bytes since it
+    size: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    checkpoint_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    log_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
+class CheckpointRow(UnitBase):
+    """A trunk unit's whole document at one revision (schema version 5): written when the
+    unit is created, when a merge stores a document it computed, and when the changesets
+    since the last checkpoint outgrow the document; older ones are pruned by the unit
+    store's retention (:meth:`storage.unitstore.UnitStore.prune_checkpoints`)."""
+
+    __tablename__ = "unit_checkpoints"
+
+    unit_id: Mapped[str] = mapped_column(String(32), ForeignKey("units.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+    size: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class RevisionRow(UnitBase):
@@ -68,6 +92,7 @@ class RevisionRow(UnitBase):
 
 UNITS = UnitRow.__table__
 REVISIONS = RevisionRow.__table__
+CHECKPOINTS = CheckpointRow.__table__
 
 
 class MetaRow(UnitBase):
@@ -155,7 +180,6 @@ DRAFT_REVISIONS = DraftRevisionRow.__table__
 MERGE_RECORDS = MergeRecordRow.__table__
 #: The tables schema version 2 added (created in place by the 1 → 2 upgrade).
 V2_TABLES = (DRAFTS, DRAFT_REVISIONS, MERGE_RECORDS)
-#: The tables schema version 2 added (created in place by the 1 → 2 upgrade).
 
 
 class UnitStoreSchemaError(RuntimeError):
@@ -212,17 +236,56 @@ def _upgrade_draft_sizes(conn: Connection) -> None:
             base_bytes=json_size(docs.base_snapshot), snapshot_bytes=json_size(docs.snapshot)))
 
 
+def _upgrade_4_to_5(conn: Connection) -> None:
+    """Version 5: a unit's document leaves the ``units`` row for ``unit_checkpoints``.
+    Each unit's stored document becomes its checkpoint at its current revision (the value
+    as stored; its revisions are not touched), its size is measured once, and the
+    ``snapshot`` column is dropped. One unit's document in memory at a time."""
+    from sqlalchemy import Column, MetaData, inspect
+    from sqlalchemy import Table as SaTable
+    UnitBase.metadata.create_all(conn, tables=[CHECKPOINTS])
+    present = {c["name"] for c in inspect(conn).get_columns(UNITS.name)}
+    for column in (UNITS.c.size, UNITS.c.checkpoint_revision, UNITS.c.log_bytes):
+        if column.name not in present:
+            conn.exec_driver_sql(f"ALTER TABLE {UNITS.name} ADD COLUMN {column.name} "
+                                 f"{column.type.compile(dialect=conn.dialect)} NOT NULL "
+                                 f"DEFAULT 0")
+    if "snapshot" not in present:
+        return
+    old = SaTable(UNITS.name, MetaData(), Column("id", String(32)),
+                  Column("snapshot", JSON), Column("revision", Integer))
+    after = ""
+    while True:  # keyset pages of ids, one document loaded at a time
+        ids = list(conn.scalars(select(old.c.id).where(old.c.id > after)
+                                .order_by(old.c.id).limit(500)))
+        if not ids:
+            break
+        for unit_id in ids:
+            row = conn.execute(select(old.c.snapshot, old.c.revision)
+                               .where(old.c.id == unit_id)).one()
+            size = json_size(row.snapshot)
+            conn.execute(insert(CHECKPOINTS).values(
+                unit_id=unit_id, revision=row.revision, snapshot=row.snapshot, size=size,
+                created_at=utcnow()))
+            conn.execute(update(UNITS).where(UNITS.c.id == unit_id).values(
+                size=size, checkpoint_revision=row.revision, log_bytes=0))
+        after = ids[-1]
+    conn.exec_driver_sql(f"ALTER TABLE {UNITS.name} DROP COLUMN snapshot")
+
+
 #: ``version -> step`` that takes a store from ``version`` to ``version + 1``, in place.
 UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2,
                                                      2: _upgrade_2_to_3,
-                                                     3: _upgrade_draft_sizes}
+                                                     3: _upgrade_draft_sizes,
+                                                     4: _upgrade_4_to_5}
 
 
 #: Key of the PostgreSQL advisory lock that serialises processes preparing the unit store.
 PG_PREPARE_LOCK_KEY = 0x574E4954  # "WNIT"
 
 
-def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) -> None:
+def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print,
+                         backup: Callable[[int], str | None] | None = None) -> None:
     """Create the UnitStore schema if missing, upgrade an older one in place (its units and
     revisions kept); refuse a schema newer than this code.
 
@@ -231,7 +294,17 @@ def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) ->
     transaction-scoped advisory lock), so processes starting together (two ``wharf
     migrate`` runs on a new database) queue: one creates or upgrades, the others then find
     the current version. DDL is transactional on both databases: a failed creation or
-    upgrade leaves the store as it was."""
+    upgrade leaves the store as it was.
+
+    ``backup(version)``, when given, runs before an upgrade from ``version`` changes
+    anything (the copy's name, or None, is reported)."""
+    if backup is not None:
+        with db.read() as s:
+            version = _stored_version(s.connection())
+        if 0 < version < SCHEMA_VERSION:
+            copy = backup(version)
+            if copy:
+                report(f"wharf: unit store backed up to {copy} before its upgrade")
     with db.write() as s:
         conn = s.connection()
         if conn.dialect.name == "postgresql":
@@ -241,6 +314,15 @@ def prepare_unitstore_db(db: Database, report: Callable[[str], None] = print) ->
         report(message)
 
 
+def _stored_version(conn: Connection) -> int:
+    """The store's schema version (0: no store yet)."""
+    from sqlalchemy import inspect
+    if "unitstore_meta" not in set(inspect(conn).get_table_names()):
+        return 0
+    meta = MetaRow.__table__
+    return int(conn.scalar(select(meta.c.value).where(meta.c.key == "schema_version")) or 0)
+
+
 def _bring_to_head(conn: Connection) -> str | None:
     """Inside the locked transaction: create or upgrade the schema; what was done."""
     from sqlalchemy import inspect
@@ -248,8 +330,7 @@ def _bring_to_head(conn: Connection) -> str | None:
     meta = MetaRow.__table__
     version = 0
     if "unitstore_meta" in tables:
-        version = int(conn.scalar(select(meta.c.value).where(
-            meta.c.key == "schema_version")) or 0)
+        version = _stored_version(conn)
         if version > SCHEMA_VERSION:
             raise UnitStoreSchemaError(f"the unit store schema is version {version}; this "
                                        f"Wharf knows {SCHEMA_VERSION}")
@@ -282,9 +363,10 @@ class UnitStoreSettings(Protocol):
     def sqlite_busy_timeout_ms(self) -> int: ...
 
 
-def prepare_unitstore(settings: UnitStoreSettings) -> None:
+def prepare_unitstore(settings: UnitStoreSettings,
+                      backup: Callable[[int], str | None] | None = None) -> None:
     db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms)
     try:
-        prepare_unitstore_db(db)
+        prepare_unitstore_db(db, backup=backup)
     finally:
         db.dispose()

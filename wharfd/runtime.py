@@ -62,7 +62,8 @@ class Components:
         if unitstore is None:
             self.unit_db = Database(settings.unitstore_url, settings.sqlite_busy_timeout_ms,
                                    pool_size=settings.database_pool_size)
-            unitstore = UnitStore(self.unit_db, unit_limits(settings))
+            unitstore = UnitStore(self.unit_db, unit_limits(settings),
+                                  cache_bytes=settings.unit_cache_bytes)
         self.unitstore = unitstore
         # Tracing (wharfd.tracing.setup, called by each process before this): the
         # engines' statements, and the trace context through the broker's messages.

@@ -80,6 +80,8 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
                        "a POST and a long-poll. Still 202 if it is not done by then, if "
                        "the server's long-poll slots are taken, or if the operation could "
                        "not be read while waiting (the submission stands either way). "
+                       "On a changeset (`POST /api/units/{unit_id}/changesets`), "
+                       "`return=minimal` leaves the document out of the answer. "
                        "Other preferences, and a malformed one, are ignored.",
         "schema": {"type": "string"}, "example": "wait=10"},
     "If-Match": {

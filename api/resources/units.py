@@ -9,8 +9,17 @@ import falcon
 import msgspec
 
 from api import contract, serialize
-from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
+from api.headers import not_modified
+from api.resources.operations import (
+    MAX_PREFERENCES,
+    SUBMISSION_HEADERS,
+    answer_submission,
+    submission_answers,
+)
 from api.schemas.operations import (
+    ChangesetItem,
+    ChangesetList,
+    ChangesetQuery,
     ChangesetRequest,
     ChangesetResult,
     CreateResourceRequest,
@@ -64,18 +73,44 @@ class ResourceItem:
         resp.media = serialize.resource(e.resource, e.node, e.access, e.unit, e.node_resource)
 
 
+def unit_etag(revision: int) -> str:
+    """The strong ETag of a unit's representation: its revision is the validator."""
+    return f'"rev-{revision}"'
+
+
+def write_json(resp: falcon.Response, body: msgspec.Struct) -> None:
+    """``body`` (which may hold a document as ``msgspec.Raw`` JSON) as the answer."""
+    resp.data = msgspec.json.encode(body)
+    resp.content_type = falcon.MEDIA_JSON
+
+
 class UnitItem:
     def __init__(self, db: Database, store: UnitStore):
         self.db, self.store = db, store
 
     @contract.op(operation_id="getUnit", summary="A unit's snapshot and revision",
-                 tags=["units"], responses={200: Unit}, auth="optional")
+                 tags=["units"],
+                 description="The ETag is the revision: with `If-None-Match` naming it the "
+                             "answer is 304 and the document is not read. A client that "
+                             "holds an older revision may fetch just the changesets after "
+                             "it (`GET /api/units/{unit_id}/changesets?after=N`).",
+                 headers=("If-None-Match",),
+                 responses={200: contract.Answer(Unit, "The unit.", headers=("ETag",)),
+                            304: contract.Answer(None, "Not modified (`If-None-Match`).",
+                                                 headers=("ETag",))},
+                 auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
-        unit, info = units.read_unit(self.db, self.store, req.context.ctx, unit_id)
-        resp.media = Unit(unit_id=unit.id, unit_type=UnitType(unit.unit_type),
-                          revision=unit.revision, snapshot=unit.snapshot,
-                          resource_id=info["resource_id"], node_id=info["node_id"],
-                          updated_at=timestamp(unit.updated_at))
+        view = units.read_unit(self.db, self.store, req.context.ctx, unit_id,
+                               current=lambda revision: not_modified(req, unit_etag(revision)))
+        resp.set_header("ETag", unit_etag(view.head.revision))
+        if view.document_json is None:
+            resp.status = falcon.HTTP_304
+            return
+        write_json(resp, Unit(unit_id=view.head.unit_id, unit_type=UnitType(view.head.unit_type),
+                              revision=view.head.revision,
+                              snapshot=msgspec.Raw(view.document_json),  # type: ignore[arg-type]
+                              resource_id=view.resource_id, node_id=view.node_id,
+                              updated_at=timestamp(view.head.updated_at)))
 
 
 CHANGESET_PROBLEMS = (
@@ -106,17 +141,57 @@ def read_changeset(req: falcon.Request) -> ChangesetRequest:
                                details={"op_index": index}) from None
 
 
+def wants_minimal(req: falcon.Request) -> bool:
+    """``Prefer: return=minimal`` (RFC 7240 §4.2) among the request's preferences."""
+    header = req.get_header("Prefer") or ""
+    return any(p.split(";")[0].strip().lower().replace(" ", "") == "return=minimal"
+               for p in header.split(",")[:MAX_PREFERENCES])
+
+
 class UnitChangesets:
     def __init__(self, db: Database, store: UnitStore):
         self.db, self.store = db, store
 
     @contract.op(operation_id="applyChangeset",
                  summary="Apply an RFC 6902 JSON Patch against a base revision",
-                 tags=["units"], description=CHANGESET_PROBLEMS, body=ChangesetRequest,
-                 responses={200: ChangesetResult}, problems=(409,))
+                 tags=["units"],
+                 description="The answer carries the new document (`snapshot`), or, with "
+                             "`Prefer: return=minimal`, only the new revision (its cost "
+                             "then follows the changeset, not the document). "
+                             + CHANGESET_PROBLEMS,
+                 body=ChangesetRequest, headers=("Prefer",),
+                 responses={200: contract.Answer(ChangesetResult, "Applied.",
+                                                 headers=("ETag", "Preference-Applied"))},
+                 problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
         body = read_changeset(req)
+        minimal = wants_minimal(req)
         unit = units.apply_changeset(self.db, self.store, req.context.ctx, unit_id,
-                                     body.base_revision, msgspec.to_builtins(body.changes))
-        resp.media = ChangesetResult(unit_id=unit.id, revision=unit.revision,
-                                     snapshot=unit.snapshot)
+                                     body.base_revision, msgspec.to_builtins(body.changes),
+                                     with_document=not minimal)
+        resp.set_header("ETag", unit_etag(unit.revision))
+        if minimal:
+            resp.set_header("Preference-Applied", "return=minimal")
+        write_json(resp, ChangesetResult(
+            unit_id=unit.id, revision=unit.revision,
+            snapshot=None if unit.document_json is None
+            else msgspec.Raw(unit.document_json)))  # type: ignore[arg-type]
+
+    @contract.op(operation_id="listChangesets",
+                 summary="The changesets after a revision, oldest first",
+                 tags=["units"],
+                 description="What a client holding revision `after` applies, in order, to "
+                             "reach the current revision (each as it was posted or merged): "
+                             "keyset pages of at most `limit`; `next_after` is the `after` "
+                             "of the next page (null on the last). Readers of the unit.",
+                 query=ChangesetQuery, responses={200: ChangesetList}, auth="optional")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
+        q = contract.read_query(req, ChangesetQuery)
+        revisions = units.read_changesets(self.db, self.store, req.context.ctx, unit_id,
+                                          q.after, q.limit + 1)
+        page = revisions[:q.limit]
+        resp.media = ChangesetList(
+            items=[ChangesetItem(revision=r.revision, changes=r.changeset,
+                                 author_id=r.author_id, origin=r.origin,
+                                 created_at=timestamp(r.created_at)) for r in page],
+            next_after=page[-1].revision if len(revisions) > q.limit else None)

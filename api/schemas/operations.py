@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 import msgspec
 
 import wharf.capabilities  # noqa: F401  (every capability registers its kinds: the union below)
-from api.schemas.common import Cursor, Id, IdRef, Limit, Request, Response, Timestamp
+from api.schemas.common import (
+    Cursor,
+    Id,
+    IdRef,
+    Limit,
+    Request,
+    Response,
+    Timestamp,
+)
 from api.schemas.spaces import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from wharf.infra.pagination import DEFAULT_LIMIT
@@ -206,4 +214,28 @@ class ChangesetRequest(Request):
 class ChangesetResult(Response):
     unit_id: Id
     revision: int
-    snapshot: dict[str, Any]
+    snapshot: Annotated[dict[str, Any] | None, msgspec.Meta(
+        description="The new document; null with `Prefer: return=minimal`.")]
+
+
+class ChangesetQuery(msgspec.Struct, forbid_unknown_fields=False):
+    """``?after=&limit=`` of a unit's changesets."""
+
+    after: Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1, description=(
+        "The revision the client holds: changesets of later revisions are listed."))] = 0
+    limit: Limit = DEFAULT_LIMIT
+
+
+class ChangesetItem(Response):
+    revision: Annotated[int, msgspec.Meta(ge=1)]
+    changes: Annotated[list[dict[str, Any]], msgspec.Meta(
+        description="The RFC 6902 operations that made this revision from the one before.")]
+    author_id: str | None
+    origin: dict[str, Any] | None
+    created_at: Timestamp
+
+
+class ChangesetList(Response):
+    items: list[ChangesetItem]
+    next_after: Annotated[int | None, msgspec.Meta(description=(
+        "The `after` of the next page; null when this page reaches the current revision."))]

@@ -291,8 +291,10 @@ class Sheet:
     def change(self, changes: list[dict[str, Any]], path: str | None = None) -> tuple[float, int]:
         """One changeset at the known revision: (seconds, answer bytes). The answer is not
         parsed (it carries the whole snapshot): the revision is the next one."""
+        headers = {"Prefer": "return=minimal"} if self.wharf.args.answer == "minimal" else None
         status, raw, elapsed = self.wharf.raw(
-            "POST", path or self.path, {"base_revision": self.revision, "changes": changes})
+            "POST", path or self.path, {"base_revision": self.revision, "changes": changes},
+            headers)
         if status != 200:
             raise RuntimeError(f"changeset on {self.unit_id}: {status} {raw[:800]!r}")
         self.revision += 1
@@ -313,6 +315,13 @@ class Sheet:
         if status != 200:
             raise RuntimeError(f"GET unit {self.unit_id}: {status} {raw[:500]!r}")
         return elapsed, len(raw)
+
+    def get_if_none_match(self) -> tuple[float, int]:
+        """``GET`` with ``If-None-Match`` naming the current revision (issue 36's ETag):
+        (seconds, status). A server without revision ETags answers 200 and the document."""
+        status, _, elapsed = self.wharf.raw("GET", f"/api/units/{self.unit_id}", None,
+                                            {"If-None-Match": f'"rev-{self.revision}"'})
+        return elapsed, status
 
 
 # -- the databases, observed from outside ------------------------------------------------
@@ -405,14 +414,19 @@ def bench_sizes(args: argparse.Namespace, wharf: Wharf, store: Storage) -> list[
             for _ in range(5):  # warm-up
                 sheet.edit_one(rng, "warm")
                 sheet.get()
-            cs, gets, cs_bytes = [], [], 0
+            cs, gets, conditional, cs_bytes, statuses = [], [], [], 0, set()
             for i in range(args.repeats):
                 seconds, cs_bytes = sheet.edit_one(rng, f"edit {i}")
                 cs.append(seconds)
                 gets.append(sheet.get()[0])
+                seconds, status = sheet.get_if_none_match()
+                conditional.append(seconds)
+                statuses.add(status)
             row.update(changeset_median=statistics.median(cs), changeset_min=min(cs),
                        get_median=statistics.median(gets), get_min=min(gets),
-                       changeset_answer_bytes=cs_bytes)
+                       changeset_answer_bytes=cs_bytes,
+                       conditional_get_median=statistics.median(conditional),
+                       conditional_get_status="/".join(map(str, sorted(statuses))))
             log(f"  changeset {row['changeset_median'] * 1000:.1f} ms, GET "
                 f"{row['get_median'] * 1000:.1f} ms (medians of {args.repeats})")
         if args.writes:
@@ -557,15 +571,17 @@ def report(args: argparse.Namespace, res: dict[str, Any]) -> str:
     sizes = res.get("sizes") or []
     if sizes and args.latency:
         ref_cs, ref_get = sizes[0]["changeset_median"], sizes[0]["get_median"]
-        lines += ["| cells | document (GET answer) | one-cell changeset | x first | "
-                  "changeset answer | GET of the unit | x first |",
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"Changesets sent with answer={args.answer}.", "",
+                  "| cells | document (GET answer) | one-cell changeset | x first | "
+                  "changeset answer | GET of the unit | x first | GET If-None-Match |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for r in sizes:
             lines.append(
                 f"| {r['cells']:,} | {r['get_answer_bytes'] / MB:.2f} MB | "
                 f"{ms(r['changeset_median'])} | {r['changeset_median'] / ref_cs:.1f}x | "
                 f"{r['changeset_answer_bytes'] / MB:.2f} MB | {ms(r['get_median'])} | "
-                f"{r['get_median'] / ref_get:.1f}x |")
+                f"{r['get_median'] / ref_get:.1f}x | {ms(r['conditional_get_median'])} "
+                f"({r['conditional_get_status']}) |")
         lines.append("")
     if sizes and args.writes:
         what = ("PostgreSQL WAL (pg_current_wal_lsn, whole server)" if args.postgres
@@ -650,6 +666,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                    help="extra environment for wharf serve (repeatable)")
     p.add_argument("--seed", type=int, default=36)
+    p.add_argument("--answer", choices=("minimal", "full"), default="minimal",
+                   help="changesets sent with `Prefer: return=minimal` (the default; a "
+                        "server before issue 36 ignores it and answers the whole document) "
+                        "or without it (full: the answer carries the document)")
     p.add_argument("--json", type=Path, default=None, help="write the figures here too")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (logs, databases)")
     args = p.parse_args(argv)

@@ -81,7 +81,9 @@ def test_schemathesis_foundation(world, app, backend):
     add_member(alice, space["id"], bob.user_id, "viewer")
     node = make_node(alice, space["id"], "root")
     make_node(alice, space["id"], "child", node["id"])
-    headers = bearer(token)
+    # schemathesis's WSGI transport does not undo a Content-Encoding as an HTTP client
+    # does: ask for the identity coding (gzip is tested in tests/units/test_unit_reads.py)
+    headers = {**bearer(token), "Accept-Encoding": "identity"}
     real_ids = {"space_id": space["id"], "node_id": node["id"], "user_id": bob.user_id,
                 "token_id": decoy["id"]}
 

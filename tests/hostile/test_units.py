@@ -17,7 +17,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from sqlalchemy import select, update
 
-from storage.unitschema import UnitRow
+from storage.unitpatch import json_size
+from storage.unitschema import CheckpointRow, UnitRow
 from tests.conftest import make_settings
 from wharf.infra.settings import ConfigError, Settings
 
@@ -143,7 +144,11 @@ def test_a_stored_document_deeper_than_the_limit_stays_patchable(world, worker, 
     alice, unit_id = _unit(world, worker)
     legacy = {"type": "doc", "schemaVersion": 1, "body": {"a": _nest(560)}}
     with components.unitstore.db.write() as s:
-        s.execute(update(UnitRow).where(UnitRow.id == unit_id).values(snapshot=legacy))
+        s.execute(update(CheckpointRow).where(CheckpointRow.unit_id == unit_id,
+                                              CheckpointRow.revision == 0).values(
+            snapshot=legacy, size=json_size(legacy)))
+        s.execute(update(UnitRow).where(UnitRow.id == unit_id).values(size=json_size(legacy)))
+    components.unitstore.heads.forget(unit_id)  # written beneath the process's copy
     r = _post(alice, unit_id, [{"op": "add", "path": "/body/title", "value": "x"}], base=0)
     assert r.status_code == 200, r.text[:300]
     r = _post(alice, unit_id, [{"op": "copy", "from": "/body/a", "path": "/body/b"}])

@@ -138,7 +138,7 @@ def _version(db: Database) -> str:
 # -- schema -------------------------------------------------------------------------------
 
 def test_a_fresh_store_is_created_at_the_current_version(store):
-    assert SCHEMA_VERSION == 4 and _version(store.db) == "4"
+    assert SCHEMA_VERSION == 5 and _version(store.db) == "5"
     with store.db.engine.connect() as conn:
         insp = inspect(conn)
         assert set(V2_TABLES) <= set(insp.get_table_names())
@@ -153,8 +153,8 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
     try:
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 1 to 4"]
-        assert _version(db) == "4"
+        assert said == ["wharf: unit store schema upgraded from version 1 to 5"]
+        assert _version(db) == "5"
         store = UnitStore(db)
         old1 = store.get("old1")
         assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
@@ -197,7 +197,7 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
     for t in threads:
         t.join(30)
     try:
-        assert errors == [] and _version(dbs[0]) == "4"
+        assert errors == [] and _version(dbs[0]) == "5"
         assert UnitStore(dbs[0]).get("old1").revision == 2
     finally:
         for db in dbs:
@@ -270,7 +270,7 @@ def test_a_v2_store_gets_its_drafts_sizes(empty_url):
                            "WHERE key = 'schema_version'"))
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 2 to 4"]
+        assert said == ["wharf: unit store schema upgraded from version 2 to 5"]
         base, head = json_size({"a": "x" * 100}), json_size({"a": "x" * 100, "b": 1})
         assert Drafts.of(store).draft_bytes([WT]) == base + head
         Drafts.of(store).fork_draft("wt2", "u1")  # written with its sizes from now on
@@ -646,8 +646,8 @@ def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
                        "WHERE key = 'schema_version'"))
     said: list[str] = []
     prepare_unitstore_db(store.db, report=said.append)
-    assert said == ["wharf: unit store schema upgraded from version 2 to 4"]
-    assert _version(store.db) == "4"
+    assert said == ["wharf: unit store schema upgraded from version 2 to 5"]
+    assert _version(store.db) == "5"
     with store.db.engine.connect() as conn:
         assert "ix_unit_merge_records_worktree" in {
             i["name"] for i in inspect(conn).get_indexes("unit_merge_records")}

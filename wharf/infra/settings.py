@@ -294,6 +294,12 @@ class Settings:
         " a single changeset may copy; beyond it 413 `unit_too_large`, nothing stored (at"
         " least 1024)",
         ge=1024, note="16 MiB")] = 16 * 1024 * 1024
+    unit_cache_bytes: Annotated[int, setting(
+        "unit documents each API and worker process keeps in memory, measured as their "
+        "compact JSON (a document takes several times that as Python objects): a "
+        "changeset to a kept document costs what the changeset changes; a document "
+        "larger than this is read from its checkpoint for every changeset (`0`: none kept)",
+        ge=0, note="256 MiB")] = 256 * 1024 * 1024
     # the request schema caps a changeset at 10000 operations
     unit_max_changeset_ops: Annotated[int, setting(
         "most operations in one changeset; more is 413 `changeset_too_large` (1–10000)",

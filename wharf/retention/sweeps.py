@@ -439,6 +439,20 @@ def deletion_ledger(ctx: SweepContext) -> dict[str, int]:
     return accounts.sweep(ctx.db, ctx.store(), ctx.settings, batch=ctx.batch_size)
 
 
+def prune_unit_checkpoints(ctx: SweepContext) -> dict[str, int]:
+    """Delete trunk checkpoints no document read needs (each unit keeps its first and its
+    newest: ``storage.unitstore.UnitStore.prune_checkpoints``), in bounded batches."""
+    pruned = 0
+    for _ in range(ctx.max_batches):
+        n = ctx.units().prune_checkpoints(ctx.batch_size)
+        pruned += n
+        if n:
+            ctx.batch_done("prune_unit_checkpoints", n)
+        if n < ctx.batch_size:
+            break
+    return {"checkpoints": pruned}
+
+
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
@@ -452,4 +466,5 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "fsck": fsck,
     "retry_webhook_deliveries": retry_webhook_deliveries,
     "deletion_ledger": deletion_ledger,
+    "prune_unit_checkpoints": prune_unit_checkpoints,
 }

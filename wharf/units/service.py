@@ -1,12 +1,15 @@
 """Reading units and applying changesets, with the access rules of their resource."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from storage.db import Database
 from storage.enums import Role
+from storage.unitheads import HeadRow
 from storage.unitpatch import UnitLimits
-from storage.unitstore import Unit, UnitStore
+from storage.unitstore import Applied, Revision, UnitStore
 from wharf.infra import audit
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import NotFound, ValidationFailed
@@ -20,20 +23,47 @@ def unit_limits(settings: Settings) -> UnitLimits:
                       max_ops=settings.unit_max_changeset_ops, max_depth=settings.unit_max_depth)
 
 
-def read_unit(db: Database, store: UnitStore, ctx: RequestContext,
-              unit_id: str) -> tuple[Unit, dict[str, Any]]:
+@dataclass(frozen=True)
+class UnitView:
+    """A unit as its reader sees it: the head, and its document as compact JSON unless
+    the reader's copy is current (``document_json`` None)."""
+
+    head: HeadRow
+    document_json: bytes | None
+    resource_id: str
+    node_id: str
+
+
+def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
+              current: Callable[[int], bool] = lambda revision: False) -> UnitView:
+    """The unit (view right). ``current(revision)``: whether the reader already holds that
+    revision (then the document is not read at all)."""
     with db.read() as s:
-        unit_row, res, node, access = find_unit(s, ctx, unit_id, Role.VIEWER)
-        info = {"resource_id": res.id, "node_id": node.id, "unit_type": unit_row.unit_type,
-                "role": access.role}
-    unit = store.get(unit_id)
-    if unit is None:
+        _, res, node, _ = find_unit(s, ctx, unit_id, Role.VIEWER)
+    head = store.head(unit_id)
+    if head is None:
         raise NotFound("No such unit.")
-    return unit, info
+    if current(head.revision):
+        return UnitView(head, None, res.id, node.id)
+    found = store.document_json(unit_id)
+    if found is None:
+        raise NotFound("No such unit.")
+    return UnitView(found[0], found[1], res.id, node.id)
+
+
+def read_changesets(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
+                    after: int, limit: int) -> list[Revision]:
+    """The unit's revisions after ``after``, oldest first, at most ``limit`` (view right):
+    what a reader holding revision ``after`` applies to catch up."""
+    with db.read() as s:
+        find_unit(s, ctx, unit_id, Role.VIEWER)
+    if store.head(unit_id) is None:
+        raise NotFound("No such unit.")
+    return store.revisions(unit_id, after=after, limit=limit)
 
 
 def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
-                    base_revision: Any, changes: Any) -> Unit:
+                    base_revision: Any, changes: Any, *, with_document: bool = True) -> Applied:
     if isinstance(base_revision, bool) or not isinstance(base_revision, int) or base_revision < 0:
         raise ValidationFailed("base_revision must be a non-negative integer",
                                details={"field": "base_revision"})
@@ -43,7 +73,8 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id
     with db.read() as s:
         _, _, node, _ = find_unit(s, ctx, unit_id, Role.EDITOR)
         space_id = node.space_id
-    unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id)
+    unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id,
+                                 with_document=with_document)
     # The UnitStore shares no transaction with the product DB: audit after the fact.
     with db.write() as s:
         audit.record(s, ctx, "unit.changeset", "unit", unit_id, space_id=space_id,

@@ -43,16 +43,16 @@ from storage.unitpatch import (
     json_size,
     parse_changeset,
 )
-from storage.unitschema import DRAFT_REVISIONS, DRAFTS, MERGE_RECORDS, UNITS
-from storage.unitstore import (
-    UnitStore,
+from storage.unitrows import (
     check_patch,
     check_snapshot,
     guard,
-    initial_snapshot,
     insert_ignore,
+    read_trunk,
     stored_size,
 )
+from storage.unitschema import DRAFT_REVISIONS, DRAFTS, MERGE_RECORDS, UNITS
+from storage.unitstore import UnitStore, initial_snapshot
 
 #: ``author_id`` of the draft revisions a merge writes (``merge_sync``).
 MERGE_AUTHOR = "system:merge"
@@ -149,9 +149,7 @@ class Drafts:
                 conn = s.connection()
                 found = select_draft(conn, worktree_id, unit_id)
                 if found is None:
-                    unit = conn.execute(select(UNITS.c.unit_type, UNITS.c.snapshot,
-                                               UNITS.c.revision)
-                                        .where(UNITS.c.id == unit_id)).first()
+                    unit = read_trunk(conn, unit_id)
                     if unit is None:
                         raise UnitNotFound("No such unit.")
                     found = self._insert_draft(conn, worktree_id, unit_id, unit.unit_type,

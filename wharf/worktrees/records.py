@@ -28,24 +28,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, select
 
 from storage.clock import utcnow
 from storage.db import Database
 from storage.enums import DraftRevisionKind, DraftSource, MergeOutcome
 from storage.errors import RevisionConflict, StorageConflict, UnitConflict, UnitNotFound
 from storage.unitpatch import UnitLimits
-from storage.unitschema import DRAFTS, MERGE_RECORDS, UNITS
-from storage.unitstore import (
-    UnitStore,
+from storage.unitrows import (
     append_revisions,
     check_patch,
     check_snapshot,
     check_trunk_revision,
     guard,
+    head_row,
     insert_ignore,
-    stored_size,
+    insert_units,
+    read_trunk,
+    rewrite_first_checkpoint,
 )
+from storage.unitschema import DRAFTS, MERGE_RECORDS
+from storage.unitstore import UnitStore
 from wharf.worktrees.drafts import (
     MERGE_AUTHOR,
     DraftNotFound,
@@ -196,8 +199,7 @@ class MergeRecords:
         Returns the existing record, writing nothing, if the operation already has one
         for the unit."""
         def work(conn: Connection) -> MergeRecord:
-            trunk = conn.execute(select(UNITS.c.snapshot, UNITS.c.revision)
-                                 .where(UNITS.c.id == unit_id)).first()
+            trunk = read_trunk(conn, unit_id)
             if trunk is None:
                 raise UnitNotFound("No such unit.")
             check_trunk_revision(trunk.revision, expected_trunk_revision)
@@ -255,17 +257,17 @@ class MergeRecords:
             check_patch(draft_changeset)
 
         def work(conn: Connection) -> MergeRecord:
-            trunk = conn.scalar(select(UNITS.c.revision).where(UNITS.c.id == unit_id))
-            if trunk is None:
+            head = head_row(conn, unit_id)
+            if head is None:
                 raise UnitNotFound("No such unit.")
+            trunk = head.revision
             check_trunk_revision(trunk, expected_trunk_revision)
             draft = conn.scalar(select(DRAFTS.c.revision).where(
                 *draft_is(worktree_id, unit_id)))
             if draft is None:
                 raise DraftNotFound("No such draft.")
             check_draft_revision(draft, expected_draft_revision)
-            check_snapshot(snapshot, self.limits, lambda: stored_size(conn, UNITS.c.snapshot,
-                                                                UNITS.c.id == unit_id))
+            check_snapshot(snapshot, self.limits, lambda: head.size)
             after = append_revisions(conn, unit_id, trunk, snapshot, [(changeset, author_id)],
                             merge_origin(worktree_id, operation_id))
             advance_draft(conn, worktree_id, unit_id, draft,
@@ -304,8 +306,7 @@ class MergeRecords:
             if draft.source != DraftSource.WORKTREE:
                 raise UnitConflict(f"unit {unit_id} is not a local unit of this worktree")
             check_draft_revision(draft.revision, expected_draft_revision)
-            trunk = conn.execute(select(UNITS.c.unit_type, UNITS.c.snapshot, UNITS.c.revision)
-                                 .where(UNITS.c.id == unit_id)).first()
+            trunk = read_trunk(conn, unit_id)
             if trunk is not None:
                 if trunk.unit_type != draft.unit_type:
                     raise UnitConflict(f"unit {unit_id} exists with type {trunk.unit_type}")
@@ -334,11 +335,8 @@ class MergeRecords:
         """Insert the trunk unit of a local draft (see :meth:`commit_created`); returns its
         revision. A unit inserted concurrently is a :class:`RevisionConflict`."""
         revisions = select_draft_revisions(conn, worktree_id, unit_id, base_draft_revision)
-        now = utcnow()
-        created = conn.execute(insert_ignore(self.db, UNITS).returning(UNITS.c.id), {
-            "id": unit_id, "unit_type": unit_type, "snapshot": base if revisions else snapshot,
-            "revision": 0, "created_at": now, "updated_at": now}).first()
-        if created is None:
+        if not insert_units(conn, self.db, [(unit_id, unit_type,
+                                             base if revisions else snapshot)]):
             raise RevisionConflict("the unit was created concurrently",
                                    details={"scope": "trunk"})
         if not revisions:
@@ -348,7 +346,7 @@ class MergeRecords:
             return append_revisions(conn, unit_id, 0, snapshot,
                            [(r.changeset, r.author_id) for r in revisions],
                            merge_origin(worktree_id, operation_id))
-        conn.execute(update(UNITS).where(UNITS.c.id == unit_id).values(snapshot=snapshot))
+        rewrite_first_checkpoint(conn, unit_id, snapshot)
         return 0
 
     def record_outcome(self, operation_id: str, worktree_id: str, unit_id: str,
@@ -380,8 +378,7 @@ class MergeRecords:
 
         def work(conn: Connection) -> MergeRecord:
             if sync_changeset is not None and expected_draft_revision is not None:
-                trunk = conn.execute(select(UNITS.c.snapshot, UNITS.c.revision)
-                                     .where(UNITS.c.id == unit_id)).first()
+                trunk = read_trunk(conn, unit_id)
                 if trunk is None:
                     raise UnitNotFound("No such unit.")
                 check_trunk_revision(trunk.revision, trunk_revision)

@@ -94,8 +94,21 @@ def migrate_all(settings: Settings) -> PrepareResult:
         engine.dispose()
         if reader is not engine:
             reader.dispose()
-    prepare_unitstore(settings)
+    prepare_unitstore(settings, backup=lambda version: backup_unitstore(settings, version))
     return result
+
+
+def backup_unitstore(settings: Settings, version: int) -> str | None:
+    """A SQLite unit store is copied (the SQLite backup API, beside the file) before its
+    schema is upgraded from ``version``; PostgreSQL upgrades in one transaction and is
+    backed up by its operator's own means."""
+    from sqlalchemy import make_url
+
+    from migrations.prepare import backup_sqlite
+    url = make_url(settings.unitstore_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return str(backup_sqlite(Path(str(url.database)), f"unitstore-v{version}"))
 
 
 def check_blob_store(settings: Settings) -> None:

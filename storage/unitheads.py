@@ -1,0 +1,205 @@
+"""Trunk documents: read from checkpoints and the revision log, kept hot per process.
+
+A unit's document is not stored on its ``units`` row (schema version 5). The document at
+revision ``r`` is the newest checkpoint at or below ``r`` (``unit_checkpoints``: a whole
+document) with the changesets of the revisions after it applied, in order. A changeset
+therefore writes only its revision row and a few head columns: the bytes the database
+writes follow the changeset, not the document. A checkpoint is written when the changesets
+since the last one outgrow the document (:func:`needs_checkpoint`), so loading a document
+cold reads at most about twice its size.
+
+Each process keeps the documents it used last in a :class:`HeadCache`, bounded by their
+compact JSON size. An entry is trusted only for the revision and incarnation it was
+loaded at, both checked against the ``units`` row read in the caller's transaction: a
+process behind by a few revisions applies just those revisions' changesets (any number of
+API processes may write one unit; nothing needs sticky routing), one that finds a newer
+checkpoint (a merge stores the document it computed as one) reloads from it.
+
+An entry's document is mutated in place by the changeset that holds its slot's lock; the
+lock is held until that transaction has committed (or the changes are undone), so no
+other thread of the process sees a document ahead of the database.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from storage.unitpatch import Journal, UnitLimits, apply_tracked, parse_changeset
+from storage.unitschema import CHECKPOINTS, REVISIONS
+
+#: A checkpoint is written once the changesets since the last one exceed both the
+#: document's size and this many bytes (small documents are not rewritten every edit).
+CHECKPOINT_MIN_LOG_BYTES = 256 * 1024
+
+#: Replaying stored changesets: they were checked when written, under the limits of
+#: that day; a stored revision is never refused on the way back.
+REPLAY_LIMITS = UnitLimits(max_bytes=2**62, max_ops=2**31, max_depth=2**31)
+
+#: A process behind by more revisions than this reloads from the checkpoint instead.
+MAX_CATCH_UP = 2000
+
+
+@dataclass
+class Head:
+    """A document at one revision of one incarnation of a unit (``created_at``: a unit
+    deleted and created again under its id is another incarnation)."""
+
+    incarnation: datetime
+    revision: int
+    doc: dict[str, Any]
+    size: int
+
+
+@dataclass
+class HeadRow:
+    """What the ``units`` row says: enough to validate a cached head and to load one."""
+
+    unit_id: str
+    unit_type: str
+    revision: int
+    size: int
+    checkpoint_revision: int
+    log_bytes: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass
+class Slot:
+    """One unit's place in the cache: its lock and, when loaded, its head."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    head: Head | None = None
+
+
+class HeadCache:
+    """Documents kept in memory, least recently used dropped first, up to ``max_bytes`` of
+    their compact JSON size (Python objects take several times that in memory). A
+    document larger than the whole budget is not kept."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._slots: OrderedDict[str, Slot] = OrderedDict()
+        self._mutex = threading.Lock()
+        self._bytes = 0
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._bytes
+
+    def slot(self, unit_id: str) -> Slot:
+        with self._mutex:
+            slot = self._slots.get(unit_id)
+            if slot is None:
+                slot = self._slots[unit_id] = Slot()
+            self._slots.move_to_end(unit_id)
+            return slot
+
+    def keep(self, unit_id: str, slot: Slot, head: Head | None) -> None:
+        """Set ``slot``'s head (its lock held by the caller) and evict to the budget."""
+        with self._mutex:
+            old = slot.head.size if slot.head else 0
+            if head is not None and head.size > self.max_bytes:
+                head = None
+            slot.head = head
+            self._bytes += (head.size if head else 0) - old
+            if self._slots.get(unit_id) is not slot:  # evicted meanwhile: back in
+                self._slots[unit_id] = slot
+            self._evict(keep=unit_id)
+
+    def forget(self, unit_id: str) -> None:
+        with self._mutex:
+            slot = self._slots.pop(unit_id, None)
+            if slot is not None and slot.head is not None:
+                self._bytes -= slot.head.size
+                slot.head = None
+
+    def _evict(self, keep: str) -> None:
+        for unit_id in list(self._slots):
+            if self._bytes <= self.max_bytes and len(self._slots) <= 4 * 1024:
+                return
+            if unit_id == keep:
+                continue
+            slot = self._slots[unit_id]
+            if not slot.lock.acquire(blocking=False):
+                continue  # in use: stays
+            try:
+                del self._slots[unit_id]
+                if slot.head is not None:
+                    self._bytes -= slot.head.size
+                    slot.head = None
+            finally:
+                slot.lock.release()
+
+    @contextmanager
+    def locked(self, unit_id: str) -> Iterator[Slot]:
+        slot = self.slot(unit_id)
+        with slot.lock:
+            yield slot
+
+
+def load_head(conn: Connection, row: HeadRow, cached: Head | None) -> Head:
+    """The document at ``row``'s revision: ``cached`` as it is, or brought forward by the
+    revisions it lacks, or loaded from the newest checkpoint at or below the revision and
+    the revisions after it. A ``cached`` head is mutated when it is brought forward (its
+    slot's lock is held by the caller)."""
+    if cached is not None and cached.incarnation == row.created_at:
+        if cached.revision == row.revision:
+            return cached
+        if (cached.revision < row.revision <= cached.revision + MAX_CATCH_UP
+                and row.checkpoint_revision <= cached.revision):
+            try:
+                return _forward(conn, row.unit_id, cached, row.revision)
+            except Exception:
+                pass
+    return read_document(conn, row.unit_id, row.revision, row.created_at)
+
+
+def read_document(conn: Connection, unit_id: str, revision: int,
+                  incarnation: datetime) -> Head:
+    """The unit's document at ``revision`` from its newest checkpoint at or below it."""
+    checkpoint = conn.execute(
+        select(CHECKPOINTS.c.revision, CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
+        .where(CHECKPOINTS.c.unit_id == unit_id, CHECKPOINTS.c.revision <= revision)
+        .order_by(CHECKPOINTS.c.revision.desc()).limit(1)).one()
+    head = Head(incarnation, checkpoint.revision, checkpoint.snapshot, checkpoint.size)
+    return _forward(conn, unit_id, head, revision)
+
+
+def _forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
+    """``head`` with the changesets of revisions ``head.revision + 1 .. revision``
+    applied in place (on a failure the document is as it was)."""
+    if head.revision == revision:
+        return head
+    changesets = conn.scalars(
+        select(REVISIONS.c.changeset)
+        .where(REVISIONS.c.unit_id == unit_id, REVISIONS.c.revision > head.revision,
+               REVISIONS.c.revision <= revision)
+        .order_by(REVISIONS.c.revision)).all()
+    if len(changesets) != revision - head.revision:
+        raise LookupError(f"unit {unit_id}: revisions {head.revision + 1}..{revision} are "
+                          f"not all stored")
+    journal = Journal()
+    doc, size = head.doc, head.size
+    try:
+        for changeset in changesets:
+            doc, size = apply_tracked(doc, size, parse_changeset(changeset, REPLAY_LIMITS),
+                                      REPLAY_LIMITS, journal)
+    except BaseException:
+        journal.undo()
+        raise
+    head.doc, head.size, head.revision = doc, size, revision
+    return head
+
+
+def needs_checkpoint(log_bytes: int, size: int) -> bool:
+    """Whether the changesets since the last checkpoint (``log_bytes``) have outgrown the
+    document (``size``): then the next checkpoint is due."""
+    return log_bytes > max(size, CHECKPOINT_MIN_LOG_BYTES)
