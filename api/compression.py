@@ -54,5 +54,10 @@ class CompressionMiddleware:
         body = resp.render_body()
         if body is None or len(body) < MIN_BYTES:
             return
+        resp.text = None  # Falcon sends ``text`` ahead of ``data`` (problem answers use it)
+        resp.media = None
         resp.data = gzip.compress(body, compresslevel=LEVEL, mtime=0)
         resp.set_header("Content-Encoding", "gzip")
+        etag = resp.get_header("ETag")
+        if etag and not etag.startswith("W/"):  # the bytes differ from the identity's
+            resp.set_header("ETag", f"W/{etag}")

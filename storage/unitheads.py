@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from storage.errors import RevisionConflict
 from storage.unitpatch import Journal, UnitLimits, apply_tracked, parse_changeset
 from storage.unitschema import CHECKPOINTS, REVISIONS
 
@@ -44,6 +45,11 @@ REPLAY_LIMITS = UnitLimits(max_bytes=2**62, max_ops=2**31, max_depth=2**31)
 
 #: A process behind by more revisions than this reloads from the checkpoint instead.
 MAX_CATCH_UP = 2000
+
+
+class HeadMoved(RevisionConflict):
+    """The head row read is no longer the unit's (its checkpoint was replaced, or the unit
+    deleted, since): read the row again."""
 
 
 @dataclass
@@ -73,10 +79,12 @@ class HeadRow:
 
 @dataclass
 class Slot:
-    """One unit's place in the cache: its lock and, when loaded, its head."""
+    """One unit's place in the cache: its lock and, when loaded, its head (``counted``:
+    the bytes the cache's total holds for it)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     head: Head | None = None
+    counted: int = 0
 
 
 class HeadCache:
@@ -103,22 +111,30 @@ class HeadCache:
             return slot
 
     def keep(self, unit_id: str, slot: Slot, head: Head | None) -> None:
-        """Set ``slot``'s head (its lock held by the caller) and evict to the budget."""
+        """Set ``slot``'s head (its lock held by the caller; None: nothing trusted) and
+        evict to the budget."""
         with self._mutex:
-            old = slot.head.size if slot.head else 0
             if head is not None and head.size > self.max_bytes:
                 head = None
             slot.head = head
-            self._bytes += (head.size if head else 0) - old
-            if self._slots.get(unit_id) is not slot:  # evicted meanwhile: back in
+            self._count(slot, head.size if head else 0)
+            current = self._slots.get(unit_id)
+            if current is not slot:  # evicted meanwhile (or replaced): this one stands
+                if current is not None:
+                    self._count(current, 0)
+                    current.head = None
                 self._slots[unit_id] = slot
             self._evict(keep=unit_id)
+
+    def _count(self, slot: Slot, size: int) -> None:
+        self._bytes += size - slot.counted
+        slot.counted = size
 
     def forget(self, unit_id: str) -> None:
         with self._mutex:
             slot = self._slots.pop(unit_id, None)
-            if slot is not None and slot.head is not None:
-                self._bytes -= slot.head.size
+            if slot is not None:
+                self._count(slot, 0)
                 slot.head = None
 
     def _evict(self, keep: str) -> None:
@@ -132,9 +148,8 @@ class HeadCache:
                 continue  # in use: stays
             try:
                 del self._slots[unit_id]
-                if slot.head is not None:
-                    self._bytes -= slot.head.size
-                    slot.head = None
+                self._count(slot, 0)
+                slot.head = None
             finally:
                 slot.lock.release()
 
@@ -159,18 +174,24 @@ def load_head(conn: Connection, row: HeadRow, cached: Head | None) -> Head:
                 return _forward(conn, row.unit_id, cached, row.revision)
             except Exception:
                 pass
-    return read_document(conn, row.unit_id, row.revision, row.created_at)
+    return read_document(conn, row)
 
 
-def read_document(conn: Connection, unit_id: str, revision: int,
-                  incarnation: datetime) -> Head:
-    """The unit's document at ``revision`` from its newest checkpoint at or below it."""
+def read_document(conn: Connection, row: HeadRow) -> Head:
+    """The unit's document at ``row``'s revision: its newest checkpoint (the one at
+    ``row.checkpoint_revision``) with the revisions after it applied. That checkpoint
+    may be gone when ``row`` was read before a newer one was written and the prune sweep
+    ran (PostgreSQL reads at READ COMMITTED): :class:`HeadMoved`, never an older
+    checkpoint and a longer replay."""
     checkpoint = conn.execute(
-        select(CHECKPOINTS.c.revision, CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
-        .where(CHECKPOINTS.c.unit_id == unit_id, CHECKPOINTS.c.revision <= revision)
-        .order_by(CHECKPOINTS.c.revision.desc()).limit(1)).one()
-    head = Head(incarnation, checkpoint.revision, checkpoint.snapshot, checkpoint.size)
-    return _forward(conn, unit_id, head, revision)
+        select(CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
+        .where(CHECKPOINTS.c.unit_id == row.unit_id,
+               CHECKPOINTS.c.revision == row.checkpoint_revision)).first()
+    if checkpoint is None:
+        raise HeadMoved("the unit moved on while it was read; read it again",
+                        details={"scope": "trunk"})
+    head = Head(row.created_at, row.checkpoint_revision, checkpoint.snapshot, checkpoint.size)
+    return _forward(conn, row.unit_id, head, row.revision)
 
 
 def _forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:

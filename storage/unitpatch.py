@@ -214,10 +214,15 @@ class Journal:
     restores every container (an object's member order too). The size is counted per
     operation from the values it inserts and removes, never by serializing the document:
     a compact JSON container is its brackets, its members and one comma between each two,
-    so inserting a member adds the member and (into a non-empty container) a comma."""
+    so inserting a member adds the member and (into a non-empty container) a comma.
+    Undoing never copies a container: a removed object member goes back at the end
+    (:attr:`reordered` says so; a caller that keeps the document drops it then)."""
 
     def __init__(self) -> None:
         self.delta = 0
+        # set by an undo that put a removed member back at the end of its object (the
+        # document is equal as JSON, its members' order is not the stored one)
+        self.reordered = False
         self._undo: list[Callable[[], None]] = []
 
     def undo(self) -> None:
@@ -246,16 +251,14 @@ class Journal:
         array.insert(index, value)
 
     def pop_member(self, container: dict[str, Any], key: str) -> Any:
-        keys = list(container) if next(reversed(container)) != key else None
+        last = next(reversed(container)) == key
         old = container.pop(key)
         self.delta -= _member_size(key) + json_size(old) + (1 if container else 0)
 
         def put_back() -> None:
-            container[key] = old
-            if keys is not None:  # it was not the last member: restore the order
-                items = {k: container[k] for k in keys}
-                container.clear()
-                container.update(items)
+            container[key] = old  # at the end: the members' order may have changed
+            if not last:
+                self.reordered = True
         self._undo.append(put_back)
         return old
 
@@ -432,9 +435,10 @@ def apply_tracked(doc: dict[str, Any], size: int, ops: list[_Op], limits: UnitLi
     never serialized whole, so the work follows the changeset). On any refusal the
     document is as it was: ``journal`` is undone before the error propagates. A refusal
     for size: the result over ``limits.max_bytes`` and larger than ``size``."""
+    start = journal.delta  # the journal may carry earlier changesets' operations
     try:
         new_doc, _ = _apply_all(doc, ops, limits, journal)
-        new_size = size + journal.delta
+        new_size = size + journal.delta - start
         if new_size > limits.max_bytes and new_size > size:
             raise UnitTooLarge(
                 f"The unit would be {new_size} bytes; at most {limits.max_bytes} are "

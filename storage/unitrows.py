@@ -142,7 +142,7 @@ def read_trunk(conn: Connection, unit_id: str) -> TrunkDocument | None:
     row = head_row(conn, unit_id)
     if row is None:
         return None
-    head = read_document(conn, unit_id, row.revision, row.created_at)
+    head = read_document(conn, row)
     return TrunkDocument(row.unit_type, head.doc, row.revision, row.size)
 
 

@@ -44,6 +44,7 @@ from storage.results import rowcount
 from storage.unitheads import (
     Head,
     HeadCache,
+    HeadMoved,
     HeadRow,
     load_head,
     needs_checkpoint,
@@ -210,16 +211,25 @@ class UnitStore:
 
     def _read(self, unit_id: str,
               render: Callable[[Head], R]) -> tuple[HeadRow, R] | None:
+        """``render`` of the unit's head document, under the unit's lock (taken before
+        the read transaction, in the order a changeset takes them)."""
         def run() -> tuple[HeadRow, R] | None:
-            with self.db.read() as s:
-                conn = s.connection()
-                row = head_row(conn, unit_id)
-                if row is None:
-                    return None
-                with self.heads.locked(unit_id) as slot:
-                    head = load_head(conn, row, slot.head)
-                    self.heads.keep(unit_id, slot, head)
-                    return row, render(head)
+            with self.heads.locked(unit_id) as slot:
+                for attempt in range(3):
+                    with self.db.read() as s:
+                        conn = s.connection()
+                        row = head_row(conn, unit_id)
+                        if row is None:
+                            return None
+                        try:
+                            head = load_head(conn, row, slot.head)
+                        except HeadMoved:
+                            if attempt == 2:
+                                raise
+                            continue
+                        self.heads.keep(unit_id, slot, head)
+                        return row, render(head)
+            raise AssertionError("unreachable")  # pragma: no cover
         return self._guard(run)
 
     def exists(self, unit_id: str) -> bool:
@@ -276,7 +286,8 @@ class UnitStore:
                                 f"revision {row.revision}",
                                 details={"current_revision": row.revision})
                         head = load_head(conn, row, slot.head)
-                        slot.head = None  # until committed: never trusted half-applied
+                        # until committed, nothing is trusted (the lock is held anyway)
+                        self.heads.keep(unit_id, slot, None)
                         doc, size = apply_tracked(head.doc, head.size, ops, self.limits,
                                                   journal)
                         new_rev, now = base_revision + 1, utcnow()
@@ -309,7 +320,8 @@ class UnitStore:
                         head = None
                         raise
                     finally:
-                        self.heads.keep(unit_id, slot, head)
+                        # a member put back at its object's end: equal, not as stored
+                        self.heads.keep(unit_id, slot, None if journal.reordered else head)
                     raise
                 self.heads.keep(unit_id, slot, committed)
                 document = encode_document(doc) if with_document else None

@@ -259,6 +259,46 @@ def test_two_processes_alternate_and_a_stale_base_is_a_conflict(store):
     assert a.get("u").snapshot["body"] == expected == b.get("u").snapshot["body"]
 
 
+def test_a_process_catching_up_several_revisions_keeps_the_size_exact(store):
+    """A cold (or lagging) process replays several revisions, then writes: the size it
+    stores is the document's (each changeset's delta counted once)."""
+    store.create_unit("u", "doc")
+    for revision in range(3):
+        store.apply_changeset("u", revision, [{"op": "add", "path": f"/body/k{revision}",
+                                               "value": "v" * (10 + revision)}], "a")
+    lagging = _other(store)
+    lagging.apply_changeset("u", 3, [{"op": "add", "path": "/body/z", "value": 1}], "b")
+    document = _cold(store, "u")
+    assert store.stored_size("u") == json_size(document)
+    assert lagging.heads.cached_bytes == json_size(document)
+
+
+def test_the_cache_counts_each_document_once(store):
+    """Many changesets to one unit leave the cache's total at that document's size, so
+    other units still fit (the total once grew with every changeset)."""
+    small = UnitStore(store.db, store.limits, cache_bytes=10 * json_size(_sheet(100)))
+    small.create_unit("a", "sheet", _sheet(100))
+    for revision in range(30):
+        small.apply_changeset("a", revision, [{"op": "replace", "path": "/schemaVersion",
+                                               "value": revision}], "w")
+    assert small.heads.cached_bytes == small.stored_size("a")
+    small.create_unit("b", "sheet", _sheet(100))
+    small.get("b")
+    assert small.heads.cached_bytes == small.stored_size("a") + small.stored_size("b")
+    assert {"a", "b"} <= {u for u, slot in small.heads._slots.items() if slot.head}
+
+
+def test_a_head_row_whose_checkpoint_was_replaced_is_read_again(store):
+    """A reader that read the head row before a newer checkpoint was written and the
+    older pruned must not fall back to an older checkpoint and a longer replay."""
+    from storage.unitheads import HeadMoved, HeadRow, read_document
+    store.create_unit("u", "doc")
+    row = store.head("u")
+    stale = HeadRow(**{**row.__dict__, "checkpoint_revision": 7})
+    with store.db.read() as s, pytest.raises(HeadMoved):
+        read_document(s.connection(), stale)
+
+
 def test_a_unit_deleted_and_created_again_is_not_served_from_an_old_copy(store):
     peer = _other(store)
     store.create_unit("u", "doc", {"type": "doc", "schemaVersion": 1, "body": {"old": 1}})

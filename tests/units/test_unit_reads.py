@@ -96,3 +96,30 @@ def test_large_answers_are_gzipped_for_clients_that_accept_it(world, worker):
         assert "content-encoding" not in r.headers and r.json == plain.json, refuse
     small = alice.get("/api/me", headers={"Accept-Encoding": "gzip"})
     assert "content-encoding" not in small.headers  # under a kilobyte: as it is
+    zipped = alice.get(f"/api/units/{unit_id}", headers={"Accept-Encoding": "gzip"},
+                       check=False)
+    assert plain.headers["etag"] == '"rev-1"' and zipped.headers["etag"] == 'W/"rev-1"'
+    assert alice.get(f"/api/units/{unit_id}", headers={"If-None-Match": 'W/"rev-1"',
+                                                       "Accept-Encoding": "gzip"},
+                     check=False).status_code == 304
+
+
+def test_a_large_problem_answer_is_gzipped_whole():
+    """Problem answers are written as ``resp.text``: compressed, that text must not go out
+    instead of the compressed bytes."""
+    import falcon
+    import falcon.testing
+
+    from api.compression import CompressionMiddleware
+
+    class Refuse:
+        def on_get(self, req, resp):
+            resp.status = falcon.HTTP_400
+            resp.content_type = "application/problem+json"
+            resp.text = json.dumps({"code": "invalid", "detail": "x" * 3000})
+
+    app = falcon.App(middleware=[CompressionMiddleware()])
+    app.add_route("/", Refuse())
+    r = falcon.testing.TestClient(app).simulate_get("/", headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 400 and r.headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(r.content))["detail"] == "x" * 3000
