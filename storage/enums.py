@@ -209,3 +209,13 @@ class LabelColor(StrEnum):
     RED = "red"
     PURPLE = "purple"
     PINK = "pink"
+
+
+class DeliveryStatus(StrEnum):
+    """A webhook delivery's state (``webhook_deliveries.status``): declared here, beside
+    the table's other vocabularies, so the webhooks capability and the metrics (which
+    sit below it) spell it once."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"  # gave up (or the endpoint was disabled or deleted meanwhile)

@@ -18,8 +18,9 @@ from api.schemas.webhooks import (
     WebhookList,
 )
 from api.serialize import timestamp
+from storage.enums import DeliveryStatus
 from wharf.infra.clock import iso
-from wharf.webhooks.events import DeliveryStatus, WebhookEvent
+from wharf.webhooks.events import WebhookEvent
 from wharf.webhooks.service import Webhooks
 
 TAGS = ["webhooks"]

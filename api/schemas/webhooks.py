@@ -6,7 +6,8 @@ from typing import Annotated, ClassVar
 import msgspec
 
 from api.schemas.common import Id, InvalidField, Request, Response, Timestamp
-from wharf.webhooks.events import MAX_URL_LENGTH, DeliveryStatus, WebhookEvent
+from storage.enums import DeliveryStatus
+from wharf.webhooks.events import MAX_URL_LENGTH, WebhookEvent
 
 
 class CreateWebhookRequest(Request):

@@ -40,7 +40,7 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import func, select
 
 from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
-from storage.enums import OperationStatus, TickStatus
+from storage.enums import DeliveryStatus, OperationStatus, TickStatus
 from storage.models import (
     ObjectDeletionJob,
     Operation,
@@ -465,4 +465,4 @@ def webhook_pending_gauge(s: Session) -> GaugeMetricFamily:
         "wharf_webhook_deliveries_pending",
         "Webhook deliveries not yet delivered nor given up (parked ones included)",
         value=s.scalar(select(func.count()).select_from(WebhookDelivery).where(
-            WebhookDelivery.status == "pending")) or 0)
+            WebhookDelivery.status == str(DeliveryStatus.PENDING))) or 0)

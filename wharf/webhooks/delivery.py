@@ -40,6 +40,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 
 from storage.db import Database, send_after_commit
+from storage.enums import DeliveryStatus
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from storage.results import rowcount
 from wharf.infra.clock import iso, utcnow
@@ -53,7 +54,6 @@ from wharf.webhooks.events import (
     DELIVERY_RETENTION_DAYS,
     MAX_RESPONSE_BYTES,
     QUEUE,
-    DeliveryStatus,
     operation_data,
 )
 

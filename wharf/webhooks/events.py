@@ -18,12 +18,6 @@ class WebhookEvent(StrEnum):
     OPERATION_FAILED = "operation.failed"
 
 
-class DeliveryStatus(StrEnum):
-    PENDING = "pending"
-    DELIVERED = "delivered"
-    FAILED = "failed"  # gave up (or the endpoint was disabled or deleted meanwhile)
-
-
 #: The event an operation's final status announces.
 EVENT_FOR_STATUS: dict[str, WebhookEvent] = {
     OperationStatus.COMPLETED: WebhookEvent.OPERATION_COMPLETED,

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database, OutboxNotice, announce_after_commit
 from storage.driver import DriverStatement, in_param
+from storage.enums import DeliveryStatus
 from storage.models import Operation, OutboxMessage, Webhook, WebhookDelivery
 from wharf.infra import audit, limits
 from wharf.infra.clock import utcnow
@@ -38,7 +39,6 @@ from wharf.webhooks.events import (
     ACTOR,
     EVENT_FOR_STATUS,
     QUEUE,
-    DeliveryStatus,
     WebhookEvent,
     operation_data,
 )
