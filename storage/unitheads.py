@@ -171,7 +171,7 @@ def load_head(conn: Connection, row: HeadRow, cached: Head | None) -> Head:
         if (cached.revision < row.revision <= cached.revision + MAX_CATCH_UP
                 and row.checkpoint_revision <= cached.revision):
             try:
-                return _forward(conn, row.unit_id, cached, row.revision)
+                return forward(conn, row.unit_id, cached, row.revision)
             except Exception:
                 pass
     return read_document(conn, row)
@@ -191,10 +191,10 @@ def read_document(conn: Connection, row: HeadRow) -> Head:
         raise HeadMoved("the unit moved on while it was read; read it again",
                         details={"scope": "trunk"})
     head = Head(row.created_at, row.checkpoint_revision, checkpoint.snapshot, checkpoint.size)
-    return _forward(conn, row.unit_id, head, row.revision)
+    return forward(conn, row.unit_id, head, row.revision)
 
 
-def _forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
+def forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
     """``head`` with the changesets of revisions ``head.revision + 1 .. revision``
     applied in place (on a failure the document is as it was)."""
     if head.revision == revision:

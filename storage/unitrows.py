@@ -16,9 +16,9 @@ from sqlalchemy.exc import DBAPIError
 
 from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
-from storage.errors import DatabaseBusy, RevisionConflict, UnitStoreUnavailable
+from storage.errors import DatabaseBusy, RevisionConflict, UnitNotFound, UnitStoreUnavailable
 from storage.results import rowcount
-from storage.unitheads import HeadRow, read_document
+from storage.unitheads import Head, HeadRow, forward, read_document
 from storage.unitpatch import InvalidChangeset, UnitLimits, UnitTooLarge, json_size
 from storage.unitschema import CHECKPOINTS, REVISIONS, UNITS
 
@@ -144,6 +144,23 @@ def read_trunk(conn: Connection, unit_id: str) -> TrunkDocument | None:
         return None
     head = read_document(conn, row)
     return TrunkDocument(row.unit_type, head.doc, row.revision, row.size)
+
+
+def read_trunk_at(conn: Connection, unit_id: str, revision: int) -> dict[str, Any]:
+    """The trunk unit's document at ``revision`` (a copy the caller owns): its newest
+    checkpoint at or below it with the revisions after it applied. What a draft forked
+    from that revision shares with trunk instead of storing a copy.
+    :class:`storage.errors.UnitNotFound` when the unit (or that revision) is gone."""
+    checkpoint = conn.execute(
+        select(CHECKPOINTS.c.revision, CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
+        .where(CHECKPOINTS.c.unit_id == unit_id, CHECKPOINTS.c.revision <= revision)
+        .order_by(CHECKPOINTS.c.revision.desc()).limit(1)).first()
+    row = head_row(conn, unit_id)
+    if checkpoint is None or row is None or row.revision < revision:
+        raise UnitNotFound(f"unit {unit_id} has no revision {revision}")
+    head = Head(row.created_at, checkpoint.revision, checkpoint.snapshot, checkpoint.size)
+    document: dict[str, Any] = forward(conn, unit_id, head, revision).doc
+    return document
 
 
 def encode_document(doc: dict[str, Any]) -> bytes:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     delete,
+    exists,
     func,
     insert,
     select,
@@ -71,7 +72,7 @@ from storage.unitrows import (
     head_row,
     insert_units,
 )
-from storage.unitschema import CHECKPOINTS, REVISIONS, UNITS, RevisionRow, UnitRow
+from storage.unitschema import CHECKPOINTS, DRAFTS, REVISIONS, UNITS, RevisionRow, UnitRow
 
 __all__ = ["ChangesetTooLarge", "InvalidChangeset", "RevisionConflict", "UnitConflict",
            "UnitLimits", "UnitNotFound", "UnitStoreUnavailable", "UnitTooDeep",
@@ -370,19 +371,30 @@ class UnitStore:
 
     def prune_checkpoints(self, limit: int) -> int:
         """Delete up to ``limit`` checkpoints no document read needs: those between a
-        unit's first (its creation, or its upgrade to schema version 5: every revision
-        after it can be rebuilt from it) and its newest. Returns how many went."""
+        unit's first (its creation, or its upgrade to schema version 5) and its newest,
+        except the newest at or below each worktree draft's ``base_revision`` (a fork
+        shares trunk's document at that revision instead of storing it). Returns how many
+        went."""
         def run() -> int:
             earlier = CHECKPOINTS.alias("earlier")
             first = (select(func.min(earlier.c.revision))
                      .where(earlier.c.unit_id == CHECKPOINTS.c.unit_id).scalar_subquery())
+            between = CHECKPOINTS.alias("between")
+            needed = exists().where(
+                DRAFTS.c.unit_id == CHECKPOINTS.c.unit_id,
+                DRAFTS.c.base_revision >= CHECKPOINTS.c.revision,
+                ~select(between.c.revision).where(
+                    between.c.unit_id == CHECKPOINTS.c.unit_id,
+                    between.c.revision > CHECKPOINTS.c.revision,
+                    between.c.revision <= DRAFTS.c.base_revision
+                ).correlate(CHECKPOINTS, DRAFTS).exists())
             with self.db.write() as s:
                 conn = s.connection()
                 keys = conn.execute(
                     select(CHECKPOINTS.c.unit_id, CHECKPOINTS.c.revision)
                     .join(UNITS, UNITS.c.id == CHECKPOINTS.c.unit_id)
                     .where(CHECKPOINTS.c.revision < UNITS.c.checkpoint_revision,
-                           CHECKPOINTS.c.revision > first)
+                           CHECKPOINTS.c.revision > first, ~needed)
                     .limit(limit)).all()
                 for key in keys:
                     conn.execute(delete(CHECKPOINTS).where(

@@ -417,3 +417,72 @@ def test_a_populated_v4_store_is_upgraded_keeping_every_document_and_its_history
         assert _cold(store, "v4a")["body"]["new"] == 1
     finally:
         db.dispose()
+
+
+# --- worktree drafts share trunk's document ---------------------------------------------------
+
+def _stored_draft(store: UnitStore, worktree_id: str, unit_id: str):
+    from storage.unitschema import DRAFTS
+    with store.db.read() as s:
+        return s.execute(select(DRAFTS.c.base_snapshot, DRAFTS.c.snapshot,
+                                DRAFTS.c.base_bytes, DRAFTS.c.snapshot_bytes)
+                         .where(DRAFTS.c.worktree_id == worktree_id,
+                                DRAFTS.c.unit_id == unit_id)).one()
+
+
+def test_a_fork_stores_no_document_and_keeps_reading_trunk_at_its_base(store):
+    """Adding a trunk unit to a worktree stores the draft's row, not the document (its
+    base and head are trunk's at the fork's revision, whatever trunk does next); the
+    first changeset stores the head only; the draft quota still counts both."""
+    from wharf.worktrees.drafts import Drafts
+    drafts = Drafts.of(store)
+    document = _sheet(2000)
+    store.create_unit("big", "sheet", copy.deepcopy(document))
+    store.apply_changeset("big", 0, [{"op": "add", "path": "/body/r1", "value": 1}], "a")
+    at_fork = _cold(store, "big")
+    size = store.stored_size("big")
+    draft = drafts.fork_draft("wt", "big")
+    assert (draft.base_revision, draft.snapshot, draft.base_snapshot) == (1, at_fork, at_fork)
+    stored = _stored_draft(store, "wt", "big")
+    assert (stored.base_snapshot, stored.snapshot) == (None, None)  # JSON null: shared
+    assert (stored.base_bytes, stored.snapshot_bytes) == (size, size)
+    assert drafts.draft_bytes(["wt"]) == 2 * size
+    # trunk moves on; the draft still reads trunk at its base
+    store.apply_changeset("big", 1, [{"op": "add", "path": "/body/r2", "value": 2}], "a")
+    assert drafts.get_draft("wt", "big").snapshot == at_fork
+    assert drafts.get_draft_head("wt", "big").snapshot == at_fork
+    # its first changeset stores its head; the base stays shared
+    drafts.apply_draft_changeset("wt", "big", 0, [{"op": "add", "path": "/body/d", "value": 3}],
+                                 "b")
+    stored = _stored_draft(store, "wt", "big")
+    assert stored.base_snapshot is None and stored.snapshot == {
+        **at_fork, "body": {**at_fork["body"], "d": 3}}
+    assert drafts.get_draft("wt", "big").base_snapshot == at_fork
+
+
+def test_prune_keeps_the_checkpoint_a_draft_reads_its_base_from(store):
+    """The newest checkpoint at or below a draft's base revision is kept while the draft
+    is there (the draft reads its base from it), and pruned once it is gone."""
+    from wharf.worktrees.drafts import Drafts
+    drafts = Drafts.of(store)
+    store.create_unit("u", "doc")
+    value, revision = "z" * 4000, 0
+
+    def edit() -> None:
+        nonlocal revision
+        store.apply_changeset("u", revision, [{"op": "add", "path": "/body/v",
+                                               "value": value + str(revision)}], "a")
+        revision += 1
+    while len(_checkpoints(store, "u")) < 2:
+        edit()
+    middle = _checkpoints(store, "u")[-1]
+    edit()
+    drafts.fork_draft("wt", "u")  # its base: one revision past the middle checkpoint
+    base = _cold(store, "u")
+    while len(_checkpoints(store, "u")) < 3:
+        edit()
+    assert store.prune_checkpoints(limit=10) == 0  # the middle one is the draft's
+    assert _checkpoints(store, "u") == [0, middle, _checkpoints(store, "u")[-1]]
+    assert drafts.get_draft("wt", "u").base_snapshot == base
+    drafts.delete_draft("wt", "u")
+    assert store.prune_checkpoints(limit=10) == 1

@@ -17,13 +17,12 @@ compare-and-set on the draft revision. Transient database trouble is
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, delete, func, insert, select, tuple_, update
+from sqlalchemy import Connection, delete, func, select, tuple_
 
 from storage.clock import utcnow
 from storage.db import Database
@@ -31,7 +30,6 @@ from storage.enums import DraftRevisionKind, DraftSource
 from storage.errors import (
     DraftQuotaExceeded,
     RevisionConflict,
-    StorageError,
     UnitConflict,
     UnitNotFound,
 )
@@ -47,12 +45,18 @@ from storage.unitrows import (
     check_patch,
     check_snapshot,
     guard,
+    head_row,
     insert_ignore,
-    read_trunk,
-    stored_size,
 )
 from storage.unitschema import DRAFT_REVISIONS, DRAFTS, MERGE_RECORDS, UNITS
 from storage.unitstore import UnitStore, initial_snapshot
+from wharf.worktrees.draft_rows import (
+    SHARED,
+    advance_draft,
+    check_draft_revision,
+    draft_is,
+    shared,
+)
 
 #: ``author_id`` of the draft revisions a merge writes (``merge_sync``).
 MERGE_AUTHOR = "system:merge"
@@ -115,8 +119,6 @@ class DraftKey(NamedTuple):
 
 
 
-#: Replaying a draft's stored revisions re-checks nothing they passed when written.
-_REPLAY_LIMITS = UnitLimits(max_bytes=sys.maxsize, max_ops=sys.maxsize, max_depth=sys.maxsize)
 
 _DRAFT_HEAD_COLUMNS = (DRAFTS.c.worktree_id, DRAFTS.c.unit_id, DRAFTS.c.unit_type,
                        DRAFTS.c.source, DRAFTS.c.base_revision, DRAFTS.c.base_draft_revision,
@@ -140,8 +142,11 @@ class Drafts:
 
     def fork_draft(self, worktree_id: str, unit_id: str) -> Draft:
         """The worktree's draft of trunk unit ``unit_id``, forked from the trunk head
-        (``base_revision`` = trunk revision, ``base_snapshot`` = ``snapshot`` = trunk
-        snapshot, draft revision 0). Idempotent: an existing draft is returned as it is
+        (``base_revision`` = trunk revision, draft revision 0). The fork stores no
+        document: its base and its head are trunk's document at ``base_revision``
+        (:func:`shared`) until its first changeset stores its head; ``base_bytes`` and
+        ``snapshot_bytes`` still count the documents' sizes (the draft quota counts what
+        a draft holds, shared or not). Idempotent: an existing draft is returned as it is
         (:class:`UnitConflict` if it is a local draft). :class:`UnitNotFound` without a
         trunk unit."""
         def run() -> Draft:
@@ -149,11 +154,20 @@ class Drafts:
                 conn = s.connection()
                 found = select_draft(conn, worktree_id, unit_id)
                 if found is None:
-                    unit = read_trunk(conn, unit_id)
+                    unit = head_row(conn, unit_id)
                     if unit is None:
                         raise UnitNotFound("No such unit.")
-                    found = self._insert_draft(conn, worktree_id, unit_id, unit.unit_type,
-                                               DraftSource.TRUNK, unit.revision, unit.snapshot)
+                    now = utcnow()
+                    conn.execute(insert_ignore(self.db, DRAFTS), {
+                        "worktree_id": worktree_id, "unit_id": unit_id,
+                        "unit_type": unit.unit_type, "source": str(DraftSource.TRUNK),
+                        "base_revision": unit.revision, "base_draft_revision": 0,
+                        "base_snapshot": SHARED, "snapshot": SHARED, "revision": 0,
+                        "base_bytes": unit.size, "snapshot_bytes": unit.size,
+                        "created_at": now, "updated_at": now})
+                    found = select_draft(conn, worktree_id, unit_id)
+                    if found is None:  # pragma: no cover - deleted between the statements
+                        raise DraftNotFound("The draft was deleted concurrently.")
                 if found.source != DraftSource.TRUNK:
                     raise UnitConflict(f"unit {unit_id} is a local unit of this worktree")
                 return found
@@ -214,7 +228,7 @@ class Drafts:
             with self.db.read() as s:
                 row = s.connection().execute(select(*_DRAFT_HEAD_COLUMNS).where(
                     *draft_is(worktree_id, unit_id))).first()
-                return head_of(row) if row is not None else None
+                return head_of(s.connection(), row) if row is not None else None
         return guard(run)
 
     def draft_states(self, worktree_id: str, unit_ids: Sequence[str],
@@ -236,11 +250,15 @@ class Drafts:
                 edited = [h.unit_id for h in heads if h.revision > 0]
                 changed: set[str] = set()
                 if edited:
-                    for d in conn.execute(select(DRAFTS.c.unit_id, DRAFTS.c.base_snapshot,
+                    for d in conn.execute(select(DRAFTS.c.unit_id, DRAFTS.c.base_revision,
+                                                 DRAFTS.c.base_snapshot,
                                                  DRAFTS.c.snapshot).where(
                             DRAFTS.c.worktree_id == worktree_id,
                             DRAFTS.c.unit_id.in_(edited))):
-                        if not same(d.base_snapshot, d.snapshot):
+                        if d.snapshot is SHARED:  # the head is the base
+                            continue
+                        base = shared(conn, d.unit_id, d.base_revision, d.base_snapshot)
+                        if not same(base, d.snapshot):
                             changed.add(d.unit_id)
                 return {h.unit_id: DraftState(h.base_revision, h.revision,
                                               h.unit_id in changed) for h in heads}
@@ -289,10 +307,11 @@ class Drafts:
                     raise RevisionConflict(
                         f"base revision {base_revision} is stale; the draft is at "
                         f"revision {row.revision}", details={"current_revision": row.revision})
-                # in place: the selected document is this transaction's own copy
+                # in place: the selected (or, while shared, the rebuilt) document is this
+                # transaction's own copy; its first changeset stores the draft's head
                 new_snapshot = apply_changeset(
-                    row.snapshot, ops, self.limits,
-                    lambda: stored_size(conn, DRAFTS.c.snapshot, *where))
+                    shared(conn, unit_id, row.base_revision, row.snapshot), ops, self.limits,
+                    lambda: int(row.snapshot_bytes))
                 size = json_size(new_snapshot)
                 if max_growth is not None:
                     grown = size - row.snapshot_bytes
@@ -334,7 +353,8 @@ class Drafts:
                 conn = s.connection()
                 where = draft_is(worktree_id, unit_id)
                 row = conn.execute(select(DRAFTS.c.unit_type, DRAFTS.c.source,
-                                          DRAFTS.c.revision).where(*where)).first()
+                                          DRAFTS.c.revision, DRAFTS.c.snapshot_bytes)
+                                   .where(*where)).first()
                 if row is None:
                     raise DraftNotFound("No such draft.")
                 check_draft_revision(row.revision, expected_draft_revision)
@@ -345,8 +365,7 @@ class Drafts:
                     raise RevisionConflict(
                         f"the unit is at revision {trunk}, not {base_revision}",
                         details={"current_revision": trunk, "scope": "trunk"})
-                check_snapshot(snapshot, self.limits,
-                                     lambda: stored_size(conn, DRAFTS.c.snapshot, *where))
+                check_snapshot(snapshot, self.limits, lambda: int(row.snapshot_bytes))
                 now = utcnow()
                 revision = advance_draft(
                     conn, worktree_id, unit_id, expected_draft_revision,
@@ -421,29 +440,24 @@ class Drafts:
 # -- helpers of the statements above and of the merge records' (one transaction's connection
 #    each) ---------------------------------------------------------------------------------
 
-def check_draft_revision(current: int, expected: int) -> None:
-    if current != expected:
-        raise RevisionConflict(f"the draft is at revision {current}, not {expected}",
-                               details={"current_revision": current, "scope": "draft"})
-
-
-def draft_is(worktree_id: str, unit_id: str) -> tuple[Any, Any]:
-    return DRAFTS.c.worktree_id == worktree_id, DRAFTS.c.unit_id == unit_id
-
-
-def head_of(row: Any) -> DraftHead:
+def head_of(conn: Connection, row: Any) -> DraftHead:
+    """A draft head row (``_DRAFT_HEAD_COLUMNS``) with its document. A head is shared
+    only while the base is (a fork that was never edited)."""
     return DraftHead(row.worktree_id, row.unit_id, row.unit_type, row.source,
-                     row.base_revision, row.base_draft_revision, row.snapshot, row.revision,
-                     row.updated_at)
+                     row.base_revision, row.base_draft_revision,
+                     shared(conn, row.unit_id, row.base_revision, row.snapshot),
+                     row.revision, row.updated_at)
 
 
 def select_draft(conn: Connection, worktree_id: str, unit_id: str) -> Draft | None:
     row = conn.execute(select(*DRAFTS.c).where(*draft_is(worktree_id, unit_id))).first()
     if row is None:
         return None
+    base = shared(conn, unit_id, row.base_revision, row.base_snapshot)
+    head = base if row.snapshot is SHARED else row.snapshot
     return Draft(row.worktree_id, row.unit_id, row.unit_type, row.source, row.base_revision,
-                 row.base_draft_revision, row.snapshot, row.revision, row.updated_at,
-                 row.base_snapshot, row.created_at)
+                 row.base_draft_revision, head, row.revision, row.updated_at, base,
+                 row.created_at)
 
 
 def select_draft_revisions(conn: Connection, worktree_id: str, unit_id: str,
@@ -455,41 +469,3 @@ def select_draft_revisions(conn: Connection, worktree_id: str, unit_id: str,
                           r.kind, r.created_at) for r in rows]
 
 
-def replay(document: dict[str, Any], revisions: Sequence[DraftRevision]) -> Any:
-    """``document`` (the caller's own copy, changed in place) with the revisions' stored
-    changesets applied in order; None if one of them no longer applies. Their operations
-    run as one changeset: the size of the result is measured once, not once per revision
-    (a whole-document serialization each)."""
-    operations = [op for revision in revisions for op in revision.changeset]
-    try:
-        return apply_changeset(document, parse_changeset(operations, _REPLAY_LIMITS),
-                               _REPLAY_LIMITS, lambda: 0)
-    except StorageError:
-        return None
-
-
-
-def advance_draft(conn: Connection, worktree_id: str, unit_id: str, expected_revision: int,
-                   revisions: Sequence[tuple[list[Any], str | None, DraftRevisionKind]],
-                   values: dict[str, Any], now: datetime, *, rebased: bool = False) -> int:
-    """Compare-and-set the draft from ``expected_revision``, setting ``values``, with one
-    draft revision per entry of ``revisions``; ``rebased``: the base was just set, so
-    ``base_draft_revision`` := the resulting revision. Returns that revision."""
-    revision = expected_revision + len(revisions)
-    extra: dict[str, Any] = {"base_draft_revision": revision} if rebased else {}
-    for document, size in (("snapshot", "snapshot_bytes"), ("base_snapshot", "base_bytes")):
-        if document in values and size not in values:  # written with their documents
-            extra[size] = json_size(values[document])
-    result = conn.execute(update(DRAFTS).where(
-        *draft_is(worktree_id, unit_id), DRAFTS.c.revision == expected_revision).values(
-        revision=revision, updated_at=now, **values, **extra))
-    if rowcount(result) != 1:
-        raise RevisionConflict("the draft changed concurrently; retry",
-                               details={"scope": "draft"})
-    if revisions:
-        conn.execute(insert(DRAFT_REVISIONS), [
-            {"worktree_id": worktree_id, "unit_id": unit_id, "revision": expected_revision + i,
-             "changeset": changeset, "author_id": author_id, "kind": str(kind),
-             "created_at": now}
-            for i, (changeset, author_id, kind) in enumerate(revisions, start=1)])
-    return revision

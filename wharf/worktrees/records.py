@@ -49,13 +49,16 @@ from storage.unitrows import (
 )
 from storage.unitschema import DRAFTS, MERGE_RECORDS
 from storage.unitstore import UnitStore
-from wharf.worktrees.drafts import (
-    MERGE_AUTHOR,
-    DraftNotFound,
+from wharf.worktrees.draft_rows import (
     advance_draft,
     check_draft_revision,
     draft_is,
     replay,
+    shared,
+)
+from wharf.worktrees.drafts import (
+    MERGE_AUTHOR,
+    DraftNotFound,
     select_draft_revisions,
 )
 
@@ -208,6 +211,8 @@ class MergeRecords:
                                  .where(*draft_is(worktree_id, unit_id))).first()
             if draft is None:
                 raise DraftNotFound("No such draft.")
+            # a draft that still shares trunk's document has no revisions to replay
+            head = shared(conn, unit_id, draft.base_revision, draft.snapshot)
             check_draft_revision(draft.revision, expected_draft_revision)
             if draft.base_revision != trunk.revision:
                 raise RevisionConflict(
@@ -220,14 +225,14 @@ class MergeRecords:
                 raise FastForwardUnavailable("the draft has no revisions",
                                              details={"reason": "no_revisions"})
             # trunk's document is this transaction's own copy: replay in place
-            if replay(trunk.snapshot, revisions) != draft.snapshot:
+            if replay(trunk.snapshot, revisions) != head:
                 raise FastForwardUnavailable("replaying the draft's revisions does not give "
                                              "the draft", details={"reason": "replay_differs"})
-            after = append_revisions(conn, unit_id, trunk.revision, draft.snapshot,
+            after = append_revisions(conn, unit_id, trunk.revision, head,
                             [(r.changeset, r.author_id) for r in revisions],
                             merge_origin(worktree_id, operation_id))
             advance_draft(conn, worktree_id, unit_id, draft.revision, [],
-                           {"base_snapshot": draft.snapshot, "base_revision": after},
+                           {"base_snapshot": head, "base_revision": after},
                            utcnow(), rebased=True)
             return self._insert_record(conn, operation_id, worktree_id, unit_id,
                                        MergeOutcome.FAST_FORWARD, trunk.revision, after)

@@ -1,0 +1,95 @@
+"""Statements on a worktree draft's rows inside the caller's transaction, shared by the
+drafts (:mod:`wharf.worktrees.drafts`) and the merge commits
+(:mod:`wharf.worktrees.records`): the draft's key, its revision check, the
+compare-and-set that advances it, and replaying its revisions onto a document."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, insert, update
+
+from storage.enums import DraftRevisionKind
+from storage.errors import RevisionConflict, StorageError
+from storage.results import rowcount
+from storage.unitpatch import UnitLimits, apply_changeset, json_size, parse_changeset
+from storage.unitrows import read_trunk_at
+from storage.unitschema import DRAFT_REVISIONS, DRAFTS
+
+#: Replaying a draft's stored revisions re-checks nothing they passed when written.
+REPLAY_LIMITS = UnitLimits(max_bytes=sys.maxsize, max_ops=sys.maxsize, max_depth=sys.maxsize)
+
+
+class StoredChangeset(Protocol):
+    """A stored revision, as far as :func:`replay` reads it."""
+
+    @property
+    def changeset(self) -> list[Any]: ...
+
+
+def check_draft_revision(current: int, expected: int) -> None:
+    if current != expected:
+        raise RevisionConflict(f"the draft is at revision {current}, not {expected}",
+                               details={"current_revision": current, "scope": "draft"})
+
+
+def draft_is(worktree_id: str, unit_id: str) -> tuple[Any, Any]:
+    return DRAFTS.c.worktree_id == worktree_id, DRAFTS.c.unit_id == unit_id
+
+
+#: A draft's stored document that is trunk's document at the draft's ``base_revision``
+#: (JSON ``null``: a unit's document is always an object, so it means nothing else). A
+#: fork stores it for its base and its head: it shares trunk's document, stored once.
+SHARED = None
+
+
+def shared(conn: Connection, unit_id: str, base_revision: int,
+           document: dict[str, Any] | None) -> dict[str, Any]:
+    """A draft's stored document, trunk's at ``base_revision`` where it is :data:`SHARED`
+    (read from trunk's checkpoint and revisions: a copy the caller owns)."""
+    if document is SHARED:
+        return read_trunk_at(conn, unit_id, base_revision)
+    stored: dict[str, Any] = document
+    return stored
+
+
+def replay(document: dict[str, Any], revisions: Sequence[StoredChangeset]) -> Any:
+    """``document`` (the caller's own copy, changed in place) with the revisions' stored
+    changesets applied in order; None if one of them no longer applies. Their operations
+    run as one changeset: the size of the result is measured once, not once per revision
+    (a whole-document serialization each)."""
+    operations = [op for revision in revisions for op in revision.changeset]
+    try:
+        return apply_changeset(document, parse_changeset(operations, REPLAY_LIMITS),
+                               REPLAY_LIMITS, lambda: 0)
+    except StorageError:
+        return None
+
+
+
+def advance_draft(conn: Connection, worktree_id: str, unit_id: str, expected_revision: int,
+                   revisions: Sequence[tuple[list[Any], str | None, DraftRevisionKind]],
+                   values: dict[str, Any], now: datetime, *, rebased: bool = False) -> int:
+    """Compare-and-set the draft from ``expected_revision``, setting ``values``, with one
+    draft revision per entry of ``revisions``; ``rebased``: the base was just set, so
+    ``base_draft_revision`` := the resulting revision. Returns that revision."""
+    revision = expected_revision + len(revisions)
+    extra: dict[str, Any] = {"base_draft_revision": revision} if rebased else {}
+    for document, size in (("snapshot", "snapshot_bytes"), ("base_snapshot", "base_bytes")):
+        if document in values and size not in values:  # written with their documents
+            extra[size] = json_size(values[document])
+    result = conn.execute(update(DRAFTS).where(
+        *draft_is(worktree_id, unit_id), DRAFTS.c.revision == expected_revision).values(
+        revision=revision, updated_at=now, **values, **extra))
+    if rowcount(result) != 1:
+        raise RevisionConflict("the draft changed concurrently; retry",
+                               details={"scope": "draft"})
+    if revisions:
+        conn.execute(insert(DRAFT_REVISIONS), [
+            {"worktree_id": worktree_id, "unit_id": unit_id, "revision": expected_revision + i,
+             "changeset": changeset, "author_id": author_id, "kind": str(kind),
+             "created_at": now}
+            for i, (changeset, author_id, kind) in enumerate(revisions, start=1)])
+    return revision
