@@ -141,19 +141,28 @@ class Drafts:
         return cls(store.db, store.limits)
 
     def fork_draft(self, worktree_id: str, unit_id: str) -> Draft:
-        """The worktree's draft of trunk unit ``unit_id``, forked from the trunk head
+        """:meth:`fork`, then the draft with its documents (trunk's, read to answer)."""
+        self.fork(worktree_id, unit_id)
+        draft = self.get_draft(worktree_id, unit_id)
+        if draft is None:  # pragma: no cover - deleted between the two transactions
+            raise DraftNotFound("The draft was deleted concurrently.")
+        return draft
+
+    def fork(self, worktree_id: str, unit_id: str) -> None:
+        """Fork the worktree's draft of trunk unit ``unit_id`` from the trunk head
         (``base_revision`` = trunk revision, draft revision 0). The fork stores no
-        document: its base and its head are trunk's document at ``base_revision``
-        (:func:`shared`) until its first changeset stores its head; ``base_bytes`` and
-        ``snapshot_bytes`` still count the documents' sizes (the draft quota counts what
-        a draft holds, shared or not). Idempotent: an existing draft is returned as it is
-        (:class:`UnitConflict` if it is a local draft). :class:`UnitNotFound` without a
-        trunk unit."""
-        def run() -> Draft:
+        document and reads none: its base and its head are trunk's document at
+        ``base_revision`` (:data:`SHARED`) until its first changeset stores its head;
+        ``base_bytes`` and ``snapshot_bytes`` still count the documents' sizes (the draft
+        quota counts what a draft holds, shared or not). Idempotent: an existing draft is
+        left as it is (:class:`UnitConflict` if it is a local draft). :class:`UnitNotFound`
+        without a trunk unit."""
+        def run() -> None:
             with self.db.write() as s:
                 conn = s.connection()
-                found = select_draft(conn, worktree_id, unit_id)
-                if found is None:
+                source = conn.scalar(select(DRAFTS.c.source).where(
+                    *draft_is(worktree_id, unit_id)))
+                if source is None:
                     unit = head_row(conn, unit_id)
                     if unit is None:
                         raise UnitNotFound("No such unit.")
@@ -165,12 +174,19 @@ class Drafts:
                         "base_snapshot": SHARED, "snapshot": SHARED, "revision": 0,
                         "base_bytes": unit.size, "snapshot_bytes": unit.size,
                         "created_at": now, "updated_at": now})
-                    found = select_draft(conn, worktree_id, unit_id)
-                    if found is None:  # pragma: no cover - deleted between the statements
-                        raise DraftNotFound("The draft was deleted concurrently.")
-                if found.source != DraftSource.TRUNK:
+                    source = conn.scalar(select(DRAFTS.c.source).where(
+                        *draft_is(worktree_id, unit_id)))
+                if source != DraftSource.TRUNK:
                     raise UnitConflict(f"unit {unit_id} is a local unit of this worktree")
-                return found
+        guard(run)
+
+    def base_revision(self, worktree_id: str, unit_id: str) -> int | None:
+        """The draft's base revision (None: no such draft), no document read."""
+        def run() -> int | None:
+            with self.db.read() as s:
+                found = s.connection().scalar(select(DRAFTS.c.base_revision).where(
+                    *draft_is(worktree_id, unit_id)))
+                return None if found is None else int(found)
         return guard(run)
 
     def create_local_draft(self, worktree_id: str, unit_id: str, unit_type: str,

@@ -21,7 +21,7 @@ from wharf.infra.errors import Forbidden, TransientFailure
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
 from wharf.worktrees import access
-from wharf.worktrees.drafts import DraftHead, Drafts
+from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.kinds import (
     ADD_WORKTREE_UNIT,
@@ -54,15 +54,15 @@ def _draft_worktree(session: Session, worktree_id: str, actor: Principal, *,
     return wt
 
 
-def _draft(store: UnitStore, worktree_id: str, unit_id: str) -> DraftHead:
-    """The draft ``perform`` wrote, read under the worktree's lock (the orphan-draft sweep
-    takes it too before it deletes a draft without a row): gone -- a failed duplicate's
-    compensation or the sweep took it -- the operation retries, and perform writes it
-    again."""
-    draft = Drafts.of(store).get_draft_head(worktree_id, unit_id)
-    if draft is None:
+def _draft(store: UnitStore, worktree_id: str, unit_id: str) -> int:
+    """The base revision of the draft ``perform`` wrote, read under the worktree's lock
+    (the orphan-draft sweep takes it too before it deletes a draft without a row): gone --
+    a failed duplicate's compensation or the sweep took it -- the operation retries, and
+    perform writes it again. No document is read."""
+    base_revision = Drafts.of(store).base_revision(worktree_id, unit_id)
+    if base_revision is None:
         raise TransientFailure("The unit's draft is gone; it is written again.")
-    return draft
+    return base_revision
 
 
 def _has_row(db: Database, worktree_id: str, unit_id: str) -> bool:
@@ -88,7 +88,7 @@ class AddWorktreeUnit:
 
     def perform(self, op: Operation) -> None:
         p = payload(op, AddWorktreeUnitPayload)
-        Drafts.of(self.unitstore).fork_draft(p.worktree_id, p.unit_id)
+        Drafts.of(self.unitstore).fork(p.worktree_id, p.unit_id)
 
     def commit(self, session: Session, op: Operation,
                ctx: RequestContext) -> AddWorktreeUnitResult:
@@ -97,7 +97,7 @@ class AddWorktreeUnit:
         wt = _draft_worktree(session, p.worktree_id, actor, lock=True)
         check_not_added(session, wt, p.resource_id)
         check_limit(session, wt, self.settings)
-        draft = _draft(self.unitstore, p.worktree_id, p.unit_id)
+        base_revision = _draft(self.unitstore, p.worktree_id, p.unit_id)
         check_draft_quota(session, self.unitstore, self.settings, wt.creator_id, 0)
         now = utcnow()
         session.add(WorktreeUnit(
@@ -110,11 +110,11 @@ class AddWorktreeUnit:
         audit.record(session, ctx, "worktree.unit_add", "worktree", wt.id,
                      space_id=op.scope_id,
                      details={"unit_id": p.unit_id, "resource_id": p.resource_id,
-                              "source": "trunk", "base_revision": draft.base_revision,
+                              "source": "trunk", "base_revision": base_revision,
                               "on_behalf_of": op.actor_id})
         return AddWorktreeUnitResult(worktree_id=wt.id, unit_id=p.unit_id,
                                      resource_id=p.resource_id,
-                                     base_revision=draft.base_revision)
+                                     base_revision=base_revision)
 
     def compensate(self, op: Operation) -> None:
         p = payload(op, AddWorktreeUnitPayload)
