@@ -27,5 +27,6 @@ def serving_in_thread(app: Any, *, threads: int = 4) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.effective_port}"
     finally:
         stop.set()
+        server.trigger.pull_trigger()  # wake the loop now, not at its next 0.2 s poll
         loop.join(15)
         assert not loop.is_alive(), "the test server did not stop"
