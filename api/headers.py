@@ -106,3 +106,15 @@ def attachment(filename: str) -> str:
                        for c in filename)
     return (f"attachment; filename=\"{fallback}\"; "
             f"filename*=UTF-8''{quote(filename, safe='')}")
+
+
+#: At most this many comma-separated preferences of one ``Prefer`` header are read.
+MAX_PREFERENCES = 16
+
+
+def preferences(header: str | None) -> list[str]:
+    """The comma-separated preferences of a ``Prefer`` header (RFC 7240), the first
+    :data:`MAX_PREFERENCES` of them (the split stops there), as sent."""
+    if not header:
+        return []
+    return header.split(",", MAX_PREFERENCES)[:MAX_PREFERENCES]

@@ -183,20 +183,39 @@ def read_document(conn: Connection, row: HeadRow) -> Head:
     may be gone when ``row`` was read before a newer one was written and the prune sweep
     ran (PostgreSQL reads at READ COMMITTED): :class:`HeadMoved`, never an older
     checkpoint and a longer replay."""
-    checkpoint = conn.execute(
-        select(CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
-        .where(CHECKPOINTS.c.unit_id == row.unit_id,
-               CHECKPOINTS.c.revision == row.checkpoint_revision)).first()
-    if checkpoint is None:
+    head = _from_checkpoint(conn, row, row.revision,
+                            CHECKPOINTS.c.revision == row.checkpoint_revision)
+    if head is None:
         raise HeadMoved("the unit moved on while it was read; read it again",
                         details={"scope": "trunk"})
-    head = Head(row.created_at, row.checkpoint_revision, checkpoint.snapshot, checkpoint.size)
-    return forward(conn, row.unit_id, head, row.revision)
+    return head
+
+
+def read_document_at(conn: Connection, row: HeadRow, revision: int) -> Head | None:
+    """The unit's document at an earlier ``revision`` (at most ``row.revision``): its
+    newest checkpoint at or below it with the revisions after it applied; None when none
+    is left."""
+    return _from_checkpoint(conn, row, revision, CHECKPOINTS.c.revision <= revision)
+
+
+def _from_checkpoint(conn: Connection, row: HeadRow, revision: int,
+                     which: Any) -> Head | None:
+    """The newest checkpoint of ``row``'s unit that ``which`` selects, brought forward to
+    ``revision``; None without one."""
+    checkpoint = conn.execute(
+        select(CHECKPOINTS.c.revision, CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
+        .where(CHECKPOINTS.c.unit_id == row.unit_id, which)
+        .order_by(CHECKPOINTS.c.revision.desc()).limit(1)).first()
+    if checkpoint is None:
+        return None
+    head = Head(row.created_at, checkpoint.revision, checkpoint.snapshot, checkpoint.size)
+    return forward(conn, row.unit_id, head, revision)
 
 
 def forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
     """``head`` with the changesets of revisions ``head.revision + 1 .. revision``
-    applied in place (on a failure the document is as it was)."""
+    applied in place (on a failure the document is as it was: :func:`apply_tracked`
+    undoes the journal the changesets share)."""
     if head.revision == revision:
         return head
     changesets = conn.scalars(
@@ -209,13 +228,9 @@ def forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
                           f"not all stored")
     journal = Journal()
     doc, size = head.doc, head.size
-    try:
-        for changeset in changesets:
-            doc, size = apply_tracked(doc, size, parse_changeset(changeset, REPLAY_LIMITS),
-                                      REPLAY_LIMITS, journal)
-    except BaseException:
-        journal.undo()
-        raise
+    for changeset in changesets:
+        doc, size = apply_tracked(doc, size, parse_changeset(changeset, REPLAY_LIMITS),
+                                  REPLAY_LIMITS, journal)
     head.doc, head.size, head.revision = doc, size, revision
     return head
 

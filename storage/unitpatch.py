@@ -250,23 +250,27 @@ class Journal:
         self._undo.append(lambda: array.pop(index))
         array.insert(index, value)
 
-    def pop_member(self, container: dict[str, Any], key: str) -> Any:
+    def pop_member(self, container: dict[str, Any], key: str) -> tuple[Any, int]:
+        """Remove ``container[key]``: the value and its compact size."""
         last = next(reversed(container)) == key
         old = container.pop(key)
-        self.delta -= _member_size(key) + json_size(old) + (1 if container else 0)
+        size = json_size(old)
+        self.delta -= _member_size(key) + size + (1 if container else 0)
 
         def put_back() -> None:
             container[key] = old  # at the end: the members' order may have changed
             if not last:
                 self.reordered = True
         self._undo.append(put_back)
-        return old
+        return old, size
 
-    def pop_item(self, array: list[Any], index: int) -> Any:
+    def pop_item(self, array: list[Any], index: int) -> tuple[Any, int]:
+        """Remove ``array[index]``: the value and its compact size."""
         old = array.pop(index)
-        self.delta -= json_size(old) + (1 if array else 0)
+        size = json_size(old)
+        self.delta -= size + (1 if array else 0)
         self._undo.append(lambda: array.insert(index, old))
-        return old
+        return old, size
 
 
 def _member_size(key: str) -> int:
@@ -359,8 +363,9 @@ def _replace(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     return doc
 
 
-def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer, journal: Journal) -> Any:
-    """RFC 6902 §4.2: remove the existing value at ``pointer`` and return it."""
+def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer,
+            journal: Journal) -> tuple[Any, int]:
+    """RFC 6902 §4.2: remove the existing value at ``pointer``; it and its compact size."""
     if not pointer.parts:
         raise _fail(op, "the whole document cannot be removed")
     container, part = _parent(op, member, doc, pointer)
@@ -407,9 +412,9 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget, journal: Journal) -> Any:
         return doc
     if target[:len(source)] == source:
         raise _fail(op, "a value cannot be moved into one of its children")
-    value = _remove(op, "from", doc, op.from_, journal)
-    size = json_size(value) if len(target) <= len(source) else \
-        _utf8(budget.measure(value, op.path, op.index, charge=True))
+    value, size = _remove(op, "from", doc, op.from_, journal)
+    if len(target) > len(source):  # deeper: its depth checked where it goes
+        budget.measure(value, op.path, op.index, charge=True)
     return _add(op, doc, value, size, journal)
 
 

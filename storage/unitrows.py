@@ -18,7 +18,7 @@ from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
 from storage.errors import DatabaseBusy, RevisionConflict, UnitNotFound, UnitStoreUnavailable
 from storage.results import rowcount
-from storage.unitheads import Head, HeadRow, forward, read_document
+from storage.unitheads import HeadRow, read_document, read_document_at
 from storage.unitpatch import InvalidChangeset, UnitLimits, UnitTooLarge, json_size
 from storage.unitschema import CHECKPOINTS, REVISIONS, UNITS
 
@@ -44,9 +44,10 @@ def insert_ignore(db: Database, table: Table) -> Insert:
     return stmt.on_conflict_do_nothing(index_elements=list(table.primary_key.columns))
 
 
-def check_snapshot(snapshot: Any, limits: UnitLimits, current_size: Callable[[], int]) -> None:
+def check_snapshot(snapshot: Any, limits: UnitLimits, current_size: Callable[[], int]) -> int:
     """A precomputed document: a JSON object within the size limit, or no larger than
-    the document it replaces (``current_size``, called only when over the limit)."""
+    the document it replaces (``current_size``, called only when over the limit). Its
+    compact size."""
     if not isinstance(snapshot, dict):
         raise InvalidChangeset("a snapshot must stay a JSON object")
     size = json_size(snapshot)
@@ -54,6 +55,7 @@ def check_snapshot(snapshot: Any, limits: UnitLimits, current_size: Callable[[],
         raise UnitTooLarge(
             f"The unit would be {size} bytes; at most {limits.max_bytes} are allowed.",
             details={"max_bytes": limits.max_bytes})
+    return size
 
 
 def check_patch(changeset: Any) -> None:
@@ -151,16 +153,12 @@ def read_trunk_at(conn: Connection, unit_id: str, revision: int) -> dict[str, An
     checkpoint at or below it with the revisions after it applied. What a draft forked
     from that revision shares with trunk instead of storing a copy.
     :class:`storage.errors.UnitNotFound` when the unit (or that revision) is gone."""
-    checkpoint = conn.execute(
-        select(CHECKPOINTS.c.revision, CHECKPOINTS.c.snapshot, CHECKPOINTS.c.size)
-        .where(CHECKPOINTS.c.unit_id == unit_id, CHECKPOINTS.c.revision <= revision)
-        .order_by(CHECKPOINTS.c.revision.desc()).limit(1)).first()
     row = head_row(conn, unit_id)
-    if checkpoint is None or row is None or row.revision < revision:
+    head = None if row is None or row.revision < revision else \
+        read_document_at(conn, row, revision)
+    if head is None:
         raise UnitNotFound(f"unit {unit_id} has no revision {revision}")
-    head = Head(row.created_at, checkpoint.revision, checkpoint.snapshot, checkpoint.size)
-    document: dict[str, Any] = forward(conn, unit_id, head, revision).doc
-    return document
+    return head.doc
 
 
 def encode_document(doc: dict[str, Any]) -> bytes:
@@ -178,12 +176,13 @@ def check_trunk_revision(current: int, expected: int | None) -> None:
 def append_revisions(conn: Connection, unit_id: str, expected_revision: int,
                      snapshot: dict[str, Any],
                      changesets: Sequence[tuple[list[Any], str | None]],
-                     origin: dict[str, Any] | None) -> int:
+                     origin: dict[str, Any] | None, size: int | None = None) -> int:
     """Compare-and-set the unit from ``expected_revision`` to ``snapshot`` and insert one
-    trunk revision per changeset; returns the new revision."""
+    trunk revision per changeset; returns the new revision. ``size``: the snapshot's
+    compact size when the caller measured it already (:func:`check_snapshot`)."""
     new_revision = expected_revision + len(changesets)
     now = utcnow()
-    size = json_size(snapshot)
+    size = json_size(snapshot) if size is None else size
     result = conn.execute(update(UNITS).where(
         UNITS.c.id == unit_id, UNITS.c.revision == expected_revision).values(
         revision=new_revision, size=size, checkpoint_revision=new_revision, log_bytes=0,

@@ -351,9 +351,9 @@ class UnitStore:
                 if head is None:
                     raise UnitNotFound("No such unit.")
                 check_trunk_revision(head.revision, expected_revision)
-                check_snapshot(snapshot, self.limits, lambda: head.size)
+                size = check_snapshot(snapshot, self.limits, lambda: head.size)
                 new_rev = append_revisions(conn, unit_id, expected_revision, snapshot,
-                                           [(changeset, author_id)], origin)
+                                           [(changeset, author_id)], origin, size)
                 return Unit(unit_id, head.unit_type, snapshot, new_rev, utcnow())
         return self._guard(run)
 

@@ -9,6 +9,7 @@ from typing import Any
 import falcon
 
 from api import contract
+from api.headers import preferences
 from api.schemas.operations import (
     MAX_WAIT,
     OPERATION_TYPES,
@@ -41,8 +42,6 @@ SUBMISSION_HEADERS = ("Idempotency-Key", "Prefer")
 # One ``wait=<delta-seconds>`` preference of a ``Prefer`` header (RFC 7240), its
 # parameters (after ``;``) ignored; at most 6 digits: a longer value is malformed (ignored).
 _WAIT_PREFERENCE = re.compile(r'\s*wait\s*=\s*"?([0-9]{1,6})"?\s*(?:;.*)?', re.IGNORECASE)
-#: At most this many comma-separated preferences of one ``Prefer`` header are read.
-MAX_PREFERENCES = 16
 
 
 
@@ -115,9 +114,7 @@ def prefer_wait(header: str | None) -> float:
     """Seconds a ``Prefer`` header's ``wait`` preference asks for (RFC 7240), at most
     MAX_WAIT; 0 when it has none. A malformed preference is ignored, as the RFC asks: the
     request is served as if it had not been sent."""
-    if not header:
-        return 0.0
-    for preference in header.split(",", MAX_PREFERENCES)[:MAX_PREFERENCES]:
+    for preference in preferences(header):
         m = _WAIT_PREFERENCE.fullmatch(preference)
         if m:
             return min(float(m.group(1)), MAX_WAIT)

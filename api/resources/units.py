@@ -9,9 +9,8 @@ import falcon
 import msgspec
 
 from api import contract, serialize
-from api.headers import not_modified
+from api.headers import not_modified, preferences
 from api.resources.operations import (
-    MAX_PREFERENCES,
     SUBMISSION_HEADERS,
     answer_submission,
     submission_answers,
@@ -143,9 +142,8 @@ def read_changeset(req: falcon.Request) -> ChangesetRequest:
 
 def wants_minimal(req: falcon.Request) -> bool:
     """``Prefer: return=minimal`` (RFC 7240 §4.2) among the request's preferences."""
-    header = req.get_header("Prefer") or ""
     return any(p.split(";")[0].strip().lower().replace(" ", "") == "return=minimal"
-               for p in header.split(",")[:MAX_PREFERENCES])
+               for p in preferences(req.get_header("Prefer")))
 
 
 class UnitChangesets:

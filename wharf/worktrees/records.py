@@ -272,9 +272,9 @@ class MergeRecords:
             if draft is None:
                 raise DraftNotFound("No such draft.")
             check_draft_revision(draft, expected_draft_revision)
-            check_snapshot(snapshot, self.limits, lambda: head.size)
+            size = check_snapshot(snapshot, self.limits, lambda: head.size)
             after = append_revisions(conn, unit_id, trunk, snapshot, [(changeset, author_id)],
-                            merge_origin(worktree_id, operation_id))
+                            merge_origin(worktree_id, operation_id), size)
             advance_draft(conn, worktree_id, unit_id, draft,
                            [(draft_changeset, MERGE_AUTHOR, DraftRevisionKind.MERGE_SYNC)]
                            if draft_changeset else [],
