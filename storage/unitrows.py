@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Insert, Table, insert, literal, select, update
@@ -72,11 +73,13 @@ def stored_size(conn: Connection, column: Any, *where: Any) -> int:
 
 
 def insert_units(conn: Connection, db: Database,
-                 units: Sequence[tuple[str, str, dict[str, Any]]]) -> set[str]:
+                 units: Sequence[tuple[str, str, dict[str, Any]]],
+                 now: datetime | None = None) -> set[str]:
     """Insert trunk units ``(id, type, document)`` at revision 0, each with its first
-    checkpoint, inside the caller's transaction; those that exist already are left as
-    they are. Returns the ids inserted."""
-    now = utcnow()
+    checkpoint, created and updated at ``now`` (default: the current time), inside the
+    caller's transaction; those that exist already are left as they are. Returns the ids
+    inserted."""
+    now = now or utcnow()
     sizes = {uid: json_size(doc) for uid, _, doc in units}
     inserted = set(conn.scalars(insert_ignore(db, UNITS).returning(UNITS.c.id), [
         {"id": uid, "unit_type": utype, "revision": 0, "size": sizes[uid],
@@ -90,11 +93,12 @@ def insert_units(conn: Connection, db: Database,
 
 
 def create_unit_statement(db: Database, unit_id: str, unit_type: str,
-                          document: dict[str, Any]) -> Any:
+                          document: dict[str, Any], now: datetime) -> Any:
     """One statement (PostgreSQL) inserting the unit's row, unless it exists, and its
     first checkpoint: ``WITH new AS (INSERT … ON CONFLICT DO NOTHING RETURNING id)
-    INSERT INTO unit_checkpoints SELECT … FROM new RETURNING unit_id``."""
-    now, size = utcnow(), json_size(document)
+    INSERT INTO unit_checkpoints SELECT … FROM new RETURNING unit_id``, created and
+    updated at ``now``."""
+    size = json_size(document)
     new = insert_ignore(db, UNITS).values(
         id=unit_id, unit_type=unit_type, revision=0, size=size, checkpoint_revision=0,
         log_bytes=0, created_at=now, updated_at=now).returning(UNITS.c.id).cte("new_unit")

@@ -148,17 +148,18 @@ class UnitStore:
         document = snapshot or initial_snapshot(unit_type)
 
         def run() -> Unit | None:
+            now = utcnow()
             with self.db.unbundled() as s:
                 conn = s.connection()
                 if self.db.is_postgres:
-                    statement = create_unit_statement(self.db, unit_id, unit_type, document)
+                    statement = create_unit_statement(self.db, unit_id, unit_type, document,
+                                                      now)
                     created = conn.execute(statement).first() is not None
                 else:
-                    created = bool(insert_units(conn, self.db, [(unit_id, unit_type, document)]))
-                if created:
-                    row = head_row(conn, unit_id)
-                    if row is not None:
-                        return Unit(unit_id, unit_type, document, row.revision, row.updated_at)
+                    created = bool(insert_units(conn, self.db, [(unit_id, unit_type, document)],
+                                                now))
+                if created:  # as written: revision 0, updated now (no read back)
+                    return Unit(unit_id, unit_type, document, 0, now)
                 existing = conn.scalar(select(UNITS.c.unit_type).where(UNITS.c.id == unit_id))
                 if existing is not None and existing != unit_type:
                     raise UnitConflict(f"unit {unit_id} exists with type {existing}")
