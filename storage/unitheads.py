@@ -46,6 +46,10 @@ REPLAY_LIMITS = UnitLimits(max_bytes=2**62, max_ops=2**31, max_depth=2**31)
 #: A process behind by more revisions than this reloads from the checkpoint instead.
 MAX_CATCH_UP = 2000
 
+#: Units whose lock (and kept document) the cache remembers at most; the least recently
+#: used unlocked ones go first.
+MAX_SLOTS = 4096
+
 
 class HeadMoved(RevisionConflict):
     """The head row read is no longer the unit's (its checkpoint was replaced, or the unit
@@ -139,7 +143,7 @@ class HeadCache:
 
     def _evict(self, keep: str) -> None:
         for unit_id in list(self._slots):
-            if self._bytes <= self.max_bytes and len(self._slots) <= 4 * 1024:
+            if self._bytes <= self.max_bytes and len(self._slots) <= MAX_SLOTS:
                 return
             if unit_id == keep:
                 continue

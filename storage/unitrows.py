@@ -67,11 +67,6 @@ def check_patch(changeset: Any) -> None:
         raise InvalidChangeset("a changeset must be a non-empty RFC 6902 JSON Patch array")
 
 
-def stored_size(conn: Connection, column: Any, *where: Any) -> int:
-    """The compact size of the stored document in ``column`` of the row ``where`` selects."""
-    return json_size(conn.scalar(select(column).where(*where)))
-
-
 def insert_units(conn: Connection, db: Database,
                  units: Sequence[tuple[str, str, dict[str, Any]]],
                  now: datetime | None = None) -> set[str]:
