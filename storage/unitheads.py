@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from storage.errors import RevisionConflict
-from storage.unitpatch import Journal, UnitLimits, apply_tracked, parse_changeset
+from storage.unitpatch import Journal, ParsedOp, UnitLimits, apply_tracked, parse_changeset
 from storage.unitschema import CHECKPOINTS, REVISIONS
 
 #: A checkpoint is written once the changesets since the last one exceed both the
@@ -164,21 +164,87 @@ class HeadCache:
             yield slot
 
 
+class Edit:
+    """One changeset's edit of a cached document, under its slot's lock
+    (:func:`editing`): :meth:`load` the head read in the caller's transaction, :meth:`apply`
+    the operations (journaled), set ``committed`` once the writes are done."""
+
+    def __init__(self, cache: HeadCache, key: str, slot: Slot):
+        self.cache, self.key, self.slot = cache, key, slot
+        self.journal = Journal()
+        self.head: Head | None = slot.head  # as it is until loaded
+        self.committed: Head | None = None
+
+    @property
+    def cached(self) -> Head | None:
+        return self.slot.head
+
+    def load(self, head: Head) -> Head:
+        """Take ``head`` as the document edited; until committed, the cache trusts
+        nothing for this key (the lock is held anyway)."""
+        self.head = head
+        self.cache.keep(self.key, self.slot, None)
+        return head
+
+    def apply(self, ops: list[ParsedOp], limits: UnitLimits) -> tuple[dict[str, Any], int]:
+        """The loaded document and its size with ``ops`` applied in place (journaled)."""
+        assert self.head is not None, "load the head first"
+        return apply_tracked(self.head.doc, self.head.size, ops, limits, self.journal)
+
+
+@contextmanager
+def editing(cache: HeadCache, key: str) -> Iterator[Edit]:
+    """Hold ``key``'s slot for one changeset. If the block raises (a refusal, a conflict,
+    a failed commit), the changes are undone and the document, as it is at the stored
+    revision again, stays cached; otherwise ``edit.committed`` is kept. The caller's
+    transaction must commit inside the block."""
+    with cache.locked(key) as slot:
+        edit = Edit(cache, key, slot)
+        try:
+            yield edit
+        except BaseException:
+            if edit.committed is not None:  # written: the document is not undone
+                cache.keep(key, slot, None)
+                raise
+            try:
+                edit.journal.undo()
+            except BaseException:
+                edit.head = None
+                raise
+            finally:
+                # a member put back at its object's end: equal, not as stored
+                cache.keep(key, slot, None if edit.journal.reordered else edit.head)
+            raise
+        cache.keep(key, slot, edit.committed)
+
+
 def load_head(conn: Connection, row: HeadRow, cached: Head | None) -> Head:
     """The document at ``row``'s revision: ``cached`` as it is, or brought forward by the
     revisions it lacks, or loaded from the newest checkpoint at or below the revision and
     the revisions after it. A ``cached`` head is mutated when it is brought forward (its
     slot's lock is held by the caller)."""
-    if cached is not None and cached.incarnation == row.created_at:
-        if cached.revision == row.revision:
+    return reuse(cached, row.created_at, row.revision, row.checkpoint_revision,
+                 lambda head: forward(conn, row.unit_id, head, row.revision),
+                 lambda: read_document(conn, row))
+
+
+def reuse(cached: Head | None, incarnation: datetime, revision: int,
+          checkpoint_revision: int, catch_up: Callable[[Head], Head],
+          load: Callable[[], Head]) -> Head:
+    """The document at ``revision`` of ``incarnation`` (a trunk unit's, a draft's):
+    ``cached`` when it is that one; ``catch_up(cached)`` when it is a little behind and
+    nothing replaced the document since it was loaded (no checkpoint after it: the log
+    reaches it); otherwise ``load()``, from the newest checkpoint."""
+    if cached is not None and cached.incarnation == incarnation:
+        if cached.revision == revision:
             return cached
-        if (cached.revision < row.revision <= cached.revision + MAX_CATCH_UP
-                and row.checkpoint_revision <= cached.revision):
+        if (cached.revision < revision <= cached.revision + MAX_CATCH_UP
+                and checkpoint_revision <= cached.revision):
             try:
-                return forward(conn, row.unit_id, cached, row.revision)
+                return catch_up(cached)
             except Exception:
                 pass
-    return read_document(conn, row)
+    return load()
 
 
 def read_document(conn: Connection, row: HeadRow) -> Head:
@@ -217,9 +283,8 @@ def _from_checkpoint(conn: Connection, row: HeadRow, revision: int,
 
 
 def forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
-    """``head`` with the changesets of revisions ``head.revision + 1 .. revision``
-    applied in place (on a failure the document is as it was: :func:`apply_tracked`
-    undoes the journal the changesets share)."""
+    """``head`` with the changesets of trunk revisions ``head.revision + 1 .. revision``
+    applied in place (:func:`replay_onto`)."""
     if head.revision == revision:
         return head
     changesets = conn.scalars(
@@ -227,8 +292,16 @@ def forward(conn: Connection, unit_id: str, head: Head, revision: int) -> Head:
         .where(REVISIONS.c.unit_id == unit_id, REVISIONS.c.revision > head.revision,
                REVISIONS.c.revision <= revision)
         .order_by(REVISIONS.c.revision)).all()
+    return replay_onto(unit_id, head, revision, changesets)
+
+
+def replay_onto(name: str, head: Head, revision: int, changesets: Sequence[Any]) -> Head:
+    """``head`` brought to ``revision`` by ``changesets`` (those of revisions
+    ``head.revision + 1 .. revision``, in order, as stored), applied in place; on a
+    failure the document is as it was (:func:`apply_tracked` undoes the journal the
+    changesets share). :class:`LookupError` when some of them are missing."""
     if len(changesets) != revision - head.revision:
-        raise LookupError(f"unit {unit_id}: revisions {head.revision + 1}..{revision} are "
+        raise LookupError(f"{name}: revisions {head.revision + 1}..{revision} are "
                           f"not all stored")
     journal = Journal()
     doc, size = head.doc, head.size

@@ -138,7 +138,7 @@ def _pointer(raw: dict[str, Any], member: str, index: int) -> JsonPointer:
 
 
 @dataclass
-class _Op:
+class ParsedOp:
     index: int
     name: str
     raw: dict[str, Any]
@@ -153,7 +153,7 @@ class _Op:
         return self.source
 
 
-def parse_changeset(changes: Any, limits: UnitLimits) -> list[_Op]:
+def parse_changeset(changes: Any, limits: UnitLimits) -> list[ParsedOp]:
     """Validate the changeset's shape and pointers before touching any document."""
     if not isinstance(changes, list) or not changes:
         raise InvalidChangeset("changes must be a non-empty RFC 6902 JSON Patch array")
@@ -175,7 +175,7 @@ def parse_changeset(changes: Any, limits: UnitLimits) -> list[_Op]:
         if name in ("add", "replace", "test") and "value" not in raw:
             raise InvalidChangeset(f"operation {index}: '{name}' needs a 'value'",
                                    details={"op_index": index})
-        ops.append(_Op(index, name, raw, path, source))
+        ops.append(ParsedOp(index, name, raw, path, source))
     return ops
 
 
@@ -281,18 +281,18 @@ def _member_size(key: str) -> int:
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")  # RFC 6901 §4; longer is out of range anyway
 
 
-def _fail(op: _Op, why: str) -> InvalidChangeset:
+def _fail(op: ParsedOp, why: str) -> InvalidChangeset:
     """A refusal that names the operation and only what the client sent (clipped): never a
     document value, and never a library's exception text (which may render one)."""
     return InvalidChangeset(f"operation {op.index} ({op.name}): {why}",
                             details={"op_index": op.index})
 
 
-def _where(op: _Op, member: str) -> str:
+def _where(op: ParsedOp, member: str) -> str:
     return f"'{member}' {_clip(op.raw[member])!r}"
 
 
-def _index(op: _Op, member: str, array: list[Any], part: str, *, end_ok: bool) -> int:
+def _index(op: ParsedOp, member: str, array: list[Any], part: str, *, end_ok: bool) -> int:
     """``part`` as an index into ``array``: ``len(array)`` (and ``-``) only if ``end_ok``."""
     if part == "-" and end_ok:
         return len(array)
@@ -304,7 +304,7 @@ def _index(op: _Op, member: str, array: list[Any], part: str, *, end_ok: bool) -
     return i
 
 
-def _resolve(op: _Op, member: str, doc: Any, parts: list[str]) -> Any:
+def _resolve(op: ParsedOp, member: str, doc: Any, parts: list[str]) -> Any:
     """The value at ``parts`` (a prefix of the pointer in ``op.raw[member]``)."""
     for part in parts:
         if isinstance(doc, dict):
@@ -319,7 +319,7 @@ def _resolve(op: _Op, member: str, doc: Any, parts: list[str]) -> Any:
     return doc
 
 
-def _parent(op: _Op, member: str, doc: Any, pointer: JsonPointer) -> tuple[Any, str]:
+def _parent(op: ParsedOp, member: str, doc: Any, pointer: JsonPointer) -> tuple[Any, str]:
     """The container of the location ``pointer`` names, and its last reference token."""
     container = _resolve(op, member, doc, pointer.parts[:-1])
     if not isinstance(container, (dict, list)):
@@ -333,7 +333,7 @@ def _root(journal: Journal, doc: Any, value: Any, size: int) -> Any:
     return value
 
 
-def _add(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
+def _add(op: ParsedOp, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     """RFC 6902 §4.1 at ``op.path``: set an object member, insert into an array (``-``
     appends); the root is replaced. ``size``: the value's compact size. Returns the
     document."""
@@ -348,7 +348,7 @@ def _add(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     return doc
 
 
-def _replace(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
+def _replace(op: ParsedOp, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     """RFC 6902 §4.3: replace the existing value at ``op.path`` (the root too)."""
     if not op.path.parts:
         return _root(journal, doc, value, size)
@@ -363,7 +363,7 @@ def _replace(op: _Op, doc: Any, value: Any, size: int, journal: Journal) -> Any:
     return doc
 
 
-def _remove(op: _Op, member: str, doc: Any, pointer: JsonPointer,
+def _remove(op: ParsedOp, member: str, doc: Any, pointer: JsonPointer,
             journal: Journal) -> tuple[Any, int]:
     """RFC 6902 §4.2: remove the existing value at ``pointer``; it and its compact size."""
     if not pointer.parts:
@@ -380,7 +380,7 @@ def _utf8(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _apply_one(op: _Op, doc: Any, budget: _Budget, journal: Journal) -> Any:
+def _apply_one(op: ParsedOp, doc: Any, budget: _Budget, journal: Journal) -> Any:
     """Apply one operation in place and return the document. A value is inserted as a fresh
     object parsed from its serialization (C speed, no recursive deepcopy): never the
     request's own object, which later operations would otherwise alter in the recorded
@@ -418,7 +418,7 @@ def _apply_one(op: _Op, doc: Any, budget: _Budget, journal: Journal) -> Any:
     return _add(op, doc, value, size, journal)
 
 
-def apply_changeset(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
+def apply_changeset(doc: dict[str, Any], ops: list[ParsedOp], limits: UnitLimits,
                     original_size: Callable[[], int]) -> dict[str, Any]:
     """Apply ``ops`` to ``doc`` **in place** (the caller passes a document it owns and
     discards it on error) and return the new document. ``original_size`` is called only
@@ -433,7 +433,7 @@ def apply_changeset(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
     return new_doc
 
 
-def apply_tracked(doc: dict[str, Any], size: int, ops: list[_Op], limits: UnitLimits,
+def apply_tracked(doc: dict[str, Any], size: int, ops: list[ParsedOp], limits: UnitLimits,
                   journal: Journal) -> tuple[dict[str, Any], int]:
     """Apply ``ops`` to ``doc`` in place, whose compact size is ``size``: the new document
     and its size, counted from what the operations insert and remove (the document is
@@ -454,7 +454,7 @@ def apply_tracked(doc: dict[str, Any], size: int, ops: list[_Op], limits: UnitLi
     return new_doc, new_size
 
 
-def _apply_all(doc: dict[str, Any], ops: list[_Op], limits: UnitLimits,
+def _apply_all(doc: dict[str, Any], ops: list[ParsedOp], limits: UnitLimits,
                journal: Journal) -> tuple[dict[str, Any], _Budget]:
     budget = _Budget(limits)
     new_doc: Any = doc

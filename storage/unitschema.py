@@ -35,7 +35,7 @@ from storage.enums import DraftRevisionKind, DraftSource, MergeOutcome
 from storage.types import UTCDateTime
 from storage.unitpatch import json_size
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 class UnitBase(DeclarativeBase):
     # Every model here maps one Table (DeclarativeBase declares the wider FromClause).
@@ -129,6 +129,11 @@ class DraftRow(UnitBase):
     # sizes of base_snapshot and snapshot, compact UTF-8 JSON (schema version 4)
     base_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     snapshot_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # schema version 6: ``snapshot`` is the head at draft revision ``snapshot_revision``
+    # (a checkpoint); the head is it with the draft revisions after it applied, and
+    # ``log_bytes`` counts their changesets' bytes (a new checkpoint once they outgrow it)
+    snapshot_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    log_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class DraftRevisionRow(UnitBase):
@@ -273,11 +278,26 @@ def _upgrade_4_to_5(conn: Connection) -> None:
     conn.exec_driver_sql(f"ALTER TABLE {UNITS.name} DROP COLUMN snapshot")
 
 
+def _upgrade_5_to_6(conn: Connection) -> None:
+    """Version 6: a draft's head is a checkpoint (``snapshot`` at ``snapshot_revision``)
+    and the draft revisions after it. Every stored head is at its draft's revision:
+    ``snapshot_revision`` := ``revision``, ``log_bytes`` 0. No document is read."""
+    from sqlalchemy import inspect
+    present = {c["name"] for c in inspect(conn).get_columns(DRAFTS.name)}
+    for column in (DRAFTS.c.snapshot_revision, DRAFTS.c.log_bytes):
+        if column.name not in present:
+            conn.exec_driver_sql(f"ALTER TABLE {DRAFTS.name} ADD COLUMN {column.name} "
+                                 f"{column.type.compile(dialect=conn.dialect)} NOT NULL "
+                                 f"DEFAULT 0")
+    conn.execute(update(DRAFTS).values(snapshot_revision=DRAFTS.c.revision, log_bytes=0))
+
+
 #: ``version -> step`` that takes a store from ``version`` to ``version + 1``, in place.
 UPGRADES: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2,
                                                      2: _upgrade_2_to_3,
                                                      3: _upgrade_draft_sizes,
-                                                     4: _upgrade_4_to_5}
+                                                     4: _upgrade_4_to_5,
+                                                     5: _upgrade_5_to_6}
 
 
 #: Key of the PostgreSQL advisory lock that serialises processes preparing the unit store.

@@ -47,17 +47,16 @@ from storage.unitheads import (
     HeadCache,
     HeadMoved,
     HeadRow,
+    editing,
     load_head,
     needs_checkpoint,
 )
 from storage.unitpatch import (
     ChangesetTooLarge,
     InvalidChangeset,
-    Journal,
     UnitLimits,
     UnitTooDeep,
     UnitTooLarge,
-    apply_tracked,
     json_size,
     parse_changeset,
 )
@@ -272,62 +271,41 @@ class UnitStore:
         changeset_bytes = json_size(changes)
 
         def run() -> Applied:
-            with self.heads.locked(unit_id) as slot:
-                journal = Journal()
-                committed: Head | None = None
-                head: Head | None = slot.head  # as it is until loaded below
-                try:
-                    with self.db.write() as s:
-                        conn = s.connection()
-                        row = head_row(conn, unit_id)
-                        if row is None:
-                            raise UnitNotFound("No such unit.")
-                        if row.revision != base_revision:
-                            raise RevisionConflict(
-                                f"base revision {base_revision} is stale; the unit is at "
-                                f"revision {row.revision}",
-                                details={"current_revision": row.revision})
-                        head = load_head(conn, row, slot.head)
-                        # until committed, nothing is trusted (the lock is held anyway)
-                        self.heads.keep(unit_id, slot, None)
-                        doc, size = apply_tracked(head.doc, head.size, ops, self.limits,
-                                                  journal)
-                        new_rev, now = base_revision + 1, utcnow()
-                        log_bytes = row.log_bytes + changeset_bytes
-                        checkpoint = needs_checkpoint(log_bytes, size)
-                        values: dict[str, Any] = {"revision": new_rev, "size": size,
-                                                  "log_bytes": log_bytes, "updated_at": now}
-                        if checkpoint:
-                            values.update(checkpoint_revision=new_rev, log_bytes=0)
-                        if rowcount(conn.execute(update(UNITS).where(
-                                UNITS.c.id == unit_id,
-                                UNITS.c.revision == base_revision).values(values))) != 1:
-                            raise RevisionConflict(
-                                "the unit changed concurrently; rebase and retry")
-                        conn.execute(insert(REVISIONS).values(
-                            unit_id=unit_id, revision=new_rev, changeset=changes,
-                            author_id=author_id, created_at=now))
-                        if checkpoint:
-                            conn.execute(insert(CHECKPOINTS).values(
-                                unit_id=unit_id, revision=new_rev, snapshot=doc, size=size,
-                                created_at=now))
-                        committed = Head(row.created_at, new_rev, doc, size)
-                    head_type = row.unit_type
-                except BaseException:
-                    # undone, the document is the one at the stored revision again (a
-                    # refusal, a conflict, a failed commit): kept for the next changeset
-                    try:
-                        journal.undo()
-                    except BaseException:
-                        head = None
-                        raise
-                    finally:
-                        # a member put back at its object's end: equal, not as stored
-                        self.heads.keep(unit_id, slot, None if journal.reordered else head)
-                    raise
-                self.heads.keep(unit_id, slot, committed)
+            with editing(self.heads, unit_id) as edit:
+                with self.db.write() as s:
+                    conn = s.connection()
+                    row = head_row(conn, unit_id)
+                    if row is None:
+                        raise UnitNotFound("No such unit.")
+                    if row.revision != base_revision:
+                        raise RevisionConflict(
+                            f"base revision {base_revision} is stale; the unit is at "
+                            f"revision {row.revision}",
+                            details={"current_revision": row.revision})
+                    edit.load(load_head(conn, row, edit.cached))
+                    doc, size = edit.apply(ops, self.limits)
+                    new_rev, now = base_revision + 1, utcnow()
+                    log_bytes = row.log_bytes + changeset_bytes
+                    checkpoint = needs_checkpoint(log_bytes, size)
+                    values: dict[str, Any] = {"revision": new_rev, "size": size,
+                                              "log_bytes": log_bytes, "updated_at": now}
+                    if checkpoint:
+                        values.update(checkpoint_revision=new_rev, log_bytes=0)
+                    if rowcount(conn.execute(update(UNITS).where(
+                            UNITS.c.id == unit_id,
+                            UNITS.c.revision == base_revision).values(values))) != 1:
+                        raise RevisionConflict(
+                            "the unit changed concurrently; rebase and retry")
+                    conn.execute(insert(REVISIONS).values(
+                        unit_id=unit_id, revision=new_rev, changeset=changes,
+                        author_id=author_id, created_at=now))
+                    if checkpoint:
+                        conn.execute(insert(CHECKPOINTS).values(
+                            unit_id=unit_id, revision=new_rev, snapshot=doc, size=size,
+                            created_at=now))
+                edit.committed = Head(row.created_at, new_rev, doc, size)
                 document = encode_document(doc) if with_document else None
-                return Applied(unit_id, head_type, new_rev, now, document)
+            return Applied(unit_id, row.unit_type, new_rev, now, document)
         return self._guard(run)
 
     def append_revision_with_snapshot(self, unit_id: str, expected_revision: int,

@@ -10,7 +10,7 @@ import msgspec
 
 from api import contract
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
-from api.resources.units import CHANGESET_PROBLEMS, read_changeset
+from api.resources.units import CHANGESET_PROBLEMS, read_changeset, wants_minimal, write_json
 from api.schemas.operations import ChangesetRequest, ChangesetResult
 from api.schemas.spaces import changes
 from api.schemas.worktrees import (
@@ -112,18 +112,27 @@ class WorktreeUnitChangesets:
     @contract.op(operation_id="applyWorktreeChangeset",
                  summary="Apply an RFC 6902 JSON Patch to a unit's draft",
                  tags=["worktrees"],
-                 description="Same contract as trunk changesets, against the draft's "
-                             "revision. " + CHANGESET_PROBLEMS + " Growing the draft "
+                 description="Same contract as trunk changesets (`Prefer: "
+                             "return=minimal` too), against the draft's revision. "
+                             + CHANGESET_PROBLEMS + " Growing the draft "
                              "past the creator's WHARF_WORKTREE_DRAFT_QUOTA_BYTES: 409 "
                              "`draft_quota_exceeded`. " + NOT_WHILE,
-                 body=ChangesetRequest, responses={200: ChangesetResult},
+                 body=ChangesetRequest, headers=("Prefer",),
+                 responses={200: contract.Answer(ChangesetResult, "Applied.",
+                                                 headers=("Preference-Applied",))},
                  problems=(403, 409, 410))
     def on_post(self, req: falcon.Request, resp: falcon.Response, worktree_id: str,
                 unit_id: str) -> None:
         body = read_changeset(req)
+        minimal = wants_minimal(req)
         head = unit_changes.apply_changeset(self.db, self.store, self.settings,
                                             req.context.ctx, worktree_id, unit_id,
                                             body.base_revision,
-                                            msgspec.to_builtins(body.changes))
-        resp.media = ChangesetResult(unit_id=head.unit_id, revision=head.revision,
-                                     snapshot=head.snapshot)
+                                            msgspec.to_builtins(body.changes),
+                                            with_document=not minimal)
+        if minimal:
+            resp.set_header("Preference-Applied", "return=minimal")
+        write_json(resp, ChangesetResult(
+            unit_id=head.id, revision=head.revision,
+            snapshot=None if head.document_json is None
+            else msgspec.Raw(head.document_json)))  # type: ignore[arg-type]

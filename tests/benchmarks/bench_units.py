@@ -480,6 +480,16 @@ def bench_sizes(args: argparse.Namespace, wharf: Wharf, store: Storage) -> list[
                        fork_seconds_median=statistics.median(times))
             log(f"  fork: +{row['fork_bytes_median'] / MB:.2f} MB in "
                 f"{row['fork_seconds_median'] * 1000:.0f} ms (median of {args.fork_repeats})")
+            # one-cell changesets on the last fork's draft (the first loads its head)
+            draft = Sheet(wharf, sheet.unit_id, sheet.resource_id)
+            draft.rows, draft.cols = sheet.rows, sheet.cols
+            draft.path = f"/api/worktrees/{wt['worktree_id']}/units/{sheet.unit_id}/changesets"
+            for _ in range(3):
+                draft.edit_one(rng, "draft warm")
+            drafted = [draft.edit_one(rng, f"draft {i}")[0] for i in range(args.repeats)]
+            row.update(draft_changeset_median=statistics.median(drafted))
+            log(f"  draft changeset {row['draft_changeset_median'] * 1000:.1f} ms "
+                f"(median of {args.repeats})")
         out.append(row)
     return out
 
@@ -619,12 +629,16 @@ def report(args: argparse.Namespace, res: dict[str, Any]) -> str:
     if sizes and args.fork:
         lines += [f"Worktree fork (add a trunk unit to a new user worktree; median of "
                   f"{args.fork_repeats}):", "",
-                  "| cells | unit store growth per fork | x document | time (submit → done) |",
-                  "| ---: | ---: | ---: | ---: |"]
+                  "| cells | unit store growth per fork | x document | time (submit → done) "
+                  "| one-cell draft changeset | x first |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+        ref_draft = sizes[0]["draft_changeset_median"]
         for r in sizes:
             lines.append(f"| {r['cells']:,} | {r['fork_bytes_median'] / MB:.2f} MB | "
                          f"{r['fork_bytes_median'] / r['get_answer_bytes']:.1f} | "
-                         f"{ms(r['fork_seconds_median'])} |")
+                         f"{ms(r['fork_seconds_median'])} | "
+                         f"{ms(r['draft_changeset_median'])} | "
+                         f"{r['draft_changeset_median'] / ref_draft:.1f}x |")
         lines.append("")
     m = res.get("merge")
     if m:

@@ -451,13 +451,16 @@ def test_a_fork_stores_no_document_and_keeps_reading_trunk_at_its_base(store):
     store.apply_changeset("big", 1, [{"op": "add", "path": "/body/r2", "value": 2}], "a")
     assert drafts.get_draft("wt", "big").snapshot == at_fork
     assert drafts.get_draft_head("wt", "big").snapshot == at_fork
-    # its first changeset stores its head; the base stays shared
+    # a changeset stores its revision, not the head: both stay shared
     drafts.apply_draft_changeset("wt", "big", 0, [{"op": "add", "path": "/body/d", "value": 3}],
                                  "b")
+    edited = {**at_fork, "body": {**at_fork["body"], "d": 3}}
     stored = _stored_draft(store, "wt", "big")
-    assert stored.base_snapshot is None and stored.snapshot == {
-        **at_fork, "body": {**at_fork["body"], "d": 3}}
+    assert (stored.base_snapshot, stored.snapshot) == (None, None)
+    assert stored.snapshot_bytes == size + len(',"d":3')
     assert drafts.get_draft("wt", "big").base_snapshot == at_fork
+    assert drafts.get_draft("wt", "big").snapshot == edited
+    assert Drafts(store.db, store.limits).get_draft_head("wt", "big").snapshot == edited
 
 
 def test_prune_keeps_the_checkpoint_a_draft_reads_its_base_from(store):

@@ -138,7 +138,7 @@ def _version(db: Database) -> str:
 # -- schema -------------------------------------------------------------------------------
 
 def test_a_fresh_store_is_created_at_the_current_version(store):
-    assert SCHEMA_VERSION == 5 and _version(store.db) == "5"
+    assert SCHEMA_VERSION == 6 and _version(store.db) == "6"
     with store.db.engine.connect() as conn:
         insp = inspect(conn)
         assert set(V2_TABLES) <= set(insp.get_table_names())
@@ -153,8 +153,8 @@ def test_a_v1_store_is_upgraded_in_place_keeping_its_units_and_revisions(empty_u
     try:
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 1 to 5"]
-        assert _version(db) == "5"
+        assert said == [f"wharf: unit store schema upgraded from version 1 to {SCHEMA_VERSION}"]
+        assert _version(db) == str(SCHEMA_VERSION)
         store = UnitStore(db)
         old1 = store.get("old1")
         assert old1 is not None and (old1.snapshot, old1.revision) == ({"a": 2}, 2)
@@ -197,7 +197,7 @@ def test_processes_upgrading_a_v1_store_together_upgrade_it_once(empty_url):
     for t in threads:
         t.join(30)
     try:
-        assert errors == [] and _version(dbs[0]) == "5"
+        assert errors == [] and _version(dbs[0]) == str(SCHEMA_VERSION)
         assert UnitStore(dbs[0]).get("old1").revision == 2
     finally:
         for db in dbs:
@@ -263,18 +263,20 @@ def test_a_v2_store_gets_its_drafts_sizes(empty_url):
         Drafts.of(store).fork_draft(WT, "u1")
         Drafts.of(store).apply_draft_changeset(WT, "u1", 0, [{"op": "add", "path": "/b", "value": 1}],
                                                "carol")
-        with db.write() as s:  # back to what version 2 had (a fork stored its base then)
-            s.execute(text("UPDATE worktree_drafts SET base_snapshot = :doc"),
-                      {"doc": json.dumps({"a": "x" * 100})})
-            for column in ("base_bytes", "snapshot_bytes"):
+        with db.write() as s:  # back to what version 2 had (a draft stored both documents)
+            s.execute(text("UPDATE worktree_drafts SET base_snapshot = :doc, snapshot = :head"),
+                      {"doc": json.dumps({"a": "x" * 100}),
+                       "head": json.dumps({"a": "x" * 100, "b": 1})})
+            for column in ("base_bytes", "snapshot_bytes", "snapshot_revision", "log_bytes"):
                 s.execute(text(f"ALTER TABLE worktree_drafts DROP COLUMN {column}"))
             s.execute(text("UPDATE unitstore_meta SET value = '2' "
                            "WHERE key = 'schema_version'"))
         said: list[str] = []
         prepare_unitstore_db(db, report=said.append)
-        assert said == ["wharf: unit store schema upgraded from version 2 to 5"]
+        assert said == [f"wharf: unit store schema upgraded from version 2 to {SCHEMA_VERSION}"]
         base, head = json_size({"a": "x" * 100}), json_size({"a": "x" * 100, "b": 1})
         assert Drafts.of(store).draft_bytes([WT]) == base + head
+        assert Drafts.of(store).get_draft_head(WT, "u1").snapshot == {"a": "x" * 100, "b": 1}
         Drafts.of(store).fork_draft("wt2", "u1")  # written with its sizes from now on
         assert Drafts.of(store).draft_bytes([WT, "wt2"]) == base + head + 2 * base
     finally:
@@ -290,7 +292,8 @@ def _trunk(store: UnitStore, unit_id: str = "u1", snapshot: dict | None = None) 
 def _edit(store: UnitStore, rev: int, path: str, value: object, author: str = "alice",
           unit_id: str = "u1", wt: str = WT):
     return Drafts.of(store).apply_draft_changeset(wt, unit_id, rev,
-                                                  [{"op": "add", "path": path, "value": value}], author)
+                                                  [{"op": "add", "path": path, "value": value}], author,
+                                                  with_document=True)
 
 
 def test_fork_copies_the_trunk_head_and_is_idempotent(store, drafts):
@@ -344,7 +347,7 @@ def test_a_draft_changeset_is_compare_and_set_and_leaves_trunk_alone(store, draf
     _trunk(store)
     drafts.fork_draft(WT, "u1")
     head = _edit(store, 0, "/b", 2, author="alice")
-    assert (head.revision, head.snapshot) == (1, {"a": 1, "b": 2})
+    assert (head.revision, json.loads(head.document_json)) == (1, {"a": 1, "b": 2})
     _edit(store, 1, "/c", 3, author="bob")
     with pytest.raises(RevisionConflict) as stale:
         _edit(store, 1, "/d", 4)
@@ -648,8 +651,8 @@ def test_a_v2_store_is_upgraded_keeping_its_merge_records(empty_url):
                        "WHERE key = 'schema_version'"))
     said: list[str] = []
     prepare_unitstore_db(store.db, report=said.append)
-    assert said == ["wharf: unit store schema upgraded from version 2 to 5"]
-    assert _version(store.db) == "5"
+    assert said == [f"wharf: unit store schema upgraded from version 2 to {SCHEMA_VERSION}"]
+    assert _version(store.db) == str(SCHEMA_VERSION)
     with store.db.engine.connect() as conn:
         assert "ix_unit_merge_records_worktree" in {
             i["name"] for i in inspect(conn).get_indexes("unit_merge_records")}

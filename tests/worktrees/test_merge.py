@@ -36,7 +36,9 @@ from wharf.worktrees.merge import (
     merge,
     rebase,
     same,
+    same_within,
 )
+from wharf.worktrees.touched import touched_paths
 
 BIG = UnitLimits(max_bytes=1 << 30, max_ops=1 << 30, max_depth=10_000)
 
@@ -610,3 +612,64 @@ def test_property_diff(source, target):
     ops = diff(source, target)
     assert same(apply(source, ops), target)
     assert (ops == []) is same(source, target)
+
+
+# --- a walk of the touched paths only (issue 36) --------------------------------------------
+
+@st.composite
+def touched_triples(draw: st.DrawFn):
+    """A triple and the trie of paths its sides' changesets wrote (the diffs from base),
+    sometimes with paths nobody changed on top (a trie may say more, never less)."""
+    base, trunk, draft = draw(triples())
+    changesets = [diff(base, trunk), diff(base, draft)]
+    extra = draw(st.lists(st.lists(KEYS, min_size=1, max_size=3), max_size=3))
+    changesets.append([{"op": "remove", "path": "".join(
+        "/" + k.replace("~", "~0").replace("/", "~1") for k in keys)} for keys in extra])
+    return base, trunk, draft, touched_paths(changesets)
+
+
+@PROPERTY
+@given(case=touched_triples())
+def test_property_a_walk_of_the_touched_paths_merges_as_a_whole_walk(case):
+    base, trunk, draft, touched = case
+    whole, within = merge(base, trunk, draft), merge(base, trunk, draft, touched=touched)
+    assert same(within.merged, whole.merged) and within.patch == whole.patch
+    assert within.conflicts == whole.conflicts
+    assert within.conflict_count == whole.conflict_count
+    assert same(apply(trunk, within.patch), within.merged)
+    assert diff(trunk, draft, touched) == diff(trunk, draft)
+    assert diff(draft, within.merged, touched) == diff(draft, within.merged)
+    assert same_within(draft, base, touched) == same(draft, base)
+
+
+def test_untouched_keys_are_kept_without_being_compared():
+    """The keys no changeset names are not compared at all: values that would blow up
+    on any comparison pass through, the touched ones merge."""
+    class Untouchable(dict):
+        def __eq__(self, other):
+            raise AssertionError("an untouched value was compared")
+        __hash__ = None  # type: ignore[assignment]
+    cells = {str(r): {"v": r} if r == 7 else Untouchable({"v": r}) for r in range(1000)}
+    base = {"body": {"cells": cells, "title": "a", "n": 1}}
+    trunk = {"body": {"cells": dict(cells), "title": "b", "n": 1}}
+    draft = {"body": {"cells": {**cells, "7": {"v": "edited"}}, "title": "a", "n": 2}}
+    touched = touched_paths([[{"op": "replace", "path": "/body/title", "value": "b"}],
+                             [{"op": "replace", "path": "/body/cells/7", "value": {}},
+                              {"op": "replace", "path": "/body/n", "value": 2}]])
+    result = merge(base, trunk, draft, touched=touched)
+    assert result.patch == [{"op": "replace", "path": "/body/cells/7/v", "value": "edited"},
+                            {"op": "replace", "path": "/body/n", "value": 2}]
+    assert result.merged["body"]["title"] == "b" and result.merged["body"]["n"] == 2
+    assert result.merged["body"]["cells"]["7"] == {"v": "edited"}
+    assert result.merged["body"]["cells"]["8"] is cells["8"]
+
+
+def test_a_root_write_or_too_many_paths_touch_everything():
+    assert touched_paths([[{"op": "replace", "path": "", "value": {}}]]) is None
+    assert touched_paths([[{"op": "test", "path": "", "value": {}}]]) == {}
+    assert touched_paths([[{"op": "move", "from": "/a/b", "path": "/c"}],
+                          [{"op": "add", "path": "/a/b/d", "value": 1}]]) == \
+        {"a": {"b": None}, "c": None}
+    from wharf.worktrees import touched as module
+    many = [[{"op": "add", "path": f"/k{n}", "value": 1} for n in range(module.MAX_NODES + 1)]]
+    assert touched_paths(many) is None

@@ -225,6 +225,25 @@ def test_draft_changesets_and_content_based_change(world, worker, db):
         assert all(a.target_id == wt and a.details["unit_id"] == u for a in audits)
 
 
+def test_a_draft_changeset_answers_without_the_document_when_asked(world, worker):
+    """``Prefer: return=minimal`` on a draft changeset, as on trunk: the new revision only
+    (the answer's cost follows the changeset, not the document)."""
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    doc = _doc(alice, sp, make_node(alice, sp, "F")["id"])
+    wt = create(alice, name="Minimal")["id"]
+    add(alice, wt, source="trunk", resource_id=doc["resource_id"])
+    u = doc["unit_id"]
+    r = alice.post(f"/api/worktrees/{wt}/units/{u}/changesets",
+                   json={"base_revision": 0,
+                         "changes": [{"op": "add", "path": "/body/t", "value": "B"}]},
+                   headers={"Prefer": "return=minimal"})
+    assert r.status_code == 200, r.text
+    assert r.json == {"unit_id": u, "revision": 1, "snapshot": None}
+    assert r.headers["preference-applied"] == "return=minimal"
+    assert alice.get(f"/api/worktrees/{wt}/units/{u}").json["snapshot"]["body"] == {"t": "B"}
+
+
 def test_state_conflicts(world, worker, db):
     alice = world.user("alice")
     sp = alice.personal_space_id

@@ -33,7 +33,7 @@ from structlog.typing import EventDict, WrappedLogger
 BATCH_IDS_SHOWN = 10
 
 
-class _Op(Protocol):
+class ParsedOp(Protocol):
     @property
     def id(self) -> str: ...
 
@@ -95,7 +95,7 @@ class _Scope:
             self._token = None
 
 
-def bound_op(op: _Op) -> _Scope:
+def bound_op(op: ParsedOp) -> _Scope:
     """``with bound_op(op)``: lines written inside carry the ``Operation`` row's
     ``operation_id``, ``kind`` and ``attempt`` (its ``attempts``: the number of the attempt
     running)."""
@@ -103,7 +103,7 @@ def bound_op(op: _Op) -> _Scope:
 
 
 @contextlib.contextmanager
-def bound_batch(ops: Sequence[_Op]) -> Iterator[None]:
+def bound_batch(ops: Sequence[ParsedOp]) -> Iterator[None]:
     """Lines written inside carry ``batch_size``, the first ids (``operation_ids``) and
     ``kind`` if the batch has one; a batch of one is bound as that operation."""
     fields: dict[str, Any] = {"batch_size": len(ops),

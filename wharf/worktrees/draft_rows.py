@@ -4,22 +4,20 @@ drafts (:mod:`wharf.worktrees.drafts`) and the merge commits
 compare-and-set that advances it, and replaying its revisions onto a document."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, insert, update
+from sqlalchemy import Connection, insert, select, update
 
 from storage.enums import DraftRevisionKind
 from storage.errors import RevisionConflict, StorageError
 from storage.results import rowcount
-from storage.unitpatch import UnitLimits, apply_changeset, json_size, parse_changeset
+from storage.unitheads import REPLAY_LIMITS, Head, replay_onto
+from storage.unitpatch import apply_changeset, json_size, parse_changeset
 from storage.unitrows import read_trunk_at
 from storage.unitschema import DRAFT_REVISIONS, DRAFTS
-
-#: Replaying a draft's stored revisions re-checks nothing they passed when written.
-REPLAY_LIMITS = UnitLimits(max_bytes=sys.maxsize, max_ops=sys.maxsize, max_depth=sys.maxsize)
 
 
 class StoredChangeset(Protocol):
@@ -45,6 +43,14 @@ def draft_is(worktree_id: str, unit_id: str) -> tuple[Any, Any]:
 SHARED = None
 
 
+def on_trunk(revision: int, size: int) -> dict[str, Any]:
+    """A trunk draft's new values once its base and its head are both trunk's document
+    at ``revision`` (``size`` bytes; after a merge or a sync): :data:`SHARED`, so the
+    document is not written again for the draft."""
+    return {"snapshot": SHARED, "base_snapshot": SHARED, "base_revision": revision,
+            "snapshot_bytes": size, "base_bytes": size}
+
+
 def shared(conn: Connection, unit_id: str, base_revision: int,
            document: dict[str, Any] | None) -> dict[str, Any]:
     """A draft's stored document, trunk's at ``base_revision`` where it is :data:`SHARED`
@@ -53,6 +59,48 @@ def shared(conn: Connection, unit_id: str, base_revision: int,
         return read_trunk_at(conn, unit_id, base_revision)
     stored: dict[str, Any] = document
     return stored
+
+
+def draft_key(worktree_id: str, unit_id: str) -> str:
+    """A draft's key in the process's document cache (beside trunk units' ids)."""
+    return f"draft/{worktree_id}/{unit_id}"
+
+
+#: The columns :func:`draft_document` reads (with the draft's key).
+DOCUMENT_COLUMNS = (DRAFTS.c.worktree_id, DRAFTS.c.unit_id, DRAFTS.c.base_revision,
+                    DRAFTS.c.snapshot, DRAFTS.c.snapshot_revision, DRAFTS.c.revision,
+                    DRAFTS.c.snapshot_bytes, DRAFTS.c.created_at)
+
+
+def draft_document(conn: Connection, row: Any) -> Head:
+    """The draft head's document (a copy the caller owns) at the draft's revision: its
+    stored checkpoint (``snapshot``, trunk's document while :data:`SHARED`) at
+    ``snapshot_revision`` with the draft revisions after it applied. ``row`` has
+    :data:`DOCUMENT_COLUMNS`."""
+    head = Head(row.created_at, row.snapshot_revision,
+                shared(conn, row.unit_id, row.base_revision, row.snapshot), 0)
+    forward_draft(conn, row.worktree_id, row.unit_id, head, row.revision)
+    head.size = int(row.snapshot_bytes)  # (the replay tracked the difference only)
+    return head
+
+
+def forward_draft(conn: Connection, worktree_id: str, unit_id: str, head: Head,
+                  revision: int) -> Head:
+    """``head`` with the changesets of draft revisions ``head.revision + 1 ..
+    revision`` applied in place (:func:`storage.unitheads.replay_onto`)."""
+    if head.revision == revision:
+        return head
+    changesets = conn.scalars(
+        select(DRAFT_REVISIONS.c.changeset)
+        .where(*_revisions_of(worktree_id, unit_id), DRAFT_REVISIONS.c.revision > head.revision,
+               DRAFT_REVISIONS.c.revision <= revision)
+        .order_by(DRAFT_REVISIONS.c.revision)).all()
+    return replay_onto(draft_key(worktree_id, unit_id), head, revision, changesets)
+
+
+def _revisions_of(worktree_id: str, unit_id: str) -> tuple[Any, Any]:
+    return (DRAFT_REVISIONS.c.worktree_id == worktree_id,
+            DRAFT_REVISIONS.c.unit_id == unit_id)
 
 
 def replay(document: dict[str, Any], revisions: Sequence[StoredChangeset]) -> Any:
@@ -77,12 +125,14 @@ def advance_draft(conn: Connection, worktree_id: str, unit_id: str, expected_rev
     ``base_draft_revision`` := the resulting revision. Returns that revision."""
     revision = expected_revision + len(revisions)
     extra: dict[str, Any] = {"base_draft_revision": revision} if rebased else {}
+    if "snapshot" in values:  # a new checkpoint of the head, at the resulting revision
+        extra.update(snapshot_revision=revision, log_bytes=0)
     for document, size in (("snapshot", "snapshot_bytes"), ("base_snapshot", "base_bytes")):
         if document in values and size not in values:  # written with their documents
             extra[size] = json_size(values[document])
     result = conn.execute(update(DRAFTS).where(
         *draft_is(worktree_id, unit_id), DRAFTS.c.revision == expected_revision).values(
-        revision=revision, updated_at=now, **values, **extra))
+        revision=revision, updated_at=now, **{**values, **extra}))
     if rowcount(result) != 1:
         raise RevisionConflict("the draft changed concurrently; retry",
                                details={"scope": "draft"})
@@ -93,3 +143,25 @@ def advance_draft(conn: Connection, worktree_id: str, unit_id: str, expected_rev
              "created_at": now}
             for i, (changeset, author_id, kind) in enumerate(revisions, start=1)])
     return revision
+
+
+@dataclass(frozen=True)
+class DraftRevision:
+    worktree_id: str
+    unit_id: str
+    revision: int
+    changeset: list[Any]
+    author_id: str | None
+    kind: str
+    created_at: datetime
+
+
+def select_draft_revisions(conn: Connection, worktree_id: str, unit_id: str,
+                            after: int) -> list[DraftRevision]:
+    rows = conn.execute(select(*DRAFT_REVISIONS.c).where(
+        DRAFT_REVISIONS.c.worktree_id == worktree_id, DRAFT_REVISIONS.c.unit_id == unit_id,
+        DRAFT_REVISIONS.c.revision > after).order_by(DRAFT_REVISIONS.c.revision))
+    return [DraftRevision(r.worktree_id, r.unit_id, r.revision, r.changeset, r.author_id,
+                          r.kind, r.created_at) for r in rows]
+
+

@@ -34,9 +34,9 @@ from storage.errors import (
     UnitNotFound,
 )
 from storage.results import rowcount
+from storage.unitheads import Head, HeadCache, editing, needs_checkpoint, reuse
 from storage.unitpatch import (
     UnitLimits,
-    apply_changeset,
     check_document,
     json_size,
     parse_changeset,
@@ -44,17 +44,24 @@ from storage.unitpatch import (
 from storage.unitrows import (
     check_patch,
     check_snapshot,
+    encode_document,
     guard,
     head_row,
     insert_ignore,
 )
 from storage.unitschema import DRAFT_REVISIONS, DRAFTS, MERGE_RECORDS, UNITS
-from storage.unitstore import UnitStore, initial_snapshot
+from storage.unitstore import Applied, UnitStore, initial_snapshot
 from wharf.worktrees.draft_rows import (
+    DOCUMENT_COLUMNS,
     SHARED,
+    DraftRevision,
     advance_draft,
     check_draft_revision,
+    draft_document,
     draft_is,
+    draft_key,
+    forward_draft,
+    select_draft_revisions,
     shared,
 )
 
@@ -94,17 +101,6 @@ class Draft(DraftHead):
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class DraftRevision:
-    worktree_id: str
-    unit_id: str
-    revision: int
-    changeset: list[Any]
-    author_id: str | None
-    kind: str
-    created_at: datetime
-
-
 class DraftState(NamedTuple):
     """A draft's revisions, and whether its content differs from its base."""
 
@@ -120,10 +116,11 @@ class DraftKey(NamedTuple):
 
 
 
-_DRAFT_HEAD_COLUMNS = (DRAFTS.c.worktree_id, DRAFTS.c.unit_id, DRAFTS.c.unit_type,
-                       DRAFTS.c.source, DRAFTS.c.base_revision, DRAFTS.c.base_draft_revision,
-                       DRAFTS.c.snapshot, DRAFTS.c.revision, DRAFTS.c.updated_at,
-                       DRAFTS.c.snapshot_bytes)
+_DRAFT_HEAD_COLUMNS = (*DOCUMENT_COLUMNS, DRAFTS.c.unit_type, DRAFTS.c.source,
+                       DRAFTS.c.base_draft_revision, DRAFTS.c.updated_at)
+#: A draft's row without its documents: what a changeset reads when its head is cached.
+_DRAFT_LOG_COLUMNS = (DRAFTS.c.unit_type, DRAFTS.c.revision, DRAFTS.c.snapshot_revision,
+                      DRAFTS.c.log_bytes, DRAFTS.c.created_at)
 
 
 
@@ -131,14 +128,18 @@ class Drafts:
     """The worktrees' drafts in the unit store's database (``db``, the UnitStore's, with
     its ``limits``): :meth:`of` a :class:`UnitStore` is the usual way to get one."""
 
-    def __init__(self, db: Database, limits: UnitLimits | None = None):
+    def __init__(self, db: Database, limits: UnitLimits | None = None,
+                 heads: HeadCache | None = None):
         self.db = db
         self.limits = limits or UnitLimits()
+        #: the process's documents in memory (none kept without one)
+        self.heads = heads if heads is not None else HeadCache(0)
 
     @classmethod
     def of(cls, store: UnitStore) -> Drafts:
-        """The drafts beside ``store``'s trunk units (its database, its limits)."""
-        return cls(store.db, store.limits)
+        """The drafts beside ``store``'s trunk units (its database, its limits, its
+        cache of documents)."""
+        return cls(store.db, store.limits, store.heads)
 
     def fork_draft(self, worktree_id: str, unit_id: str) -> Draft:
         """:meth:`fork`, then the draft with its documents (trunk's, read to answer)."""
@@ -265,17 +266,14 @@ class Drafts:
                     DRAFTS.c.worktree_id == worktree_id, DRAFTS.c.unit_id.in_(ids))).all()
                 edited = [h.unit_id for h in heads if h.revision > 0]
                 changed: set[str] = set()
-                if edited:
-                    for d in conn.execute(select(DRAFTS.c.unit_id, DRAFTS.c.base_revision,
-                                                 DRAFTS.c.base_snapshot,
-                                                 DRAFTS.c.snapshot).where(
-                            DRAFTS.c.worktree_id == worktree_id,
-                            DRAFTS.c.unit_id.in_(edited))):
-                        if d.snapshot is SHARED:  # the head is the base
-                            continue
-                        base = shared(conn, d.unit_id, d.base_revision, d.base_snapshot)
-                        if not same(base, d.snapshot):
-                            changed.add(d.unit_id)
+                for unit_id in edited:  # one draft's documents in memory at a time
+                    d = conn.execute(select(*DOCUMENT_COLUMNS, DRAFTS.c.base_snapshot).where(
+                        *draft_is(worktree_id, unit_id))).first()
+                    if d is None:  # pragma: no cover - deleted between the statements
+                        continue
+                    base = shared(conn, d.unit_id, d.base_revision, d.base_snapshot)
+                    if not same(base, draft_document(conn, d).doc):
+                        changed.add(d.unit_id)
                 return {h.unit_id: DraftState(h.base_revision, h.revision,
                                               h.unit_id in changed) for h in heads}
         return guard(run)
@@ -303,46 +301,58 @@ class Drafts:
 
     def apply_draft_changeset(self, worktree_id: str, unit_id: str, base_revision: int,
                               changes: list[Any], author_id: str | None, *,
-                              max_growth: int | None = None) -> DraftHead:
+                              max_growth: int | None = None,
+                              with_document: bool = False) -> Applied:
         """Apply an RFC 6902 changeset to the draft head, exactly as
-        :meth:`apply_changeset` does to a trunk unit (same limits and refusals;
+        :meth:`UnitStore.apply_changeset` does to a trunk unit, at the same cost: the
+        process's copy of the head is patched in place (same limits and refusals;
         compare-and-set on the draft revision: :class:`RevisionConflict` with
-        ``details["current_revision"]``), recording an ``edit`` draft revision.
+        ``details["current_revision"]``), an ``edit`` draft revision is appended and the
+        head stored again only when the changesets since its last checkpoint outgrow it.
         :class:`DraftNotFound` without a draft. ``max_growth``: the most bytes the draft's
-        document may grow by (:class:`DraftQuotaExceeded`, nothing written)."""
+        document may grow by (:class:`DraftQuotaExceeded`, nothing written).
+        ``with_document``: the result carries the new head as JSON."""
         ops = parse_changeset(changes, self.limits)
+        changeset_bytes = json_size(changes)
 
-        def run() -> DraftHead:
-            with self.db.write() as s:
-                conn = s.connection()
-                where = draft_is(worktree_id, unit_id)
-                row = conn.execute(select(*_DRAFT_HEAD_COLUMNS).where(*where)).first()
-                if row is None:
-                    raise DraftNotFound("No such draft.")
-                if row.revision != base_revision:
-                    raise RevisionConflict(
-                        f"base revision {base_revision} is stale; the draft is at "
-                        f"revision {row.revision}", details={"current_revision": row.revision})
-                # in place: the selected (or, while shared, the rebuilt) document is this
-                # transaction's own copy; its first changeset stores the draft's head
-                new_snapshot = apply_changeset(
-                    shared(conn, unit_id, row.base_revision, row.snapshot), ops, self.limits,
-                    lambda: int(row.snapshot_bytes))
-                size = json_size(new_snapshot)
-                if max_growth is not None:
-                    grown = size - row.snapshot_bytes
-                    if grown > 0 and grown > max_growth:
+        def run() -> Applied:
+            with editing(self.heads, draft_key(worktree_id, unit_id)) as edit:
+                with self.db.write() as s:
+                    conn = s.connection()
+                    row = conn.execute(select(*_DRAFT_LOG_COLUMNS).where(
+                        *draft_is(worktree_id, unit_id))).first()
+                    if row is None:
+                        raise DraftNotFound("No such draft.")
+                    if row.revision != base_revision:
+                        raise RevisionConflict(
+                            f"base revision {base_revision} is stale; the draft is at "
+                            f"revision {row.revision}",
+                            details={"current_revision": row.revision})
+                    head = edit.load(reuse(
+                        edit.cached, row.created_at, row.revision, row.snapshot_revision,
+                        lambda cached: forward_draft(conn, worktree_id, unit_id, cached,
+                                                     row.revision),
+                        lambda: draft_document(conn, conn.execute(
+                            select(*DOCUMENT_COLUMNS).where(
+                                *draft_is(worktree_id, unit_id))).one())))
+                    before = head.size
+                    doc, size = edit.apply(ops, self.limits)
+                    grown = size - before
+                    if max_growth is not None and grown > 0 and grown > max_growth:
                         raise DraftQuotaExceeded(
                             f"The draft would grow by {grown} bytes; {max(0, max_growth)} "
                             "are left in your draft quota.",
                             details={"bytes": grown, "available": max(0, max_growth)})
-                now = utcnow()
-                advance_draft(conn, worktree_id, unit_id, base_revision,
-                               [(changes, author_id, DraftRevisionKind.EDIT)],
-                               {"snapshot": new_snapshot, "snapshot_bytes": size}, now)
-                return DraftHead(worktree_id, unit_id, row.unit_type, row.source,
-                                 row.base_revision, row.base_draft_revision, new_snapshot,
-                                 base_revision + 1, now)
+                    now, log_bytes = utcnow(), row.log_bytes + changeset_bytes
+                    values: dict[str, Any] = {"snapshot_bytes": size, "log_bytes": log_bytes}
+                    if needs_checkpoint(log_bytes, size):
+                        values["snapshot"] = doc
+                    revision = advance_draft(conn, worktree_id, unit_id, base_revision,
+                                             [(changes, author_id, DraftRevisionKind.EDIT)],
+                                             values, now)
+                edit.committed = Head(row.created_at, revision, doc, size)
+                document = encode_document(doc) if with_document else None
+            return Applied(unit_id, row.unit_type, revision, now, document)
         return guard(run)
 
     def rebase_draft(self, worktree_id: str, unit_id: str, *, expected_draft_revision: int,
@@ -461,8 +471,7 @@ def head_of(conn: Connection, row: Any) -> DraftHead:
     only while the base is (a fork that was never edited)."""
     return DraftHead(row.worktree_id, row.unit_id, row.unit_type, row.source,
                      row.base_revision, row.base_draft_revision,
-                     shared(conn, row.unit_id, row.base_revision, row.snapshot),
-                     row.revision, row.updated_at)
+                     draft_document(conn, row).doc, row.revision, row.updated_at)
 
 
 def select_draft(conn: Connection, worktree_id: str, unit_id: str) -> Draft | None:
@@ -470,18 +479,9 @@ def select_draft(conn: Connection, worktree_id: str, unit_id: str) -> Draft | No
     if row is None:
         return None
     base = shared(conn, unit_id, row.base_revision, row.base_snapshot)
-    head = base if row.snapshot is SHARED else row.snapshot
+    # a fork never edited is its base (the same object); otherwise the head is loaded
+    head = base if row.snapshot is SHARED and row.revision == row.snapshot_revision \
+        else draft_document(conn, row).doc
     return Draft(row.worktree_id, row.unit_id, row.unit_type, row.source, row.base_revision,
                  row.base_draft_revision, head, row.revision, row.updated_at, base,
                  row.created_at)
-
-
-def select_draft_revisions(conn: Connection, worktree_id: str, unit_id: str,
-                            after: int) -> list[DraftRevision]:
-    rows = conn.execute(select(*DRAFT_REVISIONS.c).where(
-        DRAFT_REVISIONS.c.worktree_id == worktree_id, DRAFT_REVISIONS.c.unit_id == unit_id,
-        DRAFT_REVISIONS.c.revision > after).order_by(DRAFT_REVISIONS.c.revision))
-    return [DraftRevision(r.worktree_id, r.unit_id, r.revision, r.changeset, r.author_id,
-                          r.kind, r.created_at) for r in rows]
-
-

@@ -52,9 +52,11 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 from jsonpointer import escape
 
+from wharf.worktrees.touched import Touched, Trie
+
 __all__ = ["ABSENT", "MAX_CONFLICTS", "MAX_CONFLICT_VALUE_BYTES", "Conflict", "MergeResult",
            "MergeTooDeep", "RebaseResult", "Take", "UnknownConflictPaths",
-           "UnresolvedConflicts", "clip", "diff", "merge", "rebase", "same"]
+           "UnresolvedConflicts", "clip", "diff", "merge", "rebase", "same", "same_within"]
 
 #: A JSON value as ``json.loads`` returns it (dict, list, str, int, float, bool, None).
 JSON: TypeAlias = Any
@@ -277,6 +279,42 @@ class _Walk:
                     out[k] = r
         return out
 
+    def step(self, b: JSON, t: JSON, d: JSON, path: str, touched: Touched) -> JSON:
+        """The merged value at ``path``, where only the keys ``touched`` names may differ
+        between the three (``None``: anything may)."""
+        if touched is not None and isinstance(b, dict) and isinstance(t, dict) \
+                and isinstance(d, dict):
+            return self.within(b, t, d, path, touched)
+        if t is d or same(t, d):
+            return t
+        return self.value(b, t, d, path) if path else self.root(b, t, d)
+
+    def within(self, b: dict[str, Any], t: dict[str, Any], d: dict[str, Any], path: str,
+               touched: Trie) -> JSON:
+        """Three objects equal outside the keys ``touched`` names: those keys merged
+        one by one (in trunk's key order, then the draft's new keys in its order, as
+        :meth:`value` goes), every other key kept from trunk without a comparison. The
+        result is trunk's object when nothing changes, else a new one."""
+        out: dict[str, Any] | None = None
+        for k in _in_order(t, d, touched):
+            tk, dk = t.get(k, ABSENT), d.get(k, ABSENT)
+            sub = touched[k]
+            if sub is None or not isinstance(tk, dict) or not isinstance(dk, dict):
+                if tk is dk or same(tk, dk):
+                    continue
+                r = self.value(b.get(k, ABSENT), tk, dk, f"{path}/{escape(k)}")
+            else:
+                r = self.step(b.get(k, ABSENT), tk, dk, f"{path}/{escape(k)}", sub)
+            if r is tk:
+                continue
+            if out is None:
+                out = dict(t)
+            if r is ABSENT:
+                del out[k]
+            else:
+                out[k] = r
+        return t if out is None else out
+
     def _trunk_only(self, t: JSON, d: JSON, path: str) -> None:
         if self.draft_ops is not None:
             _emit(d, t, path, self.draft_ops)
@@ -297,16 +335,38 @@ class _Walk:
         return t
 
 
-def _run(walk: _Walk, base: JSON, trunk: JSON, draft: JSON) -> JSON:
+def _in_order(t: dict[str, Any], d: dict[str, Any], touched: Trie) -> list[str]:
+    """The keys of ``touched`` present in ``t`` or ``d``, in the order a whole walk meets
+    them: ``t``'s, then those only in ``d`` in ``d``'s (the keys are scanned, no value is
+    compared)."""
+    if len(touched) * 4 < len(t):
+        present = [k for k in touched if k in t]
+        if len(present) > 1:  # trunk's order (one scan of its keys, not of its values)
+            wanted = set(present)
+            present = [k for k in t if k in wanted]
+    else:
+        present = [k for k in t if k in touched]
+    if any(k in d and k not in t for k in touched):
+        present += [k for k in d if k not in t and k in touched]
+    return present
+
+
+def _run(walk: _Walk, base: JSON, trunk: JSON, draft: JSON,
+         touched: Touched = None) -> JSON:
     try:
+        if touched is not None:
+            return walk.step(base, trunk, draft, "", touched)
         return walk.root(base, trunk, draft)
     except RecursionError:
         raise MergeTooDeep("the documents nest too deeply to merge") from None
 
 
 def merge(base: JSON, trunk: JSON, draft: JSON, *,
-          max_conflicts: int = MAX_CONFLICTS) -> MergeResult:
+          max_conflicts: int = MAX_CONFLICTS, touched: Touched = None) -> MergeResult:
     """Three-way merge of ``draft`` (forked from ``base``) into ``trunk`` (§8.3).
+    ``touched``: the paths outside which the three are known equal
+    (:func:`wharf.worktrees.touched.touched_paths` of both sides' revisions): only those
+    are walked, with the same result as a walk of everything.
 
     ``merge(b, b, d).merged == d``, ``merge(b, t, b).merged == t`` (patch empty), and
     swapping trunk and draft gives the same conflict paths. The inputs are not modified.
@@ -316,12 +376,12 @@ def merge(base: JSON, trunk: JSON, draft: JSON, *,
     if max_conflicts < 0:
         raise ValueError("max_conflicts must be >= 0")
     walk = _Walk(max_conflicts)
-    merged = _run(walk, base, trunk, draft)
+    merged = _run(walk, base, trunk, draft, touched)
     return MergeResult(merged, walk.ops, walk.conflicts, walk.count)
 
 
 def rebase(base: JSON, trunk: JSON, draft: JSON, resolutions: Mapping[str, Take], *,
-           max_conflicts: int = MAX_CONFLICTS) -> RebaseResult:
+           max_conflicts: int = MAX_CONFLICTS, touched: Touched = None) -> RebaseResult:
     """Re-base ``draft`` onto ``trunk`` (§8.7): the merge of the three, where every
     conflict takes the side its resolution names (``"trunk"``: trunk's value or absence;
     ``"draft"``: the draft's). Raises :class:`UnknownConflictPaths` when a resolution path
@@ -334,7 +394,7 @@ def rebase(base: JSON, trunk: JSON, draft: JSON, resolutions: Mapping[str, Take]
     if bad:
         raise ValueError(f"a resolution takes 'trunk' or 'draft', not {bad[0]!r}")
     walk = _Walk(max_conflicts, resolutions)
-    rebased = _run(walk, base, trunk, draft)
+    rebased = _run(walk, base, trunk, draft, touched)
     unknown = [path for path in resolutions if path not in walk.used]
     if unknown:
         raise UnknownConflictPaths(unknown)
@@ -344,13 +404,17 @@ def rebase(base: JSON, trunk: JSON, draft: JSON, resolutions: Mapping[str, Take]
     return RebaseResult(rebased, walk.draft_ops, len(walk.used))
 
 
-def diff(source: JSON, target: JSON) -> list[Op]:
+def diff(source: JSON, target: JSON, touched: Touched = None) -> list[Op]:
     """The RFC 6902 operations turning ``source`` into ``target`` (two objects), minimal
     per object key and atomic for everything else, by the same rules and equality as
     :func:`merge` (e.g. the single revision of a fast-forward after a re-base, §8.2).
-    A root that is not an object on either side is replaced as a whole."""
+    A root that is not an object on either side is replaced as a whole. ``touched``: the
+    paths outside which the two are known equal (only those are compared)."""
     ops: list[Op] = []
     try:
+        if touched is not None and isinstance(source, dict) and isinstance(target, dict):
+            _emit_within(source, target, "", touched, ops)
+            return ops
         if same(source, target):
             return ops
         if isinstance(source, dict) and isinstance(target, dict):
@@ -360,3 +424,28 @@ def diff(source: JSON, target: JSON) -> list[Op]:
     except RecursionError:
         raise MergeTooDeep("the documents nest too deeply to compare") from None
     return ops
+
+
+def same_within(a: JSON, b: JSON, touched: Touched) -> bool:
+    """:func:`same`, for two documents known equal outside the paths ``touched`` names
+    (``None``: compare everything)."""
+    if touched is None or not isinstance(a, dict) or not isinstance(b, dict):
+        return same(a, b)
+    for k, sub in touched.items():
+        ak, bk = a.get(k, ABSENT), b.get(k, ABSENT)
+        if not same_within(ak, bk, sub) if isinstance(ak, dict) and isinstance(bk, dict) \
+                else not same(ak, bk):
+            return False
+    return True
+
+
+def _emit_within(s: dict[str, Any], t: dict[str, Any], path: str, touched: Trie,
+                 ops: list[Op]) -> None:
+    """:func:`_emit` of two objects equal outside the keys ``touched`` names."""
+    for k in _in_order(s, t, touched):
+        sk, tk = s.get(k, ABSENT), t.get(k, ABSENT)
+        sub = touched[k]
+        if sub is not None and isinstance(sk, dict) and isinstance(tk, dict):
+            _emit_within(sk, tk, f"{path}/{escape(k)}", sub, ops)
+        elif sk is not tk and not same(sk, tk):
+            _emit(sk, tk, f"{path}/{escape(k)}", ops)

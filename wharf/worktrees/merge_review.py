@@ -24,6 +24,7 @@ from wharf.infra.pagination import decode_cursor, encode_cursor
 from wharf.infra.settings import Settings
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
+from wharf.worktrees.deciding import changed_paths, decide, listed_conflicts
 from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.enums import MergeState
 from wharf.worktrees.errors import DraftPurged, WorktreeStateConflict
@@ -32,8 +33,6 @@ from wharf.worktrees.merging import (
     SHOWN_CONFLICTS,
     MergeConflict,
     UnitRow,
-    decide,
-    listed_conflicts,
     units_of,
 )
 from wharf.worktrees.records import MergeRecords
@@ -87,11 +86,12 @@ def preview(db: Database, unitstore: UnitStore, settings: Settings, ctx: Request
     trunk = unitstore.get(u.unit_id)
     if trunk is None:
         raise NotFound("No such unit in this worktree.")
-    d = decide(draft, trunk, settings.merge_max_conflicts)
+    touched = changed_paths(unitstore, draft, trunk)
+    d = decide(draft, trunk, settings.merge_max_conflicts, touched)
     count = d.merge.conflict_count if d.merge is not None else 0
     return Preview(d.outcome, d.trunk_revision, count, listed_conflicts(d.merge, SHOWN_CONFLICTS),
                    d.patch_ops if d.outcome != MergeOutcome.FAST_FORWARD
-                   else len(three_way.diff(trunk.snapshot, draft.snapshot)))
+                   else len(three_way.diff(trunk.snapshot, draft.snapshot, touched)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +161,8 @@ def rebase(db: Database, unitstore: UnitStore, settings: Settings, ctx: RequestC
                        details={"current_revision": draft.revision, "scope": "draft"})
     try:
         result = three_way.rebase(draft.base_snapshot, trunk.snapshot, draft.snapshot,
-                                  resolutions, max_conflicts=settings.merge_max_conflicts)
+                                  resolutions, max_conflicts=settings.merge_max_conflicts,
+                                  touched=changed_paths(unitstore, draft, trunk))
     except three_way.UnknownConflictPaths as exc:
         raise ValidationFailed("These resolution paths are not conflicts.",
                                code="unknown_conflict_path",

@@ -36,7 +36,7 @@ from storage.models import (
     WorktreeNodeIntent,
     WorktreeUnit,
 )
-from storage.unitstore import Unit, UnitStore
+from storage.unitstore import UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
@@ -54,6 +54,7 @@ from wharf.operations.service import Operations, Submission
 from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
+from wharf.worktrees.deciding import changed_paths, decide
 from wharf.worktrees.drafts import Draft, Drafts
 from wharf.worktrees.enums import MergeState, WorktreeState, WorktreeUnitSource
 from wharf.worktrees.errors import WorktreeStateConflict
@@ -185,37 +186,6 @@ def submit_merge(ops: Operations, ctx: RequestContext, key: str | None,
     return ops.submit(ctx, MERGE_WORKTREE, key, request, prepare)
 
 
-# --- deciding one unit (§8.2) -----------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What merging a trunk unit's draft would do now (``outcome`` per §8.2)."""
-
-    outcome: str
-    trunk_revision: int
-    merge: three_way.MergeResult | None = None
-
-    @property
-    def patch_ops(self) -> int:
-        return len(self.merge.patch) if self.merge is not None else 0
-
-
-def decide(draft: Draft, trunk: Unit, max_conflicts: int) -> Decision:
-    if three_way.same(draft.snapshot, draft.base_snapshot):
-        return Decision(MergeOutcome.UNCHANGED.value, trunk.revision)
-    if trunk.revision == draft.base_revision:
-        return Decision(MergeOutcome.FAST_FORWARD.value, trunk.revision,
-                        three_way.merge(draft.base_snapshot, trunk.snapshot, draft.snapshot,
-                                        max_conflicts=max_conflicts))
-    result = three_way.merge(draft.base_snapshot, trunk.snapshot, draft.snapshot,
-                             max_conflicts=max_conflicts)
-    return Decision(result.outcome, trunk.revision, result)
-
-
-def listed_conflicts(result: three_way.MergeResult | None, limit: int) -> list[dict[str, Any]]:
-    return [] if result is None else [c.to_json() for c in result.conflicts[:limit]]
-
-
 def _summary(conflicts: Sequence[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """The first ``limit`` conflicts, each field clipped to :data:`RESULT_VALUE_BYTES`."""
     return [{k: three_way.clip(v, RESULT_VALUE_BYTES) for k, v in c.items()}
@@ -328,7 +298,8 @@ class MergeWorktree:
         if trunk is None:
             raise Conflict(f"unit {unit_id} no longer exists in trunk",
                            code="unit_unavailable")
-        d = decide(draft, trunk, self.settings.merge_max_conflicts)
+        touched = changed_paths(self.unitstore, draft, trunk)
+        d = decide(draft, trunk, self.settings.merge_max_conflicts, touched)
         store = self.records
         if d.outcome == MergeOutcome.FAST_FORWARD:
             try:
@@ -339,7 +310,7 @@ class MergeWorktree:
                 return store.commit_merge(
                     op.id, worktree_id, unit_id, expected_trunk_revision=trunk.revision,
                     expected_draft_revision=draft.revision,
-                    changeset=three_way.diff(trunk.snapshot, draft.snapshot),
+                    changeset=three_way.diff(trunk.snapshot, draft.snapshot, touched),
                     snapshot=draft.snapshot, draft_changeset=[], author_id=op.actor_id,
                     outcome=MergeOutcome.FAST_FORWARD)
         if d.outcome == MergeOutcome.MERGED:
@@ -348,7 +319,7 @@ class MergeWorktree:
                 op.id, worktree_id, unit_id, expected_trunk_revision=trunk.revision,
                 expected_draft_revision=draft.revision, changeset=d.merge.patch,
                 snapshot=d.merge.merged,
-                draft_changeset=three_way.diff(draft.snapshot, d.merge.merged),
+                draft_changeset=three_way.diff(draft.snapshot, d.merge.merged, touched),
                 author_id=op.actor_id)
         if d.outcome == MergeOutcome.CONFLICT:
             assert d.merge is not None
@@ -362,7 +333,7 @@ class MergeWorktree:
             return store.record_outcome(
                 op.id, worktree_id, unit_id, MergeOutcome.UNCHANGED,
                 trunk_revision=trunk.revision,
-                sync_changeset=three_way.diff(draft.snapshot, trunk.snapshot),
+                sync_changeset=three_way.diff(draft.snapshot, trunk.snapshot, touched),
                 expected_draft_revision=draft.revision)
         return store.record_outcome(op.id, worktree_id, unit_id, MergeOutcome.UNCHANGED,
                                     trunk_revision=trunk.revision)

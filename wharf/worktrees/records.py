@@ -50,17 +50,16 @@ from storage.unitrows import (
 from storage.unitschema import DRAFTS, MERGE_RECORDS
 from storage.unitstore import UnitStore
 from wharf.worktrees.draft_rows import (
+    DOCUMENT_COLUMNS,
     advance_draft,
     check_draft_revision,
+    draft_document,
     draft_is,
+    on_trunk,
     replay,
-    shared,
-)
-from wharf.worktrees.drafts import (
-    MERGE_AUTHOR,
-    DraftNotFound,
     select_draft_revisions,
 )
+from wharf.worktrees.drafts import MERGE_AUTHOR, DraftNotFound
 
 
 class FastForwardUnavailable(StorageConflict):
@@ -206,14 +205,12 @@ class MergeRecords:
             if trunk is None:
                 raise UnitNotFound("No such unit.")
             check_trunk_revision(trunk.revision, expected_trunk_revision)
-            draft = conn.execute(select(DRAFTS.c.snapshot, DRAFTS.c.revision,
-                                        DRAFTS.c.base_revision, DRAFTS.c.base_draft_revision)
+            draft = conn.execute(select(*DOCUMENT_COLUMNS, DRAFTS.c.base_draft_revision)
                                  .where(*draft_is(worktree_id, unit_id))).first()
             if draft is None:
                 raise DraftNotFound("No such draft.")
-            # a draft that still shares trunk's document has no revisions to replay
-            head = shared(conn, unit_id, draft.base_revision, draft.snapshot)
             check_draft_revision(draft.revision, expected_draft_revision)
+            head = draft_document(conn, draft).doc
             if draft.base_revision != trunk.revision:
                 raise RevisionConflict(
                     f"the draft's base is revision {draft.base_revision}; trunk moved to "
@@ -230,9 +227,9 @@ class MergeRecords:
                                              "the draft", details={"reason": "replay_differs"})
             after = append_revisions(conn, unit_id, trunk.revision, head,
                             [(r.changeset, r.author_id) for r in revisions],
-                            merge_origin(worktree_id, operation_id))
+                            merge_origin(worktree_id, operation_id), int(draft.snapshot_bytes))
             advance_draft(conn, worktree_id, unit_id, draft.revision, [],
-                           {"base_snapshot": head, "base_revision": after},
+                           on_trunk(after, int(draft.snapshot_bytes)),
                            utcnow(), rebased=True)
             return self._insert_record(conn, operation_id, worktree_id, unit_id,
                                        MergeOutcome.FAST_FORWARD, trunk.revision, after)
@@ -277,9 +274,8 @@ class MergeRecords:
                             merge_origin(worktree_id, operation_id), size)
             advance_draft(conn, worktree_id, unit_id, draft,
                            [(draft_changeset, MERGE_AUTHOR, DraftRevisionKind.MERGE_SYNC)]
-                           if draft_changeset else [],
-                           {"snapshot": snapshot, "base_snapshot": snapshot,
-                            "base_revision": after}, utcnow(), rebased=True)
+                           if draft_changeset else [], on_trunk(after, size), utcnow(),
+                           rebased=True)
             return self._insert_record(conn, operation_id, worktree_id, unit_id, outcome,
                                        trunk, after)
         return self._commit(operation_id, unit_id, work)
@@ -302,31 +298,32 @@ class MergeRecords:
         type: :class:`UnitConflict`). Compare-and-set on ``expected_draft_revision``. Returns the
         existing record, writing nothing, if the operation already has one for the unit."""
         def work(conn: Connection) -> MergeRecord:
-            draft = conn.execute(select(DRAFTS.c.unit_type, DRAFTS.c.source,
-                                        DRAFTS.c.base_snapshot, DRAFTS.c.snapshot,
-                                        DRAFTS.c.revision, DRAFTS.c.base_draft_revision)
+            draft = conn.execute(select(*DOCUMENT_COLUMNS, DRAFTS.c.unit_type,
+                                        DRAFTS.c.source, DRAFTS.c.base_snapshot,
+                                        DRAFTS.c.base_draft_revision)
                                  .where(*draft_is(worktree_id, unit_id))).first()
             if draft is None:
                 raise DraftNotFound("No such draft.")
             if draft.source != DraftSource.WORKTREE:
                 raise UnitConflict(f"unit {unit_id} is not a local unit of this worktree")
             check_draft_revision(draft.revision, expected_draft_revision)
+            snapshot = draft_document(conn, draft).doc
             trunk = read_trunk(conn, unit_id)
             if trunk is not None:
                 if trunk.unit_type != draft.unit_type:
                     raise UnitConflict(f"unit {unit_id} exists with type {trunk.unit_type}")
                 before: int | None = trunk.revision
                 after, head = trunk.revision, trunk.snapshot
-                if catch_up and trunk.snapshot != draft.snapshot:
-                    after = append_revisions(conn, unit_id, trunk.revision, draft.snapshot,
+                if catch_up and trunk.snapshot != snapshot:
+                    after = append_revisions(conn, unit_id, trunk.revision, snapshot,
                                     [(catch_up, MERGE_AUTHOR)],
                                     merge_origin(worktree_id, operation_id))
-                    head = draft.snapshot
+                    head = snapshot
             else:
-                before, head = None, draft.snapshot
+                before, head = None, snapshot
                 after = self._create_from_draft(conn, worktree_id, operation_id, unit_id,
                                                 draft.unit_type, draft.base_snapshot,
-                                                draft.snapshot, draft.base_draft_revision)
+                                                snapshot, draft.base_draft_revision)
             advance_draft(conn, worktree_id, unit_id, draft.revision, [],
                            {"base_snapshot": head, "base_revision": after}, utcnow(),
                            rebased=True)
@@ -383,7 +380,7 @@ class MergeRecords:
 
         def work(conn: Connection) -> MergeRecord:
             if sync_changeset is not None and expected_draft_revision is not None:
-                trunk = read_trunk(conn, unit_id)
+                trunk = head_row(conn, unit_id)  # (its document is not needed)
                 if trunk is None:
                     raise UnitNotFound("No such unit.")
                 check_trunk_revision(trunk.revision, trunk_revision)
@@ -394,9 +391,8 @@ class MergeRecords:
                 check_draft_revision(draft, expected_draft_revision)
                 advance_draft(conn, worktree_id, unit_id, draft,
                                [(sync_changeset, MERGE_AUTHOR, DraftRevisionKind.MERGE_SYNC)]
-                               if sync_changeset else [],
-                               {"snapshot": trunk.snapshot, "base_snapshot": trunk.snapshot,
-                                "base_revision": trunk.revision}, utcnow(), rebased=True)
+                               if sync_changeset else [], on_trunk(trunk.revision, trunk.size),
+                               utcnow(), rebased=True)
             return self._insert_record(conn, operation_id, worktree_id, unit_id, outcome,
                                        trunk_revision, trunk_revision, conflicts,
                                        conflict_count)

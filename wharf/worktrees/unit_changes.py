@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.errors import UnitStoreUnavailable
 from storage.models import Worktree, WorktreeNodeIntent, WorktreeUnit
-from storage.unitstore import UnitStore
+from storage.unitstore import Applied, UnitStore
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
@@ -28,7 +28,7 @@ from wharf.infra.ids import is_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name
 from wharf.worktrees import access
-from wharf.worktrees.drafts import DraftHead, Drafts
+from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.enums import MergeState, WorktreeUnitSource
 from wharf.worktrees.limits import draft_room
 from wharf.worktrees.reactions import dropped
@@ -57,7 +57,7 @@ def _changed(s: Session, wt: Worktree, unit: WorktreeUnit) -> None:
 
 def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: RequestContext,
                     worktree_id: str, unit_id: str, base_revision: int,
-                    changes: list[Any]) -> DraftHead:
+                    changes: list[Any], *, with_document: bool = False) -> Applied:
     """A draft changeset (same contract as trunk: compare-and-set on the draft
     revision). Only in ``draft``; the unit's merge state goes back to ``pending``. A
     changeset that would grow the draft past its creator's draft quota is refused (409
@@ -80,7 +80,8 @@ def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: Req
                            code=ProblemCode.ACTIVATION_BLOCKED)
         head = Drafts.of(store).apply_draft_changeset(
             worktree_id, unit_id, base_revision, changes, ctx.principal.user_id,
-            max_growth=draft_room(s, store, settings, view.worktree.creator_id))
+            max_growth=draft_room(s, store, settings, view.worktree.creator_id),
+            with_document=with_document)
         _changed(s, view.worktree, row[0])
         audit.record(s, ctx, "worktree.changeset", "worktree", worktree_id,
                      space_id=scope_of(s, view.worktree),
