@@ -41,7 +41,8 @@ CHECKPOINT_MIN_LOG_BYTES = 256 * 1024
 
 #: Replaying stored changesets: they were checked when written, under the limits of
 #: that day; a stored revision is never refused on the way back.
-REPLAY_LIMITS = UnitLimits(max_bytes=2**62, max_ops=2**31, max_depth=2**31)
+REPLAY_LIMITS = UnitLimits(max_bytes=2**62, max_ops=2**31, max_depth=2**31,
+                           owned_values=True)
 
 #: A process behind by more revisions than this reloads from the checkpoint instead.
 MAX_CATCH_UP = 2000

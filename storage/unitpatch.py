@@ -53,6 +53,9 @@ class UnitLimits:
     max_bytes: int = 16 * 1024 * 1024
     max_ops: int = 1000
     max_depth: int = 400
+    #: The changesets' values are the caller's own objects (decoded for one replay of
+    #: stored revisions): inserted as they are instead of as fresh copies.
+    owned_values: bool = False
 
 
 def _clip(value: Any) -> str:
@@ -195,7 +198,8 @@ class _Budget:
                 raise UnitTooLarge(
                     f"The changeset copies more than {self.limits.max_bytes} bytes.",
                     details={"op_index": index, "max_bytes": self.limits.max_bytes})
-        self.check_depth(len(at.parts) + json_text_depth(text), index)
+        if len(at.parts) + len(text) > self.limits.max_depth:  # (depth <= length)
+            self.check_depth(len(at.parts) + json_text_depth(text), index)
         return text
 
     def check_depth(self, depth: int, index: int) -> None:
@@ -388,8 +392,8 @@ def _apply_one(op: ParsedOp, doc: Any, budget: _Budget, journal: Journal) -> Any
     name, raw = op.name, op.raw
     if name in ("add", "replace"):
         text = budget.measure(raw["value"], op.path, op.index, charge=False)
-        doc = (_replace if name == "replace" else _add)(op, doc, json.loads(text),
-                                                        _utf8(text), journal)
+        value = raw["value"] if budget.limits.owned_values else json.loads(text)
+        doc = (_replace if name == "replace" else _add)(op, doc, value, _utf8(text), journal)
         budget.grown += len(text)
         return doc
     if name == "remove":

@@ -17,7 +17,6 @@ primitives of :mod:`storage.unitrows` (each inside the caller's transaction).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +32,7 @@ from sqlalchemy import (
 )
 
 from storage.clock import utcnow
-from storage.db import Database
+from storage.db import Database, json_text, json_value
 from storage.enums import UnitType, values
 from storage.errors import (
     RevisionConflict,
@@ -199,7 +198,7 @@ class UnitStore:
 
     def get(self, unit_id: str) -> Unit | None:
         """The unit with its document (a copy the caller owns)."""
-        found = self._read(unit_id, lambda head: json.loads(json.dumps(head.doc)))
+        found = self._read(unit_id, lambda head: json_value(json_text(head.doc)))
         if found is None:
             return None
         row, doc = found

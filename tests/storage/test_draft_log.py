@@ -223,3 +223,15 @@ def test_a_merge_leaves_the_draft_sharing_trunks_document(store):
                     with_document=True)
     assert json.loads(applied.document_json) == {
         **result.merged, "body": {**result.merged["body"], "e": 3}}
+
+
+@pytest.mark.parametrize("value", ["\ud800 lone", 2**70, -0.0, 1e300, "ü\u2028\x00"])
+def test_values_msgspec_refuses_or_keeps_apart_survive_the_json_columns(store, value):
+    """The JSON columns are (de)serialized by msgspec with the standard library as the
+    fallback: a lone surrogate, a big integer, -0.0 come back as they went in, in a
+    checkpoint and in a replayed revision alike."""
+    store.create_unit("u", "doc", {"type": "doc", "schemaVersion": 1, "body": {"v": value}})
+    store.apply_changeset("u", 0, [{"op": "add", "path": "/body/w", "value": [value]}], "a")
+    body = _other(store).get("u").snapshot["body"]
+    assert body == {"v": value, "w": [value]}
+    assert repr(body["v"]) == repr(value)

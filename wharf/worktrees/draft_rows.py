@@ -5,7 +5,7 @@ compare-and-set that advances it, and replaying its revisions onto a document.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -18,6 +18,10 @@ from storage.unitheads import REPLAY_LIMITS, Head, replay_onto
 from storage.unitpatch import apply_changeset, json_size, parse_changeset
 from storage.unitrows import read_trunk_at
 from storage.unitschema import DRAFT_REVISIONS, DRAFTS
+
+#: Replaying revisions whose changesets the caller stores afterwards (a fast-forward, a
+#: created unit's history): their values are copied in, never shared with the document.
+_REPLAY_COPYING = replace(REPLAY_LIMITS, owned_values=False)
 
 
 class StoredChangeset(Protocol):
@@ -110,8 +114,8 @@ def replay(document: dict[str, Any], revisions: Sequence[StoredChangeset]) -> An
     (a whole-document serialization each)."""
     operations = [op for revision in revisions for op in revision.changeset]
     try:
-        return apply_changeset(document, parse_changeset(operations, REPLAY_LIMITS),
-                               REPLAY_LIMITS, lambda: 0)
+        return apply_changeset(document, parse_changeset(operations, _REPLAY_COPYING),
+                               _REPLAY_COPYING, lambda: 0)
     except StorageError:
         return None
 

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, delete, func, select, tuple_
 
 from storage.clock import utcnow
-from storage.db import Database
+from storage.db import Database, json_text, json_value
 from storage.enums import DraftRevisionKind, DraftSource
 from storage.errors import (
     DraftQuotaExceeded,
@@ -479,9 +479,14 @@ def select_draft(conn: Connection, worktree_id: str, unit_id: str) -> Draft | No
     if row is None:
         return None
     base = shared(conn, unit_id, row.base_revision, row.base_snapshot)
-    # a fork never edited is its base (the same object); otherwise the head is loaded
-    head = base if row.snapshot is SHARED and row.revision == row.snapshot_revision \
-        else draft_document(conn, row).doc
+    if row.snapshot is not SHARED:
+        head = draft_document(conn, row).doc
+    elif row.revision == row.snapshot_revision:  # the base itself (the same object)
+        head = base
+    else:  # the base, copied (not read again), with the draft's revisions since
+        head = forward_draft(conn, worktree_id, unit_id, Head(
+            row.created_at, row.snapshot_revision, json_value(json_text(base)), 0),
+            row.revision).doc
     return Draft(row.worktree_id, row.unit_id, row.unit_type, row.source, row.base_revision,
                  row.base_draft_revision, head, row.revision, row.updated_at, base,
                  row.created_at)
