@@ -124,6 +124,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
             app.add_route("/api/units/{unit_id}", units_res.UnitItem(db, unitstore))
             app.add_route("/api/units/{unit_id}/changesets",
                           units_res.UnitChangesets(db, unitstore))
+            from api.resources import history as history_res
+            history_res.mount(app, db, unitstore, settings)  # trunk history (wharf.history)
 
     if operations is not None and blob_store is not None:
         from api.resources import blobs as blob_res

@@ -49,6 +49,7 @@ from storage.unitheads import (
     editing,
     load_head,
     needs_checkpoint,
+    read_document_at,
 )
 from storage.unitpatch import (
     ChangesetTooLarge,
@@ -253,6 +254,35 @@ class UnitStore:
             with self.db.read() as s:
                 return [Revision(r.unit_id, r.revision, r.changeset, r.author_id, r.origin,
                                  r.created_at) for r in s.connection().execute(query)]
+        return self._guard(run)
+
+    def revisions_before(self, unit_id: str, before: int | None,
+                         limit: int) -> list[Revision]:
+        """The unit's trunk revisions numbered below ``before`` (None: all), newest first,
+        at most ``limit`` (its history, keyset-paged)."""
+        def run() -> list[Revision]:
+            query = select(*REVISIONS.c).where(REVISIONS.c.unit_id == unit_id)
+            if before is not None:
+                query = query.where(REVISIONS.c.revision < before)
+            with self.db.read() as s:
+                return [Revision(r.unit_id, r.revision, r.changeset, r.author_id, r.origin,
+                                 r.created_at) for r in s.connection().execute(
+                    query.order_by(REVISIONS.c.revision.desc()).limit(limit))]
+        return self._guard(run)
+
+    def document_at(self, unit_id: str, revision: int) -> tuple[HeadRow, bytes] | None:
+        """The unit's document as it was at ``revision`` (compact JSON), from the newest
+        checkpoint at or below it and the revisions after that (at most about twice the
+        document read, whatever ``revision``); None when the unit or the revision does not
+        exist."""
+        def run() -> tuple[HeadRow, bytes] | None:
+            with self.db.read() as s:
+                conn = s.connection()
+                row = head_row(conn, unit_id)
+                if row is None or not 0 <= revision <= row.revision:
+                    return None
+                head = read_document_at(conn, row, revision)
+                return None if head is None else (row, encode_document(head.doc))
         return self._guard(run)
 
     def apply_changeset(self, unit_id: str, base_revision: int, changes: list[Any],

@@ -60,6 +60,8 @@ from storage.unitstore import UnitStore
 from wharf.assets.lifecycle import PURGED, delete_assets
 from wharf.deletion import service as deletion
 from wharf.deletion.references import object_key_fields, referenced
+from wharf.identity.placeholder import PLACEHOLDER_ID as PLACEHOLDER_ID  # (re-exported)
+from wharf.identity.placeholder import PLACEHOLDER_NAME as PLACEHOLDER_NAME
 from wharf.identity.service import USER_ACTIVE
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -73,9 +75,6 @@ from wharf.worktrees.drafts import Drafts
 log = logging.getLogger("wharf.accounts.purge")
 
 DELETING = "deleting"
-#: The deleted-account placeholder: owns what others keep of a deleted account's rows.
-PLACEHOLDER_ID = "0" * 32
-PLACEHOLDER_NAME = "~deleted"  # outside USERNAME_PATTERN: nobody registers or logs in as it
 REASON = "account_deleted"
 #: Rounds of one step in one attempt (a tree MAX_TREE_DEPTH deep needs that many; the
 #: next attempt goes on where this one stopped).

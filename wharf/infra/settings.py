@@ -300,6 +300,11 @@ class Settings:
         "changeset to a kept document costs what the changeset changes; a document "
         "larger than this is read from its checkpoint for every changeset (`0`: none kept)",
         ge=0, note="256 MiB")] = 256 * 1024 * 1024
+    history_session_gap: Annotated[float, setting(
+        "`GET /api/units/{unit_id}/revisions?group=session`: consecutive revisions by one "
+        "author at most this many seconds apart form one entry, as document editors "
+        "show history",
+        ge=1.0, le=86400.0, note="5 minutes")] = 300.0
     # the request schema caps a changeset at 10000 operations
     unit_max_changeset_ops: Annotated[int, setting(
         "most operations in one changeset; more is 413 `changeset_too_large` (1–10000)",
