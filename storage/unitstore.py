@@ -24,13 +24,13 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     delete,
-    exists,
     func,
     insert,
     select,
     update,
 )
 
+from storage import unitretention
 from storage.clock import utcnow
 from storage.db import Database, json_text, json_value
 from storage.enums import UnitType, values
@@ -71,7 +71,7 @@ from storage.unitrows import (
     head_row,
     insert_units,
 )
-from storage.unitschema import CHECKPOINTS, DRAFTS, REVISIONS, UNITS, RevisionRow, UnitRow
+from storage.unitschema import CHECKPOINTS, REVISIONS, UNITS, RevisionRow, UnitRow
 
 __all__ = ["ChangesetTooLarge", "InvalidChangeset", "RevisionConflict", "UnitConflict",
            "UnitLimits", "UnitNotFound", "UnitStoreUnavailable", "UnitTooDeep",
@@ -281,7 +281,10 @@ class UnitStore:
                 row = head_row(conn, unit_id)
                 if row is None or not 0 <= revision <= row.revision:
                     return None
-                head = read_document_at(conn, row, revision)
+                try:
+                    head = read_document_at(conn, row, revision)
+                except LookupError:  # its revisions are being pruned (retention)
+                    return None
                 return None if head is None else (row, encode_document(head.doc))
         return self._guard(run)
 
@@ -378,37 +381,24 @@ class UnitStore:
             self.heads.forget(unit_id)
 
     def prune_checkpoints(self, limit: int) -> int:
-        """Delete up to ``limit`` checkpoints no document read needs: those between a
-        unit's first (its creation, or its upgrade to schema version 5) and its newest,
-        except the newest at or below each worktree draft's ``base_revision`` (a fork
-        shares trunk's document at that revision instead of storing it). Returns how many
+        """Delete up to ``limit`` checkpoints no document read needs
+        (:func:`storage.unitretention.prune_checkpoints`); how many went."""
+        return self._guard(lambda: unitretention.prune_checkpoints(self.db, limit))
+
+    def prune_history(self, older_than: datetime, limit: int) -> int:
+        """Delete up to ``limit`` revisions older than ``older_than`` that no document
+        read needs any more (:func:`storage.unitretention.prune_history`); how many
         went."""
-        def run() -> int:
-            earlier = CHECKPOINTS.alias("earlier")
-            first = (select(func.min(earlier.c.revision))
-                     .where(earlier.c.unit_id == CHECKPOINTS.c.unit_id).scalar_subquery())
-            between = CHECKPOINTS.alias("between")
-            needed = exists().where(
-                DRAFTS.c.unit_id == CHECKPOINTS.c.unit_id,
-                DRAFTS.c.base_revision >= CHECKPOINTS.c.revision,
-                ~select(between.c.revision).where(
-                    between.c.unit_id == CHECKPOINTS.c.unit_id,
-                    between.c.revision > CHECKPOINTS.c.revision,
-                    between.c.revision <= DRAFTS.c.base_revision
-                ).correlate(CHECKPOINTS, DRAFTS).exists())
-            with self.db.write() as s:
-                conn = s.connection()
-                keys = conn.execute(
-                    select(CHECKPOINTS.c.unit_id, CHECKPOINTS.c.revision)
-                    .join(UNITS, UNITS.c.id == CHECKPOINTS.c.unit_id)
-                    .where(CHECKPOINTS.c.revision < UNITS.c.checkpoint_revision,
-                           CHECKPOINTS.c.revision > first, ~needed)
-                    .limit(limit)).all()
-                for key in keys:
-                    conn.execute(delete(CHECKPOINTS).where(
-                        CHECKPOINTS.c.unit_id == key.unit_id,
-                        CHECKPOINTS.c.revision == key.revision))
-                return len(keys)
+        return self._guard(lambda: unitretention.prune_history(self.db, older_than, limit))
+
+    def first_revision(self, unit_id: str) -> int | None:
+        """The oldest revision the unit still stores (None: none, never edited or all
+        pruned)."""
+        def run() -> int | None:
+            with self.db.read() as s:
+                found = s.connection().scalar(select(func.min(REVISIONS.c.revision)).where(
+                    REVISIONS.c.unit_id == unit_id))
+                return None if found is None else int(found)
         return self._guard(run)
 
     def unit_ids(self) -> list[str]:

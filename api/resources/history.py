@@ -71,7 +71,8 @@ class UnitRevisions:
         resp.media = RevisionList(
             items=[RevisionEntry(**_entry_fields(e)) for e in page.entries],  # type: ignore[arg-type]
             next_cursor=None if page.next_before is None
-            else encode_cursor(_CURSOR, [str(page.next_before)]))
+            else encode_cursor(_CURSOR, [str(page.next_before)]),
+            pruned_through=page.pruned_through)
 
 
 class UnitRevisionItem:

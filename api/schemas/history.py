@@ -50,6 +50,10 @@ class RevisionEntry(Response):
 class RevisionList(Response):
     items: list[RevisionEntry]
     next_cursor: str | None
+    pruned_through: Annotated[int | None, msgspec.Meta(description=(
+        "Revisions up to this one were pruned by retention (WHARF_HISTORY_RETENTION): "
+        "the document after it is the oldest that reads; null: the whole history is "
+        "here."))] = None
 
 
 class RevisionDetail(RevisionEntry):

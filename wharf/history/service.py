@@ -54,6 +54,8 @@ class Entry:
 class Page:
     entries: list[Entry] = field(default_factory=list)
     next_before: int | None = None
+    #: Revisions up to this one were pruned by retention (None: the whole history).
+    pruned_through: int | None = None
 
 
 def origin_of(stored: dict[str, Any] | None) -> dict[str, Any]:
@@ -86,11 +88,14 @@ def _entry(r: Revision, authors: dict[str, Author]) -> Entry:
                  r.revision, r.created_at)
 
 
-def _readable(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> None:
+def _readable(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str) -> int:
+    """The unit's current revision, if the caller may read it (404 otherwise)."""
     with db.read() as s:
         find_unit(s, ctx, unit_id, Role.VIEWER)
-    if store.head(unit_id) is None:
+    head = store.head(unit_id)
+    if head is None:
         raise NotFound("No such unit.")
+    return head.revision
 
 
 def list_revisions(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str, *,
@@ -98,15 +103,19 @@ def list_revisions(db: Database, store: UnitStore, ctx: RequestContext, unit_id:
     """The unit's revisions newest first, below ``before`` (a cursor's revision), at most
     ``limit`` entries. ``group_gap`` (seconds): consecutive edits by one author at most
     that far apart are one entry (a merge or a restore always stands alone)."""
-    _readable(db, store, ctx, unit_id)
+    head = _readable(db, store, ctx, unit_id)
     if group_gap is None:
         revisions = store.revisions_before(unit_id, before, limit + 1)
         authors = _authors(db, [r.author_id for r in revisions])
         page = Page([_entry(r, authors) for r in revisions[:limit]])
         if len(revisions) > limit:
             page.next_before = revisions[limit - 1].revision
-        return page
-    return _sessions(db, store, unit_id, before, limit, timedelta(seconds=group_gap))
+    else:
+        page = _sessions(db, store, unit_id, before, limit, timedelta(seconds=group_gap))
+    first = store.first_revision(unit_id)
+    pruned = head if first is None else first - 1
+    page.pruned_through = pruned if pruned > 0 else None
+    return page
 
 
 def _sessions(db: Database, store: UnitStore, unit_id: str, before: int | None, limit: int,

@@ -305,6 +305,12 @@ class Settings:
         "author at most this many seconds apart form one entry, as document editors "
         "show history",
         ge=1.0, le=86400.0, note="5 minutes")] = 300.0
+    history_retention: Annotated[int, setting(
+        "trunk revisions older than this many seconds are pruned down to the newest "
+        "checkpoint before that time (the `prune_unit_history` sweep; the document at "
+        "every later revision still reads, `GET …/revisions` says where history starts; "
+        "never below a worktree draft's base); `0` keeps a unit's history for its life",
+        ge=0, note="0: kept")] = 0
     # the request schema caps a changeset at 10000 operations
     unit_max_changeset_ops: Annotated[int, setting(
         "most operations in one changeset; more is 413 `changeset_too_large` (1–10000)",

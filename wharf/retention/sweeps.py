@@ -453,6 +453,24 @@ def prune_unit_checkpoints(ctx: SweepContext) -> dict[str, int]:
     return {"checkpoints": pruned}
 
 
+def prune_unit_history(ctx: SweepContext) -> dict[str, int]:
+    """With ``WHARF_HISTORY_RETENTION`` set, delete trunk revisions older than it down to
+    each unit's newest checkpoint before then (``UnitStore.prune_history``), in bounded
+    batches; nothing otherwise."""
+    if not ctx.settings.history_retention:
+        return {"revisions": 0}
+    older_than = ctx.now - timedelta(seconds=ctx.settings.history_retention)
+    pruned = 0
+    for _ in range(ctx.max_batches):
+        n = ctx.units().prune_history(older_than, ctx.batch_size)
+        pruned += n
+        if n:
+            ctx.batch_done("prune_unit_history", n)
+        if n < ctx.batch_size:
+            break
+    return {"revisions": pruned}
+
+
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
@@ -467,4 +485,5 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "retry_webhook_deliveries": retry_webhook_deliveries,
     "deletion_ledger": deletion_ledger,
     "prune_unit_checkpoints": prune_unit_checkpoints,
+    "prune_unit_history": prune_unit_history,
 }
