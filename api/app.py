@@ -164,6 +164,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
 
     from api.resources import issues as issue_res
     issue_res.mount(app, db)  # team-space issues (wharf.issues)
+    from api.resources import comments as comment_res
+    comment_res.mount(app, db, settings)  # comments on trunk units (wharf.comments)
 
     if extra_routes is not None:
         extra_routes(app)

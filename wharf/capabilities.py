@@ -3,7 +3,7 @@
 A capability registers in lists owned by the engine or by capabilities below it when its
 package is imported: its operation kinds in ``wharf.operations.registry.KINDS``, and its
 reactions to another's event in that capability's hook list (worktrees in
-``trash.PURGE_BLOCKERS``, assets in ``trash.UNITS_PURGED``, issues in
+``trash.PURGE_BLOCKERS``, assets and comments in ``trash.UNITS_PURGED``, issues in
 ``trash.NODES_PURGED``, webhooks in
 ``operations.finish.FINISHED_HOOKS``). A process that imported only the capabilities its
 entry point names would miss some (a worker that purges trash has no reason of its own to
@@ -20,6 +20,7 @@ from __future__ import annotations
 import wharf.accounts
 import wharf.assets
 import wharf.blobs
+import wharf.comments
 import wharf.dashboard
 import wharf.deletion
 import wharf.fsck

@@ -29,6 +29,8 @@ TAGS = {
     "dashboard": "The operator dashboard (WHARF_OPERATORS only): its page, its numbers.",
     "issues": "Team-space issues: #N per space, comments and events, labels, assignees "
               "and node references.",
+    "comments": "Comment threads on trunk units: anchored in the document, replies, a "
+                "solved state and a concurrency generation.",
 }
 
 #: Response headers the server sends, declared once and referenced by name.

@@ -6,6 +6,7 @@ from storage.models.assets import UnitAsset, UnitAssetUpload
 from storage.models.audit import AuditLog
 from storage.models.base import ID, TRACE_CONTEXT_LENGTH, Base
 from storage.models.blobs import BlobResource, BlobUploadSession
+from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
@@ -34,6 +35,7 @@ __all__ = [
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
     "ProcessHeartbeat", "RecentOpen", "Resource", "ScheduleTick", "Space", "SpaceMember",
-    "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitResource", "User", "Webhook",
+    "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",
+    "UnitResource", "User", "Webhook",
     "WebhookDelivery", "Worktree", "WorktreeEvent", "WorktreeNodeIntent", "WorktreeUnit",
 ]

@@ -149,6 +149,7 @@ def test_request_bodies_have_examples_that_validate(make_app):
     """Each example decodes into its request type (the example is the documentation)."""
     from api.schemas import (
         blobs,
+        comments,
         identity,
         issues,
         operations,
@@ -172,7 +173,8 @@ def test_request_bodies_have_examples_that_validate(make_app):
             name = media["schema"]["$ref"].rsplit("/", 1)[1]
             type_ = next(getattr(m, name) for m in (identity, spaces, sharing, trash, recent,
                                                     operations, blobs, worktrees,
-                                                    worktree_merge, webhooks, issues)
+                                                    worktree_merge, webhooks, issues,
+                                                    comments)
                          if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1

@@ -35,7 +35,7 @@ def test_every_process_registers_every_reaction():
     """``wharfd.runtime`` builds every process (API, worker, scheduler, embedded)."""
     assert registered("wharfd.runtime") == {
         "finished": ["wharf.webhooks"],
-        "units_purged": ["wharf.assets.lifecycle"],
+        "units_purged": ["wharf.assets.lifecycle", "wharf.comments.lifecycle"],
         "nodes_purged": ["wharf.issues.labels"],
         "purge_blockers": ["wharf.worktrees.blockers"],
         "worktree_dropped": ["wharf.assets.lifecycle"],

@@ -58,6 +58,7 @@ from storage.models import (
 from storage.results import rowcount
 from storage.unitstore import UnitStore
 from wharf.assets.lifecycle import PURGED, delete_assets
+from wharf.comments import lifecycle as comments
 from wharf.deletion import service as deletion
 from wharf.deletion.references import object_key_fields, referenced
 from wharf.identity.placeholder import PLACEHOLDER_ID as PLACEHOLDER_ID  # (re-exported)
@@ -298,6 +299,7 @@ def _personal_nodes(p: Purge) -> int:
                 BlobResource.resource_id.in_(resources))):
             deletion.schedule(s, key, REASON)
         delete_assets(s, [UnitAsset.unit_id.in_(units)], PURGED, p.n)
+        comments.delete_for_units(s, units)  # others' comments on these units too
         s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(resources)))
         s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(resources)))
         s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(resources)))
@@ -335,7 +337,9 @@ def _handed_over(p: Purge) -> int:
                           (Issue.__table__, "author_user_id"),
                           (Issue.__table__, "closed_by_user_id"),
                           (IssueComment.__table__, "author_user_id"),
-                          (IssueEvent.__table__, "actor_user_id")):
+                          (IssueEvent.__table__, "actor_user_id"),
+                          # comments on units: they stay, by "~deleted"
+                          *comments.AUTHORED):
         pk = table.c.id
         with p.db.write() as s:
             ids = list(s.scalars(select(pk).where(table.c[column] == p.user_id).limit(p.n)))

@@ -139,6 +139,12 @@ class ProblemCode(StrEnum):
     NODE_REF_LIMIT = "node_ref_limit"
     NODE_IN_OTHER_SPACE = "node_in_other_space"
     NODE_TRASHED = "node_trashed"
+    # comments on trunk units (wharf/comments)
+    COMMENT_CONFLICT = "comment_conflict"
+    COMMENT_TOO_LONG = "comment_too_long"
+    ANCHOR_TOO_LARGE = "anchor_too_large"
+    COMMENT_THREAD_LIMIT = "comment_thread_limit"
+    COMMENT_REPLY_LIMIT = "comment_reply_limit"
     # quotas (wharf/operations/quotas.py)
     QUOTA_EXCEEDED = "quota_exceeded"
     # account deletion (wharf/accounts/service.py)
@@ -158,7 +164,7 @@ STATUS: dict[str, int] = {
         _C.MALFORMED_JSON, _C.MALFORMED_REQUEST, _C.PARENT_IN_OTHER_SPACE, _C.SIZE_MISMATCH,
         _C.UNIT_TOO_DEEP, _C.UNKNOWN_CONFLICT_PATH, _C.UNKNOWN_KIND, _C.VALIDATION_FAILED,
         _C.NOT_A_UNIT, _C.NOT_LOCAL_UNIT, _C.OUTSIDE_TEAM_SPACE, _C.WEBHOOK_URL_REFUSED,
-        _C.WEBHOOK_LIMIT), 400),
+        _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG), 400),
     **dict.fromkeys((
         _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_TOKEN, _C.NO_SESSION,
         _C.UNAUTHENTICATED), 401),
@@ -181,13 +187,13 @@ STATUS: dict[str, int] = {
         _C.WORKTREE_STATE, _C.UNIT_ALREADY_ADDED, _C.WORKTREE_UNIT_LIMIT, _C.NOT_BLOCKED,
         _C.UNIT_MISSING, _C.ISSUE_STATE, _C.LABEL_NAME_TAKEN, _C.LABEL_LIMIT,
         _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
-        _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED),
-        409),
+        _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
+        _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT), 409),
     _C.DRAFT_PURGED: 410,
     _C.LENGTH_REQUIRED: 411,
     _C.PRECONDITION_FAILED: 412,
-    **dict.fromkeys((_C.ASSET_TOO_LARGE, _C.CHANGESET_TOO_LARGE, _C.PAYLOAD_TOO_LARGE,
-                     _C.UNIT_TOO_LARGE), 413),
+    **dict.fromkeys((_C.ANCHOR_TOO_LARGE, _C.ASSET_TOO_LARGE, _C.CHANGESET_TOO_LARGE,
+                     _C.PAYLOAD_TOO_LARGE, _C.UNIT_TOO_LARGE), 413),
     _C.URI_TOO_LONG: 414,
     _C.UNSUPPORTED_MEDIA_TYPE: 415,
     _C.RANGE_NOT_SATISFIABLE: 416,

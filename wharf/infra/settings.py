@@ -221,6 +221,12 @@ class Settings:
         "an addition, a new unit or a draft changeset that would go past it is refused "
         "with 409 `draft_quota_exceeded`, nothing stored",
         ge=1, note="512 MiB")] = 512 * 1024 * 1024
+    comment_max_threads_per_unit: Annotated[int, setting(
+        "comment threads one unit may have; one more is refused with 409 "
+        "`comment_thread_limit`", ge=1, le=1_000_000)] = 10000
+    comment_max_replies_per_thread: Annotated[int, setting(
+        "replies one comment thread may have (its first comment aside); one more is "
+        "refused with 409 `comment_reply_limit`", ge=1, le=100_000)] = 1000
     merge_max_conflicts: Annotated[int, setting(
         "conflicts a worktree merge records per unit (its `conflict_count` keeps the true "
         "number; the same list found again by a re-merge is not stored again); a rebase "
