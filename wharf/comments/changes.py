@@ -44,7 +44,7 @@ def _comment(s: Session, ctx: RequestContext,
 
 
 def _conflict(what: str, current: int | None) -> Conflict:
-    return Conflict(f"The {what} changed since generation you sent; read it again.",
+    return Conflict(f"The {what} changed since the generation you sent; read it again.",
                     code="comment_conflict", details={"generation": current})
 
 
