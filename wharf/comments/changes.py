@@ -23,7 +23,7 @@ from wharf.comments.records import (
     record,
     thread_views,
 )
-from wharf.comments.threads import _bump
+from wharf.comments.threads import bump_thread
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import Conflict, NotFound
@@ -58,7 +58,7 @@ def edit_comment(s: Session, ctx: RequestContext, comment_id: str, body: object,
                               .values(body=text, generation=C.generation + 1, updated_at=now)
                               .execution_options(synchronize_session=False))):
         raise _conflict("comment", s.scalar(select(C.generation).where(C.id == comment.id)))
-    _bump(s, comment.thread_id, now)
+    bump_thread(s, comment.thread_id, now)
     s.refresh(comment)
     record(s, ctx, acc, "comment.edit", "comment", comment.id, thread_id=comment.thread_id,
            generation=comment.generation)
@@ -95,7 +95,7 @@ def delete_comment(s: Session, ctx: RequestContext, comment_id: str) -> None:
         s.execute(delete(T).where(T.id == comment.thread_id)
                   .execution_options(synchronize_session=False))
     else:
-        _bump(s, comment.thread_id, utcnow())
+        bump_thread(s, comment.thread_id, utcnow())
         s.execute(delete(C).where(C.id == comment.id)
                   .execution_options(synchronize_session=False))
         replies = 0

@@ -84,7 +84,7 @@ def add_comment(s: Session, ctx: RequestContext, unit_id: str, limits: Limits, *
         thread, action = comment_id, "comment.create"
     else:
         thread = thread_in(s, thread_id, acc.unit.unit_id).id
-        _bump(s, thread, now)
+        bump_thread(s, thread, now)
         # The first comment is not a reply.
         if _count(s, UnitComment, UnitComment.thread_id == thread) > limits.replies_per_thread:
             raise Conflict(f"A thread has at most {limits.replies_per_thread} replies.",
@@ -100,7 +100,7 @@ def add_comment(s: Session, ctx: RequestContext, unit_id: str, limits: Limits, *
     return comment_view(s, comment)
 
 
-def _bump(s: Session, thread_id: str, now: datetime) -> None:
+def bump_thread(s: Session, thread_id: str, now: datetime) -> None:
     """The thread's generation + 1 (and its row lock on PostgreSQL); 404 when it is gone."""
     if not rowcount(s.execute(update(T).where(T.id == thread_id)
                               .values(generation=T.generation + 1, updated_at=now)
