@@ -9,9 +9,17 @@ anonymous reader only lists. A refused write changes nothing."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import update
 
+from storage.models import Space
 from tests.comments.support import comments, new_unit, reply, solved, start
-from tests.support.foundation import add_member, make_node, row_counts, team_space
+from tests.support.foundation import (
+    add_member,
+    assert_problem,
+    make_node,
+    row_counts,
+    team_space,
+)
 
 OPENER = dict(list=200, create=201, reply=201, solve=200, edit_own=200, edit_other=403,
               delete_own=204, delete_other=403)
@@ -40,7 +48,7 @@ class Scene:
         self.alice = alice = world.user("alice")
         self.users = {n: world.user(n) for n in ("ann", "edd", "vic", "rem", "gre", "grv",
                                                  "lnk", "out")}
-        team = team_space(alice, "Team")["id"]
+        self.team = team = team_space(alice, "Team")["id"]
         public = team_space(alice, "Public")["id"]
         assert alice.patch(f"/api/spaces/{public}", json={"public_read": True}).status_code == 200
         for name, role in (("ann", "admin"), ("edd", "editor"), ("vic", "viewer"),
@@ -131,4 +139,23 @@ def test_refused_writes_change_nothing(scene, db):
     vic = scene.client("vic")  # can open, but may not edit or delete alice's
     vic.patch(f"/api/comments/{theirs['id']}", json={"body": "x", "generation": 1})
     vic.delete(f"/api/comments/{theirs['id']}")
+    assert row_counts(db) == before
+
+
+def test_a_read_only_team_space_is_listed_and_takes_no_comments(scene, db):
+    """Its owner's account was deleted and no admin took it over (docs/accounts.md)."""
+    unit = scene.units["team"]
+    theirs = start(scene.alice, unit)
+    with db.write() as s:
+        s.execute(update(Space).where(Space.id == scene.team).values(read_only=True))
+    edd = scene.client("edd")
+    assert edd.get(comments(unit)).status_code == 200
+    before = row_counts(db)
+    for r in (edd.post(comments(unit), json={"anchor": {}, "body": "x"}),
+              edd.post(comments(unit), json={"thread_id": theirs["thread_id"], "body": "x"}),
+              edd.put(solved(theirs["thread_id"]), json={"solved": True, "generation": 1}),
+              scene.alice.patch(f"/api/comments/{theirs['id']}",
+                                json={"body": "x", "generation": 1}),
+              scene.alice.delete(f"/api/comments/{theirs['id']}")):
+        assert_problem(r, 403, "space_read_only")
     assert row_counts(db) == before

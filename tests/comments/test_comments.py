@@ -192,3 +192,27 @@ def test_twenty_concurrent_solves_with_one_generation_make_exactly_one_change(wo
     listed = alice.get(comments(unit)).json["items"][0]
     assert listed["solved"] is True and listed["generation"] == 2
     assert len(audit_rows(db, action="comment_thread.solve")) == 1
+
+
+@pytest.mark.both_databases  # what each database's JSON and text columns take
+def test_text_the_databases_cannot_store_is_refused_and_anchors_round_trip(doc, db):
+    alice, unit = doc
+    before = row_counts(db)
+    for anchor in ({"k": "\ud800"}, {"\ud800": 1}):  # refused as the body is read
+        assert_problem(alice.post(comments(unit), json={"anchor": anchor, "body": "hi"}),
+                       400, "malformed_json")
+    assert_problem(alice.post(comments(unit), json={"anchor": {}, "body": "a\x00"}), 400,
+                   "validation_failed")
+    assert row_counts(db) == before
+    # NUL inside an anchor is JSON text like any other (escaped): kept and given back
+    anchor = {"k": "a\x00b", "a\x00": [1, "\x00"]}
+    start(alice, unit, anchor=anchor)
+    assert alice.get(comments(unit)).json["items"][0]["anchor"] == anchor
+
+
+def test_worktree_routes_have_no_comments(doc):
+    alice, unit = doc
+    for path in (f"/api/worktrees/{'0' * 31}1/units/{unit}/comments",
+                 f"/api/worktrees/{'0' * 31}1/comments"):
+        assert alice.get(path).status_code == 404
+        assert alice.post(path, json={"anchor": {}, "body": "x"}).status_code in (404, 405)
