@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,9 +60,10 @@ class HeadMoved(RevisionConflict):
 @dataclass
 class Head:
     """A document at one revision of one incarnation of a unit (``created_at``: a unit
-    deleted and created again under its id is another incarnation)."""
+    deleted and created again under its id is another incarnation; a worktree draft's
+    also names its base revision, which a rebase or a merge moves)."""
 
-    incarnation: datetime
+    incarnation: Hashable
     revision: int
     doc: dict[str, Any]
     size: int
@@ -229,7 +230,7 @@ def load_head(conn: Connection, row: HeadRow, cached: Head | None) -> Head:
                  lambda: read_document(conn, row))
 
 
-def reuse(cached: Head | None, incarnation: datetime, revision: int,
+def reuse(cached: Head | None, incarnation: Hashable, revision: int,
           checkpoint_revision: int, catch_up: Callable[[Head], Head],
           load: Callable[[], Head]) -> Head:
     """The document at ``revision`` of ``incarnation`` (a trunk unit's, a draft's):

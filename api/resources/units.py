@@ -181,8 +181,11 @@ class UnitChangesets:
                  description="What a client holding revision `after` applies, in order, to "
                              "reach the current revision (each as it was posted or merged): "
                              "keyset pages of at most `limit`; `next_after` is the `after` "
-                             "of the next page (null on the last). Readers of the unit.",
-                 query=ChangesetQuery, responses={200: ChangesetList}, auth="optional")
+                             "of the next page (null on the last). Readers of the unit. "
+                             "410 `history_pruned` when history retention deleted some of "
+                             "them: read the unit again.",
+                 query=ChangesetQuery, responses={200: ChangesetList}, auth="optional",
+                 problems=(410,))
     def on_get(self, req: falcon.Request, resp: falcon.Response, unit_id: str) -> None:
         q = contract.read_query(req, ChangesetQuery)
         revisions = units.read_changesets(self.db, self.store, req.context.ctx, unit_id,

@@ -89,6 +89,14 @@ def test_old_history_is_pruned_to_a_checkpoint_and_later_revisions_still_read(
         assert alice.get(f"/api/units/{unit_id}/revisions/{n}").status_code == 404
     listing = alice.get(f"/api/units/{unit_id}/revisions", params={"limit": "200"}).json
     assert listing["pruned_through"] == cut
+    # a client catching up from a pruned revision is told so, never given a page with a hole
+    r = alice.get(f"/api/units/{unit_id}/changesets", params={"after": "5"})
+    assert r.status_code == 410 and r.json["code"] == "history_pruned", r.text
+    assert r.json["details"] == {"pruned_through": cut}
+    r = alice.get(f"/api/units/{unit_id}/changesets", params={"after": str(cut), "limit": "2"})
+    assert [i["revision"] for i in r.json["items"]] == [cut + 1, cut + 2]
+    assert alice.get(f"/api/units/{unit_id}/changesets",
+                     params={"after": "85"}).json["items"] == []
     assert listing["items"][-1]["revision"] == cut + 1
     # edits go on
     _edits(alice, unit_id, 1, start=85)

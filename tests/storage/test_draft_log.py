@@ -235,3 +235,30 @@ def test_values_msgspec_refuses_or_keeps_apart_survive_the_json_columns(store, v
     body = _other(store).get("u").snapshot["body"]
     assert body == {"v": value, "w": [value]}
     assert repr(body["v"]) == repr(value)
+
+
+def test_a_merge_that_moves_the_base_drops_a_kept_head_equal_only_by_value(store):
+    """Review finding: the draft adds ``1``, trunk adds ``1.0`` at the same path; the merge
+    (equal by the merge's JSON equality) writes no draft revision but leaves the draft on
+    trunk's merged document. The process that kept the draft's head must not go on
+    serving its own bytes: its next changeset answers what a cold process reads."""
+    from wharf.worktrees import merge as three_way
+    from wharf.worktrees.records import MergeRecords
+    drafts = Drafts.of(store)
+    store.create_unit("u", "doc")
+    drafts.fork(WT, "u")
+    _edit(drafts, "u", 0, [{"op": "add", "path": "/body/a", "value": 1}])
+    _edit(drafts, "u", 1, [{"op": "add", "path": "/body/d", "value": 2}])
+    store.apply_changeset("u", 0, [{"op": "add", "path": "/body/a", "value": 1.0}], "x")
+    draft, trunk = drafts.get_draft(WT, "u"), store.get("u")
+    result = three_way.merge(draft.base_snapshot, trunk.snapshot, draft.snapshot)
+    sync = three_way.diff(draft.snapshot, result.merged)
+    assert sync == []  # equal by value: no merge_sync revision
+    MergeRecords.of(store).commit_merge(
+        "op1", WT, "u", expected_trunk_revision=1, expected_draft_revision=2,
+        changeset=result.patch, snapshot=result.merged, draft_changeset=sync,
+        author_id="alice")
+    applied = _edit(drafts, "u", 2, [{"op": "add", "path": "/body/e", "value": 3}],
+                    with_document=True)
+    assert applied.document_json == json.dumps(_cold(store, "u"), separators=(",", ":")).encode()
+    assert json.loads(applied.document_json)["body"] == {"a": 1.0, "d": 2, "e": 3}

@@ -150,6 +150,8 @@ class ProblemCode(StrEnum):
     # account deletion (wharf/accounts/service.py)
     ACCOUNT_DELETED = "account_deleted"
     REAUTHENTICATION_REQUIRED = "reauthentication_required"
+    # a unit's history (wharf/units/service.py, wharf/history)
+    HISTORY_PRUNED = "history_pruned"
 
 
 _C = ProblemCode
@@ -190,6 +192,7 @@ STATUS: dict[str, int] = {
         _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
         _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT), 409),
     _C.DRAFT_PURGED: 410,
+    _C.HISTORY_PRUNED: 410,
     _C.LENGTH_REQUIRED: 411,
     _C.PRECONDITION_FAILED: 412,
     **dict.fromkeys((_C.ANCHOR_TOO_LARGE, _C.ASSET_TOO_LARGE, _C.CHANGESET_TOO_LARGE,

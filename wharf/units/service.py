@@ -12,7 +12,7 @@ from storage.unitpatch import UnitLimits
 from storage.unitstore import Applied, Revision, UnitStore
 from wharf.infra import audit
 from wharf.infra.context import RequestContext
-from wharf.infra.errors import NotFound, ValidationFailed
+from wharf.infra.errors import NotFound, ValidationFailed, WharfError
 from wharf.infra.settings import Settings
 from wharf.units.resources import find_unit
 
@@ -51,15 +51,33 @@ def read_unit(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
     return UnitView(found[0], found[1], res.id, node.id)
 
 
+class HistoryPruned(WharfError):
+    """The changesets after the reader's revision are partly gone (history retention,
+    ``WHARF_HISTORY_RETENTION``): catching up from them is impossible; read the unit
+    again (``details.pruned_through``: the newest revision pruned)."""
+
+    status = 410
+    code = "history_pruned"
+    title = "History pruned"
+
+
 def read_changesets(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
                     after: int, limit: int) -> list[Revision]:
     """The unit's revisions after ``after``, oldest first, at most ``limit`` (view right):
-    what a reader holding revision ``after`` applies to catch up."""
+    what a reader holding revision ``after`` applies to catch up; :class:`HistoryPruned`
+    when retention deleted some of them (never a page with a hole)."""
     with db.read() as s:
         find_unit(s, ctx, unit_id, Role.VIEWER)
-    if store.head(unit_id) is None:
+    head = store.head(unit_id)
+    if head is None:
         raise NotFound("No such unit.")
-    return store.revisions(unit_id, after=after, limit=limit)
+    revisions = store.revisions(unit_id, after=after, limit=limit)
+    if after < head.revision and (not revisions or revisions[0].revision != after + 1):
+        first = store.first_revision(unit_id)
+        pruned = head.revision if first is None else first - 1
+        raise HistoryPruned(f"Revisions up to {pruned} were pruned; read the unit again.",
+                            details={"pruned_through": pruned})
+    return revisions
 
 
 def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,

@@ -76,12 +76,20 @@ DOCUMENT_COLUMNS = (DRAFTS.c.worktree_id, DRAFTS.c.unit_id, DRAFTS.c.base_revisi
                     DRAFTS.c.snapshot_bytes, DRAFTS.c.created_at)
 
 
+def draft_incarnation(row: Any) -> tuple[datetime, int]:
+    """What a kept draft head is valid for besides its revision: the draft (removed and
+    added again, it is another) and its base revision (a rebase, a merge or a sync sets
+    a new base, and the head may then be trunk's document, equal to the kept one by the
+    merge's equality but not in every byte)."""
+    return row.created_at, int(row.base_revision)
+
+
 def draft_document(conn: Connection, row: Any) -> Head:
     """The draft head's document (a copy the caller owns) at the draft's revision: its
     stored checkpoint (``snapshot``, trunk's document while :data:`SHARED`) at
     ``snapshot_revision`` with the draft revisions after it applied. ``row`` has
     :data:`DOCUMENT_COLUMNS`."""
-    head = Head(row.created_at, row.snapshot_revision,
+    head = Head(draft_incarnation(row), row.snapshot_revision,
                 shared(conn, row.unit_id, row.base_revision, row.snapshot), 0)
     forward_draft(conn, row.worktree_id, row.unit_id, head, row.revision)
     head.size = int(row.snapshot_bytes)  # (the replay tracked the difference only)

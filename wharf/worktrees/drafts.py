@@ -58,6 +58,7 @@ from wharf.worktrees.draft_rows import (
     advance_draft,
     check_draft_revision,
     draft_document,
+    draft_incarnation,
     draft_is,
     draft_key,
     forward_draft,
@@ -120,7 +121,7 @@ _DRAFT_HEAD_COLUMNS = (*DOCUMENT_COLUMNS, DRAFTS.c.unit_type, DRAFTS.c.source,
                        DRAFTS.c.base_draft_revision, DRAFTS.c.updated_at)
 #: A draft's row without its documents: what a changeset reads when its head is cached.
 _DRAFT_LOG_COLUMNS = (DRAFTS.c.unit_type, DRAFTS.c.revision, DRAFTS.c.snapshot_revision,
-                      DRAFTS.c.log_bytes, DRAFTS.c.created_at)
+                      DRAFTS.c.log_bytes, DRAFTS.c.created_at, DRAFTS.c.base_revision)
 
 
 
@@ -329,7 +330,8 @@ class Drafts:
                             f"revision {row.revision}",
                             details={"current_revision": row.revision})
                     head = edit.load(reuse(
-                        edit.cached, row.created_at, row.revision, row.snapshot_revision,
+                        edit.cached, draft_incarnation(row), row.revision,
+                        row.snapshot_revision,
                         lambda cached: forward_draft(conn, worktree_id, unit_id, cached,
                                                      row.revision),
                         lambda: draft_document(conn, conn.execute(
@@ -350,7 +352,7 @@ class Drafts:
                     revision = advance_draft(conn, worktree_id, unit_id, base_revision,
                                              [(changes, author_id, DraftRevisionKind.EDIT)],
                                              values, now)
-                edit.committed = Head(row.created_at, revision, doc, size)
+                edit.committed = Head(draft_incarnation(row), revision, doc, size)
                 document = encode_document(doc) if with_document else None
             return Applied(unit_id, row.unit_type, revision, now, document)
         return guard(run)
@@ -485,7 +487,7 @@ def select_draft(conn: Connection, worktree_id: str, unit_id: str) -> Draft | No
         head = base
     else:  # the base, copied (not read again), with the draft's revisions since
         head = forward_draft(conn, worktree_id, unit_id, Head(
-            row.created_at, row.snapshot_revision, json_value(json_text(base)), 0),
+            draft_incarnation(row), row.snapshot_revision, json_value(json_text(base)), 0),
             row.revision).doc
     return Draft(row.worktree_id, row.unit_id, row.unit_type, row.source, row.base_revision,
                  row.base_draft_revision, head, row.revision, row.updated_at, base,

@@ -366,7 +366,9 @@ def merge(base: JSON, trunk: JSON, draft: JSON, *,
     """Three-way merge of ``draft`` (forked from ``base``) into ``trunk`` (§8.3).
     ``touched``: the paths outside which the three are known equal
     (:func:`wharf.worktrees.touched.touched_paths` of both sides' revisions): only those
-    are walked, with the same result as a walk of everything.
+    are walked, with the same patch, conflicts and counts as a walk of everything and a
+    merged document equal to its (an object the draft re-created keeps trunk's key order:
+    the order a reader replaying the patch onto trunk gets).
 
     ``merge(b, b, d).merged == d``, ``merge(b, t, b).merged == t`` (patch empty), and
     swapping trunk and draft gives the same conflict paths. The inputs are not modified.

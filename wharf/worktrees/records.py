@@ -51,6 +51,7 @@ from storage.unitschema import DRAFTS, MERGE_RECORDS
 from storage.unitstore import UnitStore
 from wharf.worktrees.draft_rows import (
     DOCUMENT_COLUMNS,
+    SHARED,
     advance_draft,
     check_draft_revision,
     draft_document,
@@ -324,9 +325,11 @@ class MergeRecords:
                 after = self._create_from_draft(conn, worktree_id, operation_id, unit_id,
                                                 draft.unit_type, draft.base_snapshot,
                                                 snapshot, draft.base_draft_revision)
-            advance_draft(conn, worktree_id, unit_id, draft.revision, [],
-                           {"base_snapshot": head, "base_revision": after}, utcnow(),
-                           rebased=True)
+            values = {"base_snapshot": head, "base_revision": after}
+            if draft.snapshot is SHARED:  # (a local draft never is) it would move too
+                values["snapshot"] = snapshot
+            advance_draft(conn, worktree_id, unit_id, draft.revision, [], values, utcnow(),
+                          rebased=True)
             return self._insert_record(conn, operation_id, worktree_id, unit_id,
                                        MergeOutcome.CREATED, before, after)
         return self._commit(operation_id, unit_id, work)
