@@ -240,3 +240,40 @@ def test_a_deleted_authors_revisions_show_the_placeholder(world, worker):
             break
         time.sleep(0.2)
     assert author == {"id": PLACEHOLDER_ID, "username": PLACEHOLDER_NAME}
+
+
+def test_a_merged_worktree_appears_in_history_with_its_origin(world, worker):
+    """A worktree merge's trunk revisions name the worktree and the merge operation; a
+    draft's own edits never show up in trunk's history before the merge."""
+    from tests.engine.test_operations import wait_done
+    from tests.worktrees.test_worktree_merge import merge, ready
+    from tests.worktrees.test_worktree_units import add, edit
+    from tests.worktrees.test_worktrees import create
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    doc = _doc(alice, sp, node(alice, sp, "F"))
+    unit_id = doc["unit_id"]
+    _edit(alice, unit_id, 0, "title", "A")
+    wt = create(alice, name="History")["id"]
+    add(alice, wt, source="trunk", resource_id=doc["resource_id"])
+    r = edit(alice, wt, unit_id, 0, [{"op": "add", "path": "/body/from_draft", "value": 1}])
+    assert r.status_code == 200, r.text
+    assert [i["revision"] for i in alice.get(
+        f"/api/units/{unit_id}/revisions").json["items"]] == [1]
+    _edit(alice, unit_id, 1, "trunk_side", 2)  # trunk moved: a real three-way merge
+    ready(alice, wt)
+    r = merge(alice, wt)
+    assert r.status_code == 202, r.text
+    done = wait_done(alice, r.json["id"])
+    assert done["status"] == "completed", done
+    newest = alice.get(f"/api/units/{unit_id}/revisions").json["items"][0]
+    assert newest["revision"] == 3
+    assert newest["origin"] == {"kind": "merge", "worktree_id": wt,
+                                "operation_id": r.json["id"]}
+    assert newest["author"]["username"] == "alice"
+    change = alice.get(f"/api/units/{unit_id}/revisions/3").json["changes"]
+    assert change == [{"op": "add", "path": "/body/from_draft", "value": 1}]
+    # grouped, the merge stands alone beside alice's own edits
+    grouped = alice.get(f"/api/units/{unit_id}/revisions",
+                        params={"group": "session"}).json["items"]
+    assert [(g["first_revision"], g["revision"]) for g in grouped] == [(3, 3), (1, 2)]
