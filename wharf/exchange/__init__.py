@@ -1,0 +1,2 @@
+"""Office exchange (issue 38): the unit formats a front end opens (:mod:`.formats`), imports
+of Office files into units and exports of units to Office files, as worker jobs."""
