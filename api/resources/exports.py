@@ -8,7 +8,7 @@ from api import contract
 from api.content import send_content
 from api.resources.blobs import DOWNLOAD, READ_HEADERS, head_answers
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
-from api.schemas.exports import ExportRequest
+from api.schemas.operations import ExportRequest
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore

@@ -32,7 +32,6 @@ def upgrade() -> None:
         sa.Column('sha256', sa.String(length=64), nullable=False),
         sa.Column('created_at', TIME, nullable=False),
         sa.Column('expires_at', TIME, nullable=False),
-        sa.ForeignKeyConstraint(['owner_id'], ['users.id']),
         sa.PrimaryKeyConstraint('id'),
         sa.UniqueConstraint('object_key'),
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, String
+from sqlalchemy import BigInteger, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
@@ -22,7 +22,9 @@ class Export(Base):
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     unit_id: Mapped[str] = mapped_column(ID, index=True)
-    owner_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id"), index=True)
+    # No foreign key: an account deletion removes the user row while their exports may
+    # still be waiting for expiry, which deletes the row and queues its object.
+    owner_id: Mapped[str] = mapped_column(ID, index=True)
     format: Mapped[str] = mapped_column(String(16))
     filename: Mapped[str] = mapped_column(String(255))
     object_key: Mapped[str] = mapped_column(String(255), unique=True)

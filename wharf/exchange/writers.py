@@ -116,7 +116,7 @@ def _format_props(style: dict[str, Any]) -> dict[str, Any]:
 
 def write_xlsx(body: dict[str, Any], path: str) -> None:
     """The workbook, every sheet, in constant-memory mode (each sheet's rows in order)."""
-    import xlsxwriter
+    import xlsxwriter  # loaded on first use: only a worker that exports needs it
 
     wb = xlsxwriter.Workbook(path, {"constant_memory": True, "strings_to_numbers": False,
                                     "strings_to_formulas": False, "strings_to_urls": False})
@@ -224,7 +224,7 @@ DOCX_STYLES: Final[dict[int, str]] = {
 
 def write_docx(body: dict[str, Any], path: str) -> None:
     """Each paragraph with its named style, its runs bold/italic as styled."""
-    import docx
+    import docx  # loaded on first use (as xlsxwriter)
 
     d = docx.Document()
     d.core_properties.title = str(body.get("title") or "")[:255]
@@ -241,8 +241,9 @@ def write_docx(body: dict[str, Any], path: str) -> None:
 
 def write_pptx(body: dict[str, Any], path: str) -> None:
     """One slide per page: its title, then its text boxes top to bottom."""
+    # loaded on first use (as xlsxwriter)
     import pptx
-    from pptx.util import Emu
+    from pptx.util import Emu  # (with pptx)
 
     deck = pptx.Presentation()
     deck.core_properties.title = str(body.get("title") or "")[:255]
