@@ -232,6 +232,7 @@ def test_a_format_that_does_not_fit_is_400_and_records_nothing(env):
     assert alice.get("/api/operations").json["items"][0]["kind"] == "create_resource"
 
 
+@pytest.mark.both_databases
 def test_the_same_key_replays_the_same_export(env):
     alice = env.world.user("alice")
     unit_id = make_unit(alice, "sheet", "Budget", WORKBOOK)
@@ -266,6 +267,7 @@ def test_the_export_is_read_at_its_submitted_revision(env):
     assert [p.text for p in d.paragraphs] == ["one"]
 
 
+@pytest.mark.both_databases
 def test_ranges_etags_and_the_right_rechecked_on_every_download(env):
     alice, bob = env.world.user("alice"), env.world.user("bob")
     r = alice.post("/api/spaces", json={"name": "Team", "type": "team"})
@@ -291,6 +293,7 @@ def test_ranges_etags_and_the_right_rechecked_on_every_download(env):
     assert bob.get(url, headers={"Range": "bytes=0-9"}).status_code == 404
 
 
+@pytest.mark.both_databases
 def test_an_expired_export_is_swept_deleted_from_the_store_and_404(env):
     alice = env.world.user("alice")
     unit_id = make_unit(alice, "doc", "Plan", F.document("Plan", [([("x", {})], 1)]))
