@@ -22,7 +22,7 @@ from python_calamine import CalamineWorkbook
 from sqlalchemy import select
 
 from storage.blobstore import BlobNotFound, FileBlobStore
-from storage.models import Export, ObjectDeletionJob
+from storage.models import DeletionRecord, Export, ObjectDeletionJob, Operation
 from tests.conftest import World
 from tests.engine.test_operations import wait_done
 from wharf.deletion import service as deletion
@@ -179,6 +179,10 @@ def test_csv_exports_one_sheet_utf8_by_id_or_name(env):
                    headers={"Idempotency-Key": key()})
     op = wait_done(alice, r.json["id"])
     assert op["status"] == "failed" and op["error"]["code"] == "validation_failed"
+    # whatever it may have stored was queued for deletion (the deletion ledger says why)
+    with env.db.read() as s:
+        assert s.scalar(select(DeletionRecord.reason).where(
+            DeletionRecord.subject == f"exports/{op['id']}")) == "export_failed"
 
 
 def test_a_doc_exports_to_docx_with_styles_and_runs(env):
@@ -313,3 +317,37 @@ def test_an_expired_export_is_swept_deleted_from_the_store_and_404(env):
         env.store.head(object_key)
     assert env.sweep("expire_exports", later=env.settings.export_ttl + 1) == {"expired": 0}
     assert "expire_exports" in {s.name for s in schedules(env.settings)}
+
+
+def test_a_retry_overwrites_the_same_object(env):
+    alice = env.world.user("alice")
+    unit_id = make_unit(alice, "sheet", "Budget", WORKBOOK)
+    op = export(alice, unit_id, "csv")
+    handler = env.components.handlers["export_unit"]
+    with env.db.read() as s:
+        row = s.get(Operation, op["id"])
+    handler.perform(row)  # as a redelivery after a crash would
+    handler.perform(row)
+    assert list(env.store.list_keys("exports/")) == [f"exports/{op['id']}"]
+    assert env.store.head(f"exports/{op['id']}").size == op["result"]["size"]
+
+
+def test_a_view_right_lost_while_queued_fails_the_export(env):
+    alice, bob = env.world.user("alice"), env.world.user("bob")
+    space = alice.post("/api/spaces", json={"name": "Team", "type": "team"}).json["id"]
+    assert alice.put(f"/api/spaces/{space}/members/{bob.user_id}",
+                     json={"role": "viewer"}).status_code == 201
+    unit_id = make_unit(alice, "doc", "Plan", F.document("Plan", [([("x", {})], 1)]),
+                        space_id=space)
+    env.worker.stop(timeout=5000)
+    r = bob.post(f"/api/units/{unit_id}/exports", json={"format": "docx"},
+                 headers={"Idempotency-Key": key()})
+    assert r.status_code == 202
+    assert alice.delete(f"/api/spaces/{space}/members/{bob.user_id}").status_code == 204
+    env.worker = dramatiq.Worker(env.components.broker, worker_threads=2, worker_timeout=50)
+    env.worker.start()
+    op = wait_done(bob, r.json["id"])
+    assert op["status"] == "failed" and op["error"]["code"] == "permission_revoked"
+    assert list(env.store.list_keys("exports/")) == []
+    with env.db.read() as s:
+        assert s.scalars(select(Export)).all() == []
