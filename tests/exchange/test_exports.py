@@ -351,3 +351,29 @@ def test_a_view_right_lost_while_queued_fails_the_export(env):
     assert list(env.store.list_keys("exports/")) == []
     with env.db.read() as s:
         assert s.scalars(select(Export)).all() == []
+
+
+def test_odd_documents_still_write(tmp_path):
+    """What a changeset may put in a body that Office files cannot hold: control
+    characters, invalid or duplicate sheet names, colours that are not #RRGGBB,
+    overlapping or degenerate merges. The writers leave it out rather than fail."""
+    from wharf.exchange import writers
+    doc = F.document("T\x00itle", [([("a\x01b", {"bl": 1})], F.NamedStyle.HEADING_2)])
+    writers.write("doc", "docx", doc, str(tmp_path / "a.docx"))
+    d = docx.Document(str(tmp_path / "a.docx"))
+    assert [(p.text, p.style.name) for p in d.paragraphs] == [("ab", "Heading 2")]
+    deck = F.presentation("x", [("t\x02", ["b\x00ox"])])
+    writers.write("slide", "pptx", deck, str(tmp_path / "a.pptx"))
+    book = F.workbook("B", [
+        F.worksheet("a", "x[1]:*?/\\", {"0": {"0": F.cell("v", style="bad")}},
+                    [F.merge_range(0, 0, 1, 1), F.merge_range(1, 1, 2, 2),
+                     F.merge_range(3, 3, 3, 3)]),
+        F.worksheet("b", "X[1]:*?/\\", {}), F.worksheet("c", "", {})],
+        {"bad": {"cl": {"rgb": "red"}, "bg": {"rgb": 3}, "fs": "big"}})
+    writers.write("sheet", "xlsx", book, str(tmp_path / "a.xlsx"))
+    wb = CalamineWorkbook.from_path(str(tmp_path / "a.xlsx"))
+    assert wb.sheet_names == ["x_1______", "X_1______~2", "Sheet3"]
+    sheet = zipfile.ZipFile(tmp_path / "a.xlsx").read("xl/worksheets/sheet1.xml").decode()
+    assert re.findall(r'<mergeCell ref="([A-Z0-9:]+)"/>', sheet) == ["A1:B2"]
+    with pytest.raises(ValueError):
+        writers.write("doc", "xlsx", doc, str(tmp_path / "b.xlsx"))

@@ -92,6 +92,21 @@ def _sheet_names(sheets: list[dict[str, Any]]) -> Iterator[str]:
         yield name
 
 
+_RGB = re.compile(r"\A#[0-9A-Fa-f]{6}\Z")
+#: Characters XML 1.0 cannot carry (python-docx and python-pptx refuse them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _colour(value: Any) -> bool:
+    """Whether ``value`` is ``{"rgb": "#RRGGBB"}`` (another colour is left out)."""
+    return isinstance(value, dict) and isinstance(value.get("rgb"), str) \
+        and bool(_RGB.match(value["rgb"]))
+
+
+def xml_text(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
 def _format_props(style: dict[str, Any]) -> dict[str, Any]:
     props: dict[str, Any] = {}
     if style.get("bl"):
@@ -104,9 +119,9 @@ def _format_props(style: dict[str, Any]) -> dict[str, Any]:
         props["font_size"] = style["fs"]
     if isinstance(style.get("ff"), str):
         props["font_name"] = style["ff"]
-    if isinstance((style.get("cl") or {}).get("rgb"), str):
+    if _colour(style.get("cl")):
         props["font_color"] = style["cl"]["rgb"]
-    if isinstance((style.get("bg") or {}).get("rgb"), str):
+    if _colour(style.get("bg")):
         props["bg_color"] = style["bg"]["rgb"]
         props["pattern"] = 1
     if isinstance((style.get("n") or {}).get("pattern"), str):
@@ -227,11 +242,11 @@ def write_docx(body: dict[str, Any], path: str) -> None:
     import docx  # loaded on first use (as xlsxwriter)
 
     d = docx.Document()
-    d.core_properties.title = str(body.get("title") or "")[:255]
+    d.core_properties.title = xml_text(str(body.get("title") or ""))[:255]
     for runs, named in paragraphs_of(body):
         p = d.add_paragraph(style=DOCX_STYLES.get(named, "Normal"))
         for text, ts in runs:
-            run = p.add_run(text)
+            run = p.add_run(xml_text(text))
             if ts.get("bl"):
                 run.bold = True
             if ts.get("it"):
@@ -246,20 +261,20 @@ def write_pptx(body: dict[str, Any], path: str) -> None:
     from pptx.util import Emu  # (with pptx)
 
     deck = pptx.Presentation()
-    deck.core_properties.title = str(body.get("title") or "")[:255]
+    deck.core_properties.title = xml_text(str(body.get("title") or ""))[:255]
     layout = deck.slide_layouts[5]  # "Title Only"
     width, height = int(deck.slide_width or 9144000), int(deck.slide_height or 6858000)
     for title, texts in slide_texts(body):
         slide = deck.slides.add_slide(layout)
         if slide.shapes.title is not None:
-            slide.shapes.title.text = title
+            slide.shapes.title.text = xml_text(title)
         top, margin = height // 4, width // 16
         step = max(1, (height - top - margin) // max(1, len(texts)))
         for text in texts:
             box = slide.shapes.add_textbox(Emu(margin), Emu(top), Emu(width - 2 * margin),
                                            Emu(step))
             box.text_frame.word_wrap = True
-            box.text_frame.text = text
+            box.text_frame.text = xml_text(text)
             top += step
     deck.save(path)
 
