@@ -1,0 +1,109 @@
+"""Office exchange against the raw libraries beneath (issue 38), in-process, same run:
+
+- export: ``wharf.exchange.writers.write_xlsx`` of a sheet unit's body against xlsxwriter
+  (constant-memory mode) writing the same cells from a plain list of rows, and the peak
+  RSS growth of each;
+- (import is measured once the importer lands: python-calamine reading the file alone is
+  its raw layer.)
+
+    .venv/bin/python tests/benchmarks/bench_exchange.py [--cells 1m] [--repeats 3]
+
+Ratios are raw ÷ Wharf (time), so 1.0 means no overhead and the issue's goal is >= 0.5.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import xlsxwriter
+
+from wharf.exchange.formats import cell, workbook, worksheet
+from wharf.exchange.writers import write_xlsx
+
+COLS = 10
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    for suffix, factor in (("m", 1_000_000), ("k", 1000)):
+        if text.endswith(suffix):
+            return int(float(text[:-1]) * factor)
+    return int(text)
+
+
+def rows_of(cells: int) -> list[list[Any]]:
+    """The sheet's values: a text, a number and a boolean column pattern."""
+    out = []
+    for r in range(cells // COLS):
+        out.append([f"row {r} col {c}" if c % 3 == 0 else (r * c + 0.5 if c % 3 == 1
+                                                            else bool(r % 2))
+                    for c in range(COLS)])
+    return out
+
+
+def body_of(rows: list[list[Any]]) -> dict[str, Any]:
+    data = {str(r): {str(c): cell(v) for c, v in enumerate(row)} for r, row in enumerate(rows)}
+    return workbook("Bench", [worksheet("s1", "Sheet1", data)])
+
+
+def raw_xlsx(rows: list[list[Any]], path: str) -> None:
+    wb = xlsxwriter.Workbook(path, {"constant_memory": True})
+    ws = wb.add_worksheet("Sheet1")
+    for r, row in enumerate(rows):
+        for c, v in enumerate(row):
+            ws.write(r, c, v)
+    wb.close()
+
+
+def max_rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def timed(fn: Any, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cells", default="1m")
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args()
+    cells = parse_size(args.cells)
+    rows = rows_of(cells)
+    body = body_of(rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw_path, ours_path = os.path.join(tmp, "raw.xlsx"), os.path.join(tmp, "ours.xlsx")
+        before = max_rss_kib()
+        raw = timed(lambda: raw_xlsx(rows, raw_path), args.repeats)
+        raw_rss = max_rss_kib() - before
+        before = max_rss_kib()
+        ours = timed(lambda: write_xlsx(body, ours_path), args.repeats)
+        ours_rss = max_rss_kib() - before
+        sizes = os.path.getsize(raw_path), os.path.getsize(ours_path)
+    print("| cells | raw xlsxwriter | Wharf write_xlsx | raw ÷ Wharf | file (raw / Wharf) | "
+          "peak RSS growth (raw / Wharf) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| {cells:,} | {raw:.2f} s | {ours:.2f} s | {raw / ours:.2f} | "
+          f"{sizes[0] / 1e6:.1f} / {sizes[1] / 1e6:.1f} MB | "
+          f"{raw_rss / 1024:.0f} / {ours_rss / 1024:.0f} MiB |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
