@@ -23,6 +23,7 @@ import wharf.blobs
 import wharf.comments
 import wharf.dashboard
 import wharf.deletion
+import wharf.exchange
 import wharf.fsck
 import wharf.identity
 import wharf.issues
