@@ -19,10 +19,14 @@ from storage.models import Node, UnitResource
 from tests.conftest import World
 from tests.engine.test_operations import wait_done
 from tests.sharing.test_sharing_trash_recent import upload_blob
-from wharf.exchange import formats
+from wharf.exchange import formats, importer
+from wharf.infra.errors import TransientFailure
+from wharf.operations.executor import Hooks
 from wharfd.runtime import Components
 
-pytestmark = pytest.mark.both_databases
+# PostgreSQL too for what touches the database differently (publish, replay, a rerun,
+# a failure's cleanup); the format round trips are the same SQL: SQLite only
+both = pytest.mark.both_databases
 
 
 def key() -> str:
@@ -32,9 +36,9 @@ def key() -> str:
 class Env:
     """The embedded wiring around a chosen blob store and settings, with a worker."""
 
-    def __init__(self, settings, db, store):
+    def __init__(self, settings, db, store, hooks=None):
         self.settings, self.db, self.store = settings, db, store
-        self.components = Components(settings, db=db, blob_store=store)
+        self.components = Components(settings, db=db, blob_store=store, hooks=hooks)
         self.world = World(self.components.api_app())
         self.worker = dramatiq.Worker(self.components.broker, worker_threads=2,
                                       worker_timeout=50)
@@ -97,10 +101,10 @@ class Env:
         return sorted(i for i in self.components.unitstore.unit_ids() if i in ids)
 
 
-def _env(request, settings, db, tmp_path, store_kind: str, **overrides):
+def _env(request, settings, db, tmp_path, store_kind: str, hooks=None, **overrides):
     store = FileBlobStore(tmp_path / "blobs") if store_kind == "file" \
         else request.getfixturevalue("s3_store")
-    e = Env(dataclasses.replace(settings, **overrides), db, store)
+    e = Env(dataclasses.replace(settings, **overrides), db, store, hooks)
     request.addfinalizer(e.close)
     return e
 
@@ -168,6 +172,7 @@ def pptx_bytes() -> bytes:
 
 # -- round trips -------------------------------------------------------------------------------
 
+@both
 def test_xlsx_imports_as_a_sheet_with_values_types_dates_and_merges(env):
     unit = env.unit(xlsx_bytes(), "budget.xlsx", name="Budget 2024")
     assert unit["unit_type"] == "sheet"
@@ -237,6 +242,7 @@ def test_a_file_without_extension_is_sniffed(fs_env):
     assert fs_env.unit(docx_bytes(), "noext")["unit_type"] == "doc"
 
 
+@both
 def test_the_same_key_replays_the_same_operation(fs_env):
     blob = fs_env.upload(b"a,b\n1,2\n", "x.csv")
     k = key()
@@ -284,8 +290,41 @@ def test_submission_checks_the_blob_and_the_target(fs_env):
     assert r.status_code == 400
 
 
+class CrashBeforeCommit(Hooks):
+    """The first import_file attempt dies after its side effects, before its completion
+    transaction (as a worker killed there would: the unit is in the UnitStore, nothing in
+    the product database)."""
+
+    def __init__(self):
+        self.crashed = 0
+
+    def before_commit(self, op):
+        if op.kind == "import_file" and not self.crashed:
+            self.crashed += 1
+            raise TransientFailure("killed before the completion")
+
+
+@both
+def test_a_crash_after_the_conversion_converges_exactly_once(request, settings, db, tmp_path,
+                                                            monkeypatch):
+    hooks = CrashBeforeCommit()
+    e = _env(request, settings, db, tmp_path, "file", hooks=hooks)
+    conversions = []
+    real = importer.convert
+
+    def counting(*args, **kwargs):
+        conversions.append(args[1])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(importer, "convert", counting)
+    unit = e.unit(b"a,b\n1,2\n", "x.csv")
+    assert hooks.crashed == 1 and conversions == ["x.csv"]  # the rerun found the unit
+    assert e.count(UnitResource) == 1
+    assert e.components.unitstore.unit_ids() == [unit["unit_id"]]
+
+
 # -- hostile files -----------------------------------------------------------------------------
 
+@both
 def test_a_zip_bomb_fails_before_it_is_inflated(request, settings, db, tmp_path):
     e = _env(request, settings, db, tmp_path, "file", import_max_unpacked_bytes=1 << 20)
     out = io.BytesIO()
