@@ -170,6 +170,36 @@ def pptx_bytes() -> bytes:
     return out.getvalue()
 
 
+def ods_bytes() -> bytes:
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+        '<office:body><office:spreadsheet>'
+        '<table:table table:name="Open">'
+        '<table:table-row><table:table-cell office:value-type="string"><text:p>Name</text:p>'
+        '</table:table-cell><table:table-cell office:value-type="float" office:value="3.5">'
+        '<text:p>3.5</text:p></table:table-cell></table:table-row>'
+        '<table:table-row><table:table-cell office:value-type="date" office:date-value="2024-03-01">'
+        '<text:p>2024-03-01</text:p></table:table-cell>'
+        '<table:table-cell office:value-type="boolean" office:boolean-value="true">'
+        '<text:p>TRUE</text:p></table:table-cell></table:table-row>'
+        '</table:table></office:spreadsheet></office:body></office:document-content>')
+    manifest = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/'
+        'vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path='
+        '"content.xml" manifest:media-type="text/xml"/></manifest:manifest>')
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.spreadsheet")
+        zf.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
+        zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
 # -- round trips -------------------------------------------------------------------------------
 
 @both
@@ -196,6 +226,15 @@ def test_xlsx_imports_as_a_sheet_with_values_types_dates_and_merges(env):
     assert second["cellData"] == {"1": {"1": {"v": "two", "t": formats.CellType.STRING}}}
     node = env.alice.get(f"/api/resources/{unit['resource_id']}").json
     assert node["node"]["name"] == "Budget 2024"
+
+
+def test_ods_imports_as_a_sheet(fs_env):
+    body = fs_env.unit(ods_bytes(), "open.ods")["snapshot"]["body"]
+    sheet = body["sheets"][body["sheetOrder"][0]]
+    assert sheet["name"] == "Open"
+    assert sheet["cellData"] == {
+        "0": {"0": {"v": "Name", "t": 1}, "1": {"v": 3.5, "t": 2}},
+        "1": {"0": {"v": 45352, "t": 2, "s": "date"}, "1": {"v": True, "t": 3}}}
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "latin-1"])

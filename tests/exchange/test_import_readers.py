@@ -1,0 +1,118 @@
+"""The import's pieces without the API: format sniffing, and the LibreOffice path's
+plumbing (a private profile, the time limit, reading its output) with a stand-in
+``soffice`` script (LibreOffice itself is not installed here)."""
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.exchange.test_imports import docx_bytes, ods_bytes, pptx_bytes, xlsx_bytes
+from wharf.exchange import formats, importer
+from wharf.exchange.import_errors import (
+    ConversionTimeout,
+    CorruptFile,
+    FileTooComplex,
+    Limits,
+    UnsupportedFormat,
+)
+from wharf.exchange.sniffing import OLE_MAGIC, sniff
+from wharf.infra.settings import Settings
+
+
+def _file(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _ole(stream: str) -> bytes:
+    return OLE_MAGIC + b"\x00" * 504 + (stream + "\x00").encode("utf-16-le") + b"\x00" * 64
+
+
+@pytest.mark.parametrize("data,filename,expected", [
+    (xlsx_bytes(), "a.bin", "xlsx"), (docx_bytes(), "a", "docx"), (pptx_bytes(), "a.zip", "pptx"),
+    (ods_bytes(), "x.xlsx", "ods"), (b"a;b\n", "a.TSV", "tsv"), (b"a;b\n", "a", "csv"),
+    (b"", "empty.csv", "csv"), (b"\xff\xfea\x00,\x00", "u16.txt", "csv"),
+    (_ole("Workbook"), "legacy", "xls"), (_ole("WordDocument"), "legacy", "doc"),
+    (_ole("PowerPoint Document"), "legacy", "ppt"), (_ole("x"), "old.PPT", "ppt"),
+])
+def test_the_format_comes_from_the_content_then_the_extension(tmp_path, data, filename,
+                                                              expected):
+    assert sniff(_file(tmp_path, "f", data), filename, Limits()) == expected
+
+
+@pytest.mark.parametrize("data,error", [
+    (b"%PDF-1.7\x00", UnsupportedFormat), (_ole("Other"), UnsupportedFormat),
+    (b"PK\x03\x04garbage", CorruptFile), (b"", UnsupportedFormat),
+])
+def test_what_is_not_imported(tmp_path, data, error):
+    with pytest.raises(error):
+        sniff(_file(tmp_path, "f", data), "file", Limits())
+
+
+def test_a_zip_of_something_else_is_unsupported(tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("readme.txt", "hello")
+    with pytest.raises(UnsupportedFormat):
+        sniff(_file(tmp_path, "f", out.getvalue()), "a.zip", Limits())
+
+
+def test_the_unpacked_size_is_checked_from_the_directory(tmp_path):
+    with pytest.raises(FileTooComplex):
+        sniff(_file(tmp_path, "f", docx_bytes()), "a.docx", Limits(max_unpacked_bytes=1000))
+
+
+def _soffice(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "soffice"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+# A stand-in: writes the prepared DOCX as LibreOffice would name its output, after checking
+# it was given a private profile directory and its input by the legacy extension.
+_CONVERTS = """
+for a in "$@"; do
+  case "$a" in -env:UserInstallation=file://*) profile="${a#-env:UserInstallation=file://}";; esac
+  [ "$last" = "--outdir" ] && outdir="$a"; last="$a"
+done
+[ -d "$profile" ] || exit 3
+case "$last" in *.doc) cp "$FAKE_OUTPUT" "$outdir/input.docx";; *) exit 4;; esac
+"""
+
+
+def test_doc_through_a_configured_soffice(tmp_path):
+    prepared = _file(tmp_path, "prepared.docx", docx_bytes())
+    soffice = _soffice(tmp_path, f'FAKE_OUTPUT="{prepared}"\n' + _CONVERTS)
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = Settings.from_env({"WHARF_SOFFICE": soffice})
+    unit_type, document = importer.convert(_file(work, "source", _ole("WordDocument")),
+                                           "old.doc", "Old", settings, work)
+    assert unit_type == "doc"
+    assert formats.paragraphs_of(document["body"])[0] == ([("Report", {})],
+                                                          formats.NamedStyle.TITLE)
+
+
+def test_a_failed_or_slow_conversion(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    source = _ole("PowerPoint Document")
+    failing = Settings.from_env({"WHARF_SOFFICE": _soffice(tmp_path, "exit 1\n")})
+    with pytest.raises(CorruptFile):
+        importer.convert(_file(work, "s1", source), "a.ppt", "A", failing, work)
+    slow = Settings.from_env({"WHARF_SOFFICE": _soffice(tmp_path, "sleep 30\n"),
+                              "WHARF_IMPORT_CONVERSION_TIMEOUT": "1"})
+    with pytest.raises(ConversionTimeout):
+        importer.convert(_file(work, "s2", source), "a.ppt", "A", slow, work)
+
+
+def test_without_soffice_the_answer_says_so(tmp_path):
+    with pytest.raises(UnsupportedFormat, match="WHARF_SOFFICE"):
+        importer.convert(_file(tmp_path, "s", _ole("WordDocument")), "a.doc", "A",
+                         Settings.from_env({}), tmp_path)
