@@ -116,3 +116,33 @@ def test_without_soffice_the_answer_says_so(tmp_path):
     with pytest.raises(UnsupportedFormat, match="WHARF_SOFFICE"):
         importer.convert(_file(tmp_path, "s", _ole("WordDocument")), "a.doc", "A",
                          Settings.from_env({}), tmp_path)
+
+
+def _replace_part(data: bytes, part: str, content: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, content if info.filename == part else src.read(info))
+    return out.getvalue()
+
+
+def test_deeply_nested_or_entity_laden_xml_is_corrupt_not_expanded(tmp_path):
+    from wharf.exchange.readers.documents import read_docx
+    ns = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    deep = (f"<w:document {ns}><w:body>" + "<w:p>" * 5000 + "</w:p>" * 5000
+            + "</w:body></w:document>").encode()
+    path = _file(tmp_path, "deep.docx", _replace_part(docx_bytes(), "word/document.xml", deep))
+    with pytest.raises(CorruptFile):
+        read_docx(path, "Deep", Limits())
+    laughs = ('<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY a "aaaaaaaaaa">'
+              + "".join(f'<!ENTITY {chr(98 + i)} "' + f"&{chr(97 + i)};" * 10 + '">'
+                        for i in range(8))
+              + f']><w:document {ns}><w:body><w:p><w:r><w:t>&i;</w:t></w:r></w:p>'
+              '</w:body></w:document>').encode()
+    path = _file(tmp_path, "laughs.docx",
+                 _replace_part(docx_bytes(), "word/document.xml", laughs))
+    try:
+        document = read_docx(path, "Laughs", Limits())
+    except CorruptFile:
+        return  # refused outright
+    assert len(document["body"]["dataStream"]) < 1000  # never expanded
