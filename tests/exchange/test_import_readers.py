@@ -146,3 +146,23 @@ def test_deeply_nested_or_entity_laden_xml_is_corrupt_not_expanded(tmp_path):
     except CorruptFile:
         return  # refused outright
     assert len(document["body"]["dataStream"]) < 1000  # never expanded
+
+
+def test_a_sparse_sheet_spanning_the_whole_grid_is_refused_before_calamine(tmp_path):
+    """Two cells at A1 and XFD1048576: calamine would allocate the dense range between them
+    (512 GiB) and abort the process; the used-range check refuses it first."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.sheets import read_workbook
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet()
+    ws.write("A1", 1)
+    ws.write("XFD1048576", 2)
+    wb.close()
+    with pytest.raises(FileTooComplex) as caught:
+        read_workbook(_file(tmp_path, "corner.xlsx", out.getvalue()), "C", Limits())
+    assert caught.value.details["limit"] == "used_range"
+    # the same cells close together are fine
+    assert read_workbook(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK",
+                         Limits(max_cells=100))["sheetOrder"] == ["s1", "s2"]

@@ -53,6 +53,12 @@ class Limits:
                    max_string_length=settings.import_max_string_length,
                    max_unpacked_bytes=settings.import_max_unpacked_bytes)
 
+    @property
+    def max_area(self) -> int:
+        """The largest used range (rows by columns, first to last cell) a sheet may span:
+        calamine holds a sheet as a dense grid of it, so four times the cell limit."""
+        return 4 * self.max_cells
+
     def text(self, value: str, where: str) -> str:
         if len(value) > self.max_string_length:
             raise FileTooComplex(

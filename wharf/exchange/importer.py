@@ -79,7 +79,7 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
         fmt = legacy.TARGET[fmt]
         check_unpacked(path, limits).close()
     if fmt in ("xlsx", "xlsb", "ods", "xls"):
-        body = sheets.read_workbook(path, name, limits)
+        body = sheets.read_workbook(path, name, limits, fmt)
     elif fmt in ("csv", "tsv"):
         body = sheets.read_delimited(path, fmt, name, limits,
                                      sheet_name=PurePath(filename).stem)

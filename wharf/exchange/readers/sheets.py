@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
+import zipfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,10 +28,18 @@ DATE_STYLES: Final = {"date": {"n": {"pattern": "yyyy-mm-dd"}},
 _NUMBER: Final = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _SAMPLE: Final = 1 << 20  # bytes read to guess the encoding and the delimiter
 _SAFE_INT: Final = 2 ** 53
+# a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute order)
+_CELL_REF: Final = re.compile(rb'<(?:[A-Za-z0-9_]+:)?c\s[^>]*?\br="([A-Z]{1,3})([0-9]{1,7})"')
+_MAX_ROWS: Final = 1 << 20
+_MAX_COLS: Final = 1 << 14
+_SCAN_CHUNK: Final = 1 << 20
+_OVERLAP: Final = 512
 
 
-def read_workbook(path: Path, name: str, limits: Limits) -> dict[str, Any]:
+def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
     """XLSX, XLSB, XLS or ODS at ``path`` as a workbook body."""
+    if fmt == "xlsx":
+        check_used_ranges(path, limits)
     try:
         wb = CalamineWorkbook.from_path(str(path))
     except PasswordError:
@@ -58,6 +67,46 @@ def read_workbook(path: Path, name: str, limits: Limits) -> dict[str, Any]:
                 row_count=max((m["endRow"] + 1 for m in ranges), default=0),
                 column_count=max((m["endColumn"] + 1 for m in ranges), default=0)))
     return formats.workbook(name, sheets, {k: DATE_STYLES[k] for k in sorted(used)})
+
+
+def check_used_ranges(path: Path, limits: Limits) -> None:
+    """Refuse an XLSX whose sheets' used ranges (from the first to the last cell, as
+    calamine allocates them: a dense grid) exceed the area limit, before calamine loads
+    them: a sheet of two cells at A1 and XFD1048576 would otherwise ask for 512 GiB and
+    abort the worker. Streams each worksheet part (its size is already bounded by the
+    unpacked-size check) for the cells' ``r`` references."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if "worksheets/" not in info.filename or not info.filename.endswith(".xml"):
+                continue
+            area = _used_area(zf, info)
+            if area > limits.max_area:
+                raise FileTooComplex(
+                    f"a sheet's used range spans {area} cells (at most {limits.max_area})",
+                    details={"limit": "used_range"})
+
+
+def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    rows = [_MAX_ROWS, -1]
+    cols = [_MAX_COLS, -1]
+    tail = b""
+    try:
+        with zf.open(info) as part:
+            while chunk := part.read(_SCAN_CHUNK):
+                data = tail + chunk
+                for m in _CELL_REF.finditer(data):
+                    col = 0
+                    for ch in m.group(1):
+                        col = col * 26 + ch - 64
+                    row = int(m.group(2))
+                    rows[0], rows[1] = min(rows[0], row), max(rows[1], row)
+                    cols[0], cols[1] = min(cols[0], col), max(cols[1], col)
+                tail = data[-_OVERLAP:]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise CorruptFile(f"an unreadable worksheet: {exc}") from None
+    if rows[1] < 0:
+        return 0
+    return (rows[1] - rows[0] + 1) * (cols[1] - cols[0] + 1)
 
 
 def _cells(sheet: Any, limits: Limits, before: int,
