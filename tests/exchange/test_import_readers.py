@@ -166,3 +166,25 @@ def test_a_sparse_sheet_spanning_the_whole_grid_is_refused_before_calamine(tmp_p
     # the same cells close together are fine
     assert read_workbook(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK",
                          Limits(max_cells=100))["sheetOrder"] == ["s1", "s2"]
+
+
+def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
+    """Past the used-range check (a huge cell limit here), calamine's allocation fails in
+    the child under its address-space limit and aborts it; the worker goes on."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.isolated import read_workbook_isolated
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet()
+    ws.write("A1", 1)
+    ws.write("XFD1048576", 2)
+    wb.close()
+    path = _file(tmp_path, "corner.xlsx", out.getvalue())
+    with pytest.raises(FileTooComplex) as caught:
+        read_workbook_isolated(path, "C", Limits(max_cells=10**12), "xlsx",
+                               memory=1 << 30, timeout=60)
+    assert caught.value.details["limit"] == "memory"
+    body = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
+                                  "xlsx", memory=1 << 30, timeout=60)
+    assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2}

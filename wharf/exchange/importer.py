@@ -28,7 +28,7 @@ from wharf.blobs.reading import blob_for_read
 from wharf.exchange import formats
 from wharf.exchange.import_errors import FileTooComplex, Limits, UnsupportedFormat
 from wharf.exchange.import_kinds import IMPORT_FILE, ImportFilePayload, ImportFileResult
-from wharf.exchange.readers import documents, legacy, sheets
+from wharf.exchange.readers import documents, isolated, legacy, sheets
 from wharf.exchange.sniffing import UNIT_TYPE, check_unpacked, sniff
 from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import TransientFailure
@@ -79,7 +79,9 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
         fmt = legacy.TARGET[fmt]
         check_unpacked(path, limits).close()
     if fmt in ("xlsx", "xlsb", "ods", "xls"):
-        body = sheets.read_workbook(path, name, limits, fmt)
+        body = isolated.read_workbook_isolated(
+            path, name, limits, fmt, memory=settings.import_max_memory_bytes,
+            timeout=settings.import_conversion_timeout)
     elif fmt in ("csv", "tsv"):
         body = sheets.read_delimited(path, fmt, name, limits,
                                      sheet_name=PurePath(filename).stem)

@@ -25,6 +25,11 @@ class DocumentSettings:
         "may unpack to, summed from the zip directory before anything is parsed; more fails "
         "the import with `file_too_complex`",
         ge=1, note="512 MiB")] = 512 * 1024 * 1024
+    import_max_memory_bytes: Annotated[int, setting(
+        "address space of the child process that reads an imported workbook (XLSX, XLS, "
+        "XLSB, ODS: calamine holds a sheet as a dense grid and aborts when an allocation "
+        "fails); a child that runs out fails the import with `file_too_complex`",
+        ge=256 * 1024 * 1024, note="4 GiB")] = 4 * 1024 * 1024 * 1024
     soffice: Annotated[str, setting(
         "path of LibreOffice's `soffice`, used to convert legacy DOC and PPT imports to "
         "DOCX and PPTX (headless, a private profile per job); empty: those imports fail "

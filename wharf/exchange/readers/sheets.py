@@ -11,6 +11,7 @@ import csv
 import datetime as dt
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Final
 
@@ -45,7 +46,7 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
     except PasswordError:
         raise UnsupportedFormat("the workbook is password-protected") from None
     except (CalamineError, OSError, ValueError) as exc:
-        raise CorruptFile(f"the workbook cannot be read: {exc}") from None
+        raise _unreadable(exc, "the workbook") from None
     with wb:
         wanted = [i for i, meta in enumerate(wb.sheets_metadata)
                   if meta.typ == SheetTypeEnum.WorkSheet]
@@ -59,7 +60,7 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
                 cell_data, count = _cells(sheet, limits, cells, used)
                 merges = sheet.merged_cell_ranges or []
             except (CalamineError, ValueError) as exc:
-                raise CorruptFile(f"sheet {n} cannot be read: {exc}") from None
+                raise _unreadable(exc, f"sheet {n}") from None
             cells += count
             ranges = [formats.merge_range(a[0], a[1], b[0], b[1]) for a, b in merges]
             sheets.append(formats.worksheet(
@@ -67,6 +68,12 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
                 row_count=max((m["endRow"] + 1 for m in ranges), default=0),
                 column_count=max((m["endColumn"] + 1 for m in ranges), default=0)))
     return formats.workbook(name, sheets, {k: DATE_STYLES[k] for k in sorted(used)})
+
+
+def _unreadable(exc: Exception, what: str) -> FileTooComplex | CorruptFile:
+    if "cell limit exceeded" in str(exc).lower():  # calamine's own limit (ODS)
+        return FileTooComplex(f"{what}: {exc}", details={"limit": "cells"})
+    return CorruptFile(f"{what} cannot be read: {exc}")
 
 
 def check_used_ranges(path: Path, limits: Limits) -> None:
@@ -102,7 +109,7 @@ def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
                     rows[0], rows[1] = min(rows[0], row), max(rows[1], row)
                     cols[0], cols[1] = min(cols[0], col), max(cols[1], col)
                 tail = data[-_OVERLAP:]
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
     if rows[1] < 0:
         return 0
