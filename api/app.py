@@ -155,6 +155,11 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       asset_res.WorktreeUnitAssets(db, blob_store, operations, settings))
         app.add_route("/api/worktrees/{worktree_id}/assets/{asset_id}/content",
                       asset_res.WorktreeAssetContent(db, blob_store))
+        from api.resources import exports as export_res  # Office exports (wharf.exchange)
+        app.add_route("/api/units/{unit_id}/exports",
+                      export_res.UnitExports(operations, unitstore))
+        app.add_route("/api/exports/{export_id}/content",
+                      export_res.ExportContent(db, blob_store))
 
     if operations is not None:  # completion webhooks (wharf.webhooks)
         from api.resources import webhooks as webhook_res

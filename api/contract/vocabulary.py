@@ -31,6 +31,8 @@ TAGS = {
               "and node references.",
     "comments": "Comment threads on trunk units: anchored in the document, replies, a "
                 "solved state and a concurrency generation.",
+    "exports": "Trunk units exported to Office files (XLSX, CSV, DOCX, PPTX) by "
+               "operations; the files are temporary (WHARF_EXPORT_TTL).",
 }
 
 #: Response headers the server sends, declared once and referenced by name.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import operator
 import types
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 
@@ -137,6 +137,19 @@ class CreateResourceRequest(Request):
     unit_type: UnitType
     parent_id: Annotated[IdRef | None, msgspec.Meta(
         description="The folder to create it in (null or absent: the space's root).")] = None
+
+
+class ExportRequest(Request):
+    """``POST /api/units/{unit_id}/exports`` (operation ``export_unit``)."""
+
+    __example__: ClassVar[dict[str, object]] = {"format": "xlsx"}
+    format: Annotated[Literal["xlsx", "csv", "docx", "pptx"], msgspec.Meta(
+        description="`xlsx` or `csv` for a sheet, `docx` for a doc, `pptx` for a slide; "
+                    "another is 400 `validation_failed` (`details.field`: `format`).")]
+    sheet: Annotated[str, msgspec.Meta(
+        max_length=255, description="CSV only: the sheet (its id, else its name); default "
+                                    "the first. An unknown sheet fails the operation "
+                                    "(`validation_failed`).")] | None = None
 
 
 class ResourceUnit(Response):

@@ -12,6 +12,10 @@ from typing import IO
 from storage.blobstore.interface import CHUNK, BlobStore, ListedObject, ObjectInfo, check_key
 from storage.errors import BlobNotFound
 
+#: A temporary part this old was left by a process killed mid-write (no write takes a
+#: day): a store opening the directory deletes it.
+STALE_PART_SECONDS = 24 * 3600
+
 
 class FileBlobStore(BlobStore):
     def __init__(self, root: str | Path):
@@ -19,6 +23,22 @@ class FileBlobStore(BlobStore):
         self.root.mkdir(parents=True, exist_ok=True)
         self.tmp = self.root / ".tmp"
         self.tmp.mkdir(exist_ok=True)
+        self.remove_stale_parts()
+
+    def remove_stale_parts(self, older_than: float = STALE_PART_SECONDS) -> int:
+        """Delete the temporary parts of writes that never finished (a kill -9 between
+        the first byte and the rename) and are older than ``older_than`` seconds; a part
+        a live process is writing is younger. Returns how many went."""
+        limit = datetime.now(UTC).timestamp() - older_than
+        removed = 0
+        for entry in os.scandir(self.tmp):
+            try:
+                if entry.name.endswith(".part") and entry.stat().st_mtime < limit:
+                    os.unlink(entry.path)
+                    removed += 1
+            except FileNotFoundError:
+                continue  # renamed or removed meanwhile
+        return removed
 
     def _path(self, key: str) -> Path:
         return self.root / check_key(key)

@@ -8,6 +8,7 @@ from storage.models.base import ID, TRACE_CONTEXT_LENGTH, Base
 from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
+from storage.models.exports import Export
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
 from storage.models.identity import ApiToken, AuthThrottle, LoginSession, PasswordCredential, User
@@ -30,7 +31,8 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
-    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord", "Issue",
+    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord", "Export",
+    "Issue",
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",

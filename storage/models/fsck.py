@@ -4,6 +4,7 @@ from sqlalchemy import Index
 from storage.models.assets import UnitAsset, UnitAssetUpload
 from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.deletion import ObjectDeletionJob
+from storage.models.exports import Export
 from storage.models.spaces import UnitResource
 
 #: ``wharf fsck`` reads each object-key column (and ``unit_resources.unit_id``) in keyset
@@ -18,4 +19,5 @@ FSCK_KEY_ORDER_INDEXES: tuple[Index, ...] = tuple(
           postgresql_ops={column.key: 'COLLATE "C"'}).ddl_if(dialect="postgresql")
     for column in (BlobResource.object_key, BlobUploadSession.object_key,
                    UnitAsset.object_key, UnitAssetUpload.object_key,
-                   ObjectDeletionJob.object_key, UnitResource.unit_id))
+                   ObjectDeletionJob.object_key, UnitResource.unit_id,
+                   Export.object_key))

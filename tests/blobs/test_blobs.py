@@ -737,3 +737,20 @@ def test_replace_replay_with_different_bytes_of_the_same_size_is_409(env):
     env.run_deletions()
     assert env.stored_keys() == env.referenced_keys()
     assert len(env.stored_keys()) == 1
+
+
+def test_a_part_left_by_a_killed_write_is_removed_once_stale(tmp_path):
+    """A process killed between a write's first byte and its rename leaves a temporary
+    part behind (CI caught one after a kill -9 of a worker mid-write): a store opening the
+    directory deletes parts older than a day, never a younger one a live write holds."""
+    from storage.blobstore.files import STALE_PART_SECONDS, FileBlobStore
+    store = FileBlobStore(tmp_path / "blobs")
+    store.put_stream("kept", [b"object"])
+    old, fresh = store.tmp / "old.part", store.tmp / "fresh.part"
+    for part in (old, fresh):
+        part.write_bytes(b"half a write")
+    long_ago = old.stat().st_mtime - STALE_PART_SECONDS - 60
+    os.utime(old, (long_ago, long_ago))
+    FileBlobStore(tmp_path / "blobs")
+    assert not old.exists() and fresh.exists()
+    assert list(store.list_keys()) == ["kept"]

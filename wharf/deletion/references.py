@@ -29,6 +29,7 @@ from storage.enums import OPEN_STATUSES, AssetUploadState, UploadState
 from storage.models import (
     BlobResource,
     BlobUploadSession,
+    Export,
     ObjectDeletionJob,
     Operation,
     UnitAsset,
@@ -57,6 +58,7 @@ SOURCES: tuple[Source, ...] = (
     Source("unit_assets", UnitAsset.object_key, None, lambda _state: True),
     Source("unit_asset_uploads", UnitAssetUpload.object_key, UnitAssetUpload.state,
            lambda state: state == AssetUploadState.STORED),
+    Source("exports", Export.object_key, None, lambda _state: True),
     Source(JOBS, ObjectDeletionJob.object_key, None, lambda _state: False),
 )
 

@@ -1,5 +1,6 @@
 """Office exchange (issue 38): the unit formats a front end opens (:mod:`.formats`), imports
 of Office files into units and exports of units to Office files, as worker jobs."""
-from __future__ import annotations
 
-from wharf.exchange import import_kinds  # noqa: F401  (registers its operation kind)
+# ruff: noqa: F401  (each import is the point: it registers a kind)
+import wharf.exchange.export_kinds
+import wharf.exchange.import_kinds

@@ -105,3 +105,7 @@ class DocumentSettings:
         "deepest nesting a changeset may give a unit document (the document is level 1); "
         "deeper is 400 `unit_too_deep` (8–400)",
         ge=8, le=400)] = 400
+    export_ttl: Annotated[int, setting(
+        "seconds an export's file (`POST /api/units/{unit_id}/exports`) stays "
+        "downloadable; then the `expire_exports` sweep deletes it (60–604800)",
+        ge=60, le=604800, note="2 hours")] = 7200

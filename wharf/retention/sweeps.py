@@ -33,6 +33,7 @@ from storage.unitstore import UnitStore
 from wharf import assets, blobs
 from wharf.accounts import service as accounts
 from wharf.deletion import service as deletion
+from wharf.exchange import exports
 from wharf.fsck import run_fsck
 from wharf.infra.settings import Settings
 from wharf.operations import recovery
@@ -471,6 +472,12 @@ def prune_unit_history(ctx: SweepContext) -> dict[str, int]:
     return {"revisions": pruned}
 
 
+def expire_exports(ctx: SweepContext) -> dict[str, int]:
+    """Exports past ``expires_at`` (``WHARF_EXPORT_TTL``): rows deleted, objects queued."""
+    return {"expired": _batched(ctx, "expire_exports", lambda s: exports.expired(ctx.now),
+                                exports.expire)}
+
+
 SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "recover_operations": recover_operations,
     "expire_upload_sessions": expire_upload_sessions,
@@ -486,4 +493,5 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "deletion_ledger": deletion_ledger,
     "prune_unit_checkpoints": prune_unit_checkpoints,
     "prune_unit_history": prune_unit_history,
+    "expire_exports": expire_exports,
 }
