@@ -127,6 +127,10 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
             from api.resources import history as history_res
             history_res.mount(app, db, unitstore, settings)  # trunk history (wharf.history)
 
+    if operations is not None and blob_store is not None and unitstore is not None:
+        from api.resources import imports as import_res
+        import_res.mount(app, operations)  # imports of Office files (wharf.exchange)
+
     if operations is not None and blob_store is not None:
         from api.resources import blobs as blob_res
         app.add_route("/api/blob-upload-sessions", blob_res.UploadSessions(db, settings))

@@ -151,6 +151,7 @@ def test_request_bodies_have_examples_that_validate(make_app):
         blobs,
         comments,
         identity,
+        imports,
         issues,
         operations,
         recent,
@@ -174,7 +175,7 @@ def test_request_bodies_have_examples_that_validate(make_app):
             type_ = next(getattr(m, name) for m in (identity, spaces, sharing, trash, recent,
                                                     operations, blobs, worktrees,
                                                     worktree_merge, webhooks, issues,
-                                                    comments)
+                                                    comments, imports)
                          if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1

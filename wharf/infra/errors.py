@@ -152,6 +152,11 @@ class ProblemCode(StrEnum):
     REAUTHENTICATION_REQUIRED = "reauthentication_required"
     # a unit's history (wharf/units/service.py, wharf/history)
     HISTORY_PRUNED = "history_pruned"
+    # imports of Office files (wharf/exchange): a failed import_file operation's error
+    UNSUPPORTED_FORMAT = "unsupported_format"
+    FILE_TOO_COMPLEX = "file_too_complex"
+    CORRUPT_FILE = "corrupt_file"
+    CONVERSION_TIMEOUT = "conversion_timeout"
 
 
 _C = ProblemCode
@@ -201,6 +206,10 @@ STATUS: dict[str, int] = {
     _C.UNSUPPORTED_MEDIA_TYPE: 415,
     _C.RANGE_NOT_SATISFIABLE: 416,
     _C.VERIFICATION_FAILED: 422,
+    # imports (wharf/exchange): only in a failed import_file operation's error so far, but a
+    # WharfError's code needs a status; the file, not the request, is what cannot be processed
+    **dict.fromkeys((_C.UNSUPPORTED_FORMAT, _C.FILE_TOO_COMPLEX, _C.CORRUPT_FILE,
+                     _C.CONVERSION_TIMEOUT), 422),
     _C.PRECONDITION_REQUIRED: 428,
     **dict.fromkeys((_C.RATE_LIMITED, _C.TOO_MANY_REQUESTS, _C.QUOTA_EXCEEDED), 429),
     _C.HEADERS_TOO_LARGE: 431,

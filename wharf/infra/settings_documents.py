@@ -9,6 +9,35 @@ from wharf.infra.setting_declaration import setting
 
 @dataclass(frozen=True, kw_only=True)
 class DocumentSettings:
+    # imports of Office files (wharf/exchange, issue 38): limits on what one import reads
+    import_max_cells: Annotated[int, setting(
+        "most non-empty cells one imported spreadsheet (or CSV/TSV) may hold, all sheets "
+        "together; more fails the `import_file` operation with `file_too_complex`",
+        ge=1)] = 2_000_000
+    import_max_sheets: Annotated[int, setting(
+        "most sheets (or slides) one imported file may have; more fails the import with "
+        "`file_too_complex`", ge=1)] = 200
+    import_max_string_length: Annotated[int, setting(
+        "longest text one imported cell, paragraph or text box may hold (characters); "
+        "longer fails the import with `file_too_complex`", ge=1)] = 32767
+    import_max_unpacked_bytes: Annotated[int, setting(
+        "most bytes the members of an imported zip-based file (XLSX, XLSB, ODS, DOCX, PPTX) "
+        "may unpack to, summed from the zip directory before anything is parsed; more fails "
+        "the import with `file_too_complex`",
+        ge=1, note="512 MiB")] = 512 * 1024 * 1024
+    import_max_memory_bytes: Annotated[int, setting(
+        "address space of the child process that reads an imported workbook (XLSX, XLS, "
+        "XLSB, ODS: calamine holds a sheet as a dense grid and aborts when an allocation "
+        "fails); a child that runs out fails the import with `file_too_complex`",
+        ge=256 * 1024 * 1024, note="4 GiB")] = 4 * 1024 * 1024 * 1024
+    soffice: Annotated[str, setting(
+        "path of LibreOffice's `soffice`, used to convert legacy DOC and PPT imports to "
+        "DOCX and PPTX (headless, a private profile per job); empty: those imports fail "
+        "with `unsupported_format`", shown="empty: not configured")] = ""
+    import_conversion_timeout: Annotated[float, setting(
+        "seconds one LibreOffice conversion of an import may take; longer is killed and "
+        "fails the import with `conversion_timeout`",
+        ge=1.0, le=3600.0)] = 120.0
     worktree_max_units: Annotated[int, setting(
         "most units one worktree may hold (trunk units added and units new in it); one "
         "more is refused with 409 `worktree_unit_limit`",

@@ -69,6 +69,23 @@ def publish_node(session: Session, op: Operation, *, node_id: str, resource_id: 
     session.flush()
 
 
+def publish_unit_resource(session: Session, op: Operation, ctx: RequestContext, *,
+                          node_id: str, resource_id: str, unit_id: str, unit_type: str,
+                          space_id: str, parent_id: str | None, name: str,
+                          details: dict[str, Any] | None = None) -> None:
+    """A unit resource's rows (node, resource, unit row) and its ``resource.create`` audit
+    row, with the ids fixed in the operation's payload: what every kind that creates a
+    unit resource writes in its completion transaction (``create_resource``,
+    ``import_file``); the unit itself is already in the UnitStore."""
+    publish_node(session, op, node_id=node_id, resource_id=resource_id, space_id=space_id,
+                 parent_id=parent_id, name=name, kind="unit")
+    session.add(UnitResource(resource_id=resource_id, unit_id=unit_id, unit_type=unit_type))
+    session.flush()
+    audit.record(session, ctx, "resource.create", "resource", resource_id, space_id=space_id,
+                 details={"node_id": node_id, "unit_id": unit_id,
+                          "on_behalf_of": op.actor_id, **(details or {})})
+
+
 class CreateResource:
     """The ``create_resource`` handler. A batch of them shares one permission check per
     (actor, space, parent), creates its units in one UnitStore transaction and writes its
@@ -99,15 +116,9 @@ class CreateResource:
     def commit(self, session: Session, op: Operation,
                ctx: RequestContext) -> CreateResourceResult:
         p = payload(op, CreateResourcePayload)
-        publish_node(session, op, node_id=p.node_id, resource_id=p.resource_id,
-                     space_id=p.space_id, parent_id=p.parent_id, name=p.name, kind="unit")
-        session.add(UnitResource(resource_id=p.resource_id, unit_id=p.unit_id,
-                                 unit_type=p.unit_type))
-        session.flush()
-        audit.record(session, ctx, "resource.create", "resource", p.resource_id,
-                     space_id=p.space_id,
-                     details={"node_id": p.node_id, "unit_id": p.unit_id,
-                              "on_behalf_of": op.actor_id})
+        publish_unit_resource(session, op, ctx, node_id=p.node_id, resource_id=p.resource_id,
+                              unit_id=p.unit_id, unit_type=p.unit_type, space_id=p.space_id,
+                              parent_id=p.parent_id, name=p.name)
         return CreateResourceResult(node_id=p.node_id, resource_id=p.resource_id,
                                     unit_id=p.unit_id)
 

@@ -1,0 +1,190 @@
+"""The import's pieces without the API: format sniffing, and the LibreOffice path's
+plumbing (a private profile, the time limit, reading its output) with a stand-in
+``soffice`` script (LibreOffice itself is not installed here)."""
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.exchange.test_imports import docx_bytes, ods_bytes, pptx_bytes, xlsx_bytes
+from wharf.exchange import formats, importer
+from wharf.exchange.import_errors import (
+    ConversionTimeout,
+    CorruptFile,
+    FileTooComplex,
+    Limits,
+    UnsupportedFormat,
+)
+from wharf.exchange.sniffing import OLE_MAGIC, sniff
+from wharf.infra.settings import Settings
+
+
+def _file(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _ole(stream: str) -> bytes:
+    return OLE_MAGIC + b"\x00" * 504 + (stream + "\x00").encode("utf-16-le") + b"\x00" * 64
+
+
+@pytest.mark.parametrize("data,filename,expected", [
+    (xlsx_bytes(), "a.bin", "xlsx"), (docx_bytes(), "a", "docx"), (pptx_bytes(), "a.zip", "pptx"),
+    (ods_bytes(), "x.xlsx", "ods"), (b"a;b\n", "a.TSV", "tsv"), (b"a;b\n", "a", "csv"),
+    (b"", "empty.csv", "csv"), (b"\xff\xfea\x00,\x00", "u16.txt", "csv"),
+    (_ole("Workbook"), "legacy", "xls"), (_ole("WordDocument"), "legacy", "doc"),
+    (_ole("PowerPoint Document"), "legacy", "ppt"), (_ole("x"), "old.PPT", "ppt"),
+])
+def test_the_format_comes_from_the_content_then_the_extension(tmp_path, data, filename,
+                                                              expected):
+    assert sniff(_file(tmp_path, "f", data), filename, Limits()) == expected
+
+
+@pytest.mark.parametrize("data,error", [
+    (b"%PDF-1.7\x00", UnsupportedFormat), (_ole("Other"), UnsupportedFormat),
+    (b"PK\x03\x04garbage", CorruptFile), (b"", UnsupportedFormat),
+])
+def test_what_is_not_imported(tmp_path, data, error):
+    with pytest.raises(error):
+        sniff(_file(tmp_path, "f", data), "file", Limits())
+
+
+def test_a_zip_of_something_else_is_unsupported(tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("readme.txt", "hello")
+    with pytest.raises(UnsupportedFormat):
+        sniff(_file(tmp_path, "f", out.getvalue()), "a.zip", Limits())
+
+
+def test_the_unpacked_size_is_checked_from_the_directory(tmp_path):
+    with pytest.raises(FileTooComplex):
+        sniff(_file(tmp_path, "f", docx_bytes()), "a.docx", Limits(max_unpacked_bytes=1000))
+
+
+def _soffice(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "soffice"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+# A stand-in: writes the prepared DOCX as LibreOffice would name its output, after checking
+# it was given a private profile directory and its input by the legacy extension.
+_CONVERTS = """
+for a in "$@"; do
+  case "$a" in -env:UserInstallation=file://*) profile="${a#-env:UserInstallation=file://}";; esac
+  [ "$last" = "--outdir" ] && outdir="$a"; last="$a"
+done
+[ -d "$profile" ] || exit 3
+case "$last" in *.doc) cp "$FAKE_OUTPUT" "$outdir/input.docx";; *) exit 4;; esac
+"""
+
+
+def test_doc_through_a_configured_soffice(tmp_path):
+    prepared = _file(tmp_path, "prepared.docx", docx_bytes())
+    soffice = _soffice(tmp_path, f'FAKE_OUTPUT="{prepared}"\n' + _CONVERTS)
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = Settings.from_env({"WHARF_SOFFICE": soffice})
+    unit_type, document = importer.convert(_file(work, "source", _ole("WordDocument")),
+                                           "old.doc", "Old", settings, work)
+    assert unit_type == "doc"
+    assert formats.paragraphs_of(document["body"])[0] == ([("Report", {})],
+                                                          formats.NamedStyle.TITLE)
+
+
+def test_a_failed_or_slow_conversion(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    source = _ole("PowerPoint Document")
+    failing = Settings.from_env({"WHARF_SOFFICE": _soffice(tmp_path, "exit 1\n")})
+    with pytest.raises(CorruptFile):
+        importer.convert(_file(work, "s1", source), "a.ppt", "A", failing, work)
+    slow = Settings.from_env({"WHARF_SOFFICE": _soffice(tmp_path, "sleep 30\n"),
+                              "WHARF_IMPORT_CONVERSION_TIMEOUT": "1"})
+    with pytest.raises(ConversionTimeout):
+        importer.convert(_file(work, "s2", source), "a.ppt", "A", slow, work)
+
+
+def test_without_soffice_the_answer_says_so(tmp_path):
+    with pytest.raises(UnsupportedFormat, match="WHARF_SOFFICE"):
+        importer.convert(_file(tmp_path, "s", _ole("WordDocument")), "a.doc", "A",
+                         Settings.from_env({}), tmp_path)
+
+
+def _replace_part(data: bytes, part: str, content: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, content if info.filename == part else src.read(info))
+    return out.getvalue()
+
+
+def test_deeply_nested_or_entity_laden_xml_is_corrupt_not_expanded(tmp_path):
+    from wharf.exchange.readers.documents import read_docx
+    ns = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    deep = (f"<w:document {ns}><w:body>" + "<w:p>" * 5000 + "</w:p>" * 5000
+            + "</w:body></w:document>").encode()
+    path = _file(tmp_path, "deep.docx", _replace_part(docx_bytes(), "word/document.xml", deep))
+    with pytest.raises(CorruptFile):
+        read_docx(path, "Deep", Limits())
+    laughs = ('<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY a "aaaaaaaaaa">'
+              + "".join(f'<!ENTITY {chr(98 + i)} "' + f"&{chr(97 + i)};" * 10 + '">'
+                        for i in range(8))
+              + f']><w:document {ns}><w:body><w:p><w:r><w:t>&i;</w:t></w:r></w:p>'
+              '</w:body></w:document>').encode()
+    path = _file(tmp_path, "laughs.docx",
+                 _replace_part(docx_bytes(), "word/document.xml", laughs))
+    try:
+        document = read_docx(path, "Laughs", Limits())
+    except CorruptFile:
+        return  # refused outright
+    assert len(document["body"]["dataStream"]) < 1000  # never expanded
+
+
+def test_a_sparse_sheet_spanning_the_whole_grid_is_refused_before_calamine(tmp_path):
+    """Two cells at A1 and XFD1048576: calamine would allocate the dense range between them
+    (512 GiB) and abort the process; the used-range check refuses it first."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.sheets import read_workbook
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet()
+    ws.write("A1", 1)
+    ws.write("XFD1048576", 2)
+    wb.close()
+    with pytest.raises(FileTooComplex) as caught:
+        read_workbook(_file(tmp_path, "corner.xlsx", out.getvalue()), "C", Limits())
+    assert caught.value.details["limit"] == "used_range"
+    # the same cells close together are fine
+    assert read_workbook(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK",
+                         Limits(max_cells=100))["sheetOrder"] == ["s1", "s2"]
+
+
+def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
+    """Past the used-range check (a huge cell limit here), calamine's allocation fails in
+    the child under its address-space limit and aborts it; the worker goes on."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.isolated import read_workbook_isolated
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet()
+    ws.write("A1", 1)
+    ws.write("XFD1048576", 2)
+    wb.close()
+    path = _file(tmp_path, "corner.xlsx", out.getvalue())
+    with pytest.raises(FileTooComplex) as caught:
+        read_workbook_isolated(path, "C", Limits(max_cells=10**12), "xlsx",
+                               memory=1 << 30, timeout=60)
+    assert caught.value.details["limit"] == "memory"
+    body = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
+                                  "xlsx", memory=1 << 30, timeout=60)
+    assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2}

@@ -1,0 +1,149 @@
+"""Imports (``import_file``): a file in a blob resource becomes a new unit resource.
+
+Submission checks that the caller may read the blob and create in the target folder, and
+fixes the node, resource and unit ids and the blob's object in the payload. The worker
+(``perform``) streams the object to a private temporary file (never the whole file in
+memory), sniffs its format, converts it (:mod:`wharf.exchange.readers`) under the
+``WHARF_IMPORT_*`` limits and creates the unit in the UnitStore (idempotent on its id: a
+rerun finds it there and converts nothing). The completion transaction writes node +
+resource + unit row as ``create_resource`` does (:func:`publish_unit_resource`). A
+failure (``unsupported_format``, ``file_too_complex``, ``corrupt_file``,
+``conversion_timeout``) is permanent and ``compensate`` deletes the unit if one was
+made: nothing is left behind.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path, PurePath
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from storage.blobstore import BlobStore
+from storage.models import Operation
+from storage.unitpatch import json_size
+from storage.unitstore import UnitStore
+from wharf.blobs.reading import blob_for_read
+from wharf.exchange import formats
+from wharf.exchange.import_errors import FileTooComplex, Limits, UnsupportedFormat
+from wharf.exchange.import_kinds import IMPORT_FILE, ImportFilePayload, ImportFileResult
+from wharf.exchange.readers import documents, isolated, legacy, sheets
+from wharf.exchange.sniffing import UNIT_TYPE, check_unpacked, sniff
+from wharf.infra.context import Principal, RequestContext
+from wharf.infra.errors import TransientFailure
+from wharf.infra.ids import new_id
+from wharf.infra.settings import Settings
+from wharf.infra.validation import clean_name, one_of
+from wharf.operations.kinds import payload
+from wharf.operations.service import Operations, Submission
+from wharf.spaces.nodes import resolve_parent
+from wharf.units.resources import publish_unit_resource
+
+KIND = IMPORT_FILE
+#: The unit types an import can make.
+IMPORT_UNIT_TYPES = ("sheet", "doc", "slide")
+
+
+def submit_import(ops: Operations, ctx: RequestContext, key: str | None,
+                  body: dict[str, Any]) -> Submission:
+    """``POST /api/imports``: 404 for a blob or target the caller cannot discover, 403
+    without the right to create in the target (as ``create_resource``)."""
+    request = {"blob_resource_id": body.get("blob_resource_id"),
+               "space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
+               "name": body.get("name"), "unit_type": body.get("unit_type")}
+
+    def prepare(s: Session, op_id: str) -> tuple[str, ImportFilePayload]:
+        name = clean_name(request["name"], "name")
+        unit_type = None if request["unit_type"] is None else one_of(
+            request["unit_type"], "unit_type", IMPORT_UNIT_TYPES)
+        blob, _node, _access = blob_for_read(s, ctx, str(request["blob_resource_id"]))
+        space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+        return space.id, ImportFilePayload(
+            blob_resource_id=blob.resource_id, object_key=blob.object_key,
+            filename=blob.filename, size=blob.size, space_id=space.id,
+            parent_id=parent.id if parent else None, name=name, unit_type=unit_type,
+            node_id=new_id(), resource_id=new_id(), unit_id=new_id())
+
+    return ops.submit(ctx, KIND, key, request, prepare, prepare_reads_only=True)
+
+
+def convert(path: Path, filename: str, name: str, settings: Settings,
+            workdir: Path) -> tuple[str, dict[str, Any]]:
+    """The file at ``path`` as ``(unit type, unit document)``."""
+    limits = Limits.from_settings(settings)
+    fmt = sniff(path, filename, limits)
+    if fmt in legacy.TARGET:
+        path = legacy.convert(settings.soffice, path, fmt, settings.import_conversion_timeout,
+                              workdir)
+        fmt = legacy.TARGET[fmt]
+        check_unpacked(path, limits).close()
+    if fmt in ("xlsx", "xlsb", "ods", "xls"):
+        body = isolated.read_workbook_isolated(
+            path, name, limits, fmt, memory=settings.import_max_memory_bytes,
+            timeout=settings.import_conversion_timeout)
+    elif fmt in ("csv", "tsv"):
+        body = sheets.read_delimited(path, fmt, name, limits,
+                                     sheet_name=PurePath(filename).stem)
+    elif fmt == "docx":
+        body = documents.read_docx(path, name, limits)
+    else:
+        body = documents.read_pptx(path, name, limits)
+    unit_type = UNIT_TYPE[fmt]
+    return unit_type, formats.unit_document(unit_type, body)
+
+
+class ImportFile:
+    """The ``import_file`` handler."""
+
+    kind = KIND
+
+    def __init__(self, unitstore: UnitStore, store: BlobStore, settings: Settings):
+        self.unitstore = unitstore
+        self.store = store
+        self.settings = settings
+
+    def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
+        p = payload(op, ImportFilePayload)
+        ctx = RequestContext(principal=actor)
+        blob_for_read(session, ctx, p.blob_resource_id)
+        resolve_parent(session, ctx, p.space_id, p.parent_id)
+
+    def perform(self, op: Operation) -> None:
+        p = payload(op, ImportFilePayload)
+        if self.unitstore.head(p.unit_id) is not None:
+            return  # converted by an earlier attempt
+        workdir = Path(tempfile.mkdtemp(prefix="wharf-import-"))
+        try:
+            source = workdir / ("source" + PurePath(p.filename).suffix.lower()[:16])
+            with source.open("wb") as f:
+                for chunk in self.store.open(p.object_key):
+                    f.write(chunk)
+            unit_type, document = convert(source, p.filename, p.name, self.settings, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if p.unit_type is not None and p.unit_type != unit_type:
+            raise UnsupportedFormat(f"the file is a {unit_type}, not a {p.unit_type}",
+                                    details={"unit_type": unit_type})
+        size = json_size(document)
+        if size > self.settings.unit_max_snapshot_bytes:
+            raise FileTooComplex(
+                f"the imported document is {size} bytes (at most "
+                f"{self.settings.unit_max_snapshot_bytes}, WHARF_UNIT_MAX_SNAPSHOT_BYTES)",
+                details={"limit": "snapshot_bytes"})
+        self.unitstore.create_unit(p.unit_id, unit_type, document)
+
+    def commit(self, session: Session, op: Operation, ctx: RequestContext) -> ImportFileResult:
+        p = payload(op, ImportFilePayload)
+        head = self.unitstore.head(p.unit_id)
+        if head is None:  # deleted since perform (a compensation racing a rerun)
+            raise TransientFailure("the imported unit is missing; converting again")
+        publish_unit_resource(session, op, ctx, node_id=p.node_id, resource_id=p.resource_id,
+                              unit_id=p.unit_id, unit_type=head.unit_type,
+                              space_id=p.space_id, parent_id=p.parent_id, name=p.name,
+                              details={"imported_from": p.blob_resource_id})
+        return ImportFileResult(node_id=p.node_id, resource_id=p.resource_id,
+                                unit_id=p.unit_id)
+
+    def compensate(self, op: Operation) -> None:
+        self.unitstore.delete_unit(payload(op, ImportFilePayload).unit_id)

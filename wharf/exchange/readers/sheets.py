@@ -1,0 +1,260 @@
+"""Spreadsheets to a ``sheet`` unit: XLSX, XLSB, XLS and ODS through python-calamine, CSV
+and TSV through :mod:`csv` with the encoding guessed by charset-normalizer.
+
+What calamine gives: each sheet's values with their types (numbers, text, booleans,
+dates and times, durations) and, for XLSX and XLS, the merged ranges. What it does not:
+formulas (the cached value is imported, the formula is lost), cell styles and number
+formats (dates get a date style of ours), column widths, comments."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any, Final
+
+from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
+
+from wharf.exchange import formats
+from wharf.exchange.import_errors import CorruptFile, FileTooComplex, Limits, UnsupportedFormat
+
+_EPOCH: Final = dt.datetime(1899, 12, 30)  # Excel's day 0 (1900 date system)
+#: The styles imported dates, times and durations get (Excel number formats).
+DATE_STYLES: Final = {"date": {"n": {"pattern": "yyyy-mm-dd"}},
+                      "datetime": {"n": {"pattern": "yyyy-mm-dd hh:mm:ss"}},
+                      "time": {"n": {"pattern": "hh:mm:ss"}},
+                      "duration": {"n": {"pattern": "[h]:mm:ss"}}}
+_NUMBER: Final = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_SAMPLE: Final = 1 << 20  # bytes read to guess the encoding and the delimiter
+_SAFE_INT: Final = 2 ** 53
+# a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute order)
+_CELL_REF: Final = re.compile(rb'<(?:[A-Za-z0-9_]+:)?c\s[^>]*?\br="([A-Z]{1,3})([0-9]{1,7})"')
+_MAX_ROWS: Final = 1 << 20
+_MAX_COLS: Final = 1 << 14
+_SCAN_CHUNK: Final = 1 << 20
+_OVERLAP: Final = 512
+
+
+def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
+    """XLSX, XLSB, XLS or ODS at ``path`` as a workbook body."""
+    if fmt == "xlsx":
+        check_used_ranges(path, limits)
+    try:
+        wb = CalamineWorkbook.from_path(str(path))
+    except PasswordError:
+        raise UnsupportedFormat("the workbook is password-protected") from None
+    except (CalamineError, OSError, ValueError) as exc:
+        raise _unreadable(exc, "the workbook") from None
+    with wb:
+        wanted = [i for i, meta in enumerate(wb.sheets_metadata)
+                  if meta.typ == SheetTypeEnum.WorkSheet]
+        limits.sheets(len(wanted))
+        sheets: list[dict[str, Any]] = []
+        used: set[str] = set()
+        cells = 0
+        for n, index in enumerate(wanted, start=1):
+            try:
+                sheet = wb.get_sheet_by_index(index)
+                cell_data, count = _cells(sheet, limits, cells, used)
+                merges = sheet.merged_cell_ranges or []
+            except (CalamineError, ValueError) as exc:
+                raise _unreadable(exc, f"sheet {n}") from None
+            cells += count
+            ranges = [formats.merge_range(a[0], a[1], b[0], b[1]) for a, b in merges]
+            sheets.append(formats.worksheet(
+                f"s{n}", limits.text(sheet.name, "a sheet name"), cell_data, ranges,
+                row_count=max((m["endRow"] + 1 for m in ranges), default=0),
+                column_count=max((m["endColumn"] + 1 for m in ranges), default=0)))
+    return formats.workbook(name, sheets, {k: DATE_STYLES[k] for k in sorted(used)})
+
+
+def _unreadable(exc: Exception, what: str) -> FileTooComplex | CorruptFile:
+    if "cell limit exceeded" in str(exc).lower():  # calamine's own limit (ODS)
+        return FileTooComplex(f"{what}: {exc}", details={"limit": "cells"})
+    return CorruptFile(f"{what} cannot be read: {exc}")
+
+
+def check_used_ranges(path: Path, limits: Limits) -> None:
+    """Refuse an XLSX whose sheets' used ranges (from the first to the last cell, as
+    calamine allocates them: a dense grid) exceed the area limit, before calamine loads
+    them: a sheet of two cells at A1 and XFD1048576 would otherwise ask for 512 GiB and
+    abort the worker. Streams each worksheet part (its size is already bounded by the
+    unpacked-size check) for the cells' ``r`` references."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if "worksheets/" not in info.filename or not info.filename.endswith(".xml"):
+                continue
+            area = _used_area(zf, info)
+            if area > limits.max_area:
+                raise FileTooComplex(
+                    f"a sheet's used range spans {area} cells (at most {limits.max_area})",
+                    details={"limit": "used_range"})
+
+
+def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    rows = [_MAX_ROWS, -1]
+    cols = [_MAX_COLS, -1]
+    tail = b""
+    try:
+        with zf.open(info) as part:
+            while chunk := part.read(_SCAN_CHUNK):
+                data = tail + chunk
+                for m in _CELL_REF.finditer(data):
+                    col = 0
+                    for ch in m.group(1):
+                        col = col * 26 + ch - 64
+                    row = int(m.group(2))
+                    rows[0], rows[1] = min(rows[0], row), max(rows[1], row)
+                    cols[0], cols[1] = min(cols[0], col), max(cols[1], col)
+                tail = data[-_OVERLAP:]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
+        raise CorruptFile(f"an unreadable worksheet: {exc}") from None
+    if rows[1] < 0:
+        return 0
+    return (rows[1] - rows[0] + 1) * (cols[1] - cols[0] + 1)
+
+
+def _cells(sheet: Any, limits: Limits, before: int,
+           used: set[str]) -> tuple[dict[str, dict[str, dict[str, Any]]], int]:
+    """A sheet's non-empty cells by row and column (0-based, as in the file), and their
+    count. calamine's ``iter_rows`` yields from row 0 or from the data's first row, and
+    a row from column 0 or from the data's first column: the lengths tell which."""
+    start, end = sheet.start, sheet.end
+    if start is None or end is None:
+        return {}, 0
+    rows: dict[int, dict[str, dict[str, Any]]] = {}
+    count = 0
+    yielded = 0
+    for i, row in enumerate(sheet.iter_rows()):
+        yielded += 1
+        col_at = 0 if len(row) == end[1] + 1 else start[1]
+        for j, value in enumerate(row):
+            if value == "" or value is None:
+                continue
+            count += 1
+            if before + count > limits.max_cells:
+                limits.cells(before + count)
+            rows.setdefault(i, {})[str(col_at + j)] = _cell(value, limits, used)
+    row_at = 0 if yielded == end[0] + 1 else start[0]
+    return {str(r + row_at): cells for r, cells in rows.items()}, count
+
+
+def _cell(value: Any, limits: Limits, used: set[str]) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return formats.cell(value)
+    if isinstance(value, float):
+        return formats.cell(_number(value))
+    if isinstance(value, int):
+        return formats.cell(value)
+    if isinstance(value, str):
+        return formats.cell(limits.text(value, "a cell"))
+    serial, style = _serial(value)
+    used.add(style)
+    return formats.cell(serial, style=style)
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value.is_integer() and abs(value) < _SAFE_INT else value
+
+
+def _serial(value: Any) -> tuple[int | float, str]:
+    """A date, time or duration as an Excel serial number, with its style."""
+    if isinstance(value, dt.datetime):
+        delta = value.replace(tzinfo=None) - _EPOCH
+        return _number(delta.total_seconds() / 86400), "datetime"
+    if isinstance(value, dt.date):
+        return (value - _EPOCH.date()).days, "date"
+    if isinstance(value, dt.time):
+        seconds = value.hour * 3600 + value.minute * 60 + value.second + value.microsecond / 1e6
+        return _number(seconds / 86400), "time"
+    if isinstance(value, dt.timedelta):
+        return _number(value.total_seconds() / 86400), "duration"
+    raise CorruptFile(f"an unexpected cell value of type {type(value).__name__}")
+
+
+# -- CSV and TSV ------------------------------------------------------------------------------
+
+def read_delimited(path: Path, fmt: str, name: str, limits: Limits,
+                   sheet_name: str = "Sheet1") -> dict[str, Any]:
+    """CSV or TSV at ``path`` as a one-sheet workbook body (its sheet ``sheet_name``, cut
+    to Excel's 31 characters): numbers become numbers (a leading zero keeps text text),
+    everything else stays text."""
+    with path.open("rb") as f:
+        sample = f.read(_SAMPLE)
+    encoding = _encoding(sample, len(sample) < _SAMPLE)
+    delimiter = "\t" if fmt == "tsv" else _delimiter(sample.decode(encoding, "replace"))
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    count = 0
+    try:
+        with path.open(encoding=encoding, newline="") as text:
+            for r, row in enumerate(csv.reader(text, delimiter=delimiter)):
+                for c, field in enumerate(row):
+                    if field == "":
+                        continue
+                    count += 1
+                    if count > limits.max_cells:
+                        limits.cells(count)
+                    out.setdefault(str(r), {})[str(c)] = _field(field, limits)
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(f"the text is not valid {encoding}: {exc.reason}") from None
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise FileTooComplex(str(exc), details={"limit": "string_length"}) from None
+        raise CorruptFile(f"not readable as delimited text: {exc}") from None
+    return formats.workbook(name, [formats.worksheet("s1", sheet_name[:31] or "Sheet1", out)])
+
+
+def _field(text: str, limits: Limits) -> dict[str, Any]:
+    if len(text) <= 40 and _NUMBER.fullmatch(text):
+        if "." in text or "e" in text or "E" in text:
+            number = float(text)
+            if number == number and abs(number) != float("inf"):
+                return formats.cell(number)
+        else:
+            value = int(text)
+            if abs(value) < _SAFE_INT:
+                return formats.cell(value)
+        return {"v": text, "t": int(formats.CellType.FORCE_STRING)}
+    return formats.cell(limits.text(text, "a field"))
+
+
+def _encoding(sample: bytes, whole: bool) -> str:
+    """UTF-8 (with or without its BOM), UTF-16 by its BOM, else charset-normalizer's
+    guess (Latin-1 and the other single-byte encodings)."""
+    if sample.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    try:
+        sample.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        if not whole and exc.start >= len(sample) - 3:
+            return "utf-8"  # a character cut by the end of the sample
+    # loaded on first use (its models take a while): only non-UTF-8 imports need it
+    from charset_normalizer import from_bytes
+    matches = from_bytes(sample)
+    best = matches.best()
+    if best is None:
+        raise CorruptFile("the text's encoding cannot be recognised")
+    # Short Western text fits several single-byte code pages equally well: among the
+    # equally good, Windows-1252 (Latin-1's superset) wins, as spreadsheet programs do.
+    for match in matches:
+        if (match.chaos, match.coherence) == (best.chaos, best.coherence) \
+                and "cp1252" in match.could_be_from_charset:
+            try:
+                sample.decode("cp1252")
+                return "cp1252"
+            except UnicodeDecodeError:
+                return "latin-1"
+    return str(best.encoding)
+
+
+def _delimiter(sample: str) -> str:
+    lines = sample.splitlines()[:50]
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
