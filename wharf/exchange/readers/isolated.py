@@ -10,7 +10,6 @@ conversion time limit; a child that dies is ``file_too_complex``. The document c
 as JSON in a file of the job's private directory."""
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -18,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from storage.db import json_text, json_value
 from wharf.exchange.import_errors import (
     ConversionTimeout,
     CorruptFile,
@@ -58,8 +58,7 @@ def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
             "reading the workbook needed more memory than an import may use "
             f"(WHARF_IMPORT_MAX_MEMORY_BYTES, exit {proc.returncode})",
             details={"limit": "memory"})
-    with out.open("rb") as f:
-        answer = json.load(f)
+    answer = json_value(out.read_bytes())
     out.unlink()
     if "error" in answer:
         error = answer["error"]
@@ -84,7 +83,7 @@ def _child(argv: list[str]) -> int:
         answer = {"error": {"code": "corrupt_file", "details": {},
                             "message": f"the workbook cannot be read: {type(exc).__name__}"}}
     with open(out, "w", encoding="utf-8") as f:
-        json.dump(answer, f, ensure_ascii=False, separators=(",", ":"))
+        f.write(json_text(answer))
     return 0
 
 

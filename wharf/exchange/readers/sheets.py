@@ -31,10 +31,10 @@ _SAMPLE: Final = 1 << 20  # bytes read to guess the encoding and the delimiter
 _SAFE_INT: Final = 2 ** 53
 # a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute order)
 _CELL_REF: Final = re.compile(rb'<(?:[A-Za-z0-9_]+:)?c\s[^>]*?\br="([A-Z]{1,3})([0-9]{1,7})"')
-_MAX_ROWS: Final = 1 << 20
-_MAX_COLS: Final = 1 << 14
 _SCAN_CHUNK: Final = 1 << 20
 _OVERLAP: Final = 512
+_T_TEXT: Final = int(formats.CellType.STRING)
+_T_NUMBER: Final = int(formats.CellType.NUMBER)
 
 
 def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
@@ -94,26 +94,34 @@ def check_used_ranges(path: Path, limits: Limits) -> None:
 
 
 def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
-    rows = [_MAX_ROWS, -1]
-    cols = [_MAX_COLS, -1]
+    """The used range's area: the distinct column letters and row numbers of the cells'
+    references, collected by C-speed ``findall`` into sets (a row or a column repeated a
+    million times is one entry), then their extremes."""
+    columns: set[bytes] = set()
+    rows: set[bytes] = set()
     tail = b""
     try:
         with zf.open(info) as part:
             while chunk := part.read(_SCAN_CHUNK):
                 data = tail + chunk
-                for m in _CELL_REF.finditer(data):
-                    col = 0
-                    for ch in m.group(1):
-                        col = col * 26 + ch - 64
-                    row = int(m.group(2))
-                    rows[0], rows[1] = min(rows[0], row), max(rows[1], row)
-                    cols[0], cols[1] = min(cols[0], col), max(cols[1], col)
+                for column, row in _CELL_REF.findall(data):
+                    columns.add(column)
+                    rows.add(row)
                 tail = data[-_OVERLAP:]
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
-    if rows[1] < 0:
+    if not rows:
         return 0
-    return (rows[1] - rows[0] + 1) * (cols[1] - cols[0] + 1)
+    numbers = [int(r) for r in rows]
+    indices = [_column_index(c) for c in columns]
+    return (max(numbers) - min(numbers) + 1) * (max(indices) - min(indices) + 1)
+
+
+def _column_index(letters: bytes) -> int:
+    col = 0
+    for ch in letters:
+        col = col * 26 + ch - 64
+    return col
 
 
 def _cells(sheet: Any, limits: Limits, before: int,
@@ -127,16 +135,32 @@ def _cells(sheet: Any, limits: Limits, before: int,
     rows: dict[int, dict[str, dict[str, Any]]] = {}
     count = 0
     yielded = 0
+    room = limits.max_cells - before  # cells this sheet may still add
+    longest = limits.max_string_length
     for i, row in enumerate(sheet.iter_rows()):
         yielded += 1
         col_at = 0 if len(row) == end[1] + 1 else start[1]
+        cells: dict[str, dict[str, Any]] = {}
         for j, value in enumerate(row):
-            if value == "" or value is None:
+            kind = type(value)  # the common cases inline (a million cells: per-cell calls)
+            if kind is str:
+                if not value:
+                    continue
+                cell = {"v": value, "t": _T_TEXT} if len(value) <= longest else \
+                    _cell(value, limits, used)
+            elif kind is float:
+                cell = {"v": int(value) if value.is_integer() and -_SAFE_INT < value < _SAFE_INT
+                        else value, "t": _T_NUMBER}
+            elif value is None:
                 continue
-            count += 1
-            if before + count > limits.max_cells:
+            else:
+                cell = _cell(value, limits, used)
+            cells[str(col_at + j)] = cell
+        if cells:
+            count += len(cells)
+            if count > room:
                 limits.cells(before + count)
-            rows.setdefault(i, {})[str(col_at + j)] = _cell(value, limits, used)
+            rows[i] = cells
     row_at = 0 if yielded == end[0] + 1 else start[0]
     return {str(r + row_at): cells for r, cells in rows.items()}, count
 
