@@ -31,20 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import xlsxwriter
 from python_calamine import CalamineWorkbook
 
+from tests.benchmarks.bench_units import parse_size
 from wharf.exchange.formats import cell, workbook, worksheet
 from wharf.exchange.importer import convert
 from wharf.exchange.writers import write_xlsx
 from wharf.infra.settings import Settings
 
 COLS = 10
-
-
-def parse_size(text: str) -> int:
-    text = text.strip().lower()
-    for suffix, factor in (("m", 1_000_000), ("k", 1000)):
-        if text.endswith(suffix):
-            return int(float(text[:-1]) * factor)
-    return int(text)
 
 
 def rows_of(cells: int) -> list[list[Any]]:

@@ -25,18 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.benchmarks.bench_units import parse_size
 from wharf.worktrees.merge import diff, merge
 from wharf.worktrees.touched import touched_paths
 
 COLS = 10
-
-
-def parse_size(text: str) -> int:
-    text = text.strip().lower()
-    for suffix, factor in (("m", 1_000_000), ("k", 1000)):
-        if text.endswith(suffix):
-            return int(float(text[:-1]) * factor)
-    return int(text)
 
 
 def sheet(cells: int) -> dict[str, Any]:
