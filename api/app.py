@@ -160,6 +160,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       export_res.UnitExports(operations, unitstore))
         app.add_route("/api/exports/{export_id}/content",
                       export_res.ExportContent(db, blob_store))
+        app.add_route("/api/spaces/{space_id}/exports", export_res.SpaceTakeouts(operations))
+        app.add_route("/api/me/exports", export_res.MyTakeouts(operations))
 
     if operations is not None:  # completion webhooks (wharf.webhooks)
         from api.resources import webhooks as webhook_res

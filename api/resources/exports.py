@@ -1,5 +1,6 @@
-"""Office exports of trunk units (operation ``export_unit``) and their download (the
-requester's view right on the unit re-checked on every request, 404 once expired)."""
+"""Office exports of trunk units (operation ``export_unit``), takeouts of a space or of the
+caller's spaces (operation ``export_takeout``), and their download (the requester's right
+re-checked on every request, 404 once expired)."""
 from __future__ import annotations
 
 import falcon
@@ -12,7 +13,7 @@ from api.schemas.operations import ExportRequest
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
-from wharf.exchange import exports
+from wharf.exchange import exports, takeout
 from wharf.operations.service import Operations
 
 
@@ -38,6 +39,46 @@ class UnitExports:
             unit_id, body.format, body.sheet))
 
 
+_TAKEOUT = ("The result names the zip's `content_url`, its size and SHA-256, and when it "
+            "expires (WHARF_EXPORT_TTL). The archive holds one file per node at its path "
+            "(units as `<name>.<type>.json` and as an Office file, blobs and assets as "
+            "their bytes) and `manifest.json` (paths, sizes, SHA-256); trashed nodes are "
+            "left out; units are read at their revision when the job starts. More files "
+            "than WHARF_TAKEOUT_MAX_FILES fails the operation with `file_too_complex`.")
+
+
+class SpaceTakeouts:
+    def __init__(self, ops: Operations):
+        self.ops = ops
+
+    @contract.op(operation_id="exportSpace",
+                 summary="Take out a space as a zip (operation export_takeout)",
+                 tags=["exports"],
+                 description="The owner, or an admin of a team space. " + _TAKEOUT,
+                 headers=SUBMISSION_HEADERS,
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(403, 404, 409))
+    def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
+        answer_submission(resp, takeout.submit_space_takeout(
+            self.ops, req.context.ctx, req.get_header("Idempotency-Key"), space_id))
+
+
+class MyTakeouts:
+    def __init__(self, ops: Operations):
+        self.ops = ops
+
+    @contract.op(operation_id="exportMine",
+                 summary="Take out every space you own as a zip (operation export_takeout)",
+                 tags=["exports"],
+                 description="Each space you own is a top folder of the archive. " + _TAKEOUT,
+                 headers=SUBMISSION_HEADERS,
+                 responses=submission_answers("Accepted (or a replay while not done)."),
+                 problems=(409,))
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        answer_submission(resp, takeout.submit_user_takeout(
+            self.ops, req.context.ctx, req.get_header("Idempotency-Key")))
+
+
 class ExportContent:
     def __init__(self, db: Database, store: BlobStore):
         self.db, self.store = db, store
@@ -52,8 +93,9 @@ class ExportContent:
     @contract.op(operation_id="getExportContent",
                  summary="An export's file: strong ETag, single Range, as an attachment",
                  tags=["exports"],
-                 description="The requester only, while they may view the unit, until "
-                             "`expires_at`; 404 otherwise.",
+                 description="The requester only, while they may view the unit (a "
+                             "space's takeout: while they own or administer the space), "
+                             "until `expires_at`; 404 otherwise.",
                  headers=READ_HEADERS, responses=DOWNLOAD)
     def on_get(self, req: falcon.Request, resp: falcon.Response, export_id: str) -> None:
         self._read(req, resp, export_id)

@@ -2,12 +2,13 @@
 into place atomically; ``FileRange`` reads a range of a stored file."""
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from storage.blobstore.interface import CHUNK, BlobStore, ListedObject, ObjectInfo, check_key
 from storage.errors import BlobNotFound
@@ -65,6 +66,61 @@ class FileBlobStore(BlobStore):
             raise
         return self.head(key)
 
+    def _part(self, upload_id: str, number: int) -> Path:
+        if not (upload_id.isalnum() and 1 <= number <= 10_000):
+            raise ValueError(f"invalid upload {upload_id!r} part {number}")
+        # In the temporary directory, named like every part: a crashed upload's parts go
+        # with the stale ones (remove_stale_parts) if nobody finishes or aborts it.
+        return self.tmp / f"up-{upload_id}-{number:05d}.part"
+
+    def start_upload(self, key: str) -> str:
+        check_key(key)
+        return uuid.uuid4().hex
+
+    def put_part(self, key: str, upload_id: str, number: int, body: IO[bytes],
+                 size: int) -> str:
+        target = self._part(upload_id, number)
+        digest = hashlib.md5(usedforsecurity=False)
+        self._write_part(target, _limited(body, size, digest))
+        return digest.hexdigest()
+
+    def _write_part(self, target: Path, chunks: Iterable[bytes]) -> None:
+        tmp = self.tmp / f"{uuid.uuid4().hex}.part"
+        try:
+            with open(tmp, "wb") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    def finish_upload(self, key: str, upload_id: str,
+                      parts: Sequence[tuple[int, str]]) -> ObjectInfo:
+        paths = [self._part(upload_id, n) for n, _tag in parts]
+        missing = [n for (n, _), path in zip(parts, paths, strict=True) if not path.exists()]
+        if missing:
+            raise BlobNotFound(f"upload {upload_id} has no part {missing[0]}")
+
+        def joined() -> Iterator[bytes]:
+            for path in paths:
+                with open(path, "rb") as fh:
+                    while chunk := fh.read(CHUNK):
+                        yield chunk
+
+        info = self.put_stream(key, joined())
+        self.abort_upload(key, upload_id)
+        return info
+
+    def abort_upload(self, key: str, upload_id: str) -> None:
+        if not upload_id.isalnum():
+            return
+        for entry in os.scandir(self.tmp):
+            if entry.name.startswith(f"up-{upload_id}-"):
+                Path(entry.path).unlink(missing_ok=True)
+
     def head(self, key: str) -> ObjectInfo:
         path = self._path(key)
         try:
@@ -114,6 +170,18 @@ class FileBlobStore(BlobStore):
                     continue
                 yield ListedObject(key, st.st_size,
                                    datetime.fromtimestamp(st.st_mtime, UTC))
+
+
+def _limited(body: IO[bytes], size: int, digest: Any) -> Iterator[bytes]:
+    """Exactly ``size`` bytes of ``body``, in chunks, hashed into ``digest`` on the way."""
+    left = size
+    while left > 0:
+        chunk = body.read(min(CHUNK, left))
+        if not chunk:
+            raise ValueError(f"the part ended {left} bytes short")
+        digest.update(chunk)
+        left -= len(chunk)
+        yield chunk
 
 
 class FileRange:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import IO
 
 CHUNK = 1024 * 1024
+#: The smallest part of a resumable upload but its last (S3's rule, kept by every store).
+MIN_PART = 5 * 1024 * 1024
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/_.-]{0,1000}$")
 
 
@@ -61,6 +64,30 @@ class BlobStore(ABC):
         with its size and last-modified time (``wharf fsck`` merges it with the database's
         references and ages orphans by it). ``page_size``: keys per listing request, where
         the backend pages."""
+
+    # -- resumable uploads: parts that outlive the process that wrote them ------------------
+    # The caller keeps the upload id and the parts' tags (durably); after a crash it goes on
+    # with the next part. Parts may be sent again under the same number (the last one
+    # counts). Every part but the last is at least MIN_PART bytes.
+
+    @abstractmethod
+    def start_upload(self, key: str) -> str:
+        """Begin a resumable upload to ``key``; its upload id."""
+
+    @abstractmethod
+    def put_part(self, key: str, upload_id: str, number: int, body: IO[bytes],
+                 size: int) -> str:
+        """Store ``size`` bytes read from ``body`` as part ``number`` (1..10000) of the
+        upload; the part's tag, which :meth:`finish_upload` needs."""
+
+    @abstractmethod
+    def finish_upload(self, key: str, upload_id: str,
+                      parts: Sequence[tuple[int, str]]) -> ObjectInfo:
+        """Join ``parts`` (number, tag), in order, into the object ``key``."""
+
+    @abstractmethod
+    def abort_upload(self, key: str, upload_id: str) -> None:
+        """Drop the upload's parts (an unknown or finished upload: nothing to do)."""
 
     def ping(self) -> None:
         list(zip(range(1), self.list_keys()))

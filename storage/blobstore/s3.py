@@ -4,10 +4,10 @@ parts in memory; a failed upload is aborted, so nothing partial is kept."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
 
 from storage.blobstore.interface import CHUNK, BlobStore, ListedObject, ObjectInfo, check_key
 from storage.errors import BlobNotFound, BlobStoreUnavailable, BucketNotFound
@@ -207,6 +207,32 @@ class S3BlobStore(BlobStore):
             raise
         finally:
             pool.shutdown(wait=True)
+
+    def start_upload(self, key: str) -> str:
+        return self._call(self.client.create_multipart_upload, key, Bucket=self.bucket,
+                          Key=self._k(key))["UploadId"]
+
+    def put_part(self, key: str, upload_id: str, number: int, body: IO[bytes],
+                 size: int) -> str:
+        res = self._call(self.client.upload_part, key, Bucket=self.bucket, Key=self._k(key),
+                         UploadId=upload_id, PartNumber=number, Body=body,
+                         ContentLength=size)
+        return res["ETag"]
+
+    def finish_upload(self, key: str, upload_id: str,
+                      parts: Sequence[tuple[int, str]]) -> ObjectInfo:
+        res = self._call(self.client.complete_multipart_upload, key, Bucket=self.bucket,
+                         Key=self._k(key), UploadId=upload_id,
+                         MultipartUpload={"Parts": [{"PartNumber": n, "ETag": tag}
+                                                    for n, tag in parts]})
+        return ObjectInfo(key, self.head(key).size, res["ETag"].strip('"'))
+
+    def abort_upload(self, key: str, upload_id: str) -> None:
+        try:
+            self._call(self.client.abort_multipart_upload, key, Bucket=self.bucket,
+                       Key=self._k(key), UploadId=upload_id)
+        except BlobNotFound:
+            pass  # NoSuchUpload: already finished or aborted
 
     def head(self, key: str) -> ObjectInfo:
         try:

@@ -8,7 +8,7 @@ from storage.models.base import ID, TRACE_CONTEXT_LENGTH, Base
 from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
-from storage.models.exports import Export
+from storage.models.exports import Export, TakeoutItem, TakeoutRun
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
 from storage.models.identity import ApiToken, AuthThrottle, LoginSession, PasswordCredential, User
@@ -37,6 +37,7 @@ __all__ = [
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
     "ProcessHeartbeat", "RecentOpen", "Resource", "ScheduleTick", "Space", "SpaceMember",
+    "TakeoutItem", "TakeoutRun",
     "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",
     "UnitResource", "User", "Webhook",
     "WebhookDelivery", "Worktree", "WorktreeEvent", "WorktreeNodeIntent", "WorktreeUnit",

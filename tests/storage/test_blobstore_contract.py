@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 
 import pytest
 
 from storage.blobstore import BlobNotFound
+from storage.blobstore.interface import MIN_PART
+from storage.errors import BlobStoreUnavailable
 
 
 def chunks_of(data: bytes, size: int = 64 * 1024):
@@ -108,3 +111,33 @@ def test_missing_bucket_is_named_and_retryable_not_a_missing_object(s3_server):
             call()
         assert "wharf-no-such-bucket" in str(info.value), name
         assert isinstance(info.value, BlobStoreUnavailable)
+
+
+def test_resumable_upload_joins_parts_in_order_and_a_resent_part_replaces(blob_store):
+    first, second = os.urandom(MIN_PART), os.urandom(MIN_PART + 17)
+    upload = blob_store.start_upload("takeouts/a.zip")
+    tag1 = blob_store.put_part("takeouts/a.zip", upload, 1, io.BytesIO(b"x" * MIN_PART), MIN_PART)
+    # a part sent again (a writer that resumed after a crash): the last one counts
+    tag1 = blob_store.put_part("takeouts/a.zip", upload, 1, io.BytesIO(first), MIN_PART)
+    last = io.BytesIO(b"tail" + b"!" * 10)
+    tag3 = blob_store.put_part("takeouts/a.zip", upload, 3, last, 4)  # only `size` bytes
+    tag2 = blob_store.put_part("takeouts/a.zip", upload, 2, io.BytesIO(second), len(second))
+    with pytest.raises(BlobNotFound):
+        blob_store.head("takeouts/a.zip")  # nothing visible before the finish
+    info = blob_store.finish_upload("takeouts/a.zip", upload,
+                                    [(1, tag1), (2, tag2), (3, tag3)])
+    assert info.size == 2 * MIN_PART + 17 + 4
+    assert b"".join(blob_store.open("takeouts/a.zip")) == first + second + b"tail"
+
+
+def test_aborted_upload_leaves_nothing(blob_store):
+    upload = blob_store.start_upload("takeouts/b.zip")
+    tag = blob_store.put_part("takeouts/b.zip", upload, 1, io.BytesIO(b"abc"), 3)
+    blob_store.abort_upload("takeouts/b.zip", upload)
+    blob_store.abort_upload("takeouts/b.zip", upload)  # again: nothing to do
+    # files: its parts are gone; S3: NoSuchUpload (moto answers a 500 instead)
+    with pytest.raises((BlobNotFound, BlobStoreUnavailable)):
+        blob_store.finish_upload("takeouts/b.zip", upload, [(1, tag)])
+    with pytest.raises(BlobNotFound):
+        blob_store.head("takeouts/b.zip")
+    assert list(blob_store.list_keys("takeouts/")) == []

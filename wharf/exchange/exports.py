@@ -41,11 +41,12 @@ from wharf.exchange.export_kinds import EXPORT_UNIT, ExportUnitPayload, ExportUn
 from wharf.infra import audit
 from wharf.infra.clock import iso, utcnow
 from wharf.infra.context import Principal, RequestContext
-from wharf.infra.errors import NotFound, ValidationFailed
+from wharf.infra.errors import Forbidden, NotFound, ValidationFailed
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
+from wharf.spaces.access import require_space
 from wharf.units.resources import find_unit
 
 log = logging.getLogger("wharf.exchange.exports")
@@ -192,20 +193,28 @@ def etag_header(export: Export) -> str:
 
 
 def media_type(export: Export) -> str:
+    if export.format == "zip":
+        return "application/zip"
     return writers.MEDIA_TYPES.get(export.format, "application/octet-stream")
 
 
 def export_for_download(s: Session, ctx: RequestContext, export_id: str,
                         now: datetime | None = None) -> Export:
-    """The export, for its requester while they may view the unit and until it expires;
-    404 otherwise (whichever the reason: ids leak nothing)."""
+    """The export, for its requester while they may view the unit (a space's takeout: while
+    they own or administer the space) and until it expires; 404 otherwise (whichever the
+    reason: ids leak nothing)."""
     export = s.get(Export, export_id) if export_id.isalnum() else None
     if export is None or ctx.principal.user_id != export.owner_id \
             or export.expires_at <= (now or utcnow()):
         raise NotFound("No such export.")
     try:
-        find_unit(s, ctx, export.unit_id, Role.VIEWER)
-    except NotFound:
+        if export.scope == "unit":  # the view right on the unit
+            assert export.unit_id is not None
+            find_unit(s, ctx, export.unit_id, Role.VIEWER)
+        elif export.scope == "space":  # a takeout of a space: still its owner or an admin
+            require_space(s, ctx.principal, export.space_id, Role.ADMIN)
+        # a takeout of a user's spaces: that user (checked above)
+    except (NotFound, Forbidden):
         raise NotFound("No such export.") from None
     return export
 

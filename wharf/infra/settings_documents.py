@@ -106,6 +106,16 @@ class DocumentSettings:
         "deeper is 400 `unit_too_deep` (8–400)",
         ge=8, le=400)] = 400
     export_ttl: Annotated[int, setting(
-        "seconds an export's file (`POST /api/units/{unit_id}/exports`) stays "
+        "seconds an export's or a takeout's file (`POST /api/units/{unit_id}/exports`, "
+        "`POST /api/spaces/{space_id}/exports`, `POST /api/me/exports`) stays "
         "downloadable; then the `expire_exports` sweep deletes it (60–604800)",
         ge=60, le=604800, note="2 hours")] = 7200
+    takeout_max_files: Annotated[int, setting(
+        "most files (folders, blobs, assets, and two per unit) one takeout may hold; a "
+        "larger space fails the `export_takeout` operation with `file_too_complex` "
+        "(1–1000000)", ge=1, le=1_000_000)] = 100_000
+    takeout_part_size: Annotated[int, setting(
+        "bytes a takeout writes per part of its resumable upload (at least 5 MiB); a "
+        "worker killed mid-takeout redoes at most the part it was writing; a takeout "
+        "too large for 10,000 such parts uses larger ones",
+        ge=5 * 1024 * 1024, note="16 MiB")] = 16 * 1024 * 1024
