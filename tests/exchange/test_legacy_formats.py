@@ -34,8 +34,9 @@ def soffice_path() -> str | None:
     return shutil.which("soffice")
 
 
-@pytest.fixture(scope="module")
-def soffice() -> str:
+def require_soffice() -> str:
+    """LibreOffice's ``soffice``, else the test fails (``WHARF_TEST_REQUIRE_SERVICES=1``) or
+    is skipped."""
     path = soffice_path()
     configured = os.environ.get("WHARF_TEST_SOFFICE")
     services.need(None if path else (
@@ -47,25 +48,33 @@ def soffice() -> str:
 
 
 @pytest.fixture(scope="module")
+def soffice() -> str:
+    return require_soffice()
+
+
+def legacy_file(soffice: str, work: Path, name: str, data: bytes, target: str) -> bytes:
+    """``data`` (a file called ``name``) saved by LibreOffice as ``target`` (``doc``,
+    ``ppt``, ``xls``), converted in ``work`` with a private profile there."""
+    (work / name).write_bytes(data)
+    subprocess.run(
+        [soffice, f"-env:UserInstallation={(work / 'profile').as_uri()}", "--headless",
+         "--norestore", "--nologo", "--nolockcheck", "--convert-to", target,
+         "--outdir", str(work / "out"), str(work / name)],
+        cwd=work, env={**os.environ, "HOME": str(work)}, stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=CONVERSION_SECONDS, check=True)
+    made = (work / "out" / Path(name).with_suffix("." + target)).read_bytes()
+    # really a legacy binary format (an OLE2 compound file), not a renamed zip
+    assert made.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+    return made
+
+
+@pytest.fixture(scope="module")
 def legacy_files(soffice, tmp_path_factory) -> dict[str, bytes]:
     """``{"doc": …, "ppt": …}``: the DOCX and PPTX of ``test_imports`` saved by LibreOffice
     as Word 97 and PowerPoint 97 files."""
     work = tmp_path_factory.mktemp("legacy")
-    profile = work / "profile"
-    made = {}
-    for source, data, target in (("report.docx", docx_bytes(), "doc"),
-                                 ("deck.pptx", pptx_bytes(), "ppt")):
-        (work / source).write_bytes(data)
-        subprocess.run(
-            [soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless",
-             "--norestore", "--nologo", "--nolockcheck", "--convert-to", target,
-             "--outdir", str(work / "out"), str(work / source)],
-            cwd=work, env={**os.environ, "HOME": str(work)}, stdin=subprocess.DEVNULL,
-            capture_output=True, timeout=CONVERSION_SECONDS, check=True)
-        made[target] = (work / "out" / Path(source).with_suffix("." + target)).read_bytes()
-    # really the legacy binary formats (OLE2 compound files), not renamed zips
-    assert all(data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1") for data in made.values())
-    return made
+    return {"doc": legacy_file(soffice, work, "report.docx", docx_bytes(), "doc"),
+            "ppt": legacy_file(soffice, work, "deck.pptx", pptx_bytes(), "ppt")}
 
 
 @pytest.fixture(params=["file", "s3"])

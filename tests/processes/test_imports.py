@@ -12,6 +12,11 @@ UnitStore that no resource names, no temporary directory of a killed attempt).
   process group and stopped (SIGSTOP), so the kill lands while the file is being read,
   not before or after; the API says the operation is ``running`` and no unit exists;
   then the whole ``wharf worker`` process group is killed with SIGKILL.
+- killed while LibreOffice converts a DOC (``WHARF_SOFFICE``; found by its command line
+  and frozen with SIGSTOP): LibreOffice runs in a session of its own and outlives the
+  worker; the operation's next attempt kills it and removes the killed attempt's
+  directory. Needs LibreOffice as ``tests/exchange/test_legacy_formats.py`` does (fails
+  without it under ``WHARF_TEST_REQUIRE_SERVICES=1``, else skipped).
 - killed after the conversion, before the completion: the next worker converts the XLSX
   again and a CSV, creates their units and is held before the completion commits (the
   pause-file hook) when it is killed; the third worker finds both units and publishes them.
@@ -100,7 +105,7 @@ class Api(ProcessApi):
 
 class Cluster(ProcessCluster):
     def __init__(self, tmp_path: Path, product_url: str, units_url: str, redis_ns,
-                 moto: MotoServer):
+                 moto: MotoServer, **env: str):
         self.s3 = s3_client(moto.endpoint)
         self.bucket = f"wharf-imports-{uuid.uuid4().hex[:12]}"
         self.s3.create_bucket(Bucket=self.bucket)
@@ -113,7 +118,7 @@ class Cluster(ProcessCluster):
             WHARF_S3_ENDPOINT_URL=moto.endpoint,
             AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
             AWS_DEFAULT_REGION="us-east-1", NO_PROXY="127.0.0.1,localhost",
-            TMPDIR=str(self.tmpdir))
+            TMPDIR=str(self.tmpdir), **env)
 
     def start_api(self):
         return self._start("api", ["api", "--port", str(self.api_port), "--workers", "1"])
@@ -138,9 +143,9 @@ class Cluster(ProcessCluster):
                 f"--- TMPDIR: {sorted(p.name for p in self.tmpdir.iterdir())}"]
 
 
-def readers_in(group: int) -> list[int]:
-    """The workbook reader children (``wharf.exchange.readers.isolated``) alive in the
-    process group ``group``."""
+def processes_with(*needles: bytes, group: int | None = None) -> list[int]:
+    """The live processes whose command line holds every one of ``needles`` (in the
+    process group ``group`` if given)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -148,12 +153,18 @@ def readers_in(group: int) -> list[int]:
         try:
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            if (b"wharf.exchange.readers.isolated" in cmd and state != "Z"
-                    and os.getpgid(int(entry)) == group):
+            if (all(n in cmd for n in needles) and state != "Z"
+                    and (group is None or os.getpgid(int(entry)) == group)):
                 found.append(int(entry))
         except (OSError, ProcessLookupError):
             continue
     return found
+
+
+def readers_in(group: int) -> list[int]:
+    """The workbook reader children (``wharf.exchange.readers.isolated``) alive in the
+    process group ``group``."""
+    return processes_with(b"wharf.exchange.readers.isolated", group=group)
 
 
 def test_kill_9_of_workers_mid_import_completes_each_import_exactly_once(
@@ -263,4 +274,73 @@ def test_kill_9_of_workers_mid_import_completes_each_import_exactly_once(
         assert len(cells) == 200
         assert [cells["199"][c]["v"] for c in ("0", "1", "2")] == ["row 199", 199, 49.75]
         print(f"killed mid-conversion at {killed_mid_conversion:.1f}s; "
+              f"converged at {time.monotonic() - t0:.1f}s")
+
+
+def test_kill_9_of_a_worker_mid_libreoffice_conversion_leaves_no_libreoffice_behind(
+        tmp_path, pg_databases, redis_ns, moto):
+    """A DOC import's worker killed while the real LibreOffice converts the file (frozen
+    with SIGSTOP so the kill lands there): LibreOffice runs in a session of its own and
+    outlives the worker, beyond any time limit; the operation's next attempt kills it,
+    removes the killed attempt's directory and imports the DOC once."""
+    from tests.exchange.test_imports import docx_bytes
+    from tests.exchange.test_legacy_formats import legacy_file, require_soffice
+    soffice = require_soffice()
+    (tmp_path / "make").mkdir()
+    doc = legacy_file(soffice, tmp_path / "make", "report.docx", docx_bytes(), "doc")
+    work = os.fsencode(str(tmp_path / "tmp" / "wharf-import-"))  # the cluster's TMPDIR
+    try:
+        run_the_libreoffice_kill(tmp_path, pg_databases, redis_ns, moto, soffice, doc, work)
+    finally:  # a failure may leave the frozen LibreOffice: never past the test
+        for pid in processes_with(work):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_the_libreoffice_kill(tmp_path, pg_databases, redis_ns, moto, soffice: str,
+                             doc: bytes, work: bytes) -> None:
+    from wharf.exchange import formats
+    with cluster_for_test(Cluster, tmp_path, pg_databases, redis_ns, moto,
+                          WHARF_SOFFICE=soffice) as cluster:
+        t0 = time.monotonic()
+        api_proc = cluster.start_api()
+        first = cluster.start_worker("worker-1", threads=1)  # no sweep beside the import
+        api = Api(cluster.api_port)
+        cluster.wait_http(api_proc, api)
+        cluster.wait_worker(first)
+        space = api.login()
+        blob = api.upload(space, doc, "report.doc")
+        op_id = api.submit_import(space, blob, "Old report")
+        wait_until(lambda: processes_with(work, b"soffice.bin"), 60,
+                   "LibreOffice to convert the DOC", cluster, interval=0.01)
+        office = processes_with(work)  # oosplash and soffice.bin
+        for pid in office:
+            os.kill(pid, signal.SIGSTOP)
+        op = api.op(op_id)
+        assert op["status"] == "running" and not op["done"], op
+        cluster.kill_group(first)
+        # LibreOffice outlived the worker (its own session), frozen mid-conversion.
+        assert sorted(processes_with(work)) == sorted(office)
+        killed_at = time.monotonic() - t0
+
+        cluster.start_scheduler()
+        cluster.start_worker("worker-2", threads=2)
+        op = api.wait_done(op_id, 60)
+        assert op["status"] == "completed", (op, cluster.logs())
+        assert [a["outcome"] for a in api.attempts(op_id)] == ["lost", "completed"]
+        assert processes_with(work) == []
+        assert [p.name for p in cluster.tmpdir.iterdir() if "import" in p.name] == []
+        p = as_dict(cluster.sql("SELECT payload FROM operations WHERE id = :i", i=op_id)[0][0])
+        assert op["result"] == {"node_id": p["node_id"], "resource_id": p["resource_id"],
+                                "unit_id": p["unit_id"]}
+        assert cluster.sql("SELECT id FROM nodes WHERE name = 'Old report'") == \
+            [(p["node_id"],)]
+        assert cluster.sql("SELECT kind, count(*) FROM resources GROUP BY kind "
+                           "ORDER BY kind") == [("blob", 1), ("unit", 1)]
+        assert cluster.unit_ids() == {p["unit_id"]}
+        unit = api.get(f"/api/units/{p['unit_id']}").json()
+        assert unit["unit_type"] == "doc"
+        assert formats.paragraphs_of(unit["snapshot"]["body"])[2] == (
+            [("plain ", {}), ("bold", {"bl": 1}), (" and ", {}), ("italic", {"it": 1})],
+            formats.NamedStyle.NORMAL_TEXT)
+        print(f"killed mid-conversion at {killed_at:.1f}s; "
               f"converged at {time.monotonic() - t0:.1f}s")

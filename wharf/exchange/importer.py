@@ -96,10 +96,12 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
 
 def _workdir(op_id: str) -> Path:
     """A private directory (``mkdtemp``) for one attempt's files, named after its
-    operation. A worker killed mid-conversion never removes its own: the directories an
-    earlier attempt of the operation left on this host are removed first."""
+    operation. A worker killed mid-conversion never removes its own: what an earlier
+    attempt of the operation left on this host goes first (the LibreOffice still
+    converting there, then the directory)."""
     prefix = f"wharf-import-{op_id}-"
     for stale in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        legacy.kill_leftovers(stale)
         shutil.rmtree(stale, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=prefix))
 
