@@ -1,6 +1,8 @@
 """The import's pieces without the API: format sniffing, and the LibreOffice path's
 plumbing (a private profile, the time limit, reading its output) with a stand-in
-``soffice`` script (LibreOffice itself is not installed here)."""
+``soffice`` script: it takes the branches a real LibreOffice does not take on demand (an
+exit without output, a conversion past the time limit). Real DOC and PPT conversions
+through LibreOffice are in ``test_legacy_formats.py``."""
 from __future__ import annotations
 
 import io
@@ -75,7 +77,8 @@ def _soffice(tmp_path: Path, body: str) -> str:
 
 
 # A stand-in: writes the prepared DOCX as LibreOffice would name its output, after checking
-# it was given a private profile directory and its input by the legacy extension.
+# it was given a private profile directory and its input by the legacy extension (the
+# arguments' contract; test_legacy_formats.py runs the real LibreOffice).
 _CONVERTS = """
 for a in "$@"; do
   case "$a" in -env:UserInstallation=file://*) profile="${a#-env:UserInstallation=file://}";; esac

@@ -3,7 +3,8 @@
 Submission checks that the caller may read the blob and create in the target folder, and
 fixes the node, resource and unit ids and the blob's object in the payload. The worker
 (``perform``) streams the object to a private temporary file (never the whole file in
-memory), sniffs its format, converts it (:mod:`wharf.exchange.readers`) under the
+memory; in a directory named after the operation, so a rerun removes what a killed attempt
+left on that host), sniffs its format, converts it (:mod:`wharf.exchange.readers`) under the
 ``WHARF_IMPORT_*`` limits and creates the unit in the UnitStore (idempotent on its id: a
 rerun finds it there and converts nothing). The completion transaction writes node +
 resource + unit row as ``create_resource`` does (:func:`publish_unit_resource`). A
@@ -93,6 +94,18 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
     return unit_type, formats.unit_document(unit_type, body)
 
 
+def _workdir(op_id: str) -> Path:
+    """A private directory (``mkdtemp``) for one attempt's files, named after its
+    operation. A worker killed mid-conversion never removes its own: what an earlier
+    attempt of the operation left on this host goes first (the LibreOffice still
+    converting there, then the directory)."""
+    prefix = f"wharf-import-{op_id}-"
+    for stale in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        legacy.kill_leftovers(stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
 class ImportFile:
     """The ``import_file`` handler."""
 
@@ -113,7 +126,7 @@ class ImportFile:
         p = payload(op, ImportFilePayload)
         if self.unitstore.head(p.unit_id) is not None:
             return  # converted by an earlier attempt
-        workdir = Path(tempfile.mkdtemp(prefix="wharf-import-"))
+        workdir = _workdir(op.id)
         try:
             source = workdir / ("source" + PurePath(p.filename).suffix.lower()[:16])
             with source.open("wb") as f:

@@ -56,3 +56,27 @@ def convert(soffice: str, source: Path, fmt: str, timeout: float, workdir: Path)
         raise CorruptFile(f"LibreOffice could not convert the {fmt.upper()} file "
                           f"(exit {proc.returncode})")
     return result
+
+
+def kill_leftovers(workdir: Path) -> int:
+    """SIGKILL every process still running with ``workdir`` in its command line: the
+    LibreOffice (``oosplash``, ``soffice.bin``) of an attempt whose worker was killed.
+    It runs in a session of its own, so it outlives the worker, and with the worker gone
+    nothing enforces its time limit any more (a hostile file could keep it converting for
+    ever). Returns how many; nothing where there is no ``/proc``."""
+    needle = os.fsencode(str(workdir) + os.sep)  # its files: not a longer name's
+    killed = 0
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if needle not in f.read():
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+            killed += 1
+        except (OSError, ProcessLookupError):
+            continue
+    return killed
