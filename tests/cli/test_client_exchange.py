@@ -15,6 +15,8 @@ process (embedded mode: SQLite, files, in-process workers), over real TCP.
 - ``--json`` prints one document of the documented shape.
 - ``takeout`` runs once the server mounts ``POST /api/me/exports`` (skipped while the
   route answers 404).
+- docs/exchange.md's run walkthrough (curl, then wharf-client), as printed, runs against
+  a fresh ``wharf serve`` with its defaults.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ import csv
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -30,10 +34,13 @@ from pathlib import Path
 import pytest
 
 from tests.api.test_client import _DownwardCut
+from tests.cli.test_cli import Running, wharf_env
 from tests.processes.test_serving import Server, User
+from tests.support.waiting import free_port
 
 pytestmark = pytest.mark.slow
 
+REPO = Path(__file__).resolve().parents[2]
 CLIENT = [sys.executable, "-m", "wharfclient"]
 IMPORT_KEYS = {"upload_session_id", "blob_resource_id", "blob_trash_batch", "operation"}
 
@@ -353,3 +360,69 @@ def test_takeout_of_everything_i_own(wharf, tmp_path):
     assert hashlib.sha256((tmp_path / "me.zip").read_bytes()).hexdigest() == got["sha256"]
     with zipfile.ZipFile(tmp_path / "me.zip") as z:
         assert "manifest.json" in z.namelist()
+
+
+# --- docs/exchange.md ----------------------------------------------------------------------------
+
+def test_the_run_walkthrough_in_docs_exchange_md_runs(tmp_path):
+    """docs/exchange.md, "Run walkthrough": its curl blocks and the wharf-client block, as
+    printed there, against a fresh ``wharf serve`` (embedded mode, its own data dir)."""
+    from python_calamine import CalamineWorkbook
+    for tool in ("curl", "bash", "sha256sum"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is needed to run the walkthrough")
+    text = (REPO / "docs" / "exchange.md").read_text(encoding="utf-8")
+    part = text[text.index("## Run walkthrough"):]
+    blocks = re.findall(r"```sh\n(.*?)```", part, re.S)
+    assert len(blocks) == 2 and "wharf-client import" in blocks[1]
+    port = free_port()  # wharf serve with its defaults (but fast password hashing)
+    server = Running(tmp_path, "serve", env=wharf_env(tmp_path, WHARF_PORT=str(port)))
+    try:
+        server.wait_for(r"serving on http://", timeout=60)
+        shims = tmp_path / "bin"  # wharf-client as this checkout's code, whatever is installed
+        shims.mkdir()
+        shim = shims / "wharf-client"
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m wharfclient "$@"\n')
+        shim.chmod(0o755)
+        script = "set -euo pipefail\n" + "\n".join(blocks).replace(
+            "BASE=http://127.0.0.1:8080", f"BASE=http://127.0.0.1:{port}")
+        assert f"BASE=http://127.0.0.1:{port}" in script
+        work = tmp_path / "work"
+        work.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WHARF_")}
+        env.update(PATH=f"{shims}{os.pathsep}{env.get('PATH', '')}",
+                   WHARF_CLIENT_CONFIG="/nonexistent")
+        r = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
+                           text=True, timeout=180, stdin=subprocess.DEVNULL)
+    finally:
+        server.kill()
+    assert r.returncode == 0, (r.stdout, r.stderr, server.output[-3000:])
+    out = r.stdout
+    # the unit read back
+    unit = json.loads(next(ln for ln in out.splitlines() if ln.startswith('{"unit_id"')))
+    body = unit["snapshot"]["body"]
+    assert body["name"] == "People"
+    assert rows(body["sheets"][body["sheetOrder"][0]]) == [
+        ["name", "age", "city"], ["Ada", 36, "London"], ["Alan", 41, "Wilmslow"]]
+    # sha256sum's line and the result's sha256 agree
+    digest = re.search(r"^([0-9a-f]{64})  people\.xlsx\n([0-9a-f]{64})$", out, re.M)
+    assert digest and digest[1] == digest[2], out
+    expected = [["name", "age", "city"], ["Ada", 36, "London"], ["Alan", 41, "Wilmslow"]]
+    sheet = CalamineWorkbook.from_path(str(work / "people.xlsx")).get_sheet_by_index(0)
+    assert sheet.to_python() == expected
+    assert (work / "people-export.csv").read_bytes() == \
+        (work / "people.csv").read_bytes().replace(b"\n", b"\r\n")
+    assert "206 Partial Content" in out and "Content-Range: bytes 0-9/48" in out
+    assert "\nname,age,c\n" in out
+    imports = [json.loads(ln) for ln in out.splitlines()
+               if ln.startswith("{") and "import_file" in ln]
+    failed = imports[-1]
+    assert failed["status"] == "failed" and failed["error"]["code"] == "unsupported_format"
+    # the wharf-client block
+    assert re.search(r"^\S+  completed  unit \S+  resource \S+  node \S+$", out, re.M), out
+    assert CalamineWorkbook.from_path(str(work / "people-2.xlsx")).get_sheet_by_index(
+        0).to_python() == expected
+    assert (work / "people-2.csv").read_bytes() == (work / "people-export.csv").read_bytes()
+    assert out.rstrip().endswith("exit status 1")
+    assert "wharf-client: import failed: 'paper.pdf' is not" in r.stderr
+    assert r.stderr.count("(unsupported_format)") == 1
