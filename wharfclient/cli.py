@@ -6,14 +6,16 @@ Rules:
   ``--json``/``--quiet``).
 - Errors are one line on stderr: ``wharf-client: <title>: <detail> (<code>)``.
 - Exit status (EXIT_*): 0 ok; 1 an operation finished ``failed`` (``wait``, ``upload``,
-  ``create``, ``replace``, ``import``, ``export``, ``takeout``); 2 usage or configuration;
-  3 an HTTP error answer, a server that cannot be reached, an answer that is not JSON or
-  cannot be decoded, or a local file error (OSError: cannot write ``-o``, disk full) —
-  never a traceback; 130 interrupted (Ctrl-C), after saying how to finish the work.
+  ``create``, ``replace``, ``import``, ``export``, ``takeout``, ``fetch``); 2 usage or
+  configuration; 3 an HTTP error answer, a server that cannot be reached, an answer that
+  is not JSON or cannot be decoded, or a local file error (OSError: cannot write ``-o``,
+  disk full) — never a traceback; 130 interrupted (Ctrl-C), after saying how to finish
+  the work.
 - Text from the server is never printed raw: control characters (terminal escape codes)
   are removed from every line written (``printable``), and a file name the server
-  suggests for ``download`` is reduced to a plain name in the current directory; an
-  existing file is replaced only with ``--force``.
+  suggests for ``download`` (and ``export``, ``takeout``, ``fetch``) is reduced to a
+  plain name in the current directory; an existing file is replaced only with
+  ``--force``.
 - ``upload -`` spools stdin to a temporary file first (the size must be declared and a
   restarted PUT must send the bytes again); it therefore cannot be ``--resume``d later.
 """

@@ -13,7 +13,10 @@ Rules (beside ``wharfclient.cli``'s):
   progress bar (resumable, checked against the result's size and SHA-256), print its
   path. Without ``-o`` the file is named after the server's suggestion (reduced to a plain
   name in the current directory); ``-o DIR`` puts it there. An existing file is replaced
-  only with ``--force``. Both share :func:`_download_result`.
+  only with ``--force``. ``fetch OPERATION`` waits for an export or takeout submitted
+  earlier (``--no-wait``, or interrupted: the hint names it) and downloads its file; run
+  again after an interruption it resumes ``PATH.part``. All three share
+  :func:`_download_result`.
 - A failed operation exits 1 with one error line naming its code; the result (stdout)
   still shows the operation.
 """
@@ -77,9 +80,14 @@ def cmd_import(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
                            "other options; rerun with the same --space, --parent, --name "
                            "and --type", exc.code) from None
         raise
-    op = wait_or_return(client, ui, op, args)
+    try:
+        op = wait_or_return(client, ui, op, args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the import goes on: {PROG} wait {op['id']}, then "
+              f"{PROG} trash {blob_node} (the uploaded blob)", file=sys.stderr)
+        raise
     doc["operation"] = op
-    if not op.get("done"):
+    if args.no_wait:
         ui.note(f"the import reads blob resource {blob} (node {blob_node}); trash that node "
                 f"once the operation is done ({PROG} trash {blob_node})")
     elif not args.keep_blob:
@@ -148,6 +156,12 @@ def cmd_export(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
                             fallback=f"{args.unit}.{args.format}")
 
 
+def cmd_fetch(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
+    op: dict[str, Any] = client.json("GET", f"/api/operations/{args.operation}")
+    return _download_result(client, ui, args, op, str(op.get("kind") or "export"),
+                            fallback=f"export-{args.operation}")
+
+
 def cmd_takeout(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     route = exchange.takeout_path(args.space)
     try:
@@ -166,6 +180,18 @@ def _download_result(client: WharfClient, ui: Ui, args: argparse.Namespace,
                      op: dict[str, Any], what: str, *, fallback: str) -> int:
     """Wait for an export-shaped operation (``export_id``, ``content_url``, ``size``,
     ``sha256``, ``expires_at``), then download its file and print the path."""
+    try:
+        return _wait_and_download(client, ui, args, op, what, fallback=fallback)
+    except KeyboardInterrupt:
+        if not args.no_wait:
+            print(f"{PROG}: interrupted; the {what} goes on; download its file with: {PROG} "
+                  f"fetch {op['id']}" + (f" -o {args.output}" if args.output else ""),
+                  file=sys.stderr)
+        raise
+
+
+def _wait_and_download(client: WharfClient, ui: Ui, args: argparse.Namespace,
+                       op: dict[str, Any], what: str, *, fallback: str) -> int:
     op = wait_or_return(client, ui, op, args)
     if not op.get("done"):  # --no-wait
         ui.result({"operation": op, "path": None}, op_line(op))
@@ -173,7 +199,10 @@ def _download_result(client: WharfClient, ui: Ui, args: argparse.Namespace,
     if op.get("status") != "completed":
         ui.result({"operation": op, "path": None}, op_line(op))
         return _failed(what, op)
-    result = op["result"]
+    result = op.get("result") or {}
+    if "content_url" not in result:
+        raise ConfigError(f"operation {op['id']} is {op.get('kind')}, not an export or "
+                          "takeout: it has no file to download")
     out = _output_path(client, args, result, fallback)
     try:
         with ui.bar(out.name) as progress:
@@ -231,9 +260,18 @@ def add_verbs(verb: Verb) -> None:
     p.set_defaults(func=cmd_takeout)
 
 
-def _download_flags(p: argparse.ArgumentParser) -> None:
+    p = verb("fetch", "wait for an export or takeout operation, then download its file "
+                      "(resumes PATH.part)")
+    p.add_argument("operation", metavar="OPERATION")
+    _download_flags(p, no_wait=False)
+    p.set_defaults(func=cmd_fetch, no_wait=False)
+
+
+def _download_flags(p: argparse.ArgumentParser, *, no_wait: bool = True) -> None:
     p.add_argument("-o", "--output", metavar="PATH",
                    help="the file (or a directory for the server's file name)")
     p.add_argument("--force", action="store_true", help="replace PATH if it exists")
-    p.add_argument("--no-wait", action="store_true",
-                   help="print the operation, do not wait or download")
+    if no_wait:
+        p.add_argument("--no-wait", action="store_true",
+                       help=f"print the operation, do not wait or download (later: {PROG} "
+                            "fetch OPERATION)")

@@ -292,6 +292,15 @@ def test_export_a_sheet_to_xlsx_and_csv_and_open_the_files(wharf, tmp_path):
     r = cli("export", unit_id, "--format", "csv", "--sheet", "Notes", "--force", cwd=work)
     assert r.returncode == 0, r.stderr
     assert (work / "Q3 budget.csv").read_text(encoding="utf-8").startswith('"hello')
+    # --no-wait prints the operation; `fetch` waits for it and downloads the file later
+    r = cli("export", unit_id, "--format", "xlsx", "--no-wait", "--json")
+    assert r.returncode == 0, r.stderr
+    submitted = json.loads(r.stdout)
+    assert submitted["path"] is None and submitted["operation"]["kind"] == "export_unit"
+    r = cli("fetch", submitted["operation"]["id"], "-o", str(work))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(work / "Q3 budget.xlsx")
+    assert CalamineWorkbook.from_path(r.stdout.strip()).sheet_names == ["Q3", "Notes"]
 
 
 def test_export_errors_exit_with_the_clients_codes(wharf, tmp_path):
@@ -341,6 +350,34 @@ def test_an_export_download_cut_midway_resumes_with_a_range(wharf, tmp_path):
     export_id = got["operation"]["result"]["export_id"]
     log = server.output()
     assert f"GET /api/exports/{export_id}/content 206" in log, log[-2000:]
+
+    # across runs: `fetch OPERATION` cut with --retries 0 keeps the .part, a rerun resumes it
+    again = tmp_path / "again.csv"
+    proxy = _DownwardCut(server.port, cut_after=int(1.5 * 1024 * 1024))
+    try:
+        r = run(["fetch", got["operation"]["id"], "-o", str(again), "--retries", "0"],
+                url=f"http://127.0.0.1:{proxy.port}", token=token)
+    finally:
+        proxy.close()
+    assert r.returncode == 3, r.stderr
+    kept = (tmp_path / "again.csv.part").stat().st_size
+    assert 0 < kept < got["size"] and not again.exists()
+    r = run(["fetch", got["operation"]["id"], "-o", str(again), "--json"],
+            url=f"http://127.0.0.1:{server.port}", token=token)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["resumed_from"] == kept
+    assert again.read_bytes() == out.read_bytes()
+    assert not (tmp_path / "again.csv.part").exists()
+    # an operation that is not an export has nothing to fetch: a usage error
+    r = run(["fetch", _import_op(user)],
+            url=f"http://127.0.0.1:{server.port}", token=token)
+    assert r.returncode == 2 and "not an export or takeout" in r.stderr
+
+
+def _import_op(user: User) -> str:
+    status, _, page = user.call("GET", "/api/operations?kind=import_file&limit=1")
+    assert status == 200 and page["items"], page
+    return page["items"][0]["id"]
 
 
 # --- takeout -----------------------------------------------------------------------------------
