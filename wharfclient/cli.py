@@ -6,134 +6,57 @@ Rules:
   ``--json``/``--quiet``).
 - Errors are one line on stderr: ``wharf-client: <title>: <detail> (<code>)``.
 - Exit status (EXIT_*): 0 ok; 1 an operation finished ``failed`` (``wait``, ``upload``,
-  ``create``, ``replace``); 2 usage or configuration; 3 an HTTP error answer, a server
-  that cannot be reached, an answer that is not JSON or cannot be decoded, or a local
-  file error (OSError: cannot write ``-o``, disk full) — never a traceback; 130
-  interrupted (Ctrl-C), after saying how to finish the work.
+  ``create``, ``replace``, ``import``, ``export``, ``takeout``, ``fetch``); 2 usage or
+  configuration; 3 an HTTP error answer, a server that cannot be reached, an answer that
+  is not JSON or cannot be decoded, or a local file error (OSError: cannot write ``-o``,
+  disk full) — never a traceback; 130 interrupted (Ctrl-C), after saying how to finish
+  the work.
 - Text from the server is never printed raw: control characters (terminal escape codes)
   are removed from every line written (``printable``), and a file name the server
-  suggests for ``download`` is reduced to a plain name in the current directory; an
-  existing file is replaced only with ``--force``.
+  suggests for ``download`` (and ``export``, ``takeout``, ``fetch``) is reduced to a
+  plain name in the current directory; an existing file is replaced only with
+  ``--force``.
 - ``upload -`` spools stdin to a temporary file first (the size must be declared and a
   restarted PUT must send the bytes again); it therefore cannot be ``--resume``d later.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import httpx
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
-from wharfclient import state_changes, transfer
+from wharfclient import cli_exchange, state_changes, transfer
 from wharfclient.config import ConfigError, load_config
 from wharfclient.http import DEFAULT_RETRIES, ApiError, Unreachable, WharfClient, new_key
+from wharfclient.ui import (
+    EXIT_FAILED,
+    EXIT_HTTP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    Ui,
+    error,
+    printable,
+)
+from wharfclient.ui import op_exit as _op_exit
+from wharfclient.ui import op_line as _op_line
+from wharfclient.ui import prefer_wait as _prefer_wait
+from wharfclient.ui import suggested_name as _suggested_name
+from wharfclient.ui import wait_or_return as _wait_or_return
+from wharfclient.ui import waiting as _waiting
 
-PROG = "wharf-client"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HTTP, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+__all__ = ["EXIT_FAILED", "EXIT_HTTP", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "PROG",
+           "Ui", "build_parser", "error", "main", "printable"]
+
 UNIT_TYPES = ("sheet", "doc")
-#: C0 and C1 control characters (ESC, CSI, BEL, CR, ...) but newline.
-_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str, *, one_line: bool = False) -> str:
-    """``text`` without control characters (a server cannot drive the terminal);
-    ``one_line``: newlines become spaces too."""
-    text = _CONTROLS.sub("", text)
-    return text.replace("\n", " ") if one_line else text
-
-
-def error(text: str) -> None:
-    """The one error line on stderr."""
-    print(f"{PROG}: {printable(text, one_line=True)}", file=sys.stderr)
-
-
-class Ui:
-    """Where output goes: stdout for results, stderr for progress and notes."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.as_json: bool = args.json
-        self.quiet: bool = args.quiet
-        self.err = Console(stderr=True)
-        self.live = not (args.json or args.quiet) and self.err.is_terminal
-
-    def result(self, doc: Any, text: str) -> None:
-        if self.as_json:
-            print(json.dumps(doc, indent=None, sort_keys=True))
-        else:
-            print(printable(text))
-
-    def note(self, text: str) -> None:
-        """A line on stderr (also with --json: stdout stays the one document)."""
-        if not self.quiet:
-            error(text)
-
-    @contextmanager
-    def bar(self, label: str) -> Iterator[transfer.Progress]:
-        if not self.live:
-            yield lambda _done, _total: None
-            return
-        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                      TransferSpeedColumn(), TimeRemainingColumn(), console=self.err,
-                      transient=True) as prog:
-            task = prog.add_task(escape(printable(label, one_line=True)), total=None)
-            yield lambda done, total: prog.update(task, completed=done, total=total)
-
-    @contextmanager
-    def spinner(self, label: str) -> Iterator[None]:
-        if not self.live:
-            yield
-            return
-        with self.err.status(label):
-            yield
-
-
-def _op_line(op: dict[str, Any]) -> str:
-    err = op.get("error") or {}
-    tail = f"  {err.get('code')}: {err.get('message')}" if err else ""
-    return f"{op['id']}  {op['status']}{tail}"
-
-
-def _op_exit(op: dict[str, Any]) -> int:
-    return EXIT_OK if op.get("status") == "completed" else EXIT_FAILED
-
-
-def _prefer_wait(args: argparse.Namespace) -> dict[str, str]:
-    """The header that lets the submitting request itself wait (unless ``--no-wait``)."""
-    return {} if args.no_wait else transfer.PREFER_WAIT
-
-
-def _waiting(ui: Ui, args: argparse.Namespace,
-             what: str) -> contextlib.AbstractContextManager[None]:
-    """The spinner while a submitting request may wait (``Prefer: wait``)."""
-    return contextlib.nullcontext() if args.no_wait else ui.spinner(f"{what} and waiting")
-
-
-def _wait_or_return(client: WharfClient, ui: Ui, op: dict[str, Any],
-                    args: argparse.Namespace) -> dict[str, Any]:
-    if op.get("done") or args.no_wait:
-        return op
-    with ui.spinner(f"waiting for operation {op['id']}"):
-        return transfer.wait_operation(client, op["id"])
 
 
 # --- verbs -------------------------------------------------------------------------------------
@@ -207,13 +130,6 @@ def cmd_replace(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     op = _wait_or_return(client, ui, op, args)
     ui.result(op, _op_line(op))
     return _op_exit(op) if op.get("done") else EXIT_OK
-
-
-def _suggested_name(filename: str, fallback: str) -> str:
-    """The server's file name as a plain name in the current directory: no directory
-    part, no control characters, not ``.``/``..`` (else ``fallback``)."""
-    name = printable(Path(filename.replace("\\", "/")).name, one_line=True).strip()
-    return fallback if name in ("", ".", "..") else name
 
 
 def cmd_download(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
@@ -345,6 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE")
     p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p.set_defaults(func=cmd_download)
+
+    cli_exchange.add_verbs(verb)
 
     p = verb("trash", "move a node (and what is below it) to the trash")
     p.add_argument("node", metavar="NODE")

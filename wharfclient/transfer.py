@@ -7,12 +7,13 @@ Rules:
   has no ranged PUT (a second PUT replaces the first), so after a network error the PUT
   of the SAME session restarts from byte 0; a session that already holds the bytes
   (``uploaded``: the answer, not the PUT, was lost) is not sent again.
-- Download: into ``FILE.part`` with the blob's ETag in ``FILE.part.etag``; a rerun (or a
+- Download (``download_to``: a blob resource's, an export's): into ``FILE.part`` with
+  the file's ETag in ``FILE.part.etag``; a rerun (or a
   retry after a network error) asks ``Range: bytes=<size of .part>-`` with ``If-Range:
   <that ETag>``; a 206 appends, a 200 (the content changed) starts over. The finished file
-  is checked against the blob's SHA-256 before ``.part`` is renamed to FILE. The server
-  is not trusted with the disk: the body stops being read the moment more than the
-  blob's declared size has arrived, and a 206 must say (``Content-Range``) that it starts
+  is checked against the declared SHA-256 before ``.part`` is renamed to FILE. The
+  server is not trusted with the disk: the body stops being read the moment more than
+  the declared size has arrived, and a 206 must say (``Content-Range``) that it starts
   where ``.part`` ends; either failure removes ``.part``. An existing FILE is replaced
   only when the caller asks (``overwrite``).
 - Waiting is a long-poll (``?wait=``), never a busy loop; a request that starts an
@@ -142,44 +143,63 @@ _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
 def download(client: WharfClient, resource_id: str, out: Path,
              progress: Progress, *, overwrite: bool = False) -> dict[str, Any]:
-    """Download into ``out`` (resuming ``out.part``); returns the blob metadata plus
-    ``resumed_from`` (bytes kept from an earlier partial download). A network error in
-    the body is survived ``client.retries`` times, each time resuming from ``.part``.
-    An existing ``out`` raises FileExistsError unless ``overwrite``; bytes that are not
-    the declared blob raise :class:`BadDownload`."""
+    """Download a blob resource into ``out`` (resuming ``out.part``); returns the blob
+    metadata plus ``path`` and ``resumed_from`` (see :func:`download_to`)."""
     if not overwrite and (out.exists() or out.is_symlink()):
         raise FileExistsError(f"{out} exists; not replaced without overwrite=True")
     meta = blob_meta(client, resource_id)
+    got = download_to(client, f"/api/blob-resources/{resource_id}/download", out, progress,
+                      size=int(meta["size"]), sha256=meta["sha256"], etag=meta["etag"],
+                      overwrite=overwrite, what=resource_id)
+    return {**meta, **got}
+
+
+def download_to(client: WharfClient, path: str, out: Path, progress: Progress, *,
+                size: int, sha256: str, etag: str | None = None, overwrite: bool = False,
+                what: str = "the file") -> dict[str, Any]:
+    """GET ``path`` (a path on the client's server) into ``out``, resuming ``out.part``:
+    the declared ``size`` and ``sha256`` are what the bytes must be; ``etag`` (when known
+    before the first byte) is the If-Range of a later resume, else the first answer's
+    ETag is. Returns ``path`` (of ``out``), ``size``, ``sha256`` and ``resumed_from``
+    (bytes kept from an earlier partial download). A network error in the body is
+    survived ``client.retries`` times, each time resuming from ``.part``. An existing
+    ``out`` raises FileExistsError unless ``overwrite``; bytes that are not the declared
+    ones raise :class:`BadDownload`."""
+    if not overwrite and (out.exists() or out.is_symlink()):
+        raise FileExistsError(f"{out} exists; not replaced without overwrite=True")
     part = out.with_name(out.name + ".part")
     etag_file = out.with_name(out.name + ".part.etag")
     if not (part.exists() and etag_file.exists()):
         part.write_bytes(b"")
-        etag_file.write_text(meta["etag"], encoding="utf-8")
+        etag_file.write_text(etag or "", encoding="utf-8")
     resumed_from = part.stat().st_size
     restarts = 0
-    total = int(meta["size"])
     while True:
         have = part.stat().st_size
-        etag = etag_file.read_text(encoding="utf-8").strip()  # a 200 rewrites it
-        headers = {"Range": f"bytes={have}-", "If-Range": etag} if have else {}
+        known = etag_file.read_text(encoding="utf-8").strip()  # a 200 rewrites it
+        if have and not known:  # nothing to ask If-Range with: start over
+            part.write_bytes(b"")
+            have = 0
+        headers = {"Range": f"bytes={have}-", "If-Range": known} if have else {}
         try:
-            _fetch_into(client, resource_id, part, headers, total, progress)
+            _fetch_into(client, path, part, headers, size, progress)
             break
         except (httpx.TransportError, Unreachable):
             restarts += 1
             if restarts > client.retries:
-                raise Unreachable(f"download of {resource_id} interrupted; rerun to resume "
+                raise Unreachable(f"download of {what} interrupted; rerun to resume "
                                   f"from {part.stat().st_size} bytes") from None
         except BadDownload:
             _discard(part, etag_file)
             raise
-    if part.stat().st_size != total or _sha256_file(part) != meta["sha256"]:
+    if part.stat().st_size != size or _sha256_file(part) != sha256:
         _discard(part, etag_file)
-        raise BadDownload("Download corrupt", "the bytes do not hash to the blob's "
-                          "SHA-256; the partial file was removed, run again", "sha256_mismatch")
+        raise BadDownload("Download corrupt", "the bytes do not hash to the declared "
+                          "SHA-256; the partial file was removed, run again",
+                          "sha256_mismatch")
     os.replace(part, out)
     etag_file.unlink()
-    return {**meta, "path": str(out), "resumed_from": resumed_from}
+    return {"path": str(out), "size": size, "sha256": sha256, "resumed_from": resumed_from}
 
 
 def _discard(part: Path, etag_file: Path) -> None:
@@ -198,12 +218,11 @@ def _check_range(resp: httpx.Response, have: int, total: int) -> None:
                           f"{total}-byte blob", "content_range_mismatch")
 
 
-def _fetch_into(client: WharfClient, resource_id: str, part: Path, headers: dict[str, str],
+def _fetch_into(client: WharfClient, path: str, part: Path, headers: dict[str, str],
                 total: int, progress: Progress) -> None:
     """Append (206) or write afresh (200, recording its ETag) the answer's bytes, never
     more than ``total`` in all."""
-    resp = client.request("GET", f"/api/blob-resources/{resource_id}/download",
-                          headers=headers, stream=True, ok=(416,))
+    resp = client.request("GET", path, headers=headers, stream=True, ok=(416,))
     try:
         if resp.status_code == 416:  # nothing left to fetch: the .part is whole
             return
@@ -220,7 +239,7 @@ def _fetch_into(client: WharfClient, resource_id: str, part: Path, headers: dict
             for chunk in resp.iter_bytes(CHUNK):
                 if done + len(chunk) > total:  # stop now, before the excess reaches disk
                     raise BadDownload("Download refused", f"the server sent more than the "
-                                      f"blob's declared {total} bytes; the partial file was "
+                                      f"declared {total} bytes; the partial file was "
                                       "removed", "download_too_large")
                 f.write(chunk)
                 done += len(chunk)
