@@ -178,7 +178,14 @@ def in_child(target: Any, *args: Any) -> dict[str, Any]:
     q = ctx.Queue()
     p = ctx.Process(target=target, args=(*args, q))
     p.start()
-    got = q.get(timeout=1800)
+    import queue
+    while True:
+        try:
+            got = q.get(timeout=1)
+            break
+        except queue.Empty:
+            if not p.is_alive():
+                raise RuntimeError(f"{target.__name__} failed (exit {p.exitcode})") from None
     p.join(60)
     return dict(got)
 
@@ -189,6 +196,8 @@ def main() -> int:
     ap.add_argument("--blobs", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
+    os.environ.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+                      AWS_DEFAULT_REGION="us-east-1", NO_PROXY="127.0.0.1,localhost")
     moto = MotoServer().start()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-takeout-") as tmp:
