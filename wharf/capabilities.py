@@ -24,6 +24,7 @@ import wharf.comments
 import wharf.dashboard
 import wharf.deletion
 import wharf.exchange
+import wharf.feed
 import wharf.fsck
 import wharf.identity
 import wharf.issues

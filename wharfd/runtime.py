@@ -24,6 +24,7 @@ from tasks import broker as broker_mod
 from tasks.actors import declare_actors
 from tasks.dispatch import BrokerDispatcher
 from tasks.doorbell import doorbell_for
+from tasks.feed_bus import feed_bus_for
 from tasks.heartbeat import HeartbeatMiddleware
 from tasks.hooks import from_env as hooks_from_env
 from tasks.loops import Periodic
@@ -32,6 +33,7 @@ from tasks.scheduler import scheduler_loop
 from tasks.sweeps import declare_sweep_actors
 from tasks.tracing import install as install_tracing_middleware
 from tasks.worker import make_worker
+from wharf.feed.sink import FeedSink
 from wharf.infra.settings import Settings
 from wharf.observability.heartbeats import Details, Heartbeat
 from wharf.operations import recovery
@@ -83,8 +85,11 @@ class Components:
                                                         settings.doorbell_ttl))
         # ... and whose committed completion notices (wharf.operations.finish) wake the
         # long-polls waiting for them, whichever finisher wrote them.
-        self.db = base_db.with_outbox_sink(self.dispatcher.dispatch,
-                                           on_notices_committed=self.notifier.publish_quietly)
+        # ... and the feed's events (wharf.feed) go to its bus, after the same commit.
+        self.feed_bus = feed_bus_for(settings)
+        self.db = base_db.with_outbox_sink(
+            self.dispatcher.dispatch,
+            on_notices_committed=FeedSink(self.notifier.publish_quietly, self.feed_bus))
         # Every registered kind's handler (refuses with none registered).
         self.handlers: dict[str, Handler] = KINDS.handlers(Collaborators(
             db=self.db, unitstore=self.unitstore, blob_store=self.blob_store,
@@ -134,6 +139,7 @@ class Components:
     def close(self) -> None:
         self.dispatcher.flush()
         self.notifier.close()
+        self.feed_bus.close()
         try:
             self.broker.close()
         except Exception:

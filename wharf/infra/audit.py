@@ -5,9 +5,14 @@ propagates and the caller's transaction (and so the change) is rolled back.
 ``record_core`` writes the same row with one Core INSERT on the transaction's connection
 (no unit of work): for hot paths that do not otherwise use the ORM. ``values`` is the row
 both write, for a caller that folds the INSERT into a statement of its own.
+
+``AUDITED``: callables run with the session and each row ``record`` or ``record_core``
+writes (the live feed, ``wharf.feed``, derives the events a write announces from them);
+a higher capability registers there.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import insert
@@ -23,6 +28,17 @@ AUDIT = AuditLog.__table__
 COLUMNS = ("id", "at", "actor_type", "actor_id", "action", "target_type", "target_id",
            "space_id", "request_id", "client_ip", "user_agent", "details")
 INSERT = insert(AUDIT)
+#: Run with each audited row (its ``_fields`` dict) in the writing session, and the parent
+#: node of what it created when the caller knows it (else None).
+AUDITED: list[Callable[[Session, dict[str, Any], str | None], None]] = []
+
+
+def announce(session: Session, fields: dict[str, Any], *,
+             parent_id: str | None = None) -> None:
+    """Run the :data:`AUDITED` hooks for a row written by other means (a Core
+    executemany); ``record`` and ``record_core`` do so themselves."""
+    for hook in AUDITED:
+        hook(session, fields, parent_id)
 
 
 def _fields(ctx: RequestContext, action: str, target_type: str, target_id: str | None,
@@ -43,9 +59,11 @@ def _fields(ctx: RequestContext, action: str, target_type: str, target_id: str |
 def record(session: Session, ctx: RequestContext, action: str, target_type: str,
            target_id: str | None, *, space_id: str | None = None,
            details: dict[str, Any] | None = None) -> AuditLog:
-    row = AuditLog(**_fields(ctx, action, target_type, target_id, space_id, details))
+    fields = _fields(ctx, action, target_type, target_id, space_id, details)
+    row = AuditLog(**fields)
     session.add(row)
     session.flush()
+    announce(session, fields)
     return row
 
 
@@ -65,4 +83,5 @@ def record_core(session: Session, ctx: RequestContext, action: str, target_type:
     An error propagates like ``record``'s (the caller's transaction rolls back)."""
     row = values(ctx, action, target_type, target_id, space_id=space_id, details=details)
     session.connection().execute(INSERT, row)
+    announce(session, row)
     return str(row["id"])

@@ -141,13 +141,16 @@ class CreateResource:
             _INSERT_UNIT_RESOURCES.executemany(conn, [
                 {"resource_id": p.resource_id, "unit_id": p.unit_id, "unit_type": p.unit_type}
                 for _, p in ps])
-            _INSERT_AUDIT.executemany(conn, [
+            rows = [
                 {"id": new_id(), "at": now, "actor_type": "system", "actor_id": op.id,
                  "action": "resource.create", "target_type": "resource",
                  "target_id": p.resource_id, "space_id": p.space_id, "request_id": None,
                  "client_ip": None, "user_agent": None,
                  "details": {"node_id": p.node_id, "unit_id": p.unit_id,
-                             "on_behalf_of": op.actor_id}} for op, p in ps])
+                             "on_behalf_of": op.actor_id}} for op, p in ps]
+            _INSERT_AUDIT.executemany(conn, rows)
+        for row, (_, p) in zip(rows, ps, strict=True):
+            audit.announce(session, row, parent_id=p.parent_id)
         return [CreateResourceResult(node_id=p.node_id, resource_id=p.resource_id,
                                      unit_id=p.unit_id) for _, p in ps]
 

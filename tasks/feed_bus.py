@@ -1,0 +1,87 @@
+"""The feed's log as a Redis stream (``<namespace>:feed``): the API and workers append
+with one pipelined XADD per batch (trimmed to the retention window by ``MINID``), feed
+processes read with XRANGE (a resume) and XREAD BLOCK (following). Cursors are the
+stream's ids. Redis unreachable: appends are dropped (counted, the writes unharmed) and
+readers see the cursor's window gone, so clients resync."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tasks.broker import redis_client
+from wharf.feed.bus import FeedBus, MemoryBus, decode, encode
+from wharf.feed.events import Event
+from wharf.infra.broker_urls import broker_kind
+from wharf.infra.settings import Settings
+
+#: Entries read per XRANGE/XREAD.
+PAGE = 1000
+
+
+def _key(cursor: str) -> tuple[int, int]:
+    ms, _, seq = cursor.partition("-")
+    return int(ms), int(seq or 0)
+
+
+class RedisStreamBus(FeedBus):
+    def __init__(self, client: Any, namespace: str, retention: float):
+        super().__init__(retention)
+        self.client = client
+        self.key = f"{namespace}:feed"
+
+    def append(self, events: list[Event]) -> None:
+        minid = f"{int((time.time() - self.retention) * 1000)}-0"
+        pipe = self.client.pipeline(transaction=False)
+        for event in events:
+            pipe.xadd(self.key, {"e": encode(event)}, minid=minid, approximate=True)
+        pipe.execute()
+
+    def head(self) -> str:
+        last = self.client.xrevrange(self.key, count=1)
+        return _text(last[0][0]) if last else "0-0"
+
+    def _events(self, entries: list[Any]) -> list[Event]:
+        return [decode(fields[b"e"] if b"e" in fields else fields["e"], _text(eid))
+                for eid, fields in entries]
+
+    def since(self, cursor: str) -> list[Event] | None:
+        try:
+            after = _key(cursor)
+        except ValueError:
+            return None
+        if after[0] < (time.time() - self.retention) * 1000:
+            return None  # older than the window
+        head = _key(self.head())
+        if after > head:
+            return None  # not this stream's (Redis lost it, or another deployment's)
+        out: list[Event] = []
+        start = f"({after[0]}-{after[1]}"
+        while True:
+            entries = self.client.xrange(self.key, min=start, count=PAGE)
+            out += self._events(entries)
+            if len(entries) < PAGE:
+                return out
+            start = "(" + _text(entries[-1][0])
+
+    def follow(self, cursor: str, timeout: float) -> list[Event]:
+        got = self.client.xread({self.key: cursor}, count=PAGE,
+                                block=max(1, int(timeout * 1000)))
+        return self._events(got[0][1]) if got else []
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def feed_bus_for(settings: Settings) -> FeedBus:
+    """The feed's bus: a Redis stream in ``WHARF_FEED_REDIS_URL`` or the broker's Redis;
+    else the process's own (the embedded mode; RabbitMQ without a feed Redis)."""
+    url = settings.feed_redis_url or (
+        settings.broker_url if broker_kind(settings.broker_url) == "redis" else "")
+    if not url:
+        return MemoryBus(settings.feed_retention)
+    client = redis_client(url, socket_timeout=5, socket_connect_timeout=2)
+    return RedisStreamBus(client, settings.broker_namespace, settings.feed_retention)
