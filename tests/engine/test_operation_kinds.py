@@ -106,7 +106,8 @@ def test_every_kind_has_a_payload_and_a_result():
         "create_resource", "purge_trash", "create_blob_resource", "replace_blob_content",
         "publish_asset", "create_worktree", "discard_worktree",
         "add_worktree_unit", "create_worktree_unit", "merge_worktree",
-        "activate_worktree_resource", "delete_account", "export_unit", "import_file"}
+        "activate_worktree_resource", "delete_account", "export_unit", "import_file",
+        "export_takeout"}
 
 
 def test_the_kinds_declare_what_the_engine_and_the_transport_read():
@@ -114,12 +115,13 @@ def test_the_kinds_declare_what_the_engine_and_the_transport_read():
     assert {s.name for s in KINDS if s.failure_consumes_input} == {
         "create_blob_resource", "replace_blob_content", "publish_asset", "discard_worktree"}
     assert KINDS.long_kinds() == {"create_blob_resource", "replace_blob_content",
-                                  "export_unit", "import_file"}
+                                  "export_unit", "import_file", "export_takeout"}
     assert KINDS.object_keys() == {"create_blob_resource": ("object_key",),
                                    "replace_blob_content": ("object_key",),
                                    "publish_asset": ("object_key",),
                                    "export_unit": ("object_key",),
-                                   "import_file": ("object_key",)}
+                                   "import_file": ("object_key",),
+                                   "export_takeout": ("object_key",)}
     for spec in KINDS:  # every payload field that holds an object key is declared
         assert set(spec.object_keys) == {
             f for f in spec.payload.__struct_fields__

@@ -2,7 +2,7 @@
 scheduler`` processes on PostgreSQL + Redis + a real S3-compatible server (moto's server
 mode).
 
-A space of ~100 MiB of blobs is taken out in 5 MiB parts. The worker is killed (its whole
+A space of 60 MiB of blobs is taken out in 5 MiB parts. The worker is killed (its whole
 process group, SIGKILL) once the run has recorded its first parts; the next worker
 resumes from the last recorded part. That one is killed too, paused after the archive is
 stored but before the operation's completion commits; the third finds the archive stored
@@ -30,7 +30,7 @@ from tests.support.waiting import wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
 
 MiB = 1024 * 1024
-BLOBS = 5  # of 20 MiB: ~100 MiB, 20 parts of 5 MiB
+BLOBS = 4  # of 15 MiB: 60 MiB, 12 parts of 5 MiB
 
 pg_databases = databases_fixture("wharf_takeoutproc")
 redis_ns = redis_fixture("takeout-processes")
@@ -66,7 +66,7 @@ def test_kill_9_mid_takeout_resumes_and_completes_exactly_once(
         api = cluster.wait_api(api_proc)
         cluster.wait_worker(first)
         space = api.login()
-        blobs = {f"b{i}.bin": random.Random(i).randbytes(20 * MiB) for i in range(BLOBS)}
+        blobs = {f"b{i}.bin": random.Random(i).randbytes(15 * MiB) for i in range(BLOBS)}
         for name, data in blobs.items():
             upload_blob(api, space, name, data)
 
@@ -81,7 +81,7 @@ def test_kill_9_mid_takeout_resumes_and_completes_exactly_once(
                      headers={"Idempotency-Key": uuid.uuid4().hex})
         assert r.status_code == 202, r.text
         op_id = r.json()["id"]
-        # 1. killed mid-archive, once two parts are recorded (of ~20)
+        # 1. killed mid-archive, once two parts are recorded (of 12)
         seen = wait_until(lambda: (got := run()) is not None and got[0] >= 2 and got, 60,
                           "two parts recorded", cluster)
         cluster.kill_group(first)
