@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -38,6 +39,8 @@ log = logging.getLogger("wharf.feed")
 
 PATH = "/api/feed"
 PROBLEM = "application/problem+json"
+#: Threads for the database and bus calls of one feed process.
+THREADS = 32
 #: The WebSocket close code of a slow consumer (its buffer overflowed).
 CLOSE_SLOW = 4008
 Scope = dict[str, Any]
@@ -285,6 +288,10 @@ class FeedApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                # the database and bus calls run in threads (asyncio.to_thread): more of
+                # them than the default pool's (CPUs + 4), admissions wait for none
+                asyncio.get_running_loop().set_default_executor(
+                    ThreadPoolExecutor(THREADS, thread_name_prefix="feed"))
                 self.hub.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":

@@ -138,6 +138,7 @@ class Hub:
         self.connections: set[Connection] = set()
         self.by_user: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
+        self.stopped = False
         self.cursor: str | None = None
 
     # -- connections -----------------------------------------------------------------------
@@ -192,11 +193,14 @@ class Hub:
 
     # -- the dispatcher ---------------------------------------------------------------------
     def start(self) -> None:
+        if self.stopped:
+            return
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(),
                                                                  name="feed-dispatcher")
 
     async def stop(self) -> None:
+        self.stopped = True
         if self._task is not None:
             self._task.cancel()
             try:
@@ -223,6 +227,8 @@ class Hub:
             except asyncio.CancelledError:
                 raise
             except Exception:
+                if self.stopped:
+                    return
                 if not failing:
                     log.warning("feed: the bus is unreachable; retrying", exc_info=True)
                 failing = True
