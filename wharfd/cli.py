@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = argparse.ArgumentParser(
         prog="wharf", description="Wharf, the document workspace backend: run the API, the "
-        "workers and the scheduler, migrate the databases, inspect sweeps and deletion jobs. "
+        "live feed, the workers and the scheduler, migrate the databases, inspect sweeps "
+        "and deletion jobs. "
         "Configured by WHARF_* environment variables (see README). Submitters use the "
         "client, wharf-client (docs/client.md).")
     sub = parser.add_subparsers(dest="command", required=True)
