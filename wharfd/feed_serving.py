@@ -114,7 +114,9 @@ class EmbeddedFeed:
     def __init__(self, app: Any, settings: Settings):
         import uvicorn
         self.config = uvicorn_config(app, settings)
+        self.config.load()  # its protocol classes imported now, before the heap settles
         self.server = uvicorn.Server(self.config)
+        self.server.lifespan = self.config.lifespan_class(self.config)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, name="feed", daemon=True)
@@ -129,8 +131,6 @@ class EmbeddedFeed:
 
     async def _serve(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.config.load()
-        self.server.lifespan = self.config.lifespan_class(self.config)
         await self.server.startup(sockets=[])
         self._started.set()
         await self.server.main_loop()

@@ -87,6 +87,12 @@ class Feed:
         except Refusal as refusal:
             metrics.REFUSED.labels(str(refusal.status)).inc()
             raise
+        except Exception:  # the database (or the bus) failing: try again shortly
+            log.exception("feed: a connection could not be admitted")
+            metrics.REFUSED.labels("503").inc()
+            raise Refusal(503, code="service_unavailable", title="Service unavailable",
+                          detail="The feed cannot admit connections right now; retry.",
+                          headers={"Retry-After": "2"}) from None
 
     async def _admit(self, params: Mapping[str, str], last_event_id: str | None,
                      transport: str) -> tuple[Connection, list[tuple[str, str]]]:

@@ -41,10 +41,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tracing.setup("serve")
     from wharfd.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
-    from wharfd import heap
-    heap.settle()  # what start-up built stays out of the collector's full collections
     from wharfd.feed_serving import EmbeddedFeed
     feed = EmbeddedFeed(runtime.components.feed_app(), settings)  # /api/feed, same port
+    from wharfd import heap
+    heap.settle()  # what start-up built stays out of the collector's full collections
     try:
         server = serving.create_server(runtime.api_app, settings, feed=feed.adopt)
     except OSError as exc:
