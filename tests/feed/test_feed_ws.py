@@ -61,3 +61,19 @@ def test_removed_member_stops_hearing_at_once(world, feed):
         # the owner hears the removal's and the new folder's events; bob nothing more
         recv_until(owner, "tree.changed")
         assert silent(ws, 0.5) == []
+
+
+def test_issues_of_a_team_space_reach_its_members(world, feed):
+    alice, bob = world.user("alice"), world.user("bob")
+    sid = team_space(alice)["id"]
+    assert alice.put(f"/api/spaces/{sid}/members/{bob.user_id}",
+                     json={"role": "editor"}).status_code == 201
+    with connect(feed.url(f"ticket={ticket(bob)}&spaces={sid}")) as ws, \
+            connect(feed.url(f"ticket={ticket(alice)}&worktrees=1")) as other:
+        assert recv(ws)["type"] == "ready" and recv(other)["type"] == "ready"
+        r = alice.post(f"/api/spaces/{sid}/issues", json={"title": "Broken", "body": "x"})
+        assert r.status_code == 201, r.text
+        event = recv(ws)
+        assert (event["type"], event["space_id"], event["number"]) == \
+            ("issues.changed", sid, r.json["number"])
+        assert silent(other, 0.3) == []  # subscribed to worktrees only
