@@ -137,3 +137,21 @@ def test_connections_per_user_are_capped(world, components):
                     time.sleep(0.05)
     finally:
         feed.stop()
+
+
+def test_a_vanished_sse_client_is_let_go_within_a_ping_interval(world, components):
+    feed = make_feed(components, feed_ping_interval=1.0)
+    try:
+        alice = world.user("alice")
+        with httpx.Client(timeout=10, trust_env=False) as http, \
+                http.stream("GET", feed.url(f"ticket={ticket(alice)}", scheme="http"),
+                            headers={"Accept": "text/event-stream"}) as stream:
+            lines = stream.iter_lines()
+            assert next(x for x in lines if x.startswith(":")) == ": ping"
+            assert feed.app.hub.by_user == {alice.user_id: 1}
+        deadline = time.monotonic() + 3
+        while feed.app.hub.by_user:
+            assert time.monotonic() < deadline, feed.app.hub.by_user
+            time.sleep(0.05)
+    finally:
+        feed.stop()
