@@ -1,4 +1,4 @@
-"""The ``wharf`` command: serve, api, worker, scheduler, sweeps, deletion-jobs, processes,
+"""The ``wharf`` command: serve, api, feed, worker, scheduler, sweeps, deletion-jobs, processes,
 migrate, fsck.
 
 Part of the composition root (:mod:`wharfd`): it runs the migrations, and each command
@@ -15,6 +15,7 @@ import sys
 
 from wharf.infra.settings import ConfigError
 from wharfd.commands.api import cmd_api
+from wharfd.commands.feed import cmd_feed
 from wharfd.commands.maintenance import cmd_fsck, cmd_restore_check, cmd_space_owner
 from wharfd.commands.preflight import StartupError
 from wharfd.commands.processes import cmd_migrate, cmd_scheduler, cmd_serve, cmd_worker
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = argparse.ArgumentParser(
         prog="wharf", description="Wharf, the document workspace backend: run the API, the "
-        "workers and the scheduler, migrate the databases, inspect sweeps and deletion jobs. "
+        "live feed, the workers and the scheduler, migrate the databases, inspect sweeps "
+        "and deletion jobs. "
         "Configured by WHARF_* environment variables (see README). Submitters use the "
         "client, wharf-client (docs/client.md).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, help="gunicorn worker processes (default 2)")
     p.add_argument("--threads", type=int, help="threads per worker (default 32)")
     p.set_defaults(func=cmd_api)
+    p = sub.add_parser("feed", help="the live change feed (WebSocket and SSE at /api/feed) "
+                       "under uvicorn")
+    p.add_argument("--host")
+    p.add_argument("--port", type=int, help="overrides WHARF_FEED_PORT (default 8081)")
+    p.add_argument("--workers", type=int, help="uvicorn worker processes (default 1)")
+    p.set_defaults(func=cmd_feed)
     p = sub.add_parser("worker", help="Dramatiq worker processes (Redis broker)")
     p.add_argument("--processes", type=int)
     p.add_argument("--threads", type=int)

@@ -36,7 +36,7 @@ from wharf.observability import logctx
 from wharfd import serving
 
 #: Commands that write JSON lines under ``WHARF_LOG_FORMAT=auto``.
-JSON_COMMANDS = frozenset({"api", "worker", "scheduler"})
+JSON_COMMANDS = frozenset({"api", "worker", "scheduler", "feed"})
 
 _configured: dict[str, str] = {}  # the format in force in this process ("format")
 

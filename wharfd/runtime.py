@@ -17,6 +17,7 @@ from sqlalchemy.orm import configure_mappers
 
 from api.app import create_app
 from api.contract import App
+from api.feed.app import FeedApp
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
 from storage.unitstore import UnitStore
@@ -123,6 +124,11 @@ class Components:
                          operation_kinds=tuple(sorted(self.handlers)))
         tracing.instrument_app(app)
         return app
+
+    def feed_app(self) -> FeedApp:
+        """The live feed's ASGI app over this process's database and feed bus (``wharf
+        serve`` answers it on its own port: ``wharfd.feed_serving``)."""
+        return FeedApp(self.settings, self.db, self.feed_bus)
 
     def scheduler(self, scheduler_id: str) -> Scheduler:
         return Scheduler(self.db, self.settings, scheduler_id, self.schedules)

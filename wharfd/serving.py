@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from waitress.server import BaseWSGIServer, MultiSocketServer
 
     from wharf.infra.stopping import StopSignal
+    from wharfd.feed_serving import Adopt
 
 log = logging.getLogger("wharf.serve")
 # Descriptors besides client connections: listening socket, trigger, databases, blob files.
@@ -85,10 +86,12 @@ def resolve(settings: Settings) -> Settings:
         settings.long_poll_max_waiters, settings.http_threads, "WHARF_HTTP_THREADS"))
 
 
-def create_server(app: WSGIApplication,
-                  settings: Settings) -> MultiSocketServer | BaseWSGIServer:
+def create_server(app: WSGIApplication, settings: Settings,
+                  feed: Adopt | None = None) -> MultiSocketServer | BaseWSGIServer:
     """A waitress server for ``app`` on ``settings.host:port`` with the guards above
-    (``settings`` as :func:`resolve` returned them)."""
+    (``settings`` as :func:`resolve` returned them). ``feed``: where a connection whose
+    request is ``GET /api/feed`` goes instead (``wharfd.feed_serving.EmbeddedFeed``: the
+    live feed on the same port)."""
     from waitress.server import BaseWSGIServer
     from waitress.server import create_server as waitress_server
 
@@ -106,13 +109,13 @@ def create_server(app: WSGIApplication,
         # Seconds between guard passes (waitress's maintenance); an int for waitress.
         cleanup_interval=1)
     if isinstance(server, BaseWSGIServer):
-        _guard(server, settings)
+        _guard(server, settings, feed)
     else:
         # The map holds the dispatchers, one server per address (the stubs say sockets).
         dispatchers: Iterable[object] = (server.map or {}).values()
         for srv in dispatchers:
             if isinstance(srv, BaseWSGIServer):
-                _guard(srv, settings)
+                _guard(srv, settings, feed)
     return server
 
 
@@ -236,9 +239,12 @@ def _log_access(environ: WSGIEnvironment, answer: list[Any], seconds: float) -> 
         "duration_ms": round(seconds * 1000, 2), "request_id": request_id})
 
 
-def _guard(srv: BaseWSGIServer, settings: Settings) -> None:
+def _guard(srv: BaseWSGIServer, settings: Settings, feed: Adopt | None = None) -> None:
     """Install the guarded channel class and maintenance pass on one waitress server."""
     from waitress.channel import HTTPChannel
+
+    from wharfd.feed_serving import FeedSniffer
+    sniffer = FeedSniffer(feed) if feed is not None else None
 
     class Channel(HTTPChannel):
         """Remembers when the request being received started and how much has arrived.
@@ -254,6 +260,10 @@ def _guard(srv: BaseWSGIServer, settings: Settings) -> None:
             self.receiving_since: float | None = time.monotonic()
 
         def received(self, data: bytes) -> bool:
+            if sniffer is not None:
+                data = sniffer.sniff(self, data)
+                if not data:
+                    return True  # handed to the feed, or too little yet to tell
             before = self.request
             result = super().received(data)
             if self.request is None:  # nothing partial left

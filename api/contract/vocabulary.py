@@ -33,6 +33,8 @@ TAGS = {
                 "solved state and a concurrency generation.",
     "exports": "Trunk units exported to Office files (XLSX, CSV, DOCX, PPTX) by "
                "operations; the files are temporary (WHARF_EXPORT_TTL).",
+    "feed": "The live change feed's tickets (the feed, `GET /api/feed`, is a WebSocket "
+            "or Server-Sent Events served by `wharf feed`: docs/feed.md).",
 }
 
 #: Response headers the server sends, declared once and referenced by name.

@@ -9,6 +9,7 @@ from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
 from storage.models.exports import Export, TakeoutItem, TakeoutRun
+from storage.models.feed import FeedTicket
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
 from storage.models.identity import ApiToken, AuthThrottle, LoginSession, PasswordCredential, User
@@ -32,6 +33,7 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
     "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord", "Export",
+    "FeedTicket",
     "Issue",
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",

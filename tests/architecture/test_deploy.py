@@ -42,7 +42,8 @@ def test_every_manifest_parses_and_is_in_the_kustomization():
 
 def test_one_image_tag_set_by_kustomize_for_every_workload():
     pods = workloads()
-    assert set(pods) == {"wharf-api", "wharf-worker", "wharf-scheduler", "wharf-migrate"}
+    assert set(pods) == {"wharf-api", "wharf-feed", "wharf-worker", "wharf-scheduler",
+                         "wharf-migrate"}
     for name, pod in pods.items():
         for container in pod["spec"]["containers"]:
             # No tag here: the kustomization's images: sets it, for the Job too.
@@ -76,6 +77,21 @@ def test_api_probes_and_scrape_annotations():
     notes = pod["metadata"]["annotations"]
     assert notes["prometheus.io/scrape"] == "true"
     assert int(notes["prometheus.io/port"]) == container["ports"][0]["containerPort"]
+
+
+def test_feed_probes_scrape_annotations_and_ingress_route():
+    pod = workloads()["wharf-feed"]
+    (container,) = pod["spec"]["containers"]
+    assert container["args"] == ["wharf", "feed"]
+    port = container["ports"][0]["containerPort"]
+    assert int(_env(container)["WHARF_FEED_PORT"]) == port
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == "/healthz"
+    assert int(pod["metadata"]["annotations"]["prometheus.io/port"]) == port
+    (ingress,) = [d for d in k8s_documents()["feed.yaml"] if d["kind"] == "Ingress"]
+    paths = {p["path"]: p["backend"]["service"]["name"]
+             for p in ingress["spec"]["rules"][0]["http"]["paths"]}
+    assert paths == {"/api/feed": "wharf-feed", "/": "wharf-api"}
 
 
 def test_compose_stack_parses_and_background_processes_have_health_checks():

@@ -223,11 +223,13 @@ def test_help_lists_every_command_in_plain_text(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "``" not in result.stdout and "`" not in result.stdout
     description = result.stdout.split("positional arguments")[0]
-    for words in ("API", "workers", "scheduler", "migrate", "sweeps", "deletion jobs"):
+    for words in ("API", "live feed", "workers", "scheduler", "migrate", "sweeps",
+                  "deletion jobs"):
         assert words in description, description
     commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
-    assert commands == ["serve", "api", "worker", "scheduler", "sweeps", "deletion-jobs",
-                        "processes", "migrate", "fsck", "restore-check", "space-owner"]
+    assert commands == ["serve", "api", "feed", "worker", "scheduler", "sweeps",
+                        "deletion-jobs", "processes", "migrate", "fsck", "restore-check",
+                        "space-owner"]
 
 
 @pytest.mark.slow
@@ -291,7 +293,7 @@ def test_bad_setting_exits_2_naming_the_variable(tmp_path, name, value):
     assert not (tmp_path / "data").exists()  # nothing was created
 
 
-@pytest.mark.parametrize("command", ["serve", "api", "worker", "scheduler"])
+@pytest.mark.parametrize("command", ["serve", "api", "feed", "worker", "scheduler"])
 @pytest.mark.parametrize(("name", "value"), [("WHARF_PORT", "abc"),
                                              ("WHARF_BROKER_URL", "ftp://x")])
 def test_every_command_validates_settings_first(tmp_path, command, name, value):

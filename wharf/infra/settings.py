@@ -312,8 +312,8 @@ class Settings(DocumentSettings, FeedSettings):
         "`timestamp`, `level`, `logger`, `message`, `exception`, and the request's or "
         "operation's context: `request_id`, `user_id`, `operation_id`, `kind`, `attempt`, "
         "`trace_id`, `span_id`), `text` (for people) or `auto`: `json` for `wharf api`, "
-        "`wharf worker` and `wharf scheduler`, `text` for `wharf serve` and the short "
-        "commands (docs/operations.md, \"Logs\")",
+        "`wharf feed`, `wharf worker` and `wharf scheduler`, `text` for `wharf serve` and "
+        "the short commands (docs/operations.md, \"Logs\")",
         parse=readers.log_format)] = "auto"
     access_log: Annotated[bool, setting(
         "one line per request, in `WHARF_LOG_FORMAT`, never with the query string: `wharf "

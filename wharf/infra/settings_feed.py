@@ -8,6 +8,9 @@ from wharf.infra.setting_declaration import setting
 
 @dataclass(frozen=True, kw_only=True)
 class FeedSettings:
+    feed_port: Annotated[int, setting(
+        "the port `wharf feed` listens on (`--port` overrides; the embedded `wharf serve` "
+        "answers the feed on its own port, `WHARF_PORT`)", ge=0, le=65535)] = 8081
     feed_redis_url: Annotated[str, setting(
         "the Redis the feed's event stream lives in (`redis://…`); empty: the broker's "
         "Redis when `WHARF_BROKER_URL` is one, else events stay in the process (the "

@@ -41,10 +41,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tracing.setup("serve")
     from wharfd.runtime import EmbeddedRuntime
     runtime = EmbeddedRuntime(settings)
+    from wharfd.feed_serving import EmbeddedFeed
+    feed = EmbeddedFeed(runtime.components.feed_app(), settings)  # /api/feed, same port
     from wharfd import heap
     heap.settle()  # what start-up built stays out of the collector's full collections
     try:
-        server = serving.create_server(runtime.api_app, settings)
+        server = serving.create_server(runtime.api_app, settings, feed=feed.adopt)
     except OSError as exc:
         try:
             runtime.stop()
@@ -56,11 +58,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stop = StopSignal().install()
     try:
         runtime.start()
+        feed.start()
         urls = ", ".join(f"http://{host}:{port}"
                          for host, port in serving.listening(server))
         print(f"wharf: serving on {urls} (data in {settings.data_dir})", flush=True)
         serving.serve_until(server, stop)
     finally:
+        feed.stop()
         runtime.stop()
         print("wharf: stopped", flush=True)
     return 0

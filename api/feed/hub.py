@@ -1,0 +1,301 @@
+"""The connections of one feed process and the one dispatcher that feeds them.
+
+The dispatcher follows the bus (``FeedBus.follow`` in a thread, about a second at a time)
+and, for each batch of events, asks once per event who of the users listening may hear it
+(``wharf.feed.audience.hearers``, in one read transaction off the event loop: decided at
+delivery, by the rules every route uses), then puts the event's public JSON on the
+buffer of each connection that subscribed to it and whose user may hear it. A full buffer
+closes that connection (a slow consumer: counted); it resumes by cursor.
+
+When the bus fails (Redis down) the dispatcher keeps retrying; once it answers again,
+every connection gets ``resync`` (events may have been lost meanwhile), as it does when
+the log went back (Redis restarted empty).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from storage.db import Database
+from wharf.feed import audience
+from wharf.feed.bus import FeedBus
+from wharf.feed.events import Event, EventType
+
+from . import metrics
+
+log = logging.getLogger("wharf.feed")
+
+#: Seconds one ``follow`` call waits for events.
+FOLLOW_WAIT = 1.0
+#: Seconds between attempts while the bus is unreachable (doubling up to the max).
+RETRY_MIN, RETRY_MAX = 0.2, 5.0
+
+SPACE_TYPES = frozenset({EventType.TREE_CHANGED, EventType.ISSUES_CHANGED,
+                         EventType.WORKTREES_CHANGED})
+UNIT_TYPES = frozenset({EventType.UNIT_CHANGED, EventType.COMMENTS_CHANGED})
+
+
+def key(cursor: str | None) -> tuple[int, int]:
+    """A cursor's order (``<ms>-<seq>``; anything else sorts first)."""
+    if not cursor:
+        return (0, 0)
+    ms, _, seq = cursor.partition("-")
+    try:
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return (0, 0)
+
+
+def encode(body: dict[str, Any]) -> str:
+    return msgspec.json.encode(body).decode()
+
+
+@dataclass(frozen=True)
+class Subscription:
+    spaces: frozenset[str] = frozenset()
+    units: frozenset[str] = frozenset()
+    operations: bool = False
+    worktrees: bool = False
+
+    def wants(self, event: Event) -> bool:
+        t = event.type
+        if t in SPACE_TYPES and event.space_id in self.spaces:
+            return True
+        if t in UNIT_TYPES and event.unit_id in self.units:
+            return True
+        if t == EventType.OPERATION_DONE:
+            return self.operations
+        return t == EventType.WORKTREES_CHANGED and self.worktrees
+
+
+class SlowConsumer(Exception):
+    """The connection's buffer filled up: it is closed (WebSocket 4008)."""
+
+
+@dataclass(eq=False)
+class Connection:
+    """One client's connection: its subscription and its bounded buffer of messages
+    (filled by the dispatcher, emptied by the connection's sender; both on the event
+    loop's thread)."""
+
+    user_id: str
+    subscription: Subscription
+    transport: str  # ws | sse
+    buffer: int
+    items: deque[tuple[str | None, str]] = field(default_factory=deque)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    dropped: bool = False
+
+    def offer(self, cursor: str | None, text: str) -> bool:
+        """Put one message on the buffer; False when it is full (the connection is then
+        told to close: a slow consumer)."""
+        if self.dropped:
+            return False
+        if len(self.items) >= self.buffer:
+            self.dropped = True
+            self.items.clear()
+            metrics.DROPPED.inc()
+            self.ready.set()
+            return False
+        self.items.append((cursor, text))
+        self.ready.set()
+        return True
+
+    async def next(self, timeout: float) -> tuple[str | None, str] | None:
+        """The next message as (cursor, JSON), or None after ``timeout`` (time to ping);
+        SlowConsumer when the buffer overflowed. An event's cursor orders it (a
+        connection skips what it was sent already); a ``resync`` has none: always sent."""
+        if not self.items and not self.dropped:
+            self.ready.clear()
+            try:
+                await asyncio.wait_for(self.ready.wait(), timeout)
+            except TimeoutError:
+                return None
+        if self.dropped:
+            raise SlowConsumer
+        return self.items.popleft()
+
+
+def _hearers(s: Any, events: list[Event],
+             listening: list[set[str]]) -> list[set[str]]:
+    return [audience.hearers(s, e, users) if users else set()
+            for e, users in zip(events, listening, strict=True)]
+
+
+class Hub:
+    """The connections of this process, their per-user cap and the dispatcher."""
+
+    def __init__(self, db: Database, bus: FeedBus, *, buffer: int, per_user: int):
+        self.db, self.bus = db, bus
+        self.buffer, self.per_user = buffer, per_user
+        self.connections: set[Connection] = set()
+        self.by_user: dict[str, int] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.stopped = False
+        self.cursor: str | None = None
+
+    # -- connections -----------------------------------------------------------------------
+    def open(self, user_id: str, subscription: Subscription, transport: str) -> Connection | None:
+        """A new connection, or None when the user holds ``per_user`` already."""
+        if self.by_user.get(user_id, 0) >= self.per_user:
+            return None
+        conn = Connection(user_id, subscription, transport, self.buffer)
+        self.connections.add(conn)
+        self.by_user[user_id] = self.by_user.get(user_id, 0) + 1
+        metrics.CONNECTIONS.labels(transport).inc()
+        return conn
+
+    def close(self, conn: Connection) -> None:
+        if conn in self.connections:
+            self.connections.discard(conn)
+            left = self.by_user.get(conn.user_id, 1) - 1
+            if left:
+                self.by_user[conn.user_id] = left
+            else:
+                self.by_user.pop(conn.user_id, None)
+            metrics.CONNECTIONS.labels(conn.transport).dec()
+
+    # -- the first events of a connection ---------------------------------------------------
+    async def opening(self, conn: Connection, cursor: str | None) -> list[tuple[str, str]]:
+        """What a new connection is sent first, as (cursor, JSON): with ``cursor``, the
+        events it missed that it may hear (or ``resync`` when they are gone), then
+        ``ready`` with the cursor to resume from."""
+        out: list[tuple[str, str]] = []
+        if cursor is not None:
+            missed = await asyncio.to_thread(self._missed, conn, cursor)
+            if missed is not None:
+                out += [(e.cursor or "", encode(e.public())) for e in missed]
+                last = missed[-1].cursor if missed else cursor
+                return [*out, (last or "", encode({"type": EventType.READY,
+                                                   "cursor": last}))]
+        head = await asyncio.to_thread(self.bus.head)
+        if cursor is not None:
+            out.append((head, encode({"type": EventType.RESYNC, "cursor": head})))
+        return [*out, (head, encode({"type": EventType.READY, "cursor": head}))]
+
+    def _missed(self, conn: Connection, cursor: str) -> list[Event] | None:
+        events = self.bus.since(cursor)
+        if events is None:
+            return None
+        wanted = [e for e in events if conn.subscription.wants(e)]
+        if not wanted:
+            return []
+        with self.db.read() as s:
+            heard = _hearers(s, wanted, [{conn.user_id}] * len(wanted))
+        return [e for e, users in zip(wanted, heard, strict=True) if users]
+
+    # -- the dispatcher ---------------------------------------------------------------------
+    def start(self) -> None:
+        if self.stopped:
+            return
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(),
+                                                                 name="feed-dispatcher")
+
+    async def stop(self) -> None:
+        self.stopped = True
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        delay = RETRY_MIN
+        failing = False
+        while True:
+            try:
+                if self.cursor is None:
+                    self.cursor = await asyncio.to_thread(self.bus.head)
+                events = await asyncio.to_thread(self.bus.follow, self.cursor, FOLLOW_WAIT)
+                if not events:
+                    head = await asyncio.to_thread(self.bus.head)
+                    if key(head) < key(self.cursor):  # the log went back: events lost
+                        log.warning("feed: the bus's log went back (%s < %s): resync",
+                                    head, self.cursor)
+                        self.cursor = head
+                        self.resync(head)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                if self.stopped:
+                    return
+                if not failing:
+                    log.warning("feed: the bus is unreachable; retrying", exc_info=True)
+                failing = True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                continue
+            if failing:
+                failing, delay = False, RETRY_MIN
+                log.warning("feed: the bus answers again: resync")
+                try:
+                    head = await asyncio.to_thread(self.bus.head)
+                except Exception:
+                    failing = True
+                    continue
+                self.cursor = head
+                self.resync(head)
+                continue
+            if events:
+                self.cursor = events[-1].cursor
+                try:
+                    await self.dispatch(events)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # the database: these events are lost for now
+                    log.exception("feed: %d event(s) could not be dispatched: resync",
+                                  len(events))
+                    self.resync(self.cursor)
+
+    def resync(self, cursor: str | None) -> None:
+        metrics.RESYNCS.inc()
+        text = encode({"type": EventType.RESYNC, "cursor": cursor})
+        for conn in list(self.connections):
+            conn.offer(None, text)  # unordered: always sent
+
+    async def dispatch(self, events: list[Event]) -> None:
+        """Deliver ``events`` to the connections that subscribed to them and may hear
+        them now."""
+        conns = list(self.connections)
+        targets: list[list[Connection]] = [[c for c in conns if c.subscription.wants(e)]
+                                           for e in events]
+        listening = [{c.user_id for c in group} for group in targets]
+        if not any(listening):
+            return
+        heard = await asyncio.to_thread(self._decide, events, listening)
+        now = time.time()
+        for event, group, users in zip(events, targets, heard, strict=True):
+            if not users:
+                continue
+            text = encode(event.public())
+            delivered = 0
+            for conn in group:
+                if conn.user_id in users and conn.offer(event.cursor, text):
+                    delivered += 1
+            if delivered:
+                metrics.DELIVERED.labels(event.type.value).inc(delivered)
+                stored_ms = key(event.cursor)[0]
+                if stored_ms:
+                    metrics.FANOUT.observe(max(0.0, now - stored_ms / 1000))
+
+    def _decide(self, events: list[Event], listening: list[set[str]]) -> list[set[str]]:
+        with self.db.read() as s:
+            return _hearers(s, events, listening)
+
+
+def parse_ids(value: str | None, valid: Callable[[str], bool]) -> Iterable[str] | None:
+    """Comma-separated ids (None: one is not an id)."""
+    if not value:
+        return ()
+    ids = [v.strip() for v in value.split(",") if v.strip()]
+    return ids if all(valid(i) for i in ids) else None
