@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import redis
+
 from tasks.broker import redis_client
 from wharf.feed.bus import FeedBus, MemoryBus, decode, encode
 from wharf.feed.events import Event
@@ -45,15 +47,25 @@ class RedisStreamBus(FeedBus):
                 for eid, fields in entries]
 
     def since(self, cursor: str) -> list[Event] | None:
+        """The events after ``cursor``; None when some after it may be gone, or it is not
+        this stream's. The stream is trimmed from its oldest end only, so nothing after
+        ``cursor`` is gone exactly when the entry ``cursor`` names is still there (``0-0``,
+        a listener's start on an empty stream: when nothing was ever trimmed)."""
         try:
             after = _key(cursor)
         except ValueError:
             return None
-        if after[0] < (time.time() - self.retention) * 1000:
-            return None  # older than the window
-        head = _key(self.head())
-        if after > head:
-            return None  # not this stream's (Redis lost it, or another deployment's)
+        try:
+            info = self.client.xinfo_stream(self.key)
+        except redis.ResponseError:  # no stream: nothing was ever kept here
+            return [] if after == (0, 0) else None
+        if after > _key(_text(info["last-generated-id"])):
+            return None  # Redis lost the stream, or another deployment's cursor
+        if after == (0, 0):
+            if int(info.get("entries-added", 0)) > int(info["length"]):
+                return None
+        elif not self.client.xrange(self.key, min=cursor, max=cursor, count=1):
+            return None  # trimmed: what came after it may be gone too
         out: list[Event] = []
         start = f"({after[0]}-{after[1]}"
         while True:
