@@ -11,18 +11,30 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import select, update
 
-from storage.blobstore import BlobNotFound
-from storage.models import BlobResource, BlobUploadSession, Node, ObjectDeletionJob, UnitResource
+from storage.blobstore import BlobNotFound, FileBlobStore
+from storage.enums import OperationStatus
+from storage.models import (
+    BlobResource,
+    BlobUploadSession,
+    Node,
+    ObjectDeletionJob,
+    Operation,
+    UnitResource,
+)
+from tests.conftest import World
 from tests.engine.test_operations import wait_done
 from tests.exchange.test_imports import _env, key, xlsx_bytes
+from wharf.blobs import recover_interrupted_sessions
 from wharf.deletion import service as deletion
 from wharf.infra.clock import utcnow
 from wharf.operations.executor import Hooks
 from wharf.retention.sweeps import SweepContext, expire_upload_sessions
+from wharfd.runtime import Components
 
 both = pytest.mark.both_databases
 CSV = b"name,age\nAda,36\nAlan,41\n"
@@ -259,3 +271,32 @@ def test_the_expiry_sweep_leaves_a_session_an_import_is_reading(request, setting
     assert session(e.alice, sid)["state"] == "imported"
     assert gone(e, stored)
     assert expire_upload_sessions(ctx) == {"expired": 0, "operations_failed": 0}
+
+
+@both
+def test_an_import_failed_without_its_hook_still_releases_its_session(settings, db, tmp_path):
+    """The recovery sweep's safety net: a session left ``importing`` by an import that a
+    finisher failed without the kind's failure hook becomes ``failed`` and its object is
+    queued for deletion, as the hook would have done."""
+    components = Components(settings, db=db, blob_store=FileBlobStore(tmp_path / "blobs"))
+    try:  # no worker: the import stays pending
+        world = World(components.api_app())
+        alice = world.user("alice")
+        e = SimpleNamespace(alice=alice, db=db, space=alice.personal_space_id)
+        sid = new_session(e, CSV, "x.csv")
+        r = submit(e, sid)
+        assert r.status_code == 202, r.text
+        assert session(alice, sid)["state"] == "importing"
+        assert recover_interrupted_sessions(db) == 0  # its operation is still open
+        with db.write() as s:
+            s.execute(update(Operation).where(Operation.id == r.json["id"])
+                      .values(status=OperationStatus.FAILED))
+        assert recover_interrupted_sessions(db) == 1
+        assert session(alice, sid)["state"] == "failed"
+        with db.read() as s:
+            assert s.get(BlobUploadSession, sid).error_code == "import_interrupted"
+            assert s.scalar(select(ObjectDeletionJob.reason).where(
+                ObjectDeletionJob.object_key == object_key(e, sid))) == "import_failed"
+        assert recover_interrupted_sessions(db) == 0
+    finally:
+        components.close()
