@@ -300,3 +300,36 @@ def test_an_import_failed_without_its_hook_still_releases_its_session(settings, 
         assert recover_interrupted_sessions(db) == 0
     finally:
         components.close()
+
+
+@both
+def test_racing_imports_and_a_completion_take_the_session_once(fs_env):
+    """Two imports (different keys) and a completion of one session at the same moment:
+    the session row is locked by whichever records its operation first; the others see
+    it taken (409) and exactly one operation exists."""
+    from concurrent.futures import ThreadPoolExecutor
+    sid = new_session(fs_env, CSV, "x.csv")
+    start = threading.Barrier(3)
+
+    def imp():
+        start.wait()
+        return submit(fs_env, sid)
+
+    def complete():
+        start.wait()
+        return fs_env.alice.post(f"/api/blob-upload-sessions/{sid}/complete",
+                                 headers={"Idempotency-Key": key()})
+
+    with ThreadPoolExecutor(3) as pool:
+        answers = [f.result() for f in [pool.submit(imp), pool.submit(imp),
+                                        pool.submit(complete)]]
+    won = [r for r in answers if r.status_code == 202]
+    assert len(won) == 1, [(r.status_code, r.text) for r in answers]
+    for r in answers:
+        if r.status_code != 202:
+            assert r.status_code == 409 and r.json["code"] == "upload_session_state", r.text
+    done = wait_done(fs_env.alice, won[0].json["id"])
+    assert done["status"] == "completed", done
+    state = session(fs_env.alice, sid)["state"]
+    assert state == ("imported" if done["kind"] == "import_file" else "completed")
+    assert fs_env.count(UnitResource) + fs_env.count(BlobResource) == 1
