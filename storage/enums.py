@@ -105,10 +105,18 @@ class BlobState(StrEnum):
 
 
 class UploadState(StrEnum):
+    """A blob upload session (``blob_upload_sessions.state``). ``verifying`` and
+    ``completed``: consumed by its own publish (``create_blob_resource``); ``importing``
+    and ``imported``: consumed by an import (``import_file`` reads the bytes; once it is
+    done, completed or failed, the object is queued for deletion: ``imported``, or
+    ``failed`` with the import's error code)."""
+
     WAITING_FOR_UPLOAD = "waiting_for_upload"
     UPLOADED = "uploaded"
     VERIFYING = "verifying"
     COMPLETED = "completed"
+    IMPORTING = "importing"
+    IMPORTED = "imported"
     FAILED = "failed"
     EXPIRED = "expired"
     ABORTED = "aborted"

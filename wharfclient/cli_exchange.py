@@ -1,14 +1,12 @@
 """``wharf-client import``, ``export`` and ``takeout``: Office files in and out.
 
 Rules (beside ``wharfclient.cli``'s):
-- ``import FILE``: the file is uploaded as a blob resource beside the target (the
-  resumable upload, with its progress bar; ``--resume SESSION`` continues an interrupted
-  one), then imported (``wharfclient.exchange``: one Idempotency-Key derived from the
-  blob). Once the import is done, completed or failed, the uploaded blob resource is
-  moved to the trash (restorable there until the trash is purged): the blob only carried
-  the bytes to the worker, as the temporary upload the API would otherwise need; the
-  new unit does not depend on it. ``--keep-blob`` keeps it; ``--no-wait`` keeps it too
-  (the worker has not read it yet) and says so.
+- ``import FILE``: the file's bytes go into an upload session in the target folder (the
+  resumable upload's PUT, with its progress bar; ``--resume SESSION`` continues an
+  interrupted one), and the import takes that session (``POST /api/imports`` with
+  ``upload_session_id``; ``wharfclient.exchange``: one Idempotency-Key derived from the
+  session). No blob resource is made: the server deletes the uploaded bytes once the
+  import is done, completed or failed, so nothing is left to trash.
 - ``export UNIT`` and ``takeout``: submit, wait (spinner), download the file with a
   progress bar (resumable, checked against the result's size and SHA-256), print its
   path. Without ``-o`` the file is named after the server's suggestion (reduced to a plain
@@ -29,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from wharfclient import exchange, state_changes, transfer
+from wharfclient import exchange, transfer
 from wharfclient.config import ConfigError
 from wharfclient.http import ApiError, WharfClient
 from wharfclient.ui import (
@@ -61,19 +59,14 @@ def cmd_import(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     if not path.is_file():
         raise ConfigError(f"{path}: not a file")
     with path.open("rb") as f:
-        session, upload = _upload(client, ui, args, f, path)
-    doc: dict[str, Any] = {"upload_session_id": session["id"], "blob_resource_id": None,
-                           "blob_trash_batch": None, "operation": upload}
-    if upload.get("status") != "completed":
-        ui.result(doc, "upload " + op_line(upload))
-        return _failed("upload", upload)
-    blob, blob_node = upload["result"]["resource_id"], upload["result"]["node_id"]
-    doc["blob_resource_id"] = blob
+        session = _upload(client, ui, args, f, path)
+    doc: dict[str, Any] = {"upload_session_id": session["id"], "operation": None}
     try:
         with waiting(ui, args, "importing"):
-            op = exchange.submit_import(client, blob_resource_id=blob, space_id=args.space,
-                                        parent_id=args.parent, name=args.name or path.stem,
-                                        unit_type=args.type, wait=not args.no_wait)
+            op = exchange.submit_import(client, upload_session_id=session["id"],
+                                        space_id=args.space, parent_id=args.parent,
+                                        name=args.name or path.stem, unit_type=args.type,
+                                        wait=not args.no_wait)
     except ApiError as exc:
         if exc.code == "idempotency_key_reused":  # a --resume rerun that asks for another
             raise ApiError(exc.status, exc.title, "this upload was already imported with "
@@ -83,15 +76,10 @@ def cmd_import(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     try:
         op = wait_or_return(client, ui, op, args)
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the import goes on: {PROG} wait {op['id']}, then "
-              f"{PROG} trash {blob_node} (the uploaded blob)", file=sys.stderr)
+        print(f"{PROG}: interrupted; the import goes on: {PROG} wait {op['id']}",
+              file=sys.stderr)
         raise
     doc["operation"] = op
-    if args.no_wait:
-        ui.note(f"the import reads blob resource {blob} (node {blob_node}); trash that node "
-                f"once the operation is done ({PROG} trash {blob_node})")
-    elif not args.keep_blob:
-        doc["blob_trash_batch"] = _trash_blob(client, ui, blob, blob_node)
     if op.get("status") == "completed":
         r = op["result"]
         ui.result(doc, f"{op_line(op)}  unit {r['unit_id']}  resource {r['resource_id']}  "
@@ -102,8 +90,9 @@ def cmd_import(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
 
 
 def _upload(client: WharfClient, ui: Ui, args: argparse.Namespace, f: BinaryIO,
-            path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The file as a blob resource in the import's target folder: (session, operation)."""
+            path: Path) -> dict[str, Any]:
+    """An upload session in the import's target folder holding the file (its content PUT
+    unless a resumed session has it already): the session."""
     size = f.seek(0, os.SEEK_END)
     if args.resume:
         session: dict[str, Any] = client.json("GET",
@@ -116,32 +105,17 @@ def _upload(client: WharfClient, ui: Ui, args: argparse.Namespace, f: BinaryIO,
                                           size=size, parent_id=args.parent)
     ui.note(f"upload session {session['id']} (after an interruption: --resume "
             f"{session['id']})")
+    if session["state"] != "waiting_for_upload":  # resumed: the bytes are there already
+        return session
     try:
         with ui.bar(path.name) as progress:
-            return session, transfer.finish_upload(client, session, f, progress)
+            transfer.put_session_content(client, session, f, progress)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; finish with: {PROG} import {args.path} --space "
               f"{args.space} --resume {session['id']} (and the same options)",
               file=sys.stderr)
         raise
-
-
-def _trash_blob(client: WharfClient, ui: Ui, blob: str, node: str) -> str | None:
-    """Move the uploaded blob's node to the trash; the batch id (None if it failed: the
-    import's outcome stands, the note says what is left)."""
-    try:
-        batch = state_changes.trash(client, node, ui.note)
-    except ApiError as exc:
-        if exc.status == 404:  # a rerun (--resume): trashed by the first run
-            ui.note(f"the uploaded blob resource {blob} is no longer in the tree (node "
-                    f"{node}: already trashed)")
-            return None
-        ui.note(f"the uploaded blob resource {blob} was kept (node {node}): {exc.line()}")
-        return None
-    batch_id: str = batch["id"]
-    ui.note(f"the uploaded blob resource {blob} is in the trash (batch {batch_id}; "
-            f"{PROG} restore {batch_id} brings it back)")
-    return batch_id
+    return session
 
 
 # --- export and takeout ------------------------------------------------------------------------
@@ -236,11 +210,8 @@ def add_verbs(verb: Verb) -> None:
                    help="the unit type expected (default: the file decides); a file of "
                         "another kind fails with unsupported_format")
     p.add_argument("--resume", metavar="SESSION", help="continue this upload session")
-    p.add_argument("--keep-blob", action="store_true",
-                   help="keep the uploaded file as a blob resource (default: trash it "
-                        "once the import is done)")
     p.add_argument("--no-wait", action="store_true",
-                   help="print the import operation, do not wait (the blob is kept)")
+                   help="print the import operation, do not wait")
     p.set_defaults(func=cmd_import)
 
     p = verb("export", "export a sheet, doc or slide unit to an Office file and download it")

@@ -1,12 +1,13 @@
 """Office imports and exports (and takeouts) over HTTP, on top of ``wharfclient.transfer``.
 
 Rules:
-- An import is two operations: the file is uploaded as a blob resource (the resumable
-  upload of :mod:`wharfclient.transfer`), then ``POST /api/imports`` names that blob. The
-  import's Idempotency-Key is derived from the blob (``import-<blob resource id>``): every
-  retry of the submission, and a rerun that resumes the same upload session, replays the
-  same import instead of starting a second one (the server answers 409
-  ``idempotency_key_reused`` if the rerun asks for something else, e.g. another name).
+- An import reads an upload session's bytes (the PUT of :mod:`wharfclient.transfer`,
+  no completion: no blob resource is made) or a blob resource: ``POST /api/imports``
+  names the one or the other. The import's Idempotency-Key is derived from it
+  (``import-<session or blob resource id>``): every retry of the submission, and a rerun
+  that resumes the same upload session, replays the same import instead of starting a
+  second one (the server answers 409 ``idempotency_key_reused`` if the rerun asks for
+  something else, e.g. another name).
 - An export (``POST /api/units/{id}/exports``) and a takeout (``POST
   /api/spaces/{id}/exports``, ``POST /api/me/exports``) are one operation each, submitted
   with one fresh key re-sent on every retry; their results share one shape (``export_id``,
@@ -34,8 +35,9 @@ _FILENAME_STAR = re.compile(r"filename\*\s*=\s*UTF-8''([^;]+)", re.IGNORECASE)
 _FILENAME = re.compile(r'filename\s*=\s*"([^"]*)"', re.IGNORECASE)
 
 
-def import_key(blob_resource_id: str) -> str:
-    return f"import-{blob_resource_id}"
+def import_key(source_id: str) -> str:
+    """The import's Idempotency-Key: derived from its upload session or blob resource."""
+    return f"import-{source_id}"
 
 
 def _submit(client: WharfClient, path: str, body: dict[str, Any], *, key: str,
@@ -45,16 +47,25 @@ def _submit(client: WharfClient, path: str, body: dict[str, Any], *, key: str,
     return op
 
 
-def submit_import(client: WharfClient, *, blob_resource_id: str, space_id: str,
-                  parent_id: str | None, name: str, unit_type: str | None = None,
+def submit_import(client: WharfClient, *, space_id: str, parent_id: str | None, name: str,
+                  upload_session_id: str | None = None,
+                  blob_resource_id: str | None = None, unit_type: str | None = None,
                   wait: bool = True) -> dict[str, Any]:
-    """``POST /api/imports`` (operation ``import_file``); ``wait``: ask the server to
-    answer the finished operation if it is done soon (``Prefer: wait``)."""
-    body: dict[str, Any] = {"blob_resource_id": blob_resource_id, "space_id": space_id,
-                            "parent_id": parent_id, "name": name}
+    """``POST /api/imports`` (operation ``import_file``) from an ``uploaded`` upload
+    session (which the import consumes) or a blob resource, exactly one; ``wait``: ask the
+    server to answer the finished operation if it is done soon (``Prefer: wait``)."""
+    if (upload_session_id is None) == (blob_resource_id is None):
+        raise ValueError("give exactly one of upload_session_id and blob_resource_id")
+    body: dict[str, Any] = {"space_id": space_id, "parent_id": parent_id, "name": name}
+    if upload_session_id is not None:
+        body["upload_session_id"] = upload_session_id
+    else:
+        body["blob_resource_id"] = blob_resource_id
     if unit_type:
         body["unit_type"] = unit_type
-    return _submit(client, "/api/imports", body, key=import_key(blob_resource_id), wait=wait)
+    source = upload_session_id or blob_resource_id
+    assert source is not None
+    return _submit(client, "/api/imports", body, key=import_key(source), wait=wait)
 
 
 def submit_export(client: WharfClient, unit_id: str, fmt: str, *, sheet: str | None = None,

@@ -100,7 +100,7 @@ class UploadSession:
     @contract.op(operation_id="abortUploadSession",
                  summary="Abort; the object is queued for deletion", tags=["blobs"],
                  description="Idempotent. 409 `upload_session_state` while verifying or "
-                             "once completed.",
+                             "importing, or once completed or imported.",
                  responses={204: contract.Answer(None, "Aborted.")}, problems=(409,))
     def on_delete(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
         blobs.abort_session(self.db, req.context.ctx, session_id)

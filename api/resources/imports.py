@@ -18,21 +18,25 @@ class Imports:
     @contract.op(operation_id="createImport",
                  summary="Import a file as a unit resource (operation import_file)",
                  tags=["resources"],
-                 description="Starts an `import_file` operation: a worker reads the blob "
-                             "resource's file (XLSX, XLS, XLSB, ODS, CSV, TSV, DOCX, PPTX; "
-                             "DOC and PPT when LibreOffice is configured) and creates a "
-                             "`sheet`, `doc` or `slide` unit resource in the target folder. "
-                             "Its result names the new node, resource and unit; a failure's "
+                 description="Starts an `import_file` operation: a worker reads the file "
+                             "of a blob resource, or of the caller's `uploaded` upload "
+                             "session, which the import consumes (409 "
+                             "`upload_session_state` for a session in another state): "
+                             "XLSX, XLS, XLSB, ODS, CSV, TSV, DOCX, PPTX; DOC and PPT "
+                             "when LibreOffice is configured. It creates a `sheet`, `doc` "
+                             "or `slide` unit resource in the target folder. Its result "
+                             "names the new node, resource and unit; a failure's "
                              "`error.code` is `unsupported_format`, `file_too_complex`, "
-                             "`corrupt_file` or `conversion_timeout`. 404 for a blob or "
-                             "target the caller cannot see, 403 without the right to create "
-                             "there.",
+                             "`corrupt_file` or `conversion_timeout`. 404 for a blob, "
+                             "session or target the caller cannot see, 403 without the "
+                             "right to create there.",
                  body=ImportRequest, headers=SUBMISSION_HEADERS,
                  responses=submission_answers("Accepted (or a replay while not done)."),
                  problems=(403, 404, 409))
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, ImportRequest)
-        request = {"blob_resource_id": body.blob_resource_id, "space_id": body.space_id,
+        request = {"blob_resource_id": body.blob_resource_id,
+                   "upload_session_id": body.upload_session_id, "space_id": body.space_id,
                    "parent_id": body.parent_id, "name": body.name,
                    "unit_type": body.unit_type}
         sub = importer.submit_import(self.ops, req.context.ctx,

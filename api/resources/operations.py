@@ -54,7 +54,7 @@ def operation_body(op: OperationRecord) -> Operation:
         attempts=op.attempts, max_attempts=op.max_attempts, created_at=timestamp(op.created_at),
         updated_at=timestamp(op.updated_at), completed_at=iso(op.completed_at),
         next_attempt_at=iso(op.next_attempt_at), error=read_error(op.error),
-        can_retry=can_retry(op.status, op.kind), result=result)
+        can_retry=can_retry(op.status, op.kind, op.payload), result=result)
     return body
 
 

@@ -47,10 +47,12 @@ class UploadSession(Response):
     sha256: Sha256 | None
     mime_type: MimeType | None
     operation_id: Annotated[Id | None, msgspec.Meta(
-        description="The create_blob_resource operation, once completing.")]
+        description="The create_blob_resource operation, once completing, or the "
+                    "import_file operation that took it (`importing`, `imported`).")]
     error_code: Annotated[str | None, msgspec.Meta(
         description="Why it went back to waiting_for_upload (upload_interrupted) or failed "
-                    "(verification_failed, permission_revoked).")]
+                    "(verification_failed, permission_revoked; after an import from it, "
+                    "the import's error code).")]
     node_id: Id
     resource_id: Id
     created_at: Timestamp

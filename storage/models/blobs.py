@@ -48,7 +48,7 @@ class BlobUploadSession(Base):
     parent_id: Mapped[str | None] = mapped_column(ID)
     filename: Mapped[str] = mapped_column(String(255))
     declared_size: Mapped[int] = mapped_column(BigInteger)
-    # waiting_for_upload | uploaded | verifying | completed | failed | expired | aborted
+    # storage.enums.UploadState
     state: Mapped[str] = mapped_column(String(24))
     node_id: Mapped[str] = mapped_column(ID)
     resource_id: Mapped[str] = mapped_column(ID)

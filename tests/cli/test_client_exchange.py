@@ -1,10 +1,11 @@
 """``wharf-client import``, ``export`` and ``takeout`` against a real ``wharf serve``
 process (embedded mode: SQLite, files, in-process workers), over real TCP.
 
-- An XLSX and a CSV imported end to end (upload with its session, ``POST /api/imports``,
-  wait): the new units read back through the API hold the file's sheets and values, the
-  node is in the folder asked for, the intermediate blob resource is in the trash (or
-  kept with ``--keep-blob``/``--no-wait``), and a ``--resume`` rerun replays the same
+- An XLSX and a CSV imported end to end (the bytes PUT into an upload session,
+  ``POST /api/imports`` from that session, wait): the new units read back through the
+  API hold the file's sheets and values, the node is in the folder asked for, no blob
+  resource is made and nothing goes to the trash (the session ends ``imported``), a
+  ``--no-wait`` import finishes the same way, and a ``--resume`` rerun replays the same
   import instead of making a second one.
 - A sheet unit exported to XLSX (opened with python-calamine) and to CSV (one sheet,
   chosen by name; opened with ``csv``): the files hold the unit's values and hash to the
@@ -42,7 +43,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = [sys.executable, "-m", "wharfclient"]
-IMPORT_KEYS = {"upload_session_id", "blob_resource_id", "blob_trash_batch", "operation"}
+IMPORT_KEYS = {"upload_session_id", "operation"}
 
 
 @pytest.fixture(scope="module")
@@ -141,15 +142,13 @@ def test_import_xlsx_into_a_folder_then_read_the_unit_back(wharf, tmp_path):
     q3, notes = (body["sheets"][s] for s in body["sheetOrder"])
     assert rows(q3) == [["Item", "Cost", "Paid"], ["Rent", 1200, True], ["Food", 300.5, False]]
     assert rows(notes) == [["hello, sheet two"]]
-    # the unit's node is in the folder; the uploaded blob is not (it is in the trash)
+    # the unit's node is alone in the folder: no blob resource, nothing in the trash
     listed = children(user, target)
     assert [(n["id"], n["name"]) for n in listed] == [(op["result"]["node_id"], "Q3 budget")]
-    status, _, blob = user.call("GET", f"/api/blob-resources/{out['blob_resource_id']}")
-    assert status == 404, blob
-    assert out["blob_trash_batch"]
-    status, _, page = user.call("GET", f"/api/spaces/{user.space_id}/trash?limit=100")
-    batch = next(b for b in page["items"] if b["id"] == out["blob_trash_batch"])
-    assert batch["node_count"] == 1
+    assert trashed_roots(user) == set()
+    status, _, session = user.call("GET",
+                                   f"/api/blob-upload-sessions/{out['upload_session_id']}")
+    assert status == 200 and session["state"] == "imported", session
 
 
 def test_import_csv_prints_the_ids_and_a_resumed_rerun_replays_the_same_import(wharf,
@@ -192,21 +191,20 @@ def _roots(user: User) -> list[dict]:
     return page["items"]
 
 
-def test_keep_blob_and_no_wait_keep_the_uploaded_file(wharf, tmp_path):
+def test_no_wait_prints_the_operation_and_the_import_finishes(wharf, tmp_path):
     _server, user, _token = wharf
-    kept = import_xlsx(wharf, tmp_path, "--keep-blob", "--name", "Kept")
-    assert kept["blob_trash_batch"] is None
-    assert user.call("GET", f"/api/blob-resources/{kept['blob_resource_id']}")[0] == 200
-    r = client(wharf)("import", str(tmp_path / "budget.xlsx"), "--space", user.space_id,
-                      "--name", "Later", "--no-wait", "--json")
+    r = client(wharf)("import", str(workbook(tmp_path / "budget.xlsx")), "--space",
+                      user.space_id, "--name", "Later", "--no-wait", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["blob_trash_batch"] is None and out["operation"]["kind"] == "import_file"
-    assert "trash that node once the operation is done" in r.stderr
+    assert set(out) == IMPORT_KEYS and out["operation"]["kind"] == "import_file"
     waited = client(wharf)("wait", out["operation"]["id"], "--json")
     assert waited.returncode == 0, waited.stderr
     assert json.loads(waited.stdout)[0]["status"] == "completed"
-    assert user.call("GET", f"/api/blob-resources/{out['blob_resource_id']}")[0] == 200
+    status, _, session = user.call("GET",
+                                   f"/api/blob-upload-sessions/{out['upload_session_id']}")
+    assert status == 200 and session["state"] == "imported", session
+    assert trashed_roots(user) == set()
 
 
 @pytest.mark.parametrize(("make", "extra", "message"), [
@@ -228,8 +226,9 @@ def test_a_failing_import_exits_1_with_its_code_and_message(wharf, tmp_path, mak
     assert errors[0].startswith("wharf-client: import failed: ")
     assert errors[0].endswith("(unsupported_format)") and message in errors[0], errors[0]
     assert "Traceback" not in r.stderr
-    # nothing is left in the tree: no unit, and the uploaded blob is in the trash
+    # nothing is left in the tree (no unit, no blob) nor in the trash
     assert {n["id"] for n in _roots(user)} == before
+    assert trashed_roots(user) == set()
     status, _, op = user.call("GET", f"/api/operations/{op_id}")
     assert op["error"]["code"] == "unsupported_format"
     again = client(wharf)("wait", op_id, "--json")
@@ -439,6 +438,7 @@ def test_the_run_walkthrough_in_docs_exchange_md_runs(tmp_path):
     unit = json.loads(next(ln for ln in out.splitlines() if ln.startswith('{"unit_id"')))
     body = unit["snapshot"]["body"]
     assert body["name"] == "People"
+    assert "\nimported\n" in out  # the session the unit was imported from
     assert rows(body["sheets"][body["sheetOrder"][0]]) == [
         ["name", "age", "city"], ["Ada", 36, "London"], ["Alan", 41, "Wilmslow"]]
     # sha256sum's line and the result's sha256 agree

@@ -105,7 +105,7 @@ def test_what_a_kind_declares_is_what_the_engine_and_the_transport_read(toy):
     from tasks.doorbell import long_actors, long_kinds
     assert "toy_echo" in long_kinds() and actor_name("toy_echo") in long_actors()
     assert batch_limit("toy_echo", 32) == 1
-    assert not can_retry("failed", "toy_echo")
+    assert not can_retry("failed", "toy_echo", {})
     assert references.object_key_fields()["toy_echo"] == ("object_key",)
 
 

@@ -44,13 +44,17 @@ from wharf.blobs.reading import (
 from wharf.blobs.replace import replace_content
 from wharf.blobs.sessions import (
                                 OPEN_STATES,
+                                TAKEN_STATES,
                                 abort_session,
                                 complete_session,
                                 create_session,
+                                finish_import,
                                 get_session,
+                                importing,
                                 put_content,
                                 read_session,
                                 recover_interrupted_sessions,
+                                take_for_import,
                                 visible_state,
 )
 from wharf.blobs.verify import verify_object
@@ -61,6 +65,7 @@ __all__ = [
                                 "OPEN_STATES",
                                 "REPLACE_KIND",
                                 "SNIFF_BYTES",
+                                "TAKEN_STATES",
                                 "TRIM_AFTER",
                                 "CreateBlobResource",
                                 "Ingested",
@@ -77,7 +82,9 @@ __all__ = [
                                 "create_session",
                                 "describe_blob",
                                 "etag_header",
+                                "finish_import",
                                 "get_session",
+                                "importing",
                                 "ingest",
                                 "object_key_for",
                                 "publicly_readable",
@@ -86,6 +93,7 @@ __all__ = [
                                 "recover_interrupted_sessions",
                                 "replace_content",
                                 "sniff",
+                                "take_for_import",
                                 "verify_object",
                                 "visible_state",
 ]

@@ -1,5 +1,6 @@
 """The upload-session lifecycle: create, stream content in, complete (submits
-``create_blob_resource``), abort, and recovery of sessions an operation left behind."""
+``create_blob_resource``) or hand the bytes to an import (``import_file``), abort, and
+recovery of sessions an operation left behind."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,6 +33,9 @@ from wharf.operations.service import Operations, Submission
 from wharf.spaces.nodes import resolve_parent
 
 OPEN_STATES = (UploadState.WAITING_FOR_UPLOAD, UploadState.UPLOADED)
+#: Consumed by an operation (its publish, or an import): no abort, no second use.
+TAKEN_STATES = (UploadState.VERIFYING, UploadState.COMPLETED, UploadState.IMPORTING,
+                UploadState.IMPORTED)
 
 
 def _check_size(size: Any, settings: Settings) -> int:
@@ -202,7 +206,7 @@ def abort_session(db: Database, ctx: RequestContext, session_id: str) -> None:
         upload = _own_session(s, ctx, session_id, lock=True)
         if upload.state == UploadState.ABORTED:
             return
-        if upload.state in (UploadState.VERIFYING, UploadState.COMPLETED):
+        if upload.state in TAKEN_STATES:
             raise UploadSessionState(f"the upload session is {upload.state}",
                                      details={"state": upload.state})
         previous = upload.state
@@ -214,17 +218,70 @@ def abort_session(db: Database, ctx: RequestContext, session_id: str) -> None:
                      space_id=upload.space_id)
 
 
+def take_for_import(s: Session, ctx: RequestContext, session_id: str,
+                    op_id: str) -> BlobUploadSession:
+    """``POST /api/imports`` from an upload session's bytes: the caller's own session
+    (else 404), ``uploaded`` and not past its deadline (else 409 ``upload_session_state``
+    naming the state ``GET`` shows), now ``importing`` for ``op_id``, in the transaction
+    that records the operation. From then on it cannot be completed, aborted, uploaded
+    to or imported again, and the expiry sweep leaves it (and its object) alone: the
+    import owns the object until :func:`finish_import`."""
+    upload = _own_session(s, ctx, session_id, lock=True)
+    state = visible_state(upload)
+    if state != UploadState.UPLOADED:
+        raise UploadSessionState(f"the upload session is {state}", details={"state": state})
+    upload.state = UploadState.IMPORTING
+    upload.operation_id = op_id
+    upload.error_code = None
+    upload.updated_at = utcnow()
+    return upload
+
+
+def finish_import(s: Session, session_id: str, op_id: str, object_key: str, *,
+                  error_code: str | None) -> None:
+    """The import ``op_id`` of a session ended, in the transaction that completes
+    (``error_code`` None) or fails it: the session becomes ``imported`` (the unit holds
+    the content now) or ``failed`` with the import's code (a failed import consumed it
+    too), and its object is queued for deletion either way. The key is the session's
+    own (unique, never a blob's: the session left ``uploaded`` for the import), so it is
+    queued even if the row is gone (an account deletion)."""
+    upload = s.get(BlobUploadSession, session_id, with_for_update=True)
+    if upload is not None and upload.state == UploadState.IMPORTING \
+            and upload.operation_id == op_id:
+        upload.state = UploadState.IMPORTED if error_code is None else UploadState.FAILED
+        upload.error_code = error_code
+        upload.updated_at = utcnow()
+    deletion.schedule(s, object_key, "upload_imported" if error_code is None
+                      else "import_failed")
+
+
+def importing(s: Session, session_id: str, op_id: str) -> bool:
+    """Whether the session is still being imported by ``op_id`` (its completion may
+    publish)."""
+    upload = s.get(BlobUploadSession, session_id, with_for_update=True)
+    return upload is not None and upload.state == UploadState.IMPORTING \
+        and upload.operation_id == op_id
+
+
 def recover_interrupted_sessions(db: Database, limit: int = 1000) -> int:
     """Sessions left ``verifying`` by an operation that ended without publishing (cancelled,
-    lost) go back to ``waiting_for_upload`` with ``upload_interrupted``."""
+    lost) go back to ``waiting_for_upload`` with ``upload_interrupted``; sessions left
+    ``importing`` by an import failed without its failure hook become ``failed`` and
+    their object is queued for deletion (what the hook does)."""
     with db.write() as s:
         rows = list(s.execute(
             select(BlobUploadSession).join(Operation,
                                            Operation.id == BlobUploadSession.operation_id)
-            .where(BlobUploadSession.state == UploadState.VERIFYING,
+            .where(BlobUploadSession.state.in_([UploadState.VERIFYING,
+                                                UploadState.IMPORTING]),
                    Operation.status == OperationStatus.FAILED)
             .limit(limit)).scalars())
         for upload in rows:
+            if upload.state == UploadState.IMPORTING:
+                assert upload.operation_id is not None  # joined on it
+                finish_import(s, upload.id, upload.operation_id, upload.object_key,
+                              error_code="import_interrupted")
+                continue
             upload.state = UploadState.WAITING_FOR_UPLOAD
             upload.error_code = "upload_interrupted"
             upload.updated_at = utcnow()

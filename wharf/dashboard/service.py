@@ -297,7 +297,7 @@ def operations(s: Session, ids: Sequence[str]) -> dict[str, OperationView]:
             completed_at=iso(end),
             duration_seconds=round((end - op.created_at).total_seconds(), 3) if end else None,
             error_code=_text(error.get("code")), error_message=_text(error.get("message")),
-            can_retry=can_retry(op.status, op.kind),
+            can_retry=can_retry(op.status, op.kind, op.payload),
             can_cancel=op.status == OperationStatus.PENDING, history=history[op.id])
     return out
 

@@ -39,8 +39,10 @@ from wharf.operations.registry import KINDS
 
 JOBS = "object_deletion_jobs"
 OPERATIONS = "operations"
-#: Blob upload session states whose bytes are stored and not yet published.
-SESSION_HOLDS_OBJECT = frozenset({UploadState.UPLOADED, UploadState.VERIFYING})
+#: Blob upload session states whose bytes are stored and not yet published (or not yet
+#: read by the import that took them).
+SESSION_HOLDS_OBJECT = frozenset({UploadState.UPLOADED, UploadState.VERIFYING,
+                                  UploadState.IMPORTING})
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The import kind of the exchange capability: ``import_file`` (an Office or CSV file in
-a blob resource converted to a new unit resource), its payload and result, declared once
-here (``wharf.operations.registry``)."""
+a blob resource, or in an upload session, converted to a new unit resource), its payload
+and result, declared once here (``wharf.operations.registry``)."""
 from __future__ import annotations
 
 from wharf.operations.kinds import Shape
@@ -10,11 +10,12 @@ IMPORT_FILE = "import_file"
 
 
 class ImportFilePayload(Shape, frozen=True):
-    """The blob to read (its object as it was at submission) and the new unit resource,
-    its ids fixed at submission. ``unit_type``: the type the caller asked for (None: the
-    file's format decides)."""
+    """The file to read (the object of the blob resource, or of the upload session the
+    import took, as it was at submission; exactly one of ``blob_resource_id`` and
+    ``upload_session_id``) and the new unit resource, its ids fixed at submission.
+    ``unit_type``: the type the caller asked for (None: the file's format decides)."""
 
-    blob_resource_id: str
+    blob_resource_id: str | None
     object_key: str
     filename: str
     size: int
@@ -25,6 +26,7 @@ class ImportFilePayload(Shape, frozen=True):
     node_id: str
     resource_id: str
     unit_id: str
+    upload_session_id: str | None = None
 
 
 class ImportFileResult(Shape, frozen=True):
@@ -42,8 +44,10 @@ def _import_file(c: Collaborators) -> object:
 register(KindSpec(
     name=IMPORT_FILE, payload=ImportFilePayload, result=ImportFileResult,
     handler=_import_file, long=True, object_keys=("object_key",),
-    doc="``import_file``: a spreadsheet, document or presentation in a blob resource "
-        "imported as a new unit resource (POST /api/imports).",
+    # a failed import from an upload session deleted the session's object: no retry
+    failure_consumes_input_if="upload_session_id",
+    doc="``import_file``: a spreadsheet, document or presentation in a blob resource or "
+        "an upload session imported as a new unit resource (POST /api/imports).",
     result_doc="Once completed: the new node, resource and unit. A failure's `error.code`: "
                "`unsupported_format`, `file_too_complex`, `corrupt_file`, "
                "`conversion_timeout`, `blob_not_found` or `permission_revoked`."))

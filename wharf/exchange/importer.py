@@ -1,16 +1,20 @@
-"""Imports (``import_file``): a file in a blob resource becomes a new unit resource.
+"""Imports (``import_file``): a file in a blob resource, or the bytes of an upload
+session, becomes a new unit resource.
 
-Submission checks that the caller may read the blob and create in the target folder, and
-fixes the node, resource and unit ids and the blob's object in the payload. The worker
-(``perform``) streams the object to a private temporary file (never the whole file in
-memory; in a directory named after the operation, so a rerun removes what a killed attempt
-left on that host), sniffs its format, converts it (:mod:`wharf.exchange.readers`) under the
-``WHARF_IMPORT_*`` limits and creates the unit in the UnitStore (idempotent on its id: a
-rerun finds it there and converts nothing). The completion transaction writes node +
-resource + unit row as ``create_resource`` does (:func:`publish_unit_resource`). A
-failure (``unsupported_format``, ``file_too_complex``, ``corrupt_file``,
-``conversion_timeout``) is permanent and ``compensate`` deletes the unit if one was
-made: nothing is left behind.
+Submission checks that the caller may read the blob (or owns the session, ``uploaded``)
+and create in the target folder, and fixes the node, resource and unit ids and the file's
+object in the payload; a session is taken (``importing``) in the transaction that records
+the operation (:func:`wharf.blobs.take_for_import`). The worker (``perform``) streams the
+object to a private temporary file (never the whole file in memory; in a directory named
+after the operation, so a rerun removes what a killed attempt left on that host), sniffs
+its format, converts it (:mod:`wharf.exchange.readers`) under the ``WHARF_IMPORT_*``
+limits and creates the unit in the UnitStore (idempotent on its id: a rerun finds it
+there and converts nothing). The completion transaction writes node + resource + unit row
+as ``create_resource`` does (:func:`publish_unit_resource`) and, for a session, marks it
+``imported`` and queues its object for deletion. A failure (``unsupported_format``,
+``file_too_complex``, ``corrupt_file``, ``conversion_timeout``) is permanent:
+``on_failed`` marks a session ``failed`` and queues its object for deletion, and
+``compensate`` deletes the unit if one was made: nothing is left behind.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from storage.blobstore import BlobStore
 from storage.models import Operation
 from storage.unitpatch import json_size
 from storage.unitstore import UnitStore
+from wharf import blobs
 from wharf.blobs.reading import blob_for_read
 from wharf.exchange import formats
 from wharf.exchange.import_errors import FileTooComplex, Limits, UnsupportedFormat
@@ -32,7 +37,7 @@ from wharf.exchange.import_kinds import IMPORT_FILE, ImportFilePayload, ImportFi
 from wharf.exchange.readers import documents, isolated, legacy, sheets
 from wharf.exchange.sniffing import UNIT_TYPE, check_unpacked, sniff
 from wharf.infra.context import Principal, RequestContext
-from wharf.infra.errors import TransientFailure
+from wharf.infra.errors import TransientFailure, ValidationFailed
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name, one_of
@@ -48,25 +53,45 @@ IMPORT_UNIT_TYPES = ("sheet", "doc", "slide")
 
 def submit_import(ops: Operations, ctx: RequestContext, key: str | None,
                   body: dict[str, Any]) -> Submission:
-    """``POST /api/imports``: 404 for a blob or target the caller cannot discover, 403
-    without the right to create in the target (as ``create_resource``)."""
+    """``POST /api/imports``: from ``blob_resource_id`` or ``upload_session_id`` (exactly
+    one, else 400). 404 for a blob, session or target the caller cannot discover, 403
+    without the right to create in the target (as ``create_resource``), 409 for a session
+    that is not ``uploaded`` (``upload_session_state``, its state in ``details``)."""
     request = {"blob_resource_id": body.get("blob_resource_id"),
                "space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
                "name": body.get("name"), "unit_type": body.get("unit_type")}
+    session_id = body.get("upload_session_id")
+    if (session_id is None) == (request["blob_resource_id"] is None):
+        raise ValidationFailed("give exactly one of blob_resource_id and upload_session_id",
+                               details={"field": "upload_session_id"})
+    if session_id is not None:  # (absent from a blob import's fingerprint, as before)
+        request["upload_session_id"] = session_id
 
     def prepare(s: Session, op_id: str) -> tuple[str, ImportFilePayload]:
         name = clean_name(request["name"], "name")
         unit_type = None if request["unit_type"] is None else one_of(
             request["unit_type"], "unit_type", IMPORT_UNIT_TYPES)
-        blob, _node, _access = blob_for_read(s, ctx, str(request["blob_resource_id"]))
-        space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+        space_id, parent_id = request["space_id"], request["parent_id"]
+        if session_id is None:
+            blob, _node, _access = blob_for_read(s, ctx, str(request["blob_resource_id"]))
+            space, parent = resolve_parent(s, ctx, space_id, parent_id)
+            return space.id, ImportFilePayload(
+                blob_resource_id=blob.resource_id, object_key=blob.object_key,
+                filename=blob.filename, size=blob.size, space_id=space.id,
+                parent_id=parent.id if parent else None, name=name, unit_type=unit_type,
+                node_id=new_id(), resource_id=new_id(), unit_id=new_id())
+        upload = blobs.take_for_import(s, ctx, str(session_id), op_id)
+        space, parent = resolve_parent(s, ctx, space_id, parent_id)
+        assert upload.received_size is not None  # uploaded
         return space.id, ImportFilePayload(
-            blob_resource_id=blob.resource_id, object_key=blob.object_key,
-            filename=blob.filename, size=blob.size, space_id=space.id,
+            blob_resource_id=None, upload_session_id=upload.id, object_key=upload.object_key,
+            filename=upload.filename, size=upload.received_size, space_id=space.id,
             parent_id=parent.id if parent else None, name=name, unit_type=unit_type,
             node_id=new_id(), resource_id=new_id(), unit_id=new_id())
 
-    return ops.submit(ctx, KIND, key, request, prepare, prepare_reads_only=True)
+    # A session is taken in the transaction that records the operation: not read-only.
+    return ops.submit(ctx, KIND, key, request, prepare,
+                      prepare_reads_only=session_id is None)
 
 
 def convert(path: Path, filename: str, name: str, settings: Settings,
@@ -119,7 +144,8 @@ class ImportFile:
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
         p = payload(op, ImportFilePayload)
         ctx = RequestContext(principal=actor)
-        blob_for_read(session, ctx, p.blob_resource_id)
+        if p.blob_resource_id is not None:  # (a session's bytes are the import's own)
+            blob_for_read(session, ctx, p.blob_resource_id)
         resolve_parent(session, ctx, p.space_id, p.parent_id)
 
     def perform(self, op: Operation) -> None:
@@ -151,12 +177,26 @@ class ImportFile:
         head = self.unitstore.head(p.unit_id)
         if head is None:  # deleted since perform (a compensation racing a rerun)
             raise TransientFailure("the imported unit is missing; converting again")
+        source = {"imported_from": p.blob_resource_id}
+        if p.upload_session_id is not None:
+            if not blobs.importing(session, p.upload_session_id, op.id):
+                raise blobs.UploadSessionState("the upload session is no longer importing")
+            source = {"imported_from_upload_session": p.upload_session_id}
         publish_unit_resource(session, op, ctx, node_id=p.node_id, resource_id=p.resource_id,
                               unit_id=p.unit_id, unit_type=head.unit_type,
                               space_id=p.space_id, parent_id=p.parent_id, name=p.name,
-                              details={"imported_from": p.blob_resource_id})
+                              details=source)
+        if p.upload_session_id is not None:  # the unit holds the content now
+            blobs.finish_import(session, p.upload_session_id, op.id, p.object_key,
+                                error_code=None)
         return ImportFileResult(node_id=p.node_id, resource_id=p.resource_id,
                                 unit_id=p.unit_id)
+
+    def on_failed(self, session: Session, op: Operation, error: dict[str, Any]) -> None:
+        p = payload(op, ImportFilePayload)
+        if p.upload_session_id is not None:  # a failed import consumed the session too
+            blobs.finish_import(session, p.upload_session_id, op.id, p.object_key,
+                                error_code=str(error.get("code") or "import_failed"))
 
     def compensate(self, op: Operation) -> None:
         self.unitstore.delete_unit(payload(op, ImportFilePayload).unit_id)

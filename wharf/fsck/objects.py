@@ -6,9 +6,11 @@ pages and merged, and when a row needs its object to exist:
 
 ======================== ==============================================================
 ``blob_resources``       always: a published blob's bytes
-``blob_upload_sessions`` ``uploaded`` or ``verifying``: bytes received, not yet published
-                         (``waiting_for_upload`` has none yet; ``completed``: the blob row
-                         names the object now; failed/expired/aborted: queued for deletion)
+``blob_upload_sessions`` ``uploaded``, ``verifying`` or ``importing``: bytes received, not
+                         yet published (or read by the import that took them;
+                         ``waiting_for_upload`` has none yet; ``completed``: the blob row
+                         names the object now; imported/failed/expired/aborted: queued for
+                         deletion)
 ``unit_assets``          always: a published asset's bytes
 ``unit_asset_uploads``   ``stored`` (``receiving``: the bytes may be streaming right now)
 ``object_deletion_jobs`` never: the object is being deleted, or reserved for a live upload

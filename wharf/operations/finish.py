@@ -50,7 +50,7 @@ from wharf.infra.clock import utcnow
 from wharf.observability import logctx, metrics
 from wharf.operations.hooks import run_compensate, run_on_failed
 from wharf.operations.idempotency import released_at
-from wharf.operations.notify import Done
+from wharf.operations.notify import Done, retry_fields
 
 log = logging.getLogger("wharf.operations")
 
@@ -126,7 +126,8 @@ def finish(s: Session, outcomes: Sequence[Outcome], *, key_ttl: int,
     done = [Done(id=o.op.id, actor_id=o.op.actor_id, kind=o.op.kind, status=o.status,
                  attempts=o.op.attempts, max_attempts=o.op.max_attempts,
                  created_at=o.op.created_at, updated_at=now, completed_at=now,
-                 error=o.error, result=o.result) for o in outcomes]
+                 error=o.error, result=o.result, payload=retry_fields(o.op))
+            for o in outcomes]
     for o in outcomes:
         _reflect(o, now, key_until)
     hooked = [o for o in outcomes if o.handler is not None and o.status == OperationStatus.FAILED]

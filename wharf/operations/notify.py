@@ -33,6 +33,7 @@ import msgspec
 from storage.enums import DONE_STATUSES
 from storage.models import Operation
 from wharf.observability.metrics import LONG_POLLS_REFUSED
+from wharf.operations.registry import KINDS
 
 log = logging.getLogger("wharf.notify")
 
@@ -60,6 +61,9 @@ class Done(msgspec.Struct, frozen=True):
     completed_at: datetime | None = None
     error: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
+    #: Of the payload, only the field the retry rule reads (its kind's
+    #: ``failure_consumes_input_if``), if it has one.
+    payload: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, op: Operation) -> Done:
@@ -67,11 +71,20 @@ class Done(msgspec.Struct, frozen=True):
         return cls(id=op.id, actor_id=op.actor_id, kind=op.kind, status=op.status,
                    attempts=op.attempts, max_attempts=op.max_attempts,
                    created_at=op.created_at, updated_at=op.updated_at,
-                   completed_at=op.completed_at, error=op.error, result=op.result)
+                   completed_at=op.completed_at, error=op.error, result=op.result,
+                   payload=retry_fields(op))
 
     def operation(self) -> Operation:
         """The operation it describes, detached (read it, never write it)."""
         return Operation.detached({f: getattr(self, f) for f in self.__struct_fields__})
+
+
+def retry_fields(op: Operation) -> dict[str, Any] | None:
+    """Of ``op``'s payload, what a notice carries: the field its kind's retry rule reads
+    (``KindSpec.failure_consumes_input_if``), or None."""
+    spec = KINDS.get(op.kind)
+    field = spec.failure_consumes_input_if if spec is not None else None
+    return None if field is None else {field: (op.payload or {}).get(field)}
 
 
 #: What one notice carries: the finished operation, or its id alone (read it).

@@ -58,6 +58,8 @@ class KindSpec:
       claims its operations one at a time and rings a bell per operation;
     - ``failure_consumes_input``: its failure disposes of its input, so a failed one
       cannot be retried (``wharf.operations.service.can_retry``);
+      ``failure_consumes_input_if``: the same for the operations whose payload has this
+      field set (not null) only (an import from an upload session, not from a blob);
     - ``object_keys``: the payload fields that hold a blob store object key (a queued
       operation still references that object: object deletion and fsck read them);
     - ``doc``, ``result_doc``: the API's description of its operations and their result;
@@ -73,15 +75,17 @@ class KindSpec:
     result_doc: str
     long: bool = False
     failure_consumes_input: bool = False
+    failure_consumes_input_if: str | None = None
     object_keys: tuple[str, ...] = ()
     result_backfill: Callable[[dict[str, Any]], dict[str, Any]] | None = field(
         default=None, compare=False)
 
     def __post_init__(self) -> None:
         fields = set(self.payload.__struct_fields__)
-        unknown = [f for f in self.object_keys if f not in fields]
+        unknown = [f for f in (*self.object_keys, self.failure_consumes_input_if)
+                   if f is not None and f not in fields]
         if unknown:
-            raise ValueError(f"kind {self.name}: object_keys {unknown} are not fields of "
+            raise ValueError(f"kind {self.name}: {unknown} are not fields of "
                              f"{self.payload.__name__}")
 
 

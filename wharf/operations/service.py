@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -80,14 +80,18 @@ def actor_name(kind: str) -> str:
     return f"op_{kind}"
 
 
-def can_retry(status: str, kind: str) -> bool:
+def can_retry(status: str, kind: str, payload: Mapping[str, Any] | None) -> bool:
     """Whether ``POST /api/operations/{id}/retry`` can reopen an operation of ``kind`` in
-    ``status``: the rule :meth:`Operations.retry` applies, and what an operation's
-    ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one, and not of
-    a kind whose failure disposed of its input (its ``KindSpec.failure_consumes_input``:
-    409 ``retry_not_possible``; an unknown kind neither)."""
+    ``status`` with ``payload``: the rule :meth:`Operations.retry` applies, and what an
+    operation's ``can_retry`` (its JSON, the operators' dashboard) says. Only a failed one,
+    and not of a kind whose failure disposed of its input (its
+    ``KindSpec.failure_consumes_input``, or ``failure_consumes_input_if`` set in the
+    payload: 409 ``retry_not_possible``; an unknown kind neither)."""
     spec = KINDS.get(kind)
-    return status == OperationStatus.FAILED and spec is not None and not spec.failure_consumes_input
+    if status != OperationStatus.FAILED or spec is None or spec.failure_consumes_input:
+        return False
+    field = spec.failure_consumes_input_if
+    return field is None or (payload or {}).get(field) is None
 
 
 def outbox_for(op: Operation, delay_ms: int = 0) -> OutboxMessage:
@@ -407,7 +411,8 @@ class Operations:
     def retry(self, ctx: RequestContext, operation_id: str) -> Operation:
         with self.db.write() as s:
             op = self.find(s, ctx, operation_id)
-            if op.status == OperationStatus.FAILED and not can_retry(op.status, op.kind):
+            if op.status == OperationStatus.FAILED \
+                    and not can_retry(op.status, op.kind, op.payload):
                 raise RetryNotPossible(
                     f"A failed {op.kind} operation cannot be retried: its input was "
                     "discarded when it failed. Submit the request again with a new "

@@ -52,10 +52,12 @@ BATCH_SIZE = 1000
 #: recent delivery; nothing reads it again).
 OUTBOX_KEEP = timedelta(hours=1)
 #: Upload sessions the expiry sweep may still expire, and those whose key may be released.
+#: ``importing`` is neither: an import reads the object; the import's end marks it
+#: ``imported`` or ``failed`` and queues the object for deletion.
 _UNFINISHED_UPLOADS = (UploadState.WAITING_FOR_UPLOAD, UploadState.UPLOADED,
                        UploadState.VERIFYING)
-_FINISHED_UPLOADS = (UploadState.COMPLETED, UploadState.FAILED, UploadState.EXPIRED,
-                     UploadState.ABORTED)
+_FINISHED_UPLOADS = (UploadState.COMPLETED, UploadState.IMPORTED, UploadState.FAILED,
+                     UploadState.EXPIRED, UploadState.ABORTED)
 
 
 @dataclass
