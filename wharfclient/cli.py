@@ -28,11 +28,12 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import httpx
 
 from wharfclient import cli_exchange, state_changes, transfer
+from wharfclient import watch as watching
 from wharfclient.config import ConfigError, load_config
 from wharfclient.http import DEFAULT_RETRIES, ApiError, Unreachable, WharfClient, new_key
 from wharfclient.ui import (
@@ -145,6 +146,20 @@ def cmd_download(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     except FileExistsError:
         raise ConfigError(f"{out} exists; pass --force to overwrite it") from None
     ui.result(got, f"{out}  {got['size']} bytes  sha256 {got['sha256']}")
+    return EXIT_OK
+
+
+def cmd_watch(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
+    params = watching.subscription(args.space, args.unit, args.operations, args.worktrees)
+    if not params:
+        error("watch what? --space, --unit, --operations or --worktrees")
+        return EXIT_USAGE
+
+    def emit(event: dict[str, Any]) -> None:
+        print(json.dumps(event) if args.json else printable(watching.line(event)),
+              flush=True)
+
+    watching.watch(client, params, emit, cursor=args.cursor, note=ui.note)
     return EXIT_OK
 
 
@@ -263,6 +278,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_download)
 
     cli_exchange.add_verbs(verb)
+
+    p = verb("watch", "print the live change feed's events until interrupted")
+    p.add_argument("--space", action="append", default=[], metavar="SPACE",
+                   help="a space's tree, issues and worktrees (repeatable)")
+    p.add_argument("--unit", action="append", default=[], metavar="UNIT",
+                   help="a unit's revisions and comments (repeatable)")
+    p.add_argument("--operations", action="store_true", help="my operations as they end")
+    p.add_argument("--worktrees", action="store_true", help="worktrees I can discover")
+    p.add_argument("--cursor", help="resume after this cursor")
+    p.set_defaults(func=cmd_watch)
 
     p = verb("trash", "move a node (and what is below it) to the trash")
     p.add_argument("node", metavar="NODE")
