@@ -48,16 +48,20 @@ def uvicorn_config(app: Any, settings: Settings, **kwargs: Any) -> uvicorn.Confi
 
 def feed_application() -> Any:
     """The ASGI application of one ``wharf feed`` worker (uvicorn's factory): its own
-    database pool and bus reader."""
+    database pool and bus reader. What start-up built is settled (``wharfd.heap``) before
+    it serves: the collector's full collections then scan the connections only (they
+    stop every connection of the process while they run)."""
     from api.feed.app import FeedApp
     from storage.db import Database
     from tasks.feed_bus import feed_bus_for
-    from wharfd import logs
+    from wharfd import heap, logs
     logs.configure_from_env("feed")
     settings = Settings.from_env()
     db = Database(settings.database_url, settings.sqlite_busy_timeout_ms,
                   pool_size=settings.database_pool_size)
-    return FeedApp(settings, db, feed_bus_for(settings))
+    app = FeedApp(settings, db, feed_bus_for(settings))
+    heap.settle()
+    return app
 
 
 def run(settings: Settings, host: str, port: int, workers: int) -> None:

@@ -8,8 +8,8 @@ of that process waited behind it. :func:`settle` collects once and then freezes 
 survives (``gc.freeze``): those objects move to a permanent generation that no later
 collection scans, so full collections cost what requests leave behind, not the whole
 process. Called once the process is built, before it serves (``wharfd.wsgi``, the
-worker and scheduler processes, ``wharf serve``); under gunicorn with ``preload_app`` that
-is once, in the master, and its workers inherit the frozen heap.
+worker and scheduler processes, ``wharf serve``, ``wharf feed``); under gunicorn with
+``preload_app`` that is once, in the master, and its workers inherit the frozen heap.
 
 The price: a frozen object that later becomes cyclic garbage is never freed. Only what is
 alive at :func:`settle` is frozen, once, so that leak is bounded by the start-up heap."""

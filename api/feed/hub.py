@@ -90,8 +90,14 @@ class Connection:
     transport: str  # ws | sse
     buffer: int
     items: deque[tuple[str | None, str]] = field(default_factory=deque)
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
     dropped: bool = False
+    #: what the sender awaits while the buffer is empty (:meth:`next`)
+    waiter: asyncio.Future[None] | None = None
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def offer(self, cursor: str | None, text: str) -> bool:
         """Put one message on the buffer; False when it is full (the connection is then
@@ -102,25 +108,38 @@ class Connection:
             self.dropped = True
             self.items.clear()
             metrics.DROPPED.inc()
-            self.ready.set()
+            self._wake()
             return False
         self.items.append((cursor, text))
-        self.ready.set()
+        self._wake()
         return True
 
     async def next(self, timeout: float) -> tuple[str | None, str] | None:
         """The next message as (cursor, JSON), or None after ``timeout`` (time to ping);
         SlowConsumer when the buffer overflowed. An event's cursor orders it (a
-        connection skips what it was sent already); a ``resync`` has none: always sent."""
+        connection skips what it was sent already); a ``resync`` has none: always sent.
+
+        Waiting is one bare future and one timer per wait (no task, no ``wait_for``): the
+        dispatcher wakes every subscriber of an event, a thousand of them at once."""
         if not self.items and not self.dropped:
-            self.ready.clear()
+            loop = asyncio.get_running_loop()
+            waiter = self.waiter = loop.create_future()
+            timer = loop.call_later(timeout, _expire, waiter)
             try:
-                await asyncio.wait_for(self.ready.wait(), timeout)
-            except TimeoutError:
+                await waiter
+            finally:
+                timer.cancel()
+                self.waiter = None
+            if not self.items and not self.dropped:
                 return None
         if self.dropped:
             raise SlowConsumer
         return self.items.popleft()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _hearers(s: Any, events: list[Event],
