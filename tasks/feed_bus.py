@@ -11,18 +11,13 @@ from typing import Any
 import redis
 
 from tasks.broker import redis_client
-from wharf.feed.bus import FeedBus, MemoryBus, decode, encode
+from wharf.feed.bus import FeedBus, MemoryBus, cursor_key, decode, encode
 from wharf.feed.events import Event
 from wharf.infra.broker_urls import broker_kind
 from wharf.infra.settings import Settings
 
 #: Entries read per XRANGE/XREAD.
 PAGE = 1000
-
-
-def _key(cursor: str) -> tuple[int, int]:
-    ms, _, seq = cursor.partition("-")
-    return int(ms), int(seq or 0)
 
 
 class RedisStreamBus(FeedBus):
@@ -52,14 +47,14 @@ class RedisStreamBus(FeedBus):
         ``cursor`` is gone exactly when the entry ``cursor`` names is still there (``0-0``,
         a listener's start on an empty stream: when nothing was ever trimmed)."""
         try:
-            after = _key(cursor)
+            after = cursor_key(cursor)
         except ValueError:
             return None
         try:
             info = self.client.xinfo_stream(self.key)
         except redis.ResponseError:  # no stream: nothing was ever kept here
             return [] if after == (0, 0) else None
-        if after > _key(_text(info["last-generated-id"])):
+        if after > cursor_key(_text(info["last-generated-id"])):
             return None  # Redis lost the stream, or another deployment's cursor
         if after == (0, 0):
             if int(info.get("entries-added", 0)) > int(info["length"]):

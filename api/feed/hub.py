@@ -26,7 +26,7 @@ import msgspec
 
 from storage.db import Database
 from wharf.feed import audience
-from wharf.feed.bus import FeedBus
+from wharf.feed.bus import FeedBus, cursor_key
 from wharf.feed.events import Event, EventType
 
 from . import metrics
@@ -47,12 +47,9 @@ UNIT_TYPES = frozenset({EventType.UNIT_CHANGED, EventType.COMMENTS_CHANGED})
 
 
 def key(cursor: str | None) -> tuple[int, int]:
-    """A cursor's order (``<ms>-<seq>``; anything else sorts first)."""
-    if not cursor:
-        return (0, 0)
-    ms, _, seq = cursor.partition("-")
+    """A cursor's order (:func:`wharf.feed.bus.cursor_key`; anything else sorts first)."""
     try:
-        return int(ms), int(seq or 0)
+        return cursor_key(cursor) if cursor else (0, 0)
     except ValueError:
         return (0, 0)
 

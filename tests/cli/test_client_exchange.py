@@ -36,7 +36,7 @@ import pytest
 
 from tests.api.test_client import _DownwardCut
 from tests.cli.test_cli import Running, wharf_env
-from tests.processes.test_serving import Server, User
+from tests.processes.test_serving import User
 from tests.support.waiting import free_port
 
 pytestmark = pytest.mark.slow
@@ -44,20 +44,6 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = [sys.executable, "-m", "wharfclient"]
 IMPORT_KEYS = {"upload_session_id", "operation"}
-
-
-@pytest.fixture(scope="module")
-def wharf(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("exchange-client")
-    server = Server(tmp)
-    try:
-        user = User(server)
-        status, _, token = user.call("POST", "/api/api-tokens",
-                                     {"name": "cli", "scopes": ["read", "write"]})
-        assert status == 201, token
-        yield server, user, token["token"]
-    finally:
-        server.stop()
 
 
 def run(args, *, url: str, token: str, cwd: Path | None = None, timeout: float = 120):

@@ -14,22 +14,8 @@ import threading
 import pytest
 
 from tests.cli.test_client_exchange import CLIENT
-from tests.processes.test_serving import Server, User
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def wharf(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("watch-client"))
-    try:
-        user = User(server)
-        status, _, token = user.call("POST", "/api/api-tokens",
-                                     {"name": "cli", "scopes": ["read", "write"]})
-        assert status == 201, token
-        yield server, user, token["token"]
-    finally:
-        server.stop()
 
 
 def start(wharf, *args: str) -> tuple[subprocess.Popen, queue.Queue]:

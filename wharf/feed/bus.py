@@ -119,7 +119,8 @@ class FeedBus:
         pass
 
 
-def _key(cursor: str) -> tuple[int, int]:
+def cursor_key(cursor: str) -> tuple[int, int]:
+    """A cursor's order: ``<ms>-<seq>`` as two ints (ValueError for anything else)."""
     ms, _, seq = cursor.partition("-")
     return int(ms), int(seq or 0)
 
@@ -157,7 +158,7 @@ class MemoryBus(FeedBus):
 
     def since(self, cursor: str) -> list[Event] | None:
         try:
-            after = _key(cursor)
+            after = cursor_key(cursor)
         except ValueError:
             return None
         with self._cond:
@@ -166,7 +167,7 @@ class MemoryBus(FeedBus):
             return [e for k, _, e in self._log if k > after]
 
     def follow(self, cursor: str, timeout: float) -> list[Event]:
-        after = _key(cursor)
+        after = cursor_key(cursor)
         with self._cond:
             if self._last <= after:
                 self._cond.wait(timeout)
