@@ -133,12 +133,15 @@ def _scheduler_process(url: str, name: str, times: list[str], barrier) -> None:
         now = datetime.fromisoformat(raw)
         sched.tick(now)
         with db.write() as s:
-            # as workers do, one tick each: the rows another process holds are its to
-            # finish (a multi-row UPDATE from three processes, each taking the rows in its
-            # own order, deadlocked on PostgreSQL once the plan had 15 sweeps)
+            # as workers do: every due tick finished before this process ticks again. The
+            # rows are locked in one order (id) by every process, so three cannot deadlock
+            # (a multi-row UPDATE, each process taking the rows in its own order, did once
+            # the plan had 15 sweeps); waiting for a row another process holds, rather than
+            # skipping it (SKIP LOCKED), keeps it from being still "enqueued" at this
+            # process's next tick, which the scheduler then rightly marks "skipped" (CI)
             due = list(s.scalars(select(ScheduleTick.id).where(
                 ScheduleTick.status == "enqueued", ScheduleTick.tick_at < now)
-                .order_by(ScheduleTick.id).with_for_update(skip_locked=True)))
+                .order_by(ScheduleTick.id).with_for_update()))
             if due:
                 s.execute(update(ScheduleTick).where(ScheduleTick.id.in_(due))
                           .values(status="done", finished_at=now))
