@@ -14,6 +14,8 @@ from api.schemas.identity import (
     DeleteAccountRequest,
     LoginRequest,
     LoginResult,
+    LoginSessionItem,
+    LoginSessionList,
     RegisterRequest,
     RegisterResult,
 )
@@ -21,7 +23,9 @@ from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, TokenScope
 from wharf.identity import service as identity
+from wharf.identity import sessions as login_sessions
 from wharf.identity.service import Identity
+from wharf.infra.clock import iso
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 
@@ -71,6 +75,38 @@ class LoginSessions:
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=self.settings.session_ttl, path="/",
                         secure=self.settings.secure_cookies, http_only=True, same_site="Lax")
         resp.status = falcon.HTTP_201
+
+    @contract.op(operation_id="listLoginSessions", summary="My login sessions",
+                 tags=["identity"],
+                 description="The caller's unexpired login sessions, newest first; "
+                             "`current` marks the one this request uses.",
+                 responses={200: LoginSessionList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx = req.context.ctx
+        resp.media = LoginSessionList(items=[
+            LoginSessionItem(id=s.id, created_at=serialize.timestamp(s.created_at),
+                             expires_at=serialize.timestamp(s.expires_at),
+                             last_used_at=iso(s.last_used_at),
+                             user_agent=s.user_agent, address=s.address,
+                             current=s.id == ctx.principal.session_id)
+            for s in login_sessions.list_sessions(self.db, ctx)])
+
+
+class LoginSession:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="endLoginSession", summary="End one of my login sessions",
+                 tags=["identity"],
+                 description="Its cookie is refused at once by this API process and by "
+                             "every other within `WHARF_AUTH_CACHE_SECONDS`. Ending the "
+                             "current session is a logout (its cookie is cleared). 404 for "
+                             "another user's session or an unknown one.",
+                 responses={204: contract.Answer(None, "ended", headers=("Set-Cookie",))})
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
+        if login_sessions.end_session(self.db, req.context.ctx, session_id):
+            resp.unset_cookie(SESSION_COOKIE, path="/")
+        resp.status = falcon.HTTP_204
 
 
 class CurrentLoginSession:
