@@ -18,10 +18,14 @@ from api.schemas.identity import (
     LoginSessionList,
     RegisterRequest,
     RegisterResult,
+    UserLookupQuery,
+    UserRef,
+    UserRefList,
 )
 from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, TokenScope
+from wharf.identity import people
 from wharf.identity import service as identity
 from wharf.identity import sessions as login_sessions
 from wharf.identity.service import Identity
@@ -52,6 +56,19 @@ class Users:
                                     personal_space_id=space.id)
         resp.status = falcon.HTTP_201
         resp.location = "/api/me"
+
+    @contract.op(operation_id="findUsers", summary="Find a user by username",
+                 tags=["identity"],
+                 description="Exact, case-insensitive: the user's id and username only, or "
+                             "no items. Every lookup counts: 429 `rate_limited` (with "
+                             f"`Retry-After`) past {people.LOOKUPS_PER_WINDOW} in "
+                             f"{people.LOOKUP_WINDOW} s per user.",
+                 query=UserLookupQuery, responses={200: UserRefList}, problems=(429,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        q = contract.read_query(req, UserLookupQuery)
+        resp.media = UserRefList(items=[
+            UserRef(id=uid, username=name)
+            for uid, name in people.find_by_username(self.db, req.context.ctx, q.username)])
 
 
 class LoginSessions:

@@ -118,3 +118,20 @@ class LoginSessionItem(Response):
 
 class LoginSessionList(Response):
     items: list[LoginSessionItem]
+
+
+class UserLookupQuery(msgspec.Struct, forbid_unknown_fields=False):
+    """``?username=`` of a user lookup."""
+
+    username: Annotated[str, msgspec.Meta(
+        max_length=64, description="The exact username, any case.", examples=["bob"])] = ""
+
+
+class UserRef(Response):
+    id: Id
+    username: str
+
+
+class UserRefList(Response):
+    items: Annotated[list[UserRef], msgspec.Meta(
+        description="The one user with that name, or none.")]
