@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.foundation import add_member, assert_problem, make_token, team_space
+from tests.support.foundation import (
+    add_member,
+    assert_problem,
+    make_node,
+    make_token,
+    team_space,
+)
 from wharf.identity.people import LOOKUP_WINDOW, LOOKUPS_PER_WINDOW
 
 
@@ -74,3 +80,19 @@ def test_member_by_username(world):
     add_member(alice, space["id"], carol.user_id, "viewer")
     roles = {m["user_id"]: m["role"] for m in alice.get(url).json["items"]}
     assert roles == {bob.user_id: "viewer", carol.user_id: "viewer"}
+
+
+@pytest.mark.both_databases
+def test_node_grant_by_username(world):
+    alice, bob = world.user("alice"), world.user("Bob")
+    node = make_node(alice, alice.personal_space_id, "Notes")
+    url = f"/api/nodes/{node['id']}/grants"
+    r = alice.put(url, json={"username": "bob", "role": "viewer"})
+    assert r.status_code == 201, r.text
+    assert r.json["user_id"] == bob.user_id and r.json["role"] == "viewer"
+    assert alice.put(url, json={"username": "BOB", "role": "editor"}).status_code == 200
+    assert_problem(alice.put(url, json={"username": "nobody", "role": "viewer"}), 404,
+                   "user_not_found")
+    assert [(g["user_id"], g["role"]) for g in alice.get(url).json["items"]] == \
+        [(bob.user_id, "editor")]
+    assert bob.get(f"/api/nodes/{node['id']}").status_code == 200

@@ -123,7 +123,9 @@ def put_member(db: Database, ctx: RequestContext, space_id: str, user_id: str | 
         return _put_member(session, ctx, space_id, user_id, role_value, username)
 
 
-def _named(session: Session, user_id: str | None, username: str | None) -> User | None:
+def named_user(session: Session, user_id: str | None, username: str | None) -> User | None:
+    """The user ``user_id``, or the one named ``username`` (any case; 404
+    ``user_not_found``); None for an unknown id."""
     if username is not None:
         user = session.scalar(select(User).where(User.username_key == username.lower()))
         if user is None:
@@ -139,7 +141,7 @@ def _put_member(session: Session, ctx: RequestContext, space_id: str, user_id: s
     role = one_of(role_value, "role", MEMBER_ROLES)
     if space.type != SpaceType.TEAM:
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
-    user = _named(session, user_id, username)
+    user = named_user(session, user_id, username)
     if user is None:
         raise NotFound("No such user.")
     if user.id == space.owner_id:
