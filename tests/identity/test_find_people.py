@@ -96,3 +96,21 @@ def test_node_grant_by_username(world):
     assert [(g["user_id"], g["role"]) for g in alice.get(url).json["items"]] == \
         [(bob.user_id, "editor")]
     assert bob.get(f"/api/nodes/{node['id']}").status_code == 200
+
+
+@pytest.mark.both_databases
+def test_issue_assignee_by_username(world):
+    alice, bob, dave = world.user("alice"), world.user("Bob"), world.user("dave")
+    space = team_space(alice)
+    add_member(alice, space["id"], bob.user_id, "editor")
+    r = alice.post(f"/api/spaces/{space['id']}/issues", json={"title": "Crash"})
+    assert r.status_code == 201, r.text
+    url = f"/api/spaces/{space['id']}/issues/{r.json['number']}/assignees"
+    r = alice.put(url, json={"username": "BOB"})
+    assert r.status_code == 200, r.text
+    assert [a["id"] for a in r.json["assignees"]] == [bob.user_id]
+    assert_problem(alice.put(url, json={"username": "nobody"}), 404, "user_not_found")
+    assert_problem(alice.put(url, json={"username": "dave"}), 409, "assignee_not_member")
+    assert dave.user_id
+    # by id still works (idempotent)
+    assert alice.put(f"{url}/{bob.user_id}").status_code == 200
