@@ -56,6 +56,7 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/login-sessions", identity_res.LoginSessions(db, identity, settings))
     app.add_route("/api/login-sessions/current",
                   identity_res.CurrentLoginSession(db, identity, settings))
+    app.add_route("/api/login-sessions/{session_id}", identity_res.LoginSession(db))
     app.add_route("/api/me", identity_res.Me(db) if operations is None
                   else identity_res.MeWithDeletion(db, identity, settings, operations))
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))

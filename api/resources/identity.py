@@ -14,14 +14,22 @@ from api.schemas.identity import (
     DeleteAccountRequest,
     LoginRequest,
     LoginResult,
+    LoginSessionItem,
+    LoginSessionList,
     RegisterRequest,
     RegisterResult,
+    UserLookupQuery,
+    UserRef,
+    UserRefList,
 )
 from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, TokenScope
+from wharf.identity import people
 from wharf.identity import service as identity
+from wharf.identity import sessions as login_sessions
 from wharf.identity.service import Identity
+from wharf.infra.clock import iso
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 
@@ -49,6 +57,19 @@ class Users:
         resp.status = falcon.HTTP_201
         resp.location = "/api/me"
 
+    @contract.op(operation_id="findUsers", summary="Find a user by username",
+                 tags=["identity"],
+                 description="Exact, case-insensitive: the user's id and username only, or "
+                             "no items. Every lookup counts: 429 `rate_limited` (with "
+                             f"`Retry-After`) past {people.LOOKUPS_PER_WINDOW} in "
+                             f"{people.LOOKUP_WINDOW} s per user.",
+                 query=UserLookupQuery, responses={200: UserRefList}, problems=(429,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        q = contract.read_query(req, UserLookupQuery)
+        resp.media = UserRefList(items=[
+            UserRef(id=uid, username=name)
+            for uid, name in people.find_by_username(self.db, req.context.ctx, q.username)])
+
 
 class LoginSessions:
     def __init__(self, db: Database, identity: Identity, settings: Settings):
@@ -71,6 +92,38 @@ class LoginSessions:
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=self.settings.session_ttl, path="/",
                         secure=self.settings.secure_cookies, http_only=True, same_site="Lax")
         resp.status = falcon.HTTP_201
+
+    @contract.op(operation_id="listLoginSessions", summary="My login sessions",
+                 tags=["identity"],
+                 description="The caller's unexpired login sessions, newest first; "
+                             "`current` marks the one this request uses.",
+                 responses={200: LoginSessionList})
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx = req.context.ctx
+        resp.media = LoginSessionList(items=[
+            LoginSessionItem(id=s.id, created_at=serialize.timestamp(s.created_at),
+                             expires_at=serialize.timestamp(s.expires_at),
+                             last_used_at=iso(s.last_used_at),
+                             user_agent=s.user_agent, address=s.address,
+                             current=s.id == ctx.principal.session_id)
+            for s in login_sessions.list_sessions(self.db, ctx)])
+
+
+class LoginSession:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="endLoginSession", summary="End one of my login sessions",
+                 tags=["identity"],
+                 description="Its cookie is refused at once by this API process and by "
+                             "every other within `WHARF_AUTH_CACHE_SECONDS`. Ending the "
+                             "current session is a logout (its cookie is cleared). 404 for "
+                             "another user's session or an unknown one.",
+                 responses={204: contract.Answer(None, "ended", headers=("Set-Cookie",))})
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, session_id: str) -> None:
+        if login_sessions.end_session(self.db, req.context.ctx, session_id):
+            resp.unset_cookie(SESSION_COOKIE, path="/")
+        resp.status = falcon.HTTP_204
 
 
 class CurrentLoginSession:

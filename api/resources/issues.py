@@ -13,6 +13,7 @@ import falcon
 from api import contract
 from api.schemas.common import PageQuery
 from api.schemas.issues import (
+    AssignByNameRequest,
     CloseIssueRequest,
     Comment,
     CommentRequest,
@@ -41,6 +42,7 @@ from api.schemas.spaces import changes
 from api.serialize import User, timestamp
 from storage.db import Database
 from storage.enums import IssueEventKind, IssueState, IssueStateReason, LabelColor
+from wharf.identity import people
 from wharf.infra.clock import iso
 from wharf.issues import service
 from wharf.issues.service import IssueFilters, IssueView
@@ -364,6 +366,24 @@ class IssueAssignee:
                                                         number, user_id))
 
 
+class IssueAssignees:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @contract.op(operation_id="addIssueAssigneeByUsername",
+                 summary="Assign a user, named by username, to an issue", tags=TAGS,
+                 body=AssignByNameRequest, responses={200: Issue}, problems=(409, 429),
+                 description="`PUT …/assignees/{user_id}` naming the user by `username` "
+                             "(exact, any case; 404 `user_not_found`; 429 `rate_limited`, "
+                             "counted with `GET /api/users?username=`). " + WRITE)
+    def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str,
+               number: str) -> None:
+        body = contract.read_body(req, AssignByNameRequest)
+        people.take_lookup(self.db, req.context.ctx)
+        resp.media = issue_body(service.add_assignee(self.db, req.context.ctx, space_id, number,
+                                                     None, body.username))
+
+
 class IssueNodeRef:
     def __init__(self, db: Database):
         self.db = db
@@ -401,5 +421,6 @@ def mount(app: contract.App, db: Database) -> None:
     app.add_route(base + "/{number}/comments", IssueComments(db))
     app.add_route(base + "/{number}/comments/{comment_id}", IssueCommentItem(db))
     app.add_route(base + "/{number}/labels/{label_id}", IssueLabelLink(db))
+    app.add_route(base + "/{number}/assignees", IssueAssignees(db))
     app.add_route(base + "/{number}/assignees/{user_id}", IssueAssignee(db))
     app.add_route(base + "/{number}/node-refs/{node_id}", IssueNodeRef(db))

@@ -11,11 +11,13 @@ from api.schemas.sharing import (
     GrantListItem,
     LinkSharingRequest,
     LinkSharingState,
+    PutGrantByNameRequest,
     PutGrantRequest,
 )
 from api.serialize import timestamp
 from storage.db import Database
 from storage.enums import ShareRole
+from wharf.identity import people
 from wharf.sharing import service as sharing
 
 
@@ -30,6 +32,26 @@ class Grants:
             GrantListItem(node_id=g.node_id, user_id=g.user_id, role=ShareRole(g.role),
                           created_at=timestamp(g.created_at), username=u.username)
             for g, u in sharing.list_grants(self.db, req.context.ctx, node_id)])
+
+    @contract.op(operation_id="putGrantByUsername",
+                 summary="Grant a user, named by username, editor or viewer", tags=["sharing"],
+                 description="`PUT /api/nodes/{node_id}/grants/{user_id}` naming the user by "
+                             "`username` (exact, any case): 201 when created, 200 when "
+                             "changed. 404 `user_not_found`; 409 `grants_not_allowed`, "
+                             "`owner_not_grantee`; 429 `rate_limited` (counted with `GET "
+                             "/api/users?username=`).",
+                 body=PutGrantByNameRequest,
+                 responses={200: contract.Answer(GrantBody, "changed"),
+                            201: contract.Answer(GrantBody, "granted")},
+                 problems=(409, 429))
+    def on_put(self, req: falcon.Request, resp: falcon.Response, node_id: str) -> None:
+        body = contract.read_body(req, PutGrantByNameRequest)
+        people.take_lookup(self.db, req.context.ctx)
+        grant, created = sharing.put_grant(self.db, req.context.ctx, node_id, None,
+                                           str(body.role), username=body.username)
+        resp.media = GrantBody(node_id=grant.node_id, user_id=grant.user_id,
+                               role=ShareRole(grant.role), created_at=timestamp(grant.created_at))
+        resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
 
 class Grant:

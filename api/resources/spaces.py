@@ -11,6 +11,7 @@ from api.schemas.spaces import (
     CreateSpaceRequest,
     MemberList,
     NodeList,
+    PutMemberByNameRequest,
     PutMemberRequest,
     SpaceList,
     UpdateNodeRequest,
@@ -22,6 +23,7 @@ from api.schemas.spaces import Node as NodeBody
 from api.schemas.spaces import Space as SpaceBody
 from storage.db import Database
 from storage.enums import Role
+from wharf.identity import people
 from wharf.operations.service import Operations
 from wharf.spaces import nodes
 from wharf.spaces import service as spaces
@@ -99,6 +101,25 @@ class Members:
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         resp.media = MemberList(items=[serialize.member(m, u) for m, u in
                                        spaces.list_members(self.db, req.context.ctx, space_id)])
+
+    @contract.op(operation_id="putMemberByUsername",
+                 summary="Add a member by username, or change their role", tags=["spaces"],
+                 description="`PUT /api/spaces/{space_id}/members/{user_id}` naming the user "
+                             "by `username` (exact, any case): 201 when the user joins, 200 "
+                             "when their role changes. 404 `user_not_found`; 409 "
+                             "`not_a_team_space`, `owner_not_member`; 403 `owner_required`; "
+                             "429 `rate_limited` (counted with `GET /api/users?username=`).",
+                 body=PutMemberByNameRequest,
+                 responses={200: contract.Answer(MemberBody, "role changed"),
+                            201: contract.Answer(MemberBody, "added")},
+                 problems=(409, 429))
+    def on_put(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
+        body = contract.read_body(req, PutMemberByNameRequest)
+        people.take_lookup(self.db, req.context.ctx)
+        member, user, created = spaces.put_member(self.db, req.context.ctx, space_id, None,
+                                                  str(body.role), username=body.username)
+        resp.media = serialize.member(member, user)
+        resp.status = falcon.HTTP_201 if created else falcon.HTTP_200
 
 
 class Member:

@@ -103,3 +103,35 @@ class DeleteAccountRequest(Request):
 
     __example__: ClassVar[dict[str, object]] = {"password": "correct horse battery"}
     password: Password | None = None
+
+
+class LoginSessionItem(Response):
+    id: Id
+    created_at: Timestamp
+    expires_at: Timestamp
+    last_used_at: Annotated[Timestamp | None, msgspec.Meta(
+        description="When it last authenticated a request (to within a minute or so).")]
+    user_agent: str | None
+    address: Annotated[str | None, msgspec.Meta(description="The client address at login.")]
+    current: Annotated[bool, msgspec.Meta(description="Whether this request uses it.")]
+
+
+class LoginSessionList(Response):
+    items: list[LoginSessionItem]
+
+
+class UserLookupQuery(msgspec.Struct, forbid_unknown_fields=False):
+    """``?username=`` of a user lookup."""
+
+    username: Annotated[str, msgspec.Meta(
+        max_length=64, description="The exact username, any case.", examples=["bob"])] = ""
+
+
+class UserRef(Response):
+    id: Id
+    username: str
+
+
+class UserRefList(Response):
+    items: Annotated[list[UserRef], msgspec.Meta(
+        description="The one user with that name, or none.")]

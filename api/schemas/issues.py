@@ -178,6 +178,12 @@ class CommentRequest(Request):
     body: CommentBody
 
 
+class AssignByNameRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"username": "bob"}
+    username: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
+        "The user's name, any case (404 `user_not_found` when no user has it)."))]
+
+
 class CreateLabelRequest(Request):
     __example__: ClassVar[dict[str, object]] = {"name": "bug", "color": "red"}
     name: LabelName

@@ -34,6 +34,13 @@ class PutGrantRequest(Request):
     role: ShareRole
 
 
+class PutGrantByNameRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"username": "bob", "role": "viewer"}
+    username: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
+        "The user's name, any case (404 `user_not_found` when no user has it)."))]
+    role: ShareRole
+
+
 class LinkSharingRequest(Request):
     __example__: ClassVar[dict[str, object]] = {"enabled": True, "role": "viewer"}
     enabled: bool

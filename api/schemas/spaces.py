@@ -130,6 +130,13 @@ class PutMemberRequest(Request):
     role: MemberRole
 
 
+class PutMemberByNameRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"username": "bob", "role": "editor"}
+    username: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
+        "The user's name, any case (404 `user_not_found` when no user has it)."))]
+    role: MemberRole
+
+
 class CreateNodeRequest(Request):
     __example__: ClassVar[dict[str, object]] = {
         "space_id": "0f8fad5bd9cb469fa16570867728950e", "parent_id": None, "name": "Q3 plans"}

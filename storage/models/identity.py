@@ -43,6 +43,10 @@ class LoginSession(Base):
     secret_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    # What the user sees of their sessions (GET /api/login-sessions); set at login.
+    user_agent: Mapped[str | None] = mapped_column(String(200))
+    address: Mapped[str | None] = mapped_column(String(64))
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # within a minute
 
 
 class ApiToken(Base):

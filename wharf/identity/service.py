@@ -89,9 +89,12 @@ _TOKEN_LOOKUP = (select(_T.c.id, _T.c.secret_hash, _T.c.scopes, _T.c.expires_at,
                         _T.c.quota_pending_operations, _T.c.quota_submissions_per_minute)
                  .join(_U, _U.c.id == _T.c.user_id).where(_T.c.prefix == bindparam("prefix"),
                                                           _U.c.status == USER_ACTIVE))
-_SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _U.c.username)
+_SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _U.c.username,
+                          _L.c.last_used_at)
                    .join(_U, _U.c.id == _L.c.user_id).where(_L.c.id == bindparam("sid"),
                                                             _U.c.status == USER_ACTIVE))
+_TOUCH_SESSION = update(_L).where(_L.c.id == bindparam("sid")).values(
+    last_used_at=bindparam("now", type_=_L.c.last_used_at.type))
 _TOUCH = update(_T).where(_T.c.id == bindparam("tid")).values(
     last_used_at=bindparam("now", type_=_T.c.last_used_at.type))
 
@@ -264,8 +267,11 @@ class Identity:
                 if cred is not None and cred.password_hash == stored:
                     cred.password_hash = rehashed
                     cred.updated_at = utcnow()
+            now = utcnow()
             login = LoginSession(id=new_id(), user_id=user.id, secret_hash=_digest(secret),
-                                 expires_at=utcnow() + timedelta(seconds=st.session_ttl))
+                                 expires_at=now + timedelta(seconds=st.session_ttl),
+                                 user_agent=(ctx.user_agent or "")[:200] or None,
+                                 address=(ctx.client_ip or "")[:64] or None, last_used_at=now)
             session.add(login)
             session.flush()
             audit.record(session, _as_user(ctx, user), "session.login", "login_session",
@@ -291,8 +297,9 @@ class Identity:
                 audit.record(session, ctx, "session.logout", "login_session", sid)
 
     def _cookie_lookup(self, session: Session,
-                       raw: str | None) -> tuple[Principal, datetime] | None:
-        """The principal of a session cookie and the session's expiry (one Core read)."""
+                       raw: str | None) -> tuple[Principal, datetime, bool] | None:
+        """The principal of a session cookie, the session's expiry and whether its
+        ``last_used_at`` is due (one Core read)."""
         if not raw or "." not in raw or len(raw) > 200:
             return None
         sid, secret = raw.split(".", 1)
@@ -301,13 +308,15 @@ class Identity:
         row = session.connection().execute(_SESSION_LOOKUP, {"sid": sid}).first()
         if row is None:
             return None
-        login_id, secret_hash, expires_at, user_id, username = row
+        login_id, secret_hash, expires_at, user_id, username, last_used_at = row
         if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
-        if expires_at <= utcnow():
+        now = utcnow()
+        if expires_at <= now:
             return None
+        due = last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION
         return Principal(kind="user", user_id=user_id, username=username,
-                         session_id=login_id), expires_at
+                         session_id=login_id), expires_at, due
 
     def cookie_principal(self, db: Database, raw: str) -> Principal | None:
         """The principal of a session cookie: from this process's cache, else read."""
@@ -318,16 +327,23 @@ class Identity:
             return hit
         begun = cache.begin()
 
-        def read() -> tuple[Principal, datetime] | None:
+        def read() -> tuple[Principal, datetime, bool] | None:
             with db.read() as session:
                 return self._cookie_lookup(session, raw)
 
         found = retry_lost(read)
         if found is None:
             return None
-        principal, expires_at = found
-        assert principal.session_id is not None
-        cache.put(key, principal, principal.session_id, expires_at, begun)
+        principal, expires_at, due = found
+        sid = principal.session_id
+        assert sid is not None
+        if due:  # at most once a minute per session, and only on a cache miss
+            def touch() -> None:
+                with db.write() as session:
+                    session.connection().execute(_TOUCH_SESSION, {"sid": sid, "now": utcnow()})
+
+            retry_lost(touch)
+        cache.put(key, principal, sid, expires_at, begun)
         return principal
 
     # -- API tokens --------------------------------------------------------------------

@@ -108,6 +108,7 @@ class ProblemCode(StrEnum):
     UPLOAD_SESSION_STATE = "upload_session_state"
     URI_TOO_LONG = "uri_too_long"
     USERNAME_TAKEN = "username_taken"
+    USER_NOT_FOUND = "user_not_found"
     VALIDATION_FAILED = "validation_failed"
     VERIFICATION_FAILED = "verification_failed"
     WORKTREE_BUSY = "worktree_busy"
@@ -180,7 +181,7 @@ STATUS: dict[str, int] = {
         _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE, _C.OWNER_REQUIRED,
         _C.PERMISSION_REVOKED, _C.PURGE_FORBIDDEN, _C.SPACE_READ_ONLY, _C.TOKEN_CANNOT_MINT,
         _C.NOT_A_MEMBER, _C.REAUTHENTICATION_REQUIRED), 403),
-    **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND), 404),
+    **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND, _C.USER_NOT_FOUND), 404),
     _C.METHOD_NOT_ALLOWED: 405,
     _C.NOT_ACCEPTABLE: 406,
     **dict.fromkeys((

@@ -43,6 +43,7 @@ from wharf.issues.records import (
     view,
 )
 from wharf.spaces.access import node_access
+from wharf.spaces.service import named_user
 
 
 # --- label definitions ------------------------------------------------------------------
@@ -160,10 +161,11 @@ def remove_label(s: Session, ctx: RequestContext, space_id: str, number: str,
 
 # --- assignees --------------------------------------------------------------------------
 def add_assignee(s: Session, ctx: RequestContext, space_id: str, number: str,
-                 user_id: str) -> IssueView:
+                 user_id: str | None, username: str | None = None) -> IssueView:
+    """Assign ``user_id``, or the user named ``username`` (404 ``user_not_found``)."""
     acc = resolve(s, ctx.principal, space_id).require_triage()
     issue = issue_in(s, acc, number, lock=True)
-    user = s.get(User, user_id) if is_id(user_id) else None
+    user = named_user(s, user_id, username)
     if user is None:
         raise NotFound("No such user.")
     if s.get(IssueAssignee, (issue.id, user.id)) is None:

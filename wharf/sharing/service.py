@@ -16,6 +16,7 @@ from wharf.infra.errors import Conflict, NotFound, ValidationFailed
 from wharf.infra.ids import is_id
 from wharf.infra.validation import one_of
 from wharf.spaces.access import require_share, space_of
+from wharf.spaces.service import named_user
 
 SHARE_ROLES = values(ShareRole)
 
@@ -29,22 +30,23 @@ def list_grants(db: Database, ctx: RequestContext,
                               .order_by(NodeGrant.user_id)).tuples())
 
 
-def put_grant(db: Database, ctx: RequestContext, node_id: str, user_id: str,
-              role_value: object) -> tuple[NodeGrant, bool]:
-    """The grant and whether it was created (else its role changed)."""
+def put_grant(db: Database, ctx: RequestContext, node_id: str, user_id: str | None,
+              role_value: object, *, username: str | None = None) -> tuple[NodeGrant, bool]:
+    """The grant and whether it was created (else its role changed); the user is
+    ``user_id`` or the one named ``username`` (404 ``user_not_found``)."""
     with db.write() as s:
-        return _put_grant(s, ctx, node_id, user_id, role_value)
+        return _put_grant(s, ctx, node_id, user_id, role_value, username)
 
 
-def _put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str,
-               role_value: object) -> tuple[NodeGrant, bool]:
+def _put_grant(s: Session, ctx: RequestContext, node_id: str, user_id: str | None,
+               role_value: object, username: str | None) -> tuple[NodeGrant, bool]:
     node, _ = require_share(s, ctx.principal, node_id)
     role = one_of(role_value, "role", SHARE_ROLES)
     space = space_of(s, node)
     if space.type != SpaceType.PERSONAL:
         raise Conflict("Grants exist only in personal spaces; use team membership.",
                        code="grants_not_allowed")
-    user = s.get(User, user_id) if is_id(user_id) else None
+    user = named_user(s, user_id, username)
     if user is None:
         raise NotFound("No such user.")
     if user.id == space.owner_id:

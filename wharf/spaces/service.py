@@ -114,21 +114,34 @@ def list_members(db: Database, ctx: RequestContext,
 #   down (change their own role to editor/viewer) or leave;
 # - any member may leave (DELETE their own membership); the owner is not a member and
 #   cannot leave (409 ``owner_not_member``).
-def put_member(db: Database, ctx: RequestContext, space_id: str, user_id: str,
-               role_value: object) -> tuple[SpaceMember, User, bool]:
-    """The member row, its user, and whether they joined (else their role changed)."""
+def put_member(db: Database, ctx: RequestContext, space_id: str, user_id: str | None,
+               role_value: object, *, username: str | None = None
+               ) -> tuple[SpaceMember, User, bool]:
+    """The member row, its user, and whether they joined (else their role changed). The
+    user is ``user_id``, or the one named ``username`` (any case; 404 ``user_not_found``)."""
     with db.write() as session:
-        return _put_member(session, ctx, space_id, user_id, role_value)
+        return _put_member(session, ctx, space_id, user_id, role_value, username)
 
 
-def _put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str,
-                role_value: object) -> tuple[SpaceMember, User, bool]:
+def named_user(session: Session, user_id: str | None, username: str | None) -> User | None:
+    """The user ``user_id``, or the one named ``username`` (any case; 404
+    ``user_not_found``); None for an unknown id."""
+    if username is not None:
+        user = session.scalar(select(User).where(User.username_key == username.lower()))
+        if user is None:
+            raise NotFound("No user has that username.", code="user_not_found")
+        return user
+    return session.get(User, user_id) if user_id is not None and is_id(user_id) else None
+
+
+def _put_member(session: Session, ctx: RequestContext, space_id: str, user_id: str | None,
+                role_value: object, username: str | None) -> tuple[SpaceMember, User, bool]:
     # Lock the space: concurrent PUTs for the same new member must not both INSERT.
     space, access = require_space(session, ctx.principal, space_id, Role.ADMIN, lock=True)
     role = one_of(role_value, "role", MEMBER_ROLES)
     if space.type != SpaceType.TEAM:
         raise Conflict("Personal spaces have no members.", code="not_a_team_space")
-    user = session.get(User, user_id) if is_id(user_id) else None
+    user = named_user(session, user_id, username)
     if user is None:
         raise NotFound("No such user.")
     if user.id == space.owner_id:
