@@ -229,7 +229,7 @@ def test_help_lists_every_command_in_plain_text(tmp_path):
     commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
     assert commands == ["serve", "api", "feed", "worker", "scheduler", "sweeps",
                         "deletion-jobs", "processes", "migrate", "fsck", "restore-check",
-                        "space-owner"]
+                        "space-owner", "user"]
 
 
 @pytest.mark.slow
@@ -558,7 +558,8 @@ def test_missing_bucket_stops_the_start_with_its_name(tmp_path, s3_server, comma
 
 @pytest.mark.parametrize("command", [["processes"], ["sweeps"], ["deletion-jobs"], ["fsck"],
                                      ["restore-check", "--since", "2026-01-01T00:00:00Z"],
-                                     ["space-owner", "some-space", "someone"]])
+                                     ["space-owner", "some-space", "someone"],
+                                     ["user", "disable", "someone"]])
 def test_inspection_commands_on_an_unmigrated_database_say_to_migrate(tmp_path, command):
     """A command that reads the product database refuses one that is not at this code's
     revision (empty here, or left behind by an older release) in one line, exit 2: not a
