@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,17 @@ def actor_principal(op: Operation) -> Principal:
     return Principal(kind="user", user_id=op.actor_id)
 
 
+def disabled_actors(s: Session, actor_ids: Collection[str]) -> set[str]:
+    """Those of ``actor_ids`` whose account is disabled (one query)."""
+    return set(s.scalars(select(User.id).where(User.id.in_(list(actor_ids)),
+                                                User.status == UserStatus.DISABLED)))
+
+
+def actor_disabled() -> ActorDisabled:
+    return ActorDisabled("The submitter's account is disabled; the operation waits until "
+                         "it is enabled.")
+
+
 class Outcomes:
     """The executor's outcome bookkeeping, one operation at a time."""
 
@@ -79,11 +91,11 @@ class Outcomes:
             "code": "internal_error", "message": f"{type(exc).__name__}", "retryable": True})
 
     @staticmethod
-    def _authorize(handler: Handler, s: Session, op: Operation) -> None:
-        if s.scalar(select(User.status).where(
-                User.id == op.actor_id)) == UserStatus.DISABLED:
-            raise ActorDisabled("The submitter's account is disabled; the operation waits "
-                                "until it is enabled.")
+    def _authorize(handler: Handler, s: Session, op: Operation, *,
+                   actor_checked: bool = False) -> None:
+        """The permission re-check (and, unless ``actor_checked``, the actor's account)."""
+        if not actor_checked and disabled_actors(s, [op.actor_id]):
+            raise actor_disabled()
         try:
             handler.authorize(s, op, actor_principal(op))
         except (NotFound, Forbidden) as exc:
