@@ -74,10 +74,12 @@ class AuthMethod(StrEnum):
 
 class UserStatus(StrEnum):
     """``users.status``: only an active user authenticates; a user being deleted never
-    again (wharf.accounts.service)."""
+    again (wharf.accounts.service); a disabled one not until an operator enables them
+    (``wharf user disable|enable``, wharf.accounts.disabling)."""
 
     ACTIVE = "active"
     DELETING = "deleting"
+    DISABLED = "disabled"
 
 
 class ResourceKind(StrEnum):

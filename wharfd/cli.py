@@ -1,5 +1,5 @@
 """The ``wharf`` command: serve, api, feed, worker, scheduler, sweeps, deletion-jobs, processes,
-migrate, fsck.
+migrate, fsck, restore-check, space-owner, user.
 
 Part of the composition root (:mod:`wharfd`): it runs the migrations, and each command
 builds its process from :mod:`wharfd.runtime`, ``tasks`` and ``api``. Those (SQLAlchemy,
@@ -16,7 +16,7 @@ import sys
 from wharf.infra.settings import ConfigError
 from wharfd.commands.api import cmd_api
 from wharfd.commands.feed import cmd_feed
-from wharfd.commands.maintenance import cmd_fsck, cmd_restore_check, cmd_space_owner
+from wharfd.commands.maintenance import cmd_fsck, cmd_restore_check, cmd_space_owner, cmd_user
 from wharfd.commands.preflight import StartupError
 from wharfd.commands.processes import cmd_migrate, cmd_scheduler, cmd_serve, cmd_worker
 from wharfd.commands.status import cmd_deletion_jobs, cmd_processes, cmd_sweeps
@@ -111,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("space_id")
     p.add_argument("username")
     p.set_defaults(func=cmd_space_owner)
+    p = sub.add_parser("user", help="disable a user (every request refused, 403 "
+                       "account_disabled; their operations wait) or enable them again")
+    p.add_argument("action", choices=("disable", "enable"))
+    p.add_argument("username")
+    p.set_defaults(func=cmd_user)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     args = parser.parse_args(argv)
     try:

@@ -123,8 +123,8 @@ PROBLEM_RESPONSES: dict[int, tuple[str, str, tuple[str, ...]]] = {
                         "(`malformed_json`, `validation_failed`, `invalid_cursor`, ...).", ()),
     401: ("Unauthenticated", "No valid credentials (`unauthenticated`, `invalid_token`, ...).",
           ()),
-    403: ("Forbidden", "Not allowed (`forbidden`, `insufficient_scope`, `cross_origin`, ...).",
-          ()),
+    403: ("Forbidden", "Not allowed (`forbidden`, `insufficient_scope`, `cross_origin`, "
+                       "`account_disabled`: an operator disabled the account, ...).", ()),
     404: ("NotFound", "No such target, or the caller may not see it.", ()),
     409: ("Conflict", "The request conflicts with the current state.", ()),
     410: ("Gone", "It existed, and retention deleted it (`draft_purged`).", ()),

@@ -77,11 +77,12 @@ class LoginSessions:
 
     @contract.op(operation_id="login", summary="Log in", tags=["identity"],
                  description="Sets the `wharf_session` cookie (HttpOnly, SameSite=Lax). 401 "
-                             "`invalid_credentials`; " + THROTTLED,
+                             "`invalid_credentials`; 403 `account_disabled` (the right "
+                             "password of a disabled account: no session); " + THROTTLED,
                  body=LoginRequest,
                  responses={201: contract.Answer(LoginResult, "logged in",
                                                  headers=("Set-Cookie",))},
-                 problems=(401, 429, 503), auth="none")
+                 problems=(401, 403, 429, 503), auth="none")
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, LoginRequest)
         login, cookie, user = self.identity.login(self.db, req.context.ctx, body.username,

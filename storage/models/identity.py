@@ -21,6 +21,7 @@ class User(Base):
     username_key: Mapped[str] = mapped_column(String(64), unique=True)  # lower-cased
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # active | deleting (wharf.accounts.service: no access; a delete_account operation runs)
+    # | disabled (wharf.accounts.disabling: 403 account_disabled until enabled)
     status: Mapped[str] = mapped_column(String(16), default="active",
                                         server_default=text("'active'"))
 

@@ -229,7 +229,7 @@ def test_help_lists_every_command_in_plain_text(tmp_path):
     commands = re.findall(r"^    (\S+)\s", result.stdout, re.M)
     assert commands == ["serve", "api", "feed", "worker", "scheduler", "sweeps",
                         "deletion-jobs", "processes", "migrate", "fsck", "restore-check",
-                        "space-owner"]
+                        "space-owner", "user"]
 
 
 @pytest.mark.slow
@@ -558,7 +558,8 @@ def test_missing_bucket_stops_the_start_with_its_name(tmp_path, s3_server, comma
 
 @pytest.mark.parametrize("command", [["processes"], ["sweeps"], ["deletion-jobs"], ["fsck"],
                                      ["restore-check", "--since", "2026-01-01T00:00:00Z"],
-                                     ["space-owner", "some-space", "someone"]])
+                                     ["space-owner", "some-space", "someone"],
+                                     ["user", "disable", "someone"]])
 def test_inspection_commands_on_an_unmigrated_database_say_to_migrate(tmp_path, command):
     """A command that reads the product database refuses one that is not at this code's
     revision (empty here, or left behind by an older release) in one line, exit 2: not a
@@ -606,3 +607,34 @@ def test_inspection_commands_on_a_newer_database_say_so(tmp_path):
     _assert_config_error(result, "WHARF_DATABASE_URL")
     assert "'9999', newer than this Wharf's" in result.stderr
     assert "wharf migrate" not in result.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_user_disable_and_enable_on_a_real_database(tmp_path, database_url, unitstore_url):
+    """``wharf user disable NAME`` refuses the user's next request (403 account_disabled,
+    another process: within WHARF_AUTH_CACHE_SECONDS, 0 here), ``enable`` restores it; an
+    unknown user is one line on stderr and exit 1, as ``wharf space-owner``."""
+    settings = make_settings(tmp_path, database_url, unitstore_url, auth_cache_seconds=0)
+    db = Database(settings.database_url)
+    try:
+        alice = World(create_app(settings, db)).user("alice")
+        assert alice.get("/api/me").status_code == 200
+        env = wharf_env(tmp_path, WHARF_DATABASE_URL=database_url,
+                        WHARF_UNITSTORE_URL=unitstore_url)
+        result = run_wharf(tmp_path, "user", "disable", "alice", env=env, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "user alice is disabled" in result.stderr
+        r = alice.get("/api/me")
+        assert r.status_code == 403 and r.json["code"] == "account_disabled", r.text
+        again = run_wharf(tmp_path, "user", "disable", "alice", env=env, timeout=60)
+        assert again.returncode == 0 and "(already)" in again.stderr
+        result = run_wharf(tmp_path, "user", "enable", "alice", env=env, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "user alice is active" in result.stderr
+        assert alice.get("/api/me").status_code == 200
+        unknown = run_wharf(tmp_path, "user", "disable", "nobody", env=env, timeout=60)
+        assert unknown.returncode == 1
+        assert unknown.stderr.strip() == "wharf user disable: No user nobody."
+        assert "Traceback" not in unknown.stderr
+    finally:
+        db.dispose()

@@ -19,7 +19,9 @@ Any change to an API token, login session or user row made through the ORM in th
 (revocation, logout, an expiry moved, a user removed: whatever code does it) drops the
 credentials concerned from every cache of the process, at flush and again after commit.
 Only ``active`` users authenticate: a user being deleted (``deleting``, wharf.accounts.service)
-is refused by the credential lookups and by login.
+is refused by the credential lookups and by login. A ``disabled`` user (``wharf user disable``,
+wharf.accounts.disabling) holding a valid credential or the right password is answered 403
+``account_disabled`` (never cached: their next request reads the database again).
 """
 from __future__ import annotations
 
@@ -80,19 +82,26 @@ def username_digest(username_key: str) -> str:
 
 #: ``users.status`` of a user who may authenticate (``deleting``: never again).
 USER_ACTIVE = UserStatus.ACTIVE
+#: Statuses the credential lookups find: a disabled user's valid credential is told so.
+_FOUND = (UserStatus.ACTIVE, UserStatus.DISABLED)
+
+
+def account_disabled() -> Forbidden:
+    return Forbidden("This account is disabled; ask an operator.", code="account_disabled")
 
 _T = ApiToken.__table__
 _U = User.__table__
 _L = LoginSession.__table__
 _TOKEN_LOOKUP = (select(_T.c.id, _T.c.secret_hash, _T.c.scopes, _T.c.expires_at,
                         _T.c.revoked_at, _T.c.last_used_at, _U.c.id, _U.c.username,
-                        _T.c.quota_pending_operations, _T.c.quota_submissions_per_minute)
+                        _T.c.quota_pending_operations, _T.c.quota_submissions_per_minute,
+                        _U.c.status)
                  .join(_U, _U.c.id == _T.c.user_id).where(_T.c.prefix == bindparam("prefix"),
-                                                          _U.c.status == USER_ACTIVE))
+                                                          _U.c.status.in_(_FOUND)))
 _SESSION_LOOKUP = (select(_L.c.id, _L.c.secret_hash, _L.c.expires_at, _U.c.id, _U.c.username,
-                          _L.c.last_used_at)
+                          _L.c.last_used_at, _U.c.status)
                    .join(_U, _U.c.id == _L.c.user_id).where(_L.c.id == bindparam("sid"),
-                                                            _U.c.status == USER_ACTIVE))
+                                                            _U.c.status.in_(_FOUND)))
 _TOUCH_SESSION = update(_L).where(_L.c.id == bindparam("sid")).values(
     last_used_at=bindparam("now", type_=_L.c.last_used_at.type))
 _TOUCH = update(_T).where(_T.c.id == bindparam("tid")).values(
@@ -244,23 +253,25 @@ class Identity:
             raise failure
         with db.read() as session:
             row = session.execute(
-                select(User.id, PasswordCredential.password_hash)
+                select(User.id, PasswordCredential.password_hash, User.status)
                 .join(PasswordCredential, PasswordCredential.user_id == User.id)
                 .where(User.username_key == username.lower(),
-                       User.status == USER_ACTIVE)).first()
+                       User.status.in_(_FOUND))).first()
         if row is None:
             self._burn(password)
             raise failure
-        user_id, stored = row
+        user_id, stored, status = row
         try:
             self.hasher.verify(stored, password)
         except (VerificationError, InvalidHashError):
             raise failure from None
+        if status != USER_ACTIVE:
+            raise account_disabled()  # the right password: no session
         rehashed = self.hasher.hash(password) if self.hasher.check_needs_rehash(stored) else None
         secret = secrets.token_urlsafe(32)
         with db.write() as session:
             user = session.get(User, user_id)
-            if user is None:
+            if user is None or user.status != USER_ACTIVE:
                 raise failure
             if rehashed is not None:
                 cred = session.get(PasswordCredential, user.id)
@@ -308,12 +319,14 @@ class Identity:
         row = session.connection().execute(_SESSION_LOOKUP, {"sid": sid}).first()
         if row is None:
             return None
-        login_id, secret_hash, expires_at, user_id, username, last_used_at = row
+        login_id, secret_hash, expires_at, user_id, username, last_used_at, status = row
         if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
         now = utcnow()
         if expires_at <= now:
             return None
+        if status != USER_ACTIVE:
+            raise account_disabled()
         due = last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION
         return Principal(kind="user", user_id=user_id, username=username,
                          session_id=login_id), expires_at, due
@@ -434,12 +447,14 @@ class Identity:
         if row is None:
             return None
         token_id, secret_hash, scopes, expires_at, revoked_at, last_used_at, user_id, \
-            username, quota_pending, quota_per_minute = row
+            username, quota_pending, quota_per_minute, status = row
         if not hmac.compare_digest(secret_hash, _digest(secret)):
             return None
         now = utcnow()
         if revoked_at is not None or (expires_at is not None and expires_at <= now):
             return None
+        if status != USER_ACTIVE:
+            raise account_disabled()
         due = last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION
         return (Principal(kind="user", user_id=user_id, username=username,
                           scopes=frozenset(scopes.split()), token_id=token_id,

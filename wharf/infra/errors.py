@@ -26,6 +26,7 @@ class ProblemCode(StrEnum):
     in :data:`STATUS` below.
     """
 
+    ACCOUNT_DISABLED = "account_disabled"
     ACTIVATION_BLOCKED = "activation_blocked"
     ANCESTOR_TRASHED = "ancestor_trashed"
     ASSET_TOO_LARGE = "asset_too_large"
@@ -178,7 +179,8 @@ STATUS: dict[str, int] = {
         _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_TICKET, _C.INVALID_TOKEN,
         _C.NO_SESSION, _C.UNAUTHENTICATED), 401),
     **dict.fromkeys((
-        _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE, _C.OWNER_REQUIRED,
+        _C.ACCOUNT_DISABLED, _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE,
+        _C.OWNER_REQUIRED,
         _C.PERMISSION_REVOKED, _C.PURGE_FORBIDDEN, _C.SPACE_READ_ONLY, _C.TOKEN_CANNOT_MINT,
         _C.NOT_A_MEMBER, _C.REAUTHENTICATION_REQUIRED), 403),
     **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND, _C.USER_NOT_FOUND), 404),

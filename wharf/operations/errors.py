@@ -49,6 +49,15 @@ class PermissionRevoked(WharfError):
     title = "Permission revoked"
 
 
+class ActorDisabled(WharfError):
+    """The actor's account is disabled (``wharf user disable``): the operation waits,
+    pending, until they are enabled (``wharf.operations.outcomes``); it never fails for it."""
+
+    status = 403
+    code = "account_disabled"
+    title = "Account disabled"
+
+
 class QuotaExceeded(RateLimited):
     """The actor is at one of its quotas (``wharf.operations.quotas``): operations pending
     at once, or submissions per minute. ``details``: ``quota``, ``limit``, ``current``,

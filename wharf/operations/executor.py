@@ -11,7 +11,8 @@
    A duplicate delivery that finds the operation done or leased does nothing. In the
    same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
    are inserted (one executemany) and the actor's permission is re-checked once per
-   distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect.
+   distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect. The
+   actors' accounts are read in one query: a disabled actor's operation waits, ``pending``.
 2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
    a kind may do a whole batch at once (``perform_many``); if that raises, each operation
    is performed on its own so each error is classified for its operation. The lease keeper
@@ -80,7 +81,7 @@ from wharf.operations.finish import Outcome, finish
 from wharf.operations.hooks import commit_products, target_key
 from wharf.operations.kinds import to_json
 from wharf.operations.leases import OURS, LeaseKeeping
-from wharf.operations.outcomes import Outcomes
+from wharf.operations.outcomes import Outcomes, actor_disabled, disabled_actors
 
 log = logging.getLogger("wharf.operations")
 
@@ -333,9 +334,13 @@ class Executor(Outcomes, LeaseKeeping):
         ``target_key``; each operation is its own target without one); a refusal becomes
         the operation's error."""
         verdicts: dict[Hashable, BaseException | None] = {}
+        disabled = disabled_actors(s, {c.op.actor_id for c in batch}) if batch else set()
         for c in batch:
             if c.handler is None:  # a handler removed since submission
                 c.error = WharfError(f"no handler for kind {c.op.kind}", code="unknown_kind")
+                continue
+            if c.op.actor_id in disabled:  # waits (wharf.operations.outcomes)
+                c.error = actor_disabled()
                 continue
             try:
                 k = target_key(c.handler, c.op)
@@ -344,7 +349,7 @@ class Executor(Outcomes, LeaseKeeping):
                 continue
             if k not in verdicts:
                 try:
-                    self._authorize(c.handler, s, c.op)
+                    self._authorize(c.handler, s, c.op, actor_checked=True)
                     verdicts[k] = None
                 except WharfError as exc:
                     verdicts[k] = exc

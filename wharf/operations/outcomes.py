@@ -1,29 +1,36 @@
 """Recording what became of one operation: completed on its own (the fallback when a batch
 could not complete together), failed, or pending again with backoff (a retryable error,
 until ``max_attempts``); an error classified first (:meth:`Outcomes._settle_error`). A part
-of ``wharf.operations.executor.Executor`` (:class:`Outcomes`)."""
+of ``wharf.operations.executor.Executor`` (:class:`Outcomes`).
+
+An operation whose actor is disabled (``users.status`` ``disabled``, checked with the
+permission at claim and at completion) waits: pending again, due after
+``WHARF_OPERATION_BACKOFF_MAX`` seconds, the attempt not counted against ``max_attempts``
+(which grows by one), no side effect and never failed for it."""
 from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    select,
     update,
 )
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from storage.db import Database, is_transient_db_error, send_after_commit
-from storage.enums import AttemptOutcome, OperationStatus
+from storage.enums import AttemptOutcome, OperationStatus, UserStatus
 from storage.errors import StorageError
-from storage.models import Operation, OperationAttempt
+from storage.models import Operation, OperationAttempt, User
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext, system_principal
 from wharf.infra.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.infra.settings import Settings
-from wharf.operations.errors import PermissionRevoked
+from wharf.operations.errors import ActorDisabled, PermissionRevoked
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import to_json
 from wharf.operations.service import outbox_for
@@ -42,6 +49,17 @@ def actor_principal(op: Operation) -> Principal:
     return Principal(kind="user", user_id=op.actor_id)
 
 
+def disabled_actors(s: Session, actor_ids: Collection[str]) -> set[str]:
+    """Those of ``actor_ids`` whose account is disabled (one query)."""
+    return set(s.scalars(select(User.id).where(User.id.in_(list(actor_ids)),
+                                                User.status == UserStatus.DISABLED)))
+
+
+def actor_disabled() -> ActorDisabled:
+    return ActorDisabled("The submitter's account is disabled; the operation waits until "
+                         "it is enabled.")
+
+
 class Outcomes:
     """The executor's outcome bookkeeping, one operation at a time."""
 
@@ -50,7 +68,10 @@ class Outcomes:
 
     def _settle_error(self, handler: Handler | None, op: Operation, worker_id: str,
                       exc: BaseException) -> str:
-        """Classify what went wrong with one operation and record it: retry or fail."""
+        """Classify what went wrong with one operation and record it: retry or fail (or
+        wait, for a disabled actor)."""
+        if isinstance(exc, ActorDisabled):
+            return self._wait(op, worker_id, exc.to_dict())
         if isinstance(exc, (WharfError, StorageError)):
             error = exc if isinstance(exc, WharfError) else from_storage(exc)
             if error.retryable:
@@ -70,7 +91,11 @@ class Outcomes:
             "code": "internal_error", "message": f"{type(exc).__name__}", "retryable": True})
 
     @staticmethod
-    def _authorize(handler: Handler, s: Session, op: Operation) -> None:
+    def _authorize(handler: Handler, s: Session, op: Operation, *,
+                   actor_checked: bool = False) -> None:
+        """The permission re-check (and, unless ``actor_checked``, the actor's account)."""
+        if not actor_checked and disabled_actors(s, [op.actor_id]):
+            raise actor_disabled()
         try:
             handler.authorize(s, op, actor_principal(op))
         except (NotFound, Forbidden) as exc:
@@ -145,4 +170,24 @@ class Outcomes:
             send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
         log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
                  error.get("code"), delay)
+        return AttemptOutcome.RETRY
+
+    def _wait(self, op: Operation, worker_id: str, error: dict[str, Any]) -> str:
+        """Pending again (the actor is disabled), the attempt not counted."""
+        delay = float(self.settings.operation_backoff_max)
+        with self.db.write() as s:
+            current = self._locked_if_ours(s, op, worker_id)
+            if current is None:
+                return AttemptOutcome.LOST
+            now = utcnow()
+            current.status = OperationStatus.PENDING
+            current.error = error
+            current.updated_at = now
+            current.lease_owner = None
+            current.lease_expires_at = None
+            current.next_attempt_at = now + timedelta(seconds=delay)
+            current.max_attempts = current.max_attempts + 1  # this attempt does not count
+            self._finish_attempt(s, current, AttemptOutcome.RETRY, error)
+            send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
+        log.info("operation %s: its actor is disabled; waiting %.0fs", op.id, delay)
         return AttemptOutcome.RETRY

@@ -1,5 +1,5 @@
 """The maintenance commands: ``wharf fsck``, ``wharf restore-check`` (after restoring a
-backup) and ``wharf space-owner``."""
+backup), ``wharf space-owner`` and ``wharf user disable|enable``."""
 from __future__ import annotations
 
 import argparse
@@ -124,5 +124,23 @@ def cmd_space_owner(args: argparse.Namespace) -> int:
             print(f"wharf space-owner: {exc}", file=sys.stderr)
             return 1
     print(f"wharf: space {args.space_id} is owned by {args.username} and writable",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    """``wharf user disable|enable NAME``: refuse (or allow again) the user's every request."""
+    from wharf.accounts.disabling import set_disabled
+    from wharf.infra.errors import Conflict, NotFound
+    settings = settings_from_args(args)
+    disable = args.action == "disable"
+    with opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
+        try:
+            changed = set_disabled(db, args.username, disable)
+        except (NotFound, Conflict) as exc:
+            print(f"wharf user {args.action}: {exc}", file=sys.stderr)
+            return 1
+    state = "disabled" if disable else "active"
+    print(f"wharf: user {args.username} is {state}" + ("" if changed else " (already)"),
           file=sys.stderr)
     return 0
