@@ -290,7 +290,7 @@ def test_unknown_routes_and_methods_are_problems(world):
     alice = world.user("alice")
     for method, path, status in [("GET", "/api/nope", 404), ("GET", "/api", 404),
                                  ("DELETE", "/api/spaces", 405), ("PUT", "/api/nodes", 405),
-                                 ("POST", "/api/me", 405), ("GET", "/api/users", 405)]:
+                                 ("POST", "/api/me", 405), ("DELETE", "/api/users", 405)]:
         r = alice.request(method, path)
         assert r.status_code == status, (method, path, r.status_code)
         assert is_problem(r, status), r.text
