@@ -18,6 +18,7 @@ from html import escape
 from wharf.dashboard.views import (
     Dashboard,
     DeletionJobView,
+    DisabledUserView,
     OperationView,
     ProcessView,
     SweepView,
@@ -127,6 +128,11 @@ def process_row(p: ProcessView) -> str:
             f"{_td(p.state)}</tr>")
 
 
+def disabled_row(u: DisabledUserView) -> str:
+    return (f"<tr>{_td(u.username)}{_td(u.id)}{_td(u.created_at)}"
+            f"{_td(u.pending_operations)}</tr>")
+
+
 def _at_least(count: int, cap: int) -> str:
     """A capped count: ``≥ cap`` when it reached the cap (the same in dashboard.js)."""
     return f"≥ {count}" if count >= cap else str(count)
@@ -191,6 +197,12 @@ first.</p>{_table(("object key", "reason", "attempts", "created", "next attempt"
 <p class="note">Seen in the last {d.process_window_seconds // 60} min, newest first.</p>
 {_table(("role", "host", "pid", "version", "started", "last seen", "age", "state"),
         map(process_row, d.processes), "process-rows")}</section>
+<section id="panel-disabled"><h2>Disabled accounts</h2>
+<p class="note"><span id="disabled-total">{_at_least(d.disabled_total, d.disabled_cap)}</span>
+disabled (<code>wharf user enable NAME</code> restores one); the first by name, with their
+operations waiting.</p>
+{_table(("username", "id", "registered", "operations waiting"),
+        map(disabled_row, d.disabled_users), "disabled-rows")}</section>
 </main></body></html>"""
     return _head("Wharf operations") + body
 

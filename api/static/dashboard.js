@@ -84,12 +84,14 @@
     setText("tp-rate", t.failure_rate === null ? "-" : (100 * t.failure_rate).toFixed(1) + " %");
   }
 
+  // A capped count: "≥ cap" when it reached the cap (as _at_least in dashboard_page.py).
+  function atLeast(n, cap) { return n >= cap ? "\u2265 " + n : String(n); }
+
   function queue(q) {
-    function atLeast(n) { return n >= q.count_cap ? "\u2265 " + n : String(n); }
-    setText("q-due", atLeast(q.due));
+    setText("q-due", atLeast(q.due, q.count_cap));
     setText("q-lag", q.lag_seconds.toFixed(1) + " s");
-    setText("q-running", atLeast(q.running));
-    setText("q-expired", atLeast(q.expired_leases));
+    setText("q-running", atLeast(q.running, q.count_cap));
+    setText("q-expired", atLeast(q.expired_leases, q.count_cap));
   }
 
   function operationRow(op) {
@@ -154,6 +156,11 @@
                            td(p.started_at), td(p.last_seen_at),
                            td(p.age_seconds.toFixed(0) + " s"),
                            td(p.state)]);
+    }));
+    setText("disabled-total", atLeast(d.disabled_total, d.disabled_cap));
+    fill("disabled-rows", d.disabled_users.map(function (u) {
+      return el("tr", {}, [td(u.username), td(u.id), td(u.created_at),
+                           td(u.pending_operations)]);
     }));
   }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, String, text
+from sqlalchemy import ForeignKey, Index, Integer, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
@@ -15,6 +15,12 @@ from storage.types import UTCDateTime
 
 class User(Base):
     __tablename__ = "users"
+    __table_args__ = (
+        # the operators' dashboard lists disabled accounts by name (wharf.dashboard.service)
+        Index("ix_users_disabled", "username_key",
+              postgresql_where=text("status = 'disabled'"),
+              sqlite_where=text("status = 'disabled'")),
+    )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     username: Mapped[str] = mapped_column(String(64))

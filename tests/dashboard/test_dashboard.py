@@ -178,6 +178,36 @@ def test_deletion_jobs_and_processes(world, db, settings):
     assert "objects/stuck" in html and HOSTILE not in html
 
 
+def test_disabled_accounts_are_listed_with_their_waiting_operations(world, db, settings,
+                                                                   monkeypatch):
+    """Issue 40 item 6: the operators' dashboard shows who is disabled and what waits for
+    them; enabling takes them off the panel. The count reads at most DISABLED_CAP rows."""
+    from wharf.accounts.disabling import set_disabled
+    from wharf.dashboard import service as dashboard
+
+    ops, alice, bob = world.user("ops"), world.user("alice"), world.user("bob")
+    world.user("carol")
+    for _ in range(3):
+        add_operation(db, alice.user_id, status="pending", attempts=0)
+    add_operation(db, alice.user_id, status="completed")
+    set_disabled(db, "alice", True)
+    set_disabled(db, "bob", True)
+    d = ops.get("/api/ops/dashboard").json
+    assert d["disabled_total"] == 2
+    assert [(u["username"], u["id"], u["pending_operations"]) for u in d["disabled_users"]] \
+        == [("alice", alice.user_id, 3), ("bob", bob.user_id, 0)]
+    html = ops.get("/ops").text
+    assert 'id="disabled-total">2<' in html and alice.user_id in html
+
+    monkeypatch.setattr(dashboard, "DISABLED_CAP", 2)
+    set_disabled(db, "alice", False)
+    d = dashboard.snapshot(db, settings)
+    assert d.disabled_total == 1 and [u.username for u in d.disabled_users] == ["bob"]
+    set_disabled(db, "alice", True)
+    d = dashboard.snapshot(db, settings)
+    assert d.disabled_total == 2 and d.disabled_users[0].pending_operations == 2  # capped
+
+
 def test_the_openapi_document_declares_it(client):
     doc = client.get("/api/openapi.json").json
     assert "/api/ops/dashboard" in doc["paths"]

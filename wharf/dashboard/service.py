@@ -38,16 +38,17 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Subquery, func, select, text
+from sqlalchemy import ColumnElement, Select, Subquery, func, select, text
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import OperationStatus, TickStatus
+from storage.enums import OperationStatus, TickStatus, UserStatus
 from storage.models import Operation, OperationAttempt, ScheduleTick, User
 from wharf.dashboard.views import (
     AttemptView,
     Dashboard,
     DeletionJobView,
+    DisabledUserView,
     KindCount,
     Minute,
     OperationView,
@@ -94,6 +95,8 @@ PROCESS_WINDOW = timedelta(minutes=5)
 PROCESSES_SHOWN = 100
 #: How often the page's script refreshes (seconds).
 REFRESH_SECONDS = 5
+# Disabled accounts: the first TOP by username, and how many up to a cap.
+DISABLED_CAP = 1_000
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)[:TEXT_MAX]
@@ -339,6 +342,27 @@ def processes(db: Database, settings: Settings, now: datetime) -> list[ProcessVi
             for b in heartbeats.recent(db, PROCESS_WINDOW, limit=PROCESSES_SHOWN)]
 
 
+def _count_upto(s: Session, rows: Select[Any]) -> int:
+    return int(s.scalar(select(func.count()).select_from(
+        rows.limit(DISABLED_CAP).subquery())) or 0)
+
+
+def disabled_users(s: Session) -> tuple[list[DisabledUserView], int]:
+    """The first disabled accounts by username with their waiting operations, and how
+    many accounts are disabled (up to :data:`DISABLED_CAP`)."""
+    disabled = User.status == UserStatus.DISABLED
+    total = _count_upto(s, select(User.id).where(disabled))
+    users = s.scalars(select(User).where(disabled).order_by(User.username_key).limit(TOP))
+    out = []
+    for u in users:
+        pending = _count_upto(s, select(Operation.id).where(
+            Operation.actor_id == u.id, Operation.status == OperationStatus.PENDING))
+        out.append(DisabledUserView(id=u.id, username=u.username,
+                                    created_at=iso(u.created_at) or "",
+                                    pending_operations=pending))
+    return out, total
+
+
 def _pick(views: dict[str, OperationView], ids: Iterable[str]) -> list[OperationView]:
     return [views[i] for i in ids if i in views]
 
@@ -364,6 +388,8 @@ def snapshot(db: Database, settings: Settings, *,
             failed = failures(s, now)
         with step("operations"):
             views = operations(s, list(dict.fromkeys([*slow, *retried, *failed])))
+        with step("disabled_users"):
+            disabled, disabled_total = disabled_users(s)
     with step("deletion_jobs"):
         jobs = deletion_jobs(db)
     with step("sweeps"):
@@ -377,7 +403,8 @@ def snapshot(db: Database, settings: Settings, *,
         deletion_jobs=jobs, deletion_failing_for_seconds=int(
             DELETION_FAILING_FOR.total_seconds()),
         sweeps=sweep_rows, processes=procs,
-        process_window_seconds=int(PROCESS_WINDOW.total_seconds()))
+        process_window_seconds=int(PROCESS_WINDOW.total_seconds()),
+        disabled_users=disabled, disabled_total=disabled_total, disabled_cap=DISABLED_CAP)
 
 
 class SnapshotCache:

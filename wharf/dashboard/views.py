@@ -132,6 +132,16 @@ class ProcessView(msgspec.Struct):
     details: dict[str, Any]
 
 
+class DisabledUserView(msgspec.Struct):
+    """A disabled account (``wharf user disable NAME``): refused on every request, its
+    operations waiting (``pending_operations``, counted up to the panel's cap)."""
+
+    id: str
+    username: str
+    created_at: Timestamp
+    pending_operations: int
+
+
 class Dashboard(msgspec.Struct):
     """Everything the operator dashboard shows, as of ``generated_at``."""
 
@@ -148,3 +158,8 @@ class Dashboard(msgspec.Struct):
     sweeps: list[SweepView]
     processes: list[ProcessView]
     process_window_seconds: int
+    disabled_users: list[DisabledUserView]
+    disabled_total: Annotated[int, msgspec.Meta(
+        description="Disabled accounts, counted up to `disabled_cap`; `disabled_users` "
+                    "lists the first ones by username.")]
+    disabled_cap: int
