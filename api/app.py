@@ -8,6 +8,7 @@ from api import contract, errors
 from api.compression import CompressionMiddleware
 from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
+from api.refusals import RefusedWriteMiddleware
 from api.resources import identity as identity_res
 from api.resources import spaces, system
 from storage.blobstore import BlobStore
@@ -61,6 +62,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                   else identity_res.MeWithDeletion(db, identity, settings, operations))
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
+    from api.resources import audit as audit_res
+    audit_res.mount(app, db, settings)  # reading the audit trail (wharf.audittrail)
     from api.resources import feed as feed_res
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 
@@ -185,12 +188,15 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         extra_routes(app)
     # Added once every route is mounted: the auth middleware takes the routes' declared
     # auth modes (which paths read no credentials, who may call each responder).
+    auth = AuthMiddleware(db, identity, settings.trusted_proxy_count,
+                          settings.allowed_origins, auth_modes=contract.auth_modes(app))
     middleware: list[Any] = [
         # first: its process_response runs last, on the answer as it will be sent
         CompressionMiddleware(),
         RequestIdMiddleware(),
-        AuthMiddleware(db, identity, settings.trusted_proxy_count, settings.allowed_origins,
-                       auth_modes=contract.auth_modes(app)),
+        # refused writes into the audit trail, once the answer is final (wharf.audittrail)
+        RefusedWriteMiddleware(db, settings, auth.client_ip),
+        auth,
         BodyLimitMiddleware(settings.max_body_bytes),
     ]
     if operations is not None and notifier is not None:

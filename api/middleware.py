@@ -159,7 +159,7 @@ class AuthMiddleware:
         return sent is not None and (sent in self.allowed_origins
                                      or sent == self._own_origin(req))
 
-    def _client_ip(self, req: falcon.Request) -> str | None:
+    def client_ip(self, req: falcon.Request) -> str | None:
         """The client address, trusting only the last ``trusted_proxy_count`` hops.
 
         Built from ``X-Forwarded-For`` plus the peer address, counted from the right:
@@ -202,7 +202,7 @@ class AuthMiddleware:
             logctx.bind_user(req.context.principal.user_id)
         req.context.ctx = RequestContext(
             principal=req.context.principal, request_id=req.context.request_id,
-            client_ip=self._client_ip(req), user_agent=req.user_agent)
+            client_ip=self.client_ip(req), user_agent=req.user_agent)
 
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          params: dict[str, Any]) -> None:

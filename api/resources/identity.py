@@ -25,11 +25,13 @@ from api.schemas.identity import (
 from api.schemas.identity import Me as MeBody
 from storage.db import Database
 from storage.enums import AuthMethod, TokenScope
+from wharf.audittrail import refusals
 from wharf.identity import people
 from wharf.identity import service as identity
 from wharf.identity import sessions as login_sessions
 from wharf.identity.service import Identity
 from wharf.infra.clock import iso
+from wharf.infra.errors import ProblemCode, Unauthenticated
 from wharf.infra.settings import Settings
 from wharf.operations.service import Operations
 
@@ -85,8 +87,14 @@ class LoginSessions:
                  problems=(401, 403, 429, 503), auth="none")
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = contract.read_body(req, LoginRequest)
-        login, cookie, user = self.identity.login(self.db, req.context.ctx, body.username,
-                                                  body.password)
+        try:
+            login, cookie, user = self.identity.login(self.db, req.context.ctx,
+                                                      body.username, body.password)
+        except Unauthenticated as exc:  # a wrong name or password: into the audit trail
+            if exc.code == ProblemCode.INVALID_CREDENTIALS:
+                refusals.failed_login(self.db, self.settings, req.context.ctx,
+                                      body.username)
+            raise
         resp.media = LoginResult(session_id=login.id,
                                  expires_at=serialize.timestamp(login.expires_at),
                                  user=serialize.user(user))

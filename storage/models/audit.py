@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, String
+from sqlalchemy import JSON, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
@@ -15,9 +15,16 @@ from storage.types import UTCDateTime
 
 class AuditLog(Base):
     __tablename__ = "audit_logs"
-    __table_args__ = (Index("ix_audit_scope", "space_id", "at"),
-                      # an account deletion walks its user's rows (wharf.accounts.service._audit)
-                      Index("ix_audit_actor", "actor_id", "id"))
+    __table_args__ = (
+        # a space's trail, newest first (wharf.audittrail.reading; ids are time-ordered)
+        Index("ix_audit_scope", "space_id", "id"),
+        # an account deletion walks its user's rows (wharf.accounts.service._audit), and
+        # the user's own trail
+        Index("ix_audit_actor", "actor_id", "id"),
+        # the failed logins against a user, in their own trail
+        Index("ix_audit_login_failed", "target_id", "id",
+              postgresql_where=text("action = 'session.login_failed'"),
+              sqlite_where=text("action = 'session.login_failed'")))
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

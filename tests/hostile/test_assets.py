@@ -39,7 +39,7 @@ from storage.models import (
     UnitAssetUpload,
 )
 from tests.conftest import World, make_settings
-from tests.support.foundation import add_member, bearer, make_token, team_space
+from tests.support.foundation import REFUSAL_ACTIONS, add_member, bearer, make_token, team_space
 from wharf.deletion import service as deletion
 from wharfd.runtime import Components
 
@@ -93,8 +93,10 @@ class Env:
         """What an upload leaves behind: rows by table, and the objects in the store."""
         with self.db.read() as s:
             counts = {m.__tablename__: s.scalar(select(func.count()).select_from(m))
-                      for m in (Operation, UnitAssetUpload, UnitAsset, ObjectDeletionJob,
-                                AuditLog)}
+                      for m in (Operation, UnitAssetUpload, UnitAsset, ObjectDeletionJob)}
+            # the refusal's own audit row (wharf.audittrail.refusals) is not a change
+            counts["audit_logs"] = s.scalar(select(func.count()).select_from(AuditLog).where(
+                AuditLog.action.not_in(REFUSAL_ACTIONS)))
         return {**counts, "objects": sorted(self.store.list_keys())}
 
     def run_deletions(self):

@@ -26,10 +26,18 @@ COUNTED = {"users": User, "spaces": Space, "nodes": Node, "space_members": Space
            "api_tokens": ApiToken, "login_sessions": LoginSession, "audit_logs": AuditLog}
 
 
+#: What a refused request itself leaves in the audit trail (wharf.audittrail.refusals): the
+#: record of the refusal, not a change; "changes nothing" counts the other rows.
+REFUSAL_ACTIONS = ("session.login_failed", "request.refused")
+
+
 def row_counts(db: Database) -> dict[str, int]:
     with db.read() as s:
-        return {name: s.scalar(select(func.count()).select_from(model))
-                for name, model in COUNTED.items()}
+        counts = {name: s.scalar(select(func.count()).select_from(model))
+                  for name, model in COUNTED.items()}
+        counts["audit_logs"] = s.scalar(select(func.count()).select_from(AuditLog).where(
+            AuditLog.action.not_in(REFUSAL_ACTIONS)))
+        return counts
 
 
 def audit_rows(db: Database, **where: Any) -> list[AuditLog]:

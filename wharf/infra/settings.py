@@ -236,6 +236,15 @@ class Settings(DocumentSettings, FeedSettings):
     register_window: Annotated[int, setting(
         "length of the registration throttle window, seconds",
         ge=1)] = 3600
+    audit_refusals_per_minute: Annotated[int, setting(
+        "failed logins and refused writes recorded in the audit trail per minute, all "
+        "clients together; past it they are answered as always but not recorded (counted "
+        "in `wharf_audit_refusals_dropped_total`)",
+        ge=1)] = 600
+    audit_refusals_per_address: Annotated[int, setting(
+        "failed logins and refused writes recorded per minute per client address (IPv4 "
+        "address or IPv6 /64), so one client cannot use up the whole allowance",
+        ge=1)] = 30
     # CSRF: origins besides the API's own that may send cookie-authenticated writes
     allowed_origins: Annotated[tuple[str, ...], setting(
         "comma-separated origins (`https://app.example.com`, `http://localhost:3000`: "

@@ -1,0 +1,44 @@
+"""Refused writes into the audit trail (``wharf.audittrail.refusals``): a ``POST``, ``PUT``,
+``PATCH`` or ``DELETE`` on a known route answered 403 or 404 is recorded, rate limited,
+after the answer is final (the request's own transaction rolled back long before)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import falcon
+
+from api.errors import PROBLEM
+from storage.db import Database
+from wharf.audittrail import refusals
+from wharf.infra.context import ANONYMOUS, RequestContext
+from wharf.infra.settings import Settings
+
+
+class RefusedWriteMiddleware:
+    def __init__(self, db: Database, settings: Settings,
+                 client_ip: Callable[[falcon.Request], str | None]) -> None:
+        self.db, self.settings, self.client_ip = db, settings, client_ip
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
+                         req_succeeded: bool) -> None:
+        status = resp.status_code
+        if req.uri_template is None or not refusals.is_refused_write(req.method, status):
+            return
+        ctx = getattr(req.context, "ctx", None)
+        if ctx is None:  # refused before the principal was known (a disabled account)
+            ctx = RequestContext(principal=ANONYMOUS,
+                                 request_id=getattr(req.context, "request_id", None),
+                                 client_ip=self.client_ip(req), user_agent=req.user_agent)
+        refusals.refused_write(self.db, self.settings, ctx, req.method, req.uri_template,
+                               status, _code(resp))
+
+
+def _code(resp: falcon.Response) -> str | None:
+    if resp.content_type != PROBLEM or not isinstance(resp.text, str):
+        return None
+    try:
+        code = json.loads(resp.text).get("code")
+    except (ValueError, AttributeError):
+        return None
+    return code if isinstance(code, str) else None
