@@ -397,3 +397,14 @@ def test_hostile_bodies_are_4xx_problems(app, db, world):
     assert_problem(anon.put("/api/me/password", json={"current_password": PASSWORD,
                                                       "new_password": NEW}), 401)
     assert login_status(app, "alice", PASSWORD) == 201  # nothing changed
+
+
+def test_deleting_the_account_deletes_its_codes(app, db, world):
+    import uuid
+    alice = world.user("alice")
+    codes = codes_for(alice)
+    r = alice.delete("/api/me", headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 202, r.text
+    with db.read() as s:
+        assert s.scalar(select(func.count()).select_from(RecoveryCode)) == 0
+    assert_problem(reset(world.anonymous(), "alice", codes[0]), 401, "invalid_recovery_code")
