@@ -10,6 +10,7 @@ from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.refusals import RefusedWriteMiddleware
 from api.resources import identity as identity_res
+from api.resources import passwords as password_res
 from api.resources import spaces, system
 from storage.blobstore import BlobStore
 from storage.db import Database
@@ -60,6 +61,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/login-sessions/{session_id}", identity_res.LoginSession(db))
     app.add_route("/api/me", identity_res.Me(db) if operations is None
                   else identity_res.MeWithDeletion(db, identity, settings, operations))
+    app.add_route("/api/me/password", password_res.MyPassword(db, identity))
+    app.add_route("/api/me/recovery-codes", password_res.MyRecoveryCodes(db, identity))
+    app.add_route("/api/password-resets", password_res.PasswordResets(db, identity))
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
     from api.resources import audit as audit_res

@@ -112,8 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("username")
     p.set_defaults(func=cmd_space_owner)
     p = sub.add_parser("user", help="disable a user (every request refused, 403 "
-                       "account_disabled; their operations wait) or enable them again")
-    p.add_argument("action", choices=("disable", "enable"))
+                       "account_disabled; their operations wait), enable them again, or "
+                       "reset-password (the new password read from standard input, or "
+                       "prompted for on a terminal; every login session of theirs ends)")
+    p.add_argument("action", choices=("disable", "enable", "reset-password"))
     p.add_argument("username")
     p.set_defaults(func=cmd_user)
     logging.getLogger("alembic").setLevel(logging.WARNING)

@@ -135,3 +135,46 @@ class UserRef(Response):
 class UserRefList(Response):
     items: Annotated[list[UserRef], msgspec.Meta(
         description="The one user with that name, or none.")]
+
+
+NewPassword = Annotated[str, msgspec.Meta(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
+
+
+class ChangePasswordRequest(Request):
+    """``PUT /api/me/password``."""
+
+    __example__: ClassVar[dict[str, object]] = {"current_password": "correct horse battery",
+                                                "new_password": "a new one, long enough"}
+    current_password: Password
+    new_password: NewPassword
+    revoke_tokens: Annotated[bool, msgspec.Meta(
+        description="Also revoke every API token of the user (default: they stay).")] = False
+
+
+class RecoveryCodesRequest(Request):
+    """``POST /api/me/recovery-codes``: the password re-authenticates; without it, only a
+    login session younger than ``WHARF_ACCOUNT_REAUTH_SECONDS`` may make codes."""
+
+    __example__: ClassVar[dict[str, object]] = {"current_password": "correct horse battery"}
+    current_password: Password | None = None
+
+
+class RecoveryCodes(Response):
+    codes: Annotated[list[str], msgspec.Meta(
+        min_length=10, max_length=10,
+        description="Ten one-time codes, shown only in this answer; any earlier set no "
+                    "longer works.", examples=[["abcd-efgh-ijkl-mnop"] * 10])]
+
+
+class PasswordResetRequest(Request):
+    """``POST /api/password-resets``: a recovery code buys a new password."""
+
+    __example__: ClassVar[dict[str, object]] = {"username": "alice",
+                                                "code": "abcd-efgh-ijkl-mnop",
+                                                "new_password": "a new one, long enough"}
+    username: Username
+    code: Annotated[str, msgspec.Meta(max_length=64, description=(
+        "One unused recovery code (any case; hyphens and spaces ignored)."))]
+    new_password: NewPassword
+    revoke_tokens: Annotated[bool, msgspec.Meta(
+        description="Also revoke every API token of the user (default: they stay).")] = False

@@ -24,6 +24,7 @@ from storage.models.issues import (
     IssueNodeRef,
 )
 from storage.models.operations import Operation, OperationAttempt, OutboxMessage
+from storage.models.recovery import RecoveryCode
 from storage.models.scheduler import ScheduleTick
 from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, TrashBatch
 from storage.models.spaces import Node, Resource, Space, SpaceMember, UnitResource
@@ -38,7 +39,8 @@ __all__ = [
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
-    "ProcessHeartbeat", "RecentOpen", "Resource", "ScheduleTick", "Space", "SpaceMember",
+    "ProcessHeartbeat", "RecentOpen", "RecoveryCode", "Resource", "ScheduleTick", "Space",
+    "SpaceMember",
     "TakeoutItem", "TakeoutRun",
     "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",
     "UnitResource", "User", "Webhook",

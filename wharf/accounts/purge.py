@@ -40,6 +40,7 @@ from storage.models import (
     Operation,
     PasswordCredential,
     RecentOpen,
+    RecoveryCode,
     Resource,
     Space,
     SpaceMember,
@@ -95,10 +96,12 @@ def ensure_placeholder(s: Session) -> None:
 
 
 def revoke_credentials(s: Session, user_id: str) -> int:
-    """Delete the user's password, login sessions and API tokens (a user's are few)."""
+    """Delete the user's password, recovery codes, login sessions and API tokens (a user's
+    are few); how many sessions and tokens."""
     n = rowcount(s.execute(delete(LoginSession).where(LoginSession.user_id == user_id)))
     n += rowcount(s.execute(delete(ApiToken).where(ApiToken.user_id == user_id)))
     s.execute(delete(PasswordCredential).where(PasswordCredential.user_id == user_id))
+    s.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user_id))
     return n
 
 

@@ -3,10 +3,10 @@
 1. ``DELETE /api/me`` (:func:`submit_deletion`) re-authenticates (the password, or a login
    session younger than ``WHARF_ACCOUNT_REAUTH_SECONDS``) and records a ``delete_account``
    operation; in the same transaction the user becomes ``deleting``, their password,
-   login sessions and API tokens are deleted, and the deletion ledger gets the account's
-   record (user id, username digest, time). Credential lookups only admit ``active``
-   users, and the user row's change drops their cached principals in this process at once
-   (``wharf.identity.service``), in every other within ``WHARF_AUTH_CACHE_SECONDS``.
+   recovery codes, login sessions and API tokens are deleted, and the deletion ledger gets
+   the account's record (user id, username digest, time). Credential lookups only admit
+   ``active`` users, and the user row's change drops their cached principals in this process
+   at once (``wharf.identity.service``), in every other within ``WHARF_AUTH_CACHE_SECONDS``.
 2. The worker (:class:`DeleteAccount`) removes everything in bounded batches, each its own
    transaction, every step idempotent (:data:`STEPS`), then, in the completion
    transaction, deletes the user row. A failure leaves the user ``deleting``: the

@@ -56,6 +56,7 @@ class ProblemCode(StrEnum):
     INVALID_CURSOR = "invalid_cursor"
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
     INVALID_METRICS_TOKEN = "invalid_metrics_token"
+    INVALID_RECOVERY_CODE = "invalid_recovery_code"
     INVALID_TICKET = "invalid_ticket"
     INVALID_TOKEN = "invalid_token"
     LENGTH_REQUIRED = "length_required"
@@ -176,7 +177,8 @@ STATUS: dict[str, int] = {
         _C.NOT_A_UNIT, _C.NOT_LOCAL_UNIT, _C.OUTSIDE_TEAM_SPACE, _C.WEBHOOK_URL_REFUSED,
         _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG), 400),
     **dict.fromkeys((
-        _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_TICKET, _C.INVALID_TOKEN,
+        _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_RECOVERY_CODE,
+        _C.INVALID_TICKET, _C.INVALID_TOKEN,
         _C.NO_SESSION, _C.UNAUTHENTICATED), 401),
     **dict.fromkeys((
         _C.ACCOUNT_DISABLED, _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE,

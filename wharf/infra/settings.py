@@ -213,7 +213,9 @@ class Settings(DocumentSettings, FeedSettings):
         "then that address gets 429 `rate_limited` with `Retry-After` for that username "
         "until the window ends, even with the right password. The user logging in from "
         "another address is not affected; a successful login clears its own count. Client"
-        " addresses are IPv4 addresses and IPv6 /64 networks; `0` disables",
+        " addresses are IPv4 addresses and IPv6 /64 networks; `0` disables. The three login"
+        " limits also count wrong current passwords at `PUT /api/me/password` and wrong"
+        " recovery codes at `POST /api/password-resets`, each under keys of its own",
         ge=0)] = 10
     login_max_failures_per_user: Annotated[int, setting(
         "failed logins per username from all addresses together within "
@@ -376,8 +378,9 @@ class Settings(DocumentSettings, FeedSettings):
         "`quota_exceeded` (`0`: unlimited; an API token may carry its own)",
         ge=0, le=10_000_000)] = 0
     account_reauth_seconds: Annotated[int, setting(
-        "`DELETE /api/me` without the password is accepted from a login session at most "
-        "this old (`0`: the password is always required)",
+        "`DELETE /api/me` and `POST /api/me/recovery-codes` without the password are "
+        "accepted from a login session at most this old (`0`: the password is always "
+        "required)",
         ge=0, le=3600, note="5 minutes")] = 300
     username_retention: Annotated[int, setting(
         "a deleted account's username stays taken this long after the deletion was "

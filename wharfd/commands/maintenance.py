@@ -1,5 +1,5 @@
 """The maintenance commands: ``wharf fsck``, ``wharf restore-check`` (after restoring a
-backup), ``wharf space-owner`` and ``wharf user disable|enable``."""
+backup), ``wharf space-owner`` and ``wharf user disable|enable|reset-password``."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import datetime
 
-from wharf.infra.settings import ConfigError
+from wharf.infra.settings import ConfigError, Settings
 from wharfd.commands.preflight import opened, settings_from_args
 
 FSCK_COULD_NOT_CHECK = 3  # wharf fsck's exit status when a run fails midway
@@ -129,10 +129,13 @@ def cmd_space_owner(args: argparse.Namespace) -> int:
 
 
 def cmd_user(args: argparse.Namespace) -> int:
-    """``wharf user disable|enable NAME``: refuse (or allow again) the user's every request."""
+    """``wharf user disable|enable NAME``: refuse (or allow again) the user's every request;
+    ``wharf user reset-password NAME``: set their password (never from the command line)."""
     from wharf.accounts.disabling import set_disabled
     from wharf.infra.errors import Conflict, NotFound
     settings = settings_from_args(args)
+    if args.action == "reset-password":
+        return _reset_password(args, settings)
     disable = args.action == "disable"
     with opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
         try:
@@ -142,5 +145,41 @@ def cmd_user(args: argparse.Namespace) -> int:
             return 1
     state = "disabled" if disable else "active"
     print(f"wharf: user {args.username} is {state}" + ("" if changed else " (already)"),
+          file=sys.stderr)
+    return 0
+
+
+def _read_new_password(username: str) -> str | None:
+    """The new password: typed twice at a terminal (not echoed), else the first line of
+    standard input. None (with a line on stderr) when there is none or the two differ."""
+    import getpass
+    if sys.stdin.isatty():
+        first = getpass.getpass(f"New password for {username}: ")
+        if getpass.getpass("Again: ") != first:
+            print("wharf user reset-password: the passwords differ", file=sys.stderr)
+            return None
+        return first
+    line = sys.stdin.readline()
+    password = line[:-1] if line.endswith("\n") else line
+    if not password:
+        print("wharf user reset-password: no password on standard input", file=sys.stderr)
+        return None
+    return password
+
+
+def _reset_password(args: argparse.Namespace, settings: Settings) -> int:
+    from wharf.identity.passwords import operator_reset
+    from wharf.identity.service import Identity
+    from wharf.infra.errors import Conflict, NotFound, ValidationFailed
+    password = _read_new_password(args.username)
+    if password is None:
+        return 1
+    with opened(settings.database_url, "WHARF_DATABASE_URL", settings) as db:
+        try:
+            ended = operator_reset(Identity(settings), db, args.username, password)
+        except (NotFound, Conflict, ValidationFailed) as exc:
+            print(f"wharf user reset-password: {exc}", file=sys.stderr)
+            return 1
+    print(f"wharf: user {args.username} has a new password; {ended} login session(s) ended",
           file=sys.stderr)
     return 0
