@@ -61,6 +61,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                   else identity_res.MeWithDeletion(db, identity, settings, operations))
     app.add_route("/api/api-tokens", identity_res.ApiTokens(db, identity))
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
+    from api.resources import device as device_res
+    device_res.mount(app, db, settings)  # device login for the CLI (wharf.identity.device)
     from api.resources import feed as feed_res
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 
