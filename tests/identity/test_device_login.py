@@ -264,3 +264,32 @@ def test_the_approval_page(app, world):
     assert 'value="WDJB-MJHT&quot;&gt;&lt;script&gt;"' in r.text
     js = anon.get("/device.js")
     assert js.status_code == 200 and b"/api/device-authorizations/" in js.content
+
+
+@pytest.mark.both_databases
+def test_concurrent_polls_of_an_approved_request_yield_one_session(app, db, world):
+    import threading
+
+    from wharf.infra.context import RequestContext
+    alice = world.user("alice")
+    started = _start(_cli(app))
+    assert alice.post(f"/api/device-authorizations/{started['user_code']}/approve"
+                      ).status_code == 200
+    barrier = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def poll() -> None:
+        barrier.wait()
+        try:
+            device.poll(db, RequestContext(), started["device_code"], session_ttl=3600)
+            outcomes.append("session")
+        except device.GrantError as ex:
+            outcomes.append(ex.code)
+
+    threads = [threading.Thread(target=poll) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(outcomes) == ["invalid_grant"] * 3 + ["session"]
+    assert len(alice.get("/api/login-sessions").json["items"]) == 2
