@@ -68,6 +68,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/api-tokens/{token_id}", identity_res.ApiToken(db, identity))
     from api.resources import audit as audit_res
     audit_res.mount(app, db, settings)  # reading the audit trail (wharf.audittrail)
+    from api.resources import device as device_res
+    device_res.mount(app, db, settings)  # device login for the CLI (wharf.identity.device)
     from api.resources import feed as feed_res
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 

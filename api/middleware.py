@@ -11,7 +11,7 @@ import falcon
 
 from api.contract import Auth
 from storage.db import Database
-from wharf.identity.service import Identity
+from wharf.identity.service import TOKEN_PREFIX, Identity
 from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import Forbidden, PayloadTooLarge, Unauthenticated
 from wharf.infra.setting_readers import origin
@@ -103,7 +103,8 @@ def _credential_free(auth_modes: Mapping[str, Mapping[str, Auth | None]]) -> fro
 
 
 class AuthMiddleware:
-    """Resolve the principal from ``Authorization: Bearer`` or the session cookie.
+    """Resolve the principal from ``Authorization: Bearer`` (an API token or a login
+    session's credential) or the session cookie.
 
     Each responder's contract (``api.contract.op(auth=...)``) says who may call it;
     ``auth_modes`` (``api.contract.auth_modes`` of the mounted app) has them by URI
@@ -185,7 +186,13 @@ class AuthMiddleware:
             scheme, _, value = auth.partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
                 raise Unauthenticated("Use 'Authorization: Bearer <token>'.", code="invalid_token")
-            principal = self.identity.token_principal(self.db, value.strip())
+            value = value.strip()
+            # An API token (``wharf_…``), or a login session's credential (the cookie's
+            # value: what a device login hands the CLI, wharf.identity.device). Never
+            # sent by a browser on its own, so no cross-origin check applies to either.
+            principal = (self.identity.token_principal(self.db, value)
+                         if value.startswith(TOKEN_PREFIX)
+                         else self.identity.cookie_principal(self.db, value))
             if principal is None:
                 raise Unauthenticated("The token is unknown, expired or revoked.",
                                       code="invalid_token")

@@ -32,9 +32,9 @@ from typing import Any, BinaryIO
 
 import httpx
 
-from wharfclient import cli_exchange, state_changes, transfer
+from wharfclient import cli_exchange, login, state_changes, transfer
 from wharfclient import watch as watching
-from wharfclient.config import ConfigError, load_config
+from wharfclient.config import ConfigError, load_config, profile_name, save_profile
 from wharfclient.http import DEFAULT_RETRIES, ApiError, Unreachable, WharfClient, new_key
 from wharfclient.ui import (
     EXIT_FAILED,
@@ -210,6 +210,27 @@ def cmd_cancel(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_login(client: WharfClient, ui: Ui, args: argparse.Namespace) -> int:
+    def show(started: dict[str, Any]) -> None:
+        print(f"To log in, open  {printable(str(started['verification_uri']), one_line=True)}\n"
+              f"and enter the code  {printable(str(started['user_code']), one_line=True)}\n"
+              f"(or open {printable(str(started['verification_uri_complete']), one_line=True)})"
+              f"\nWaiting for approval ({int(started['expires_in']) // 60} minutes)...",
+              file=sys.stderr, flush=True)
+
+    issued = login.device_login(client, args.server_url, show, client_name=args.name)
+    name = profile_name(args.profile)
+    path = save_profile(name, args.server_url, str(issued["access_token"]))
+    if args.profile is None and (os.environ.get("WHARF_URL") or os.environ.get("WHARF_TOKEN")):
+        ui.note(f"WHARF_URL/WHARF_TOKEN are set and win over profile {name!r}: unset them "
+                "to use it")
+    user = issued.get("user") or {}
+    ui.result({"user": user, "session_id": issued.get("session_id"),
+               "expires_in": issued.get("expires_in"), "profile": name, "config": str(path)},
+              f"logged in as {user.get('username')}; saved as profile {name!r} in {path}")
+    return EXIT_OK
+
+
 # --- parsing -----------------------------------------------------------------------------------
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -248,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def verb(name: str, help_: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_, parents=[common])
+
+    p = verb("login", "log in through the browser (device login); store the credential "
+                      "in the profile")
+    p.add_argument("--name", help="how the approval page names this client "
+                                  "(default: wharf-client on HOST)")
+    p.set_defaults(func=cmd_login)
 
     p = verb("upload", "upload a file (PATH, or - for stdin) as a blob resource")
     p.add_argument("path", metavar="PATH")
@@ -323,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ui = Ui(args)
     try:
-        config = load_config(url=args.url, token=args.token, profile=args.profile)
+        config = (login.target(args) if args.command == "login"
+                  else load_config(url=args.url, token=args.token, profile=args.profile))
+        args.server_url = config.url
         with WharfClient(config.url, config.token, retries=max(args.retries, 0),
                          on_retry=ui.note) as client:
             code: int = args.func(client, ui, args)

@@ -52,6 +52,9 @@ class Problem(Response):
     detail: str | Unset = UNSET
     request_id: str | Unset = UNSET
     details: ProblemDetails | Unset = UNSET
+    error: Annotated[str | Unset, msgspec.Meta(
+        description="The device login's OAuth endpoints only: RFC 6749/8628's `error` "
+                    "(`authorization_pending`, `slow_down`, ...), for OAuth clients.")] = UNSET
 
 
 __all__ = ["FieldError", "Problem", "ProblemDetails"]

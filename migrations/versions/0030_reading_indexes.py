@@ -2,7 +2,7 @@
 (issues 40 and 41)
 
 Revision ID: 0030
-Revises: 0026
+Revises: 0029
 Create Date: 2026-12-07 11:20:00
 
 - ``ix_users_disabled``: the dashboard lists disabled accounts by name (partial: few rows).
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 
 revision = '0030'
-down_revision = '0026'
+down_revision = '0029'
 branch_labels = None
 depends_on = None
 

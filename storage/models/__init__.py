@@ -8,6 +8,7 @@ from storage.models.base import ID, TRACE_CONTEXT_LENGTH, Base
 from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
+from storage.models.device import DeviceAuthorization
 from storage.models.exports import Export, TakeoutItem, TakeoutRun
 from storage.models.feed import FeedTicket
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
@@ -33,7 +34,8 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
-    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord", "Export",
+    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord",
+    "DeviceAuthorization", "Export",
     "FeedTicket",
     "Issue",
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",

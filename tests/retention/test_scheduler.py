@@ -278,7 +278,8 @@ def test_retention_sweeps(world, components, db, settings):
         keys = sorted(k for k in s.scalars(select(Operation.idempotency_key)) if k)
     assert keys == ["key-3-" + "x" * 16]
     creds = run_sweep(ctx, "delete_expired_credentials")
-    assert creds == {"login_sessions": 1, "api_tokens": 1, "auth_throttle": 0}
+    assert creds == {"login_sessions": 1, "api_tokens": 1, "device_authorizations": 0,
+                     "auth_throttle": 0}
     assert alice.get("/api/me").status_code == 200  # the live session survives
     body = alice.get("/metrics").content.decode()
     assert 'wharf_sweep_runs_total{outcome="done",sweep="delete_expired_credentials"}' in body
@@ -329,6 +330,7 @@ def test_run_tick_claims_once(db, settings, components):
     with db.read() as s:
         tick = s.get(ScheduleTick, tick_id)
     assert tick.status == "done" and tick.counts == {"login_sessions": 0, "api_tokens": 0,
+                                                  "device_authorizations": 0,
                                                   "auth_throttle": 0}
 
 

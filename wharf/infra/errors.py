@@ -161,6 +161,17 @@ class ProblemCode(StrEnum):
     FILE_TOO_COMPLEX = "file_too_complex"
     CORRUPT_FILE = "corrupt_file"
     CONVERSION_TIMEOUT = "conversion_timeout"
+    # device login (wharf/identity/device.py): RFC 8628's token errors (also as `error`)
+    AUTHORIZATION_PENDING = "authorization_pending"
+    SLOW_DOWN = "slow_down"
+    ACCESS_DENIED = "access_denied"
+    EXPIRED_TOKEN = "expired_token"
+    INVALID_GRANT = "invalid_grant"
+    INVALID_REQUEST = "invalid_request"
+    UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type"
+    # ... and its approval page's
+    DEVICE_AUTHORIZATION_EXPIRED = "device_authorization_expired"
+    DEVICE_AUTHORIZATION_DECIDED = "device_authorization_decided"
 
 
 _C = ProblemCode
@@ -211,6 +222,11 @@ STATUS: dict[str, int] = {
     _C.URI_TOO_LONG: 414,
     _C.UNSUPPORTED_MEDIA_TYPE: 415,
     _C.RANGE_NOT_SATISFIABLE: 416,
+    # device login: RFC 6749 section 5.2 answers every token error 400
+    **dict.fromkeys((_C.AUTHORIZATION_PENDING, _C.SLOW_DOWN, _C.ACCESS_DENIED,
+                     _C.EXPIRED_TOKEN, _C.INVALID_GRANT, _C.INVALID_REQUEST,
+                     _C.UNSUPPORTED_GRANT_TYPE), 400),
+    **dict.fromkeys((_C.DEVICE_AUTHORIZATION_EXPIRED, _C.DEVICE_AUTHORIZATION_DECIDED), 409),
     _C.VERIFICATION_FAILED: 422,
     # imports (wharf/exchange): only in a failed import_file operation's error so far, but a
     # WharfError's code needs a status; the file, not the request, is what cannot be processed

@@ -35,6 +35,7 @@ from wharf.accounts import service as accounts
 from wharf.deletion import service as deletion
 from wharf.exchange import exports
 from wharf.fsck import run_fsck
+from wharf.identity import device as device_logins
 from wharf.infra.settings import Settings
 from wharf.operations import recovery
 from wharf.operations.finish import Outcome, finish
@@ -295,8 +296,8 @@ def retry_webhook_deliveries(ctx: SweepContext) -> dict[str, int]:
 
 
 def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
-    """Delete expired login sessions, expired or revoked API tokens, and ended login and
-    registration throttle windows."""
+    """Delete expired login sessions and device logins, expired or revoked API tokens,
+    and ended login and registration throttle windows."""
     now = ctx.now
 
     def pick_sessions(s: Session) -> Select[str]:
@@ -324,12 +325,12 @@ def delete_expired_credentials(ctx: SweepContext) -> dict[str, int]:
         s.execute(delete(AuthThrottle).where(AuthThrottle.key.in_(keys),
                                              AuthThrottle.window_start <= throttle_cutoff))
 
-    return {"login_sessions": _batched(ctx, "delete_expired_credentials", pick_sessions,
-                                       apply_sessions),
-            "api_tokens": _batched(ctx, "delete_expired_credentials", pick_tokens,
-                                   apply_tokens),
-            "auth_throttle": _batched(ctx, "delete_expired_credentials", pick_throttle,
-                                      apply_throttle)}
+    sweep = "delete_expired_credentials"
+    return {"login_sessions": _batched(ctx, sweep, pick_sessions, apply_sessions),
+            "api_tokens": _batched(ctx, sweep, pick_tokens, apply_tokens),
+            "device_authorizations": _batched(ctx, sweep, device_logins.pick_expired(now),
+                                              device_logins.delete_ids),
+            "auth_throttle": _batched(ctx, sweep, pick_throttle, apply_throttle)}
 
 
 def purge_old_trash(ctx: SweepContext) -> dict[str, int]:
