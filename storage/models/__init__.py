@@ -9,6 +9,7 @@ from storage.models.blobs import BlobResource, BlobUploadSession
 from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
 from storage.models.exports import Export, TakeoutItem, TakeoutRun
+from storage.models.external import ExternalAuthorization, ExternalIdentity
 from storage.models.feed import FeedTicket
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
@@ -33,6 +34,7 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
     "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord", "Export",
+    "ExternalAuthorization", "ExternalIdentity",
     "FeedTicket",
     "Issue",
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
