@@ -447,3 +447,44 @@ def test_github_unreachable_is_503(settings, db):
         r = http.get(f"{base}/api/auth/github/callback?code=abc&state={state}")
         problem(r, 503, "service_unavailable")
         assert r.headers["Retry-After"] == "5"
+
+
+def test_a_deleted_accounts_identity_may_sign_up_afresh(github, db):
+    from wharf.accounts.purge import revoke_credentials
+    base, _ = github
+    http, r = github_sign_in(base)
+    first = http.get(f"{base}/api/me").json()
+    assert first["username"] == "octocat"
+    with db.write() as s:  # what requesting the account's deletion does at once
+        user = s.get(User, first["id"])
+        user.status = "deleting"
+        s.flush()
+        revoke_credentials(s, first["id"])
+    assert http.get(f"{base}/api/me").status_code == 401
+    http, r = github_sign_in(base, requests.Session())
+    assert r.status_code == 302
+    again = http.get(f"{base}/api/me").json()
+    assert again["id"] != first["id"] and again["username"] == "octocat-2"
+
+
+@pytest.mark.both_databases
+def test_concurrent_callbacks_with_one_state_sign_in_once(wharf, db):
+    from concurrent.futures import ThreadPoolExecutor
+    http = requests.Session()
+    callback = oidc_to_callback(http, wharf, "kim")
+    cookies = {"wharf_external_login": http.cookies.get("wharf_external_login",
+                                                        path="/api/auth/")}
+
+    def hit(_: int) -> requests.Response:
+        return requests.get(callback, cookies=cookies, allow_redirects=False, timeout=20)
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(hit, range(4)))
+    assert sorted(r.status_code for r in answers) == [302, 400, 400, 400]
+    for r in answers:
+        if r.status_code == 400:
+            assert problem(r, 400, "external_login_failed")["details"]["reason"] == \
+                "state_invalid"
+    with db.read() as s:
+        assert s.scalar(select(text("count(*)")).select_from(User)) == 1
+        assert s.scalar(select(text("count(*)")).select_from(ExternalIdentity)) == 1

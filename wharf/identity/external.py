@@ -183,14 +183,14 @@ class ExternalLogin:
         state = params.get("state") or ""
         if not state or len(state) > 512:
             raise _fail("state_invalid", "The sign-in request is unknown or was used.")
+        a = ExternalAuthorization
         with db.write() as session:
-            found = session.get(ExternalAuthorization, _digest(state))
-            row = None if found is None else _Pending(
-                provider=found.provider, nonce=found.nonce, code_verifier=found.code_verifier,
-                browser_digest=found.browser_digest, user_id=found.user_id,
-                next_path=found.next_path, expires_at=found.expires_at)
-            if found is not None:
-                session.delete(found)  # single use, whatever follows
+            # single use, whatever follows: of concurrent callbacks one deletes the row
+            found = session.execute(
+                delete(a).where(a.state_digest == _digest(state))
+                .returning(a.provider, a.nonce, a.code_verifier, a.browser_digest, a.user_id,
+                           a.next_path, a.expires_at)).first()
+        row = None if found is None else _Pending(*found)
         if row is None or row.provider != name:
             raise _fail("state_invalid", "The sign-in request is unknown or was used.")
         try:
