@@ -488,3 +488,51 @@ def test_concurrent_callbacks_with_one_state_sign_in_once(wharf, db):
     with db.read() as s:
         assert s.scalar(select(text("count(*)")).select_from(User)) == 1
         assert s.scalar(select(text("count(*)")).select_from(ExternalIdentity)) == 1
+
+
+def test_an_api_token_cannot_start_a_link(wharf):
+    alice = register(wharf, "alice")
+    r = alice.post(f"{wharf}/api/api-tokens", json={"name": "ro", "scopes": ["read"]})
+    assert r.status_code == 201, r.text
+    token = r.json()["token"]
+    r = requests.get(f"{wharf}/api/auth/oidc/start", allow_redirects=False,
+                     headers={"Authorization": f"Bearer {token}"})
+    problem(r, 403, "forbidden")
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"WHARF_OIDC_ISSUER": "https://id.example.com"}, "^WHARF_OIDC_CLIENT_ID: required"),
+    ({"WHARF_OIDC_CLIENT_ID": "w", "WHARF_OIDC_CLIENT_SECRET": "s"},
+     "^WHARF_OIDC_ISSUER: required when WHARF_OIDC_CLIENT_ID"),
+    ({"WHARF_GITHUB_CLIENT_SECRET": "s"}, "^WHARF_GITHUB_CLIENT_ID: required"),
+    ({"WHARF_OIDC_ALLOWED_ISSUERS": "https://id.example.com"}, "^WHARF_OIDC_ALLOWED_ISSUERS"),
+    ({"WHARF_OIDC_ALLOWED_ISSUERS": "ftp://id.example.com"}, "^WHARF_OIDC_ALLOWED_ISSUERS"),
+    ({"WHARF_GITHUB_API_URL": "api.github.com"}, "^WHARF_GITHUB_API_URL"),
+])
+def test_half_a_provider_is_a_configuration_error(env, message):
+    from wharf.infra.settings import ConfigError, Settings
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(env)
+
+
+def test_a_whole_provider_is_configured():
+    from wharf.infra.settings import Settings
+    s = Settings.from_env({"WHARF_OIDC_ISSUER": "https://id.example.com",
+                           "WHARF_OIDC_CLIENT_ID": "w", "WHARF_OIDC_CLIENT_SECRET": "s",
+                           "WHARF_OIDC_ALLOWED_ISSUERS": " https://id.example.com ,"
+                                                         "https://id2.example.com"})
+    assert s.oidc_allowed_issuers == ("https://id.example.com", "https://id2.example.com")
+    assert "oidc_client_secret" not in repr(s) and "github_client_secret" not in repr(s)
+
+
+def test_starts_are_throttled_per_address(wharf, db):
+    from wharf.identity.external import STARTS_PER_ADDRESS
+    http = requests.Session()
+    for _ in range(STARTS_PER_ADDRESS):
+        start(http, wharf)
+    r = http.get(f"{wharf}/api/auth/oidc/start", allow_redirects=False)
+    problem(r, 429, "rate_limited")
+    assert int(r.headers["Retry-After"]) > 0
+    with db.read() as s:
+        assert s.scalar(select(text("count(*)")).select_from(
+            text("external_authorizations"))) == STARTS_PER_ADDRESS

@@ -61,7 +61,7 @@ from wharf.identity.throttle import Limit
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
-from wharf.infra.errors import Conflict, NotFound, ValidationFailed, WharfError
+from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed, WharfError
 
 REQUEST_TTL = timedelta(minutes=10)
 #: Sign-ins started per client address (IPv4, IPv6 /64) per window: each writes a row.
@@ -153,6 +153,10 @@ class ExternalLogin:
     def start(self, db: Database, ctx: RequestContext, name: str, redirect_uri: str,
               next_path: str | None) -> Started:
         provider = self.provider(name)
+        if ctx.principal.token_id is not None:
+            # Linking adds a way into the account: a person who logged in, never a token
+            # (a read-only one would otherwise grant its holder the whole account).
+            raise Forbidden("Link a provider from a login session, not with an API token.")
         limits = [Limit(f"external:addr:{throttle.address_key(ctx.client_ip)}",
                         STARTS_PER_ADDRESS, STARTS_WINDOW)]
         with db.read() as session:

@@ -76,3 +76,18 @@ class ExternalLoginSettings:
         "seconds Wharf waits for a provider's discovery document, keys, token endpoint or "
         "user API",
         ge=1, le=120)] = 10.0
+
+    def __post_init__(self) -> None:
+        """A provider's settings come whole: half a provider is a mistake, not "off"."""
+        oidc = {"WHARF_OIDC_ISSUER": self.oidc_issuer,
+                "WHARF_OIDC_CLIENT_ID": self.oidc_client_id,
+                "WHARF_OIDC_CLIENT_SECRET": self.oidc_client_secret}
+        github = {"WHARF_GITHUB_CLIENT_ID": self.github_client_id,
+                  "WHARF_GITHUB_CLIENT_SECRET": self.github_client_secret}
+        for group in (oidc, github):
+            unset = [name for name, value in group.items() if not value]
+            if unset and len(unset) < len(group):
+                raise ConfigError(f"{unset[0]}: required when "
+                                  f"{next(n for n, v in group.items() if v)} is set")
+        if self.oidc_allowed_issuers and not self.oidc_issuer:
+            raise ConfigError("WHARF_OIDC_ALLOWED_ISSUERS: set WHARF_OIDC_ISSUER too")
