@@ -43,13 +43,15 @@ class ExternalLoginStart:
                              "`github`: those configured) with PKCE (S256), `state` and, for "
                              "OpenID Connect, `nonce`, and sets a short-lived cookie that "
                              "binds the request to this browser. With a login session, the "
-                             "identity is linked to that user instead of signing in. 404 "
-                             "for a provider not configured; 429 `rate_limited`; 503 when "
-                             "the provider's discovery document does not come.",
+                             "identity is linked to that user instead of signing in (403 "
+                             "`forbidden` with an API token: linking needs a login "
+                             "session). 404 for a provider not configured; 429 "
+                             "`rate_limited`; 503 when the provider's discovery document "
+                             "does not come.",
                  query=StartQuery,
                  responses={302: contract.Answer(None, "to the provider",
                                                  headers=("Location", "Set-Cookie"))},
-                 problems=(404, 429, 503), auth="optional")
+                 problems=(403, 404, 429, 503), auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, provider: str) -> None:
         q = contract.read_query(req, StartQuery)
         started = self.external.start(self.db, req.context.ctx, provider,

@@ -2,8 +2,10 @@
 package ``oidc-provider``) run by Node from ``tests/support/oidc/provider.mjs``.
 
 Its ``node_modules`` live in a cache directory (``WHARF_TEST_NODE_CACHE``, default
-``~/.cache/wharf-tests``), under a name derived from ``package.json``, so a change of
-version installs afresh. ``python -m tests.support.oidc_provider`` installs it (``make
+``~/.cache/wharf-tests``), installed by ``npm ci`` from the committed ``package-lock.json``
+under a name derived from it and ``package.json``, so a change of version installs afresh.
+``oidc-provider`` 8.x: the release line that supports the Node.js 20 of the CI machine (9.x
+asks for 22). ``python -m tests.support.oidc_provider`` installs it (``make
 test`` and ``.ci/run`` do, before the suite); a test that finds it missing installs it
 itself (``npm install``: the npm registry must be reachable).
 """
@@ -36,14 +38,17 @@ def missing() -> str | None:
 def install_dir() -> Path:
     """Where the provider runs from, ``node_modules`` installed (installing it if needed)."""
     package = (SOURCE / "package.json").read_bytes()
+    lock = (SOURCE / "package-lock.json").read_bytes()
     root = Path(os.environ.get("WHARF_TEST_NODE_CACHE")
                 or Path.home() / ".cache" / "wharf-tests")
-    target = root / f"oidc-provider-{hashlib.sha256(package).hexdigest()[:12]}"
+    target = root / f"oidc-provider-{hashlib.sha256(package + lock).hexdigest()[:12]}"
     with _install_lock:
         if not (target / "node_modules" / "oidc-provider" / "package.json").exists():
             target.mkdir(parents=True, exist_ok=True)
             (target / "package.json").write_bytes(package)
-            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts",
+            (target / "package-lock.json").write_bytes(lock)
+            # npm ci: exactly the versions of the committed lock file
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts",
                             "--loglevel=error"], cwd=target, check=True, timeout=300,
                            stdout=subprocess.DEVNULL)
         # the script beside its node_modules (ES modules resolve from the script's folder)
