@@ -536,3 +536,29 @@ def test_starts_are_throttled_per_address(wharf, db):
     with db.read() as s:
         assert s.scalar(select(text("count(*)")).select_from(
             text("external_authorizations"))) == STARTS_PER_ADDRESS
+
+
+@pytest.mark.both_databases
+def test_concurrent_links_of_one_user_link_one_account(wharf, db):
+    """Two link requests of one user finishing at once, with two accounts of the provider:
+    one links, the other is 409 ``provider_already_linked`` (never a 500)."""
+    from concurrent.futures import ThreadPoolExecutor
+    lee = register(wharf, "lee")
+    browsers, callbacks = [], []
+    for login in ("lee-one", "lee-two"):
+        http = requests.Session()
+        http.cookies.set("wharf_session", lee.cookies["wharf_session"])
+        callbacks.append(oidc_to_callback(http, wharf, login))
+        browsers.append({"wharf_external_login": http.cookies.get(
+            "wharf_external_login", path="/api/auth/")})
+
+    def hit(i: int) -> requests.Response:
+        return requests.get(callbacks[i], cookies=browsers[i], allow_redirects=False,
+                            timeout=20)
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(hit, range(2)))
+    assert sorted(r.status_code for r in answers) == [302, 409], [r.text for r in answers]
+    problem(next(r for r in answers if r.status_code == 409), 409, "provider_already_linked")
+    items = lee.get(f"{wharf}/api/me/external-identities").json()["items"]
+    assert len(items) == 1

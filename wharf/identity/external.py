@@ -232,6 +232,13 @@ class ExternalLogin:
 
     def _link(self, db: Database, ctx: RequestContext, name: str, profile: Profile,
               row: _Pending) -> Finished:
+        try:
+            return self._link_once(db, ctx, name, profile, row)
+        except IntegrityError:  # linked meanwhile (another callback): look again
+            return self._link_once(db, ctx, name, profile, row)
+
+    def _link_once(self, db: Database, ctx: RequestContext, name: str, profile: Profile,
+                   row: _Pending) -> Finished:
         assert row.user_id is not None
         with db.write() as session:
             user = session.get(User, row.user_id)
