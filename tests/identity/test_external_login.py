@@ -562,3 +562,43 @@ def test_concurrent_links_of_one_user_link_one_account(wharf, db):
     problem(next(r for r in answers if r.status_code == 409), 409, "provider_already_linked")
     items = lee.get(f"{wharf}/api/me/external-identities").json()["items"]
     assert len(items) == 1
+
+
+def test_id_tokens_are_checked(settings, idp):
+    """Tokens the provider did not sign, or signed for another client, or expired, are
+    ``id_token_invalid``; an unknown key id fetches the provider's keys again first."""
+    import time
+
+    from joserfc import jwt as jose_jwt
+    from joserfc.jwk import KeySet, RSAKey
+
+    from wharf.identity.providers import LoginFailed, OpenIDProvider
+    provider = OpenIDProvider(settings.replace(
+        oidc_issuer=idp.issuer, oidc_client_id=idp.client_id,
+        oidc_client_secret=idp.client_secret))
+    meta = provider.metadata()
+    ours = RSAKey.generate_key(2048, parameters={"kid": "ours", "alg": "RS256", "use": "sig"})
+    now = int(time.time())
+    good = {"iss": idp.issuer, "sub": "x", "aud": idp.client_id, "iat": now,
+            "exp": now + 300, "nonce": "n"}
+
+    def token(**claims) -> str:
+        return jose_jwt.encode({"alg": "RS256", "kid": "ours"}, {**good, **claims}, ours)
+
+    def reason(raw: str) -> str:
+        with pytest.raises(LoginFailed) as failed:
+            provider._validate(raw, meta, "n", "at")
+        return failed.value.reason
+
+    # not signed by the provider: its keys are fetched again (rotation), still unknown
+    fetched = provider._key_set()
+    assert reason(token()) == "id_token_invalid"
+    assert provider._keys is not None and provider._keys[1] is not fetched
+    # signed by a key the provider publishes (here: ours, planted in the cache)
+    provider._keys = (time.monotonic(), KeySet([ours]))
+    assert provider._validate(token(), meta, "n", "at")["sub"] == "x"
+    assert reason(token(aud="someone-else")) == "id_token_invalid"
+    assert reason(token(exp=now - 600, iat=now - 900)) == "id_token_invalid"
+    assert reason(token(nonce="m")) == "nonce_mismatch"
+    assert reason(token(iss="https://evil.example")) == "issuer_not_allowed"
+    assert reason("not.a.jwt") == "id_token_invalid"
