@@ -27,7 +27,7 @@ BIN    := $(VENV)/bin
 PYTEST_ARGS ?= -n 2 --dist worksteal --durations=25
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint lint-imports install install-dev clean
+.PHONY: help run test test-deps lint lint-imports install install-dev clean
 
 help:
 	@echo "make run    serve Wharf on 127.0.0.1:8080 (embedded: SQLite + files under ./var)"
@@ -54,7 +54,14 @@ install-dev: $(VENV)/.installed-dev
 run: $(VENV)/.installed
 	$(BIN)/wharf serve
 
-test: $(VENV)/.installed-dev
+# The real OpenID provider the external sign-in tests start (node-oidc-provider from the npm
+# registry, installed into ~/.cache/wharf-tests or $$WHARF_TEST_NODE_CACHE:
+# tests/support/oidc_provider.py). Without npm the tests install nothing here and say so.
+test-deps: $(VENV)/.installed-dev
+	@if command -v npm >/dev/null 2>&1; then $(BIN)/python -m tests.support.oidc_provider; \
+	else echo "make: npm is missing: the external sign-in tests will skip (or fail in CI)"; fi
+
+test: $(VENV)/.installed-dev test-deps
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 # Both run even when the first fails, so one pass reports everything; either failing fails.

@@ -9,12 +9,13 @@ from api.compression import CompressionMiddleware
 from api.contract import App
 from api.middleware import AuthMiddleware, BodyLimitMiddleware, RequestIdMiddleware
 from api.refusals import RefusedWriteMiddleware
+from api.resources import external_login, spaces, system
 from api.resources import identity as identity_res
 from api.resources import passwords as password_res
-from api.resources import spaces, system
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.unitstore import UnitStore
+from wharf.identity.external import ExternalLogin
 from wharf.identity.service import Identity
 from wharf.infra.settings import Settings
 from wharf.observability.metrics import DatabaseCollector, Dependencies
@@ -70,6 +71,14 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     audit_res.mount(app, db, settings)  # reading the audit trail (wharf.audittrail)
     from api.resources import device as device_res
     device_res.mount(app, db, settings)  # device login for the CLI (wharf.identity.device)
+    external = ExternalLogin(identity)  # sign-in with OpenID Connect or GitHub
+    app.add_route("/api/auth/{provider}/start",
+                  external_login.ExternalLoginStart(db, external, settings))
+    app.add_route("/api/auth/{provider}/callback",
+                  external_login.ExternalLoginCallback(db, external, settings))
+    app.add_route("/api/me/external-identities", external_login.MyExternalIdentities(db, external))
+    app.add_route("/api/me/external-identities/{provider}",
+                  external_login.MyExternalIdentity(db, external))
     from api.resources import feed as feed_res
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 

@@ -157,4 +157,6 @@ PATH_PARAMETER_DESCRIPTION = "An id (32 lowercase hex digits); unknown ids are 4
 #: Path parameters that are not ids.
 PATH_PARAMETER_DESCRIPTIONS = {
     "number": "An issue's `#N` in its space (digits); an unknown number is 404.",
+    "provider": "A sign-in provider: `oidc` (OpenID Connect) or `github`; one not "
+                "configured is 404.",
 }

@@ -10,6 +10,7 @@ from storage.models.comments import UnitComment, UnitCommentThread
 from storage.models.deletion import DeletionRecord, ObjectDeletionJob
 from storage.models.device import DeviceAuthorization
 from storage.models.exports import Export, TakeoutItem, TakeoutRun
+from storage.models.external import ExternalAuthorization, ExternalIdentity
 from storage.models.feed import FeedTicket
 from storage.models.fsck import FSCK_KEY_ORDER_INDEXES
 from storage.models.heartbeats import ProcessHeartbeat
@@ -35,7 +36,7 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
     "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord",
-    "DeviceAuthorization", "Export",
+    "DeviceAuthorization", "Export", "ExternalAuthorization", "ExternalIdentity",
     "FeedTicket",
     "Issue",
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",

@@ -30,6 +30,8 @@ from storage.models import (
     AuditLog,
     BlobResource,
     BlobUploadSession,
+    ExternalAuthorization,
+    ExternalIdentity,
     Issue,
     IssueComment,
     IssueEvent,
@@ -96,12 +98,15 @@ def ensure_placeholder(s: Session) -> None:
 
 
 def revoke_credentials(s: Session, user_id: str) -> int:
-    """Delete the user's password, recovery codes, login sessions and API tokens (a user's
-    are few); how many sessions and tokens."""
+    """Delete the user's password, recovery codes, linked external identities (the
+    provider's account may sign up afresh), sign-ins under way, login sessions and API
+    tokens (a user's are few); how many sessions and tokens."""
     n = rowcount(s.execute(delete(LoginSession).where(LoginSession.user_id == user_id)))
     n += rowcount(s.execute(delete(ApiToken).where(ApiToken.user_id == user_id)))
     s.execute(delete(PasswordCredential).where(PasswordCredential.user_id == user_id))
     s.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user_id))
+    s.execute(delete(ExternalIdentity).where(ExternalIdentity.user_id == user_id))
+    s.execute(delete(ExternalAuthorization).where(ExternalAuthorization.user_id == user_id))
     return n
 
 

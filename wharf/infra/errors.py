@@ -172,6 +172,11 @@ class ProblemCode(StrEnum):
     # ... and its approval page's
     DEVICE_AUTHORIZATION_EXPIRED = "device_authorization_expired"
     DEVICE_AUTHORIZATION_DECIDED = "device_authorization_decided"
+    # sign-in with an external provider (wharf/identity/external.py)
+    EXTERNAL_LOGIN_FAILED = "external_login_failed"
+    EXTERNAL_IDENTITY_TAKEN = "external_identity_taken"
+    PROVIDER_ALREADY_LINKED = "provider_already_linked"
+    LAST_LOGIN_METHOD = "last_login_method"
 
 
 _C = ProblemCode
@@ -233,6 +238,10 @@ STATUS: dict[str, int] = {
     **dict.fromkeys((_C.UNSUPPORTED_FORMAT, _C.FILE_TOO_COMPLEX, _C.CORRUPT_FILE,
                      _C.CONVERSION_TIMEOUT), 422),
     _C.PRECONDITION_REQUIRED: 428,
+    # sign-in with an external provider (wharf/identity/external.py)
+    _C.EXTERNAL_LOGIN_FAILED: 400,
+    **dict.fromkeys((_C.EXTERNAL_IDENTITY_TAKEN, _C.PROVIDER_ALREADY_LINKED,
+                     _C.LAST_LOGIN_METHOD), 409),
     **dict.fromkeys((_C.RATE_LIMITED, _C.TOO_MANY_REQUESTS, _C.QUOTA_EXCEEDED), 429),
     _C.HEADERS_TOO_LARGE: 431,
     _C.INTERNAL_ERROR: 500,

@@ -27,13 +27,14 @@ from wharf.infra import setting_readers as readers
 from wharf.infra.setting_declaration import declarations, setting
 from wharf.infra.setting_readers import ConfigError
 from wharf.infra.settings_documents import DocumentSettings
+from wharf.infra.settings_external import ExternalLoginSettings
 from wharf.infra.settings_feed import FeedSettings
 
 __all__ = ["DECLARED", "ConfigError", "Settings", "read_setting", "settings_table"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Settings(DocumentSettings, FeedSettings):
+class Settings(DocumentSettings, FeedSettings, ExternalLoginSettings):
     """Every ``WHARF_*`` setting, declared once: the field's type, default and
     :func:`setting` (bounds, README description) drive parsing (:meth:`from_env`), the
     error messages, and the README's settings table (:func:`settings_table`, checked by
