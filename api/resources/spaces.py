@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import falcon
+import msgspec
 
 from api import contract, serialize
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
@@ -11,6 +12,7 @@ from api.schemas.spaces import (
     CreateSpaceRequest,
     MemberList,
     NodeList,
+    NodeListItem,
     PutMemberByNameRequest,
     PutMemberRequest,
     SpaceList,
@@ -35,7 +37,9 @@ def _node(entry: nodes.NodeEntry) -> NodeBody:
 
 def _node_page(page: tuple[list[nodes.NodeEntry], str | None]) -> NodeList:
     entries, nxt = page
-    return NodeList(items=[_node(e) for e in entries], next_cursor=nxt)
+    return NodeList(items=[NodeListItem(**msgspec.structs.asdict(_node(e)),
+                                        has_children=e.has_children) for e in entries],
+                    next_cursor=nxt)
 
 
 class Spaces:

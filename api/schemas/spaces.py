@@ -86,8 +86,15 @@ class Node(Response):
     capabilities: Capabilities
 
 
+class NodeListItem(Node):
+    """In a listing (a space's roots, a node's children): whether the node has a child
+    not in the trash (a tree draws an expander)."""
+
+    has_children: bool
+
+
 class NodeList(Response):
-    items: list[Node]
+    items: list[NodeListItem]
     next_cursor: str | None
 
 
