@@ -101,10 +101,15 @@ class Members:
         self.db = db
 
     @contract.op(operation_id="listMembers", summary="Team members", tags=["spaces"],
-                 responses={200: MemberList})
+                 description="Keyset-paged by user id (`?limit=&cursor=`); the owner is "
+                             "not a member.",
+                 query=PageQuery, responses={200: MemberList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
-        resp.media = MemberList(items=[serialize.member(m, u) for m, u in
-                                       spaces.list_members(self.db, req.context.ctx, space_id)])
+        q = contract.read_query(req, PageQuery)
+        items, nxt = spaces.list_members(self.db, req.context.ctx, space_id, q.limit,
+                                         q.cursor)
+        resp.media = MemberList(items=[serialize.member(m, u) for m, u in items],
+                                next_cursor=nxt)
 
     @contract.op(operation_id="putMemberByUsername",
                  summary="Add a member by username, or change their role", tags=["spaces"],

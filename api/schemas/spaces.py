@@ -39,6 +39,7 @@ class Member(Response):
 
 class MemberList(Response):
     items: list[Member]
+    next_cursor: str | None
 
 
 class UnitRef(Response, tag_field="kind", tag="unit"):
