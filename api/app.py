@@ -96,6 +96,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/trash-batches/{batch_id}/restore", trash.BatchRestore(db))
         app.add_route("/api/resources/{resource_id}/open", recent.ResourceOpen(db))
         app.add_route("/api/me/recent", recent.MyRecent(db))
+        from api.resources import stars
+        app.add_route("/api/me/stars", stars.MyStars(db))
+        app.add_route("/api/me/stars/{resource_id}", stars.MyStar(db))
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
         app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))

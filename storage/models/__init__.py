@@ -25,7 +25,7 @@ from storage.models.issues import (
 )
 from storage.models.operations import Operation, OperationAttempt, OutboxMessage
 from storage.models.scheduler import ScheduleTick
-from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, TrashBatch
+from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, Star, TrashBatch
 from storage.models.spaces import Node, Resource, Space, SpaceMember, UnitResource
 from storage.models.webhooks import Webhook, WebhookDelivery
 from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
@@ -38,7 +38,7 @@ __all__ = [
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
-    "ProcessHeartbeat", "RecentOpen", "Resource", "ScheduleTick", "Space", "SpaceMember",
+    "ProcessHeartbeat", "RecentOpen", "Resource", "ScheduleTick", "Space", "SpaceMember", "Star",
     "TakeoutItem", "TakeoutRun",
     "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",
     "UnitResource", "User", "Webhook",
