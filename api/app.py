@@ -150,6 +150,11 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       blob_res.BlobContent(db, blob_store, operations, settings))
         app.add_route("/api/blob-resources/{resource_id}/download",
                       blob_res.BlobDownload(db, blob_store, operations, settings))
+        from api.resources import quarantine
+        app.add_route("/api/blob-resources/{resource_id}/quarantine",
+                      quarantine.BlobQuarantine(db, settings))
+        app.add_route("/api/blob-resources/{resource_id}/release",
+                      quarantine.BlobRelease(db, settings))
 
     if operations is not None and blob_store is not None and unitstore is not None:
         from api.resources import assets as asset_res

@@ -160,6 +160,8 @@ class ProblemCode(StrEnum):
     FILE_TOO_COMPLEX = "file_too_complex"
     CORRUPT_FILE = "corrupt_file"
     CONVERSION_TIMEOUT = "conversion_timeout"
+    # quarantined blobs (wharf/blobs/quarantine.py)
+    QUARANTINED = "quarantined"
     # stars (wharf/recent/stars.py)
     STAR_LIMIT = "star_limit"
 
@@ -202,7 +204,7 @@ STATUS: dict[str, int] = {
         _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
         _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
         _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT,
-        _C.STAR_LIMIT), 409),
+        _C.STAR_LIMIT, _C.QUARANTINED), 409),
     _C.DRAFT_PURGED: 410,
     _C.HISTORY_PRUNED: 410,
     _C.LENGTH_REQUIRED: 411,
