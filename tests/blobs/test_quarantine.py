@@ -112,3 +112,20 @@ def test_in_a_personal_space_only_its_owner_or_an_operator_quarantines(world, wo
     assert_problem(alice.post(f"/api/blob-resources/{rid}/release"), 404)
     assert world.user("carol").post(f"/api/blob-resources/{rid}/release"
                                     ).json["state"] == "ready"
+
+
+def test_a_takeout_leaves_a_quarantined_blob_out(world, worker):
+    import io
+    import zipfile
+    alice = world.user("alice")
+    sp = alice.personal_space_id
+    upload_blob(alice, sp, b"kept", "kept.txt")
+    held = upload_blob(alice, sp, b"held", "held.txt")
+    assert alice.post(f"/api/blob-resources/{held}/quarantine").status_code == 200
+    r = alice.post(f"/api/spaces/{sp}/exports", headers={"Idempotency-Key": key()})
+    assert r.status_code == 202, r.text
+    done = alice.get(f"/api/operations/{r.json['id']}", params={"wait": "30"}).json
+    assert done["status"] == "completed", done
+    z = zipfile.ZipFile(io.BytesIO(alice.get(done["result"]["content_url"]).content))
+    assert set(z.namelist()) == {"kept.txt", "manifest.json"}
+    assert z.read("kept.txt") == b"kept"
