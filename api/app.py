@@ -114,6 +114,9 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         app.add_route("/api/trash-batches/{batch_id}/restore", trash.BatchRestore(db))
         app.add_route("/api/resources/{resource_id}/open", recent.ResourceOpen(db))
         app.add_route("/api/me/recent", recent.MyRecent(db))
+        from api.resources import stars
+        app.add_route("/api/me/stars", stars.MyStars(db))
+        app.add_route("/api/me/stars/{resource_id}", stars.MyStar(db))
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
         app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))
@@ -165,6 +168,11 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                       blob_res.BlobContent(db, blob_store, operations, settings))
         app.add_route("/api/blob-resources/{resource_id}/download",
                       blob_res.BlobDownload(db, blob_store, operations, settings))
+        from api.resources import quarantine
+        app.add_route("/api/blob-resources/{resource_id}/quarantine",
+                      quarantine.BlobQuarantine(db, settings))
+        app.add_route("/api/blob-resources/{resource_id}/release",
+                      quarantine.BlobRelease(db, settings))
 
     if operations is not None and blob_store is not None and unitstore is not None:
         from api.resources import assets as asset_res

@@ -153,12 +153,29 @@ class BlobMeta:
                  auth="optional")
     def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         blob, node, _access = blobs.describe_blob(self.db, req.context.ctx, resource_id)
-        resp.media = BlobResource(
-            resource_id=blob.resource_id, node_id=node.id, filename=blob.filename,
-            mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
-            etag=blobs.etag_header(blob), state=BlobState(blob.state),
-            created_at=timestamp(blob.created_at), updated_at=timestamp(blob.updated_at))
+        resp.media = blob_body(blob, node.id)
         resp.set_header("ETag", blobs.etag_header(blob))
+
+
+class BlobRow(Protocol):
+    resource_id: str
+    filename: str
+    mime_type: str
+    size: int
+    sha256: str
+    etag: str
+    state: str
+    created_at: datetime
+    updated_at: datetime
+
+
+def blob_body(blob: BlobRow, node_id: str) -> BlobResource:
+    """A blob's metadata as the API answers it."""
+    return BlobResource(
+        resource_id=blob.resource_id, node_id=node_id, filename=blob.filename,
+        mime_type=blob.mime_type, size=blob.size, sha256=blob.sha256,
+        etag=f'"{blob.etag}"', state=BlobState(blob.state),
+        created_at=timestamp(blob.created_at), updated_at=timestamp(blob.updated_at))
 
 
 def _content_answers(whole: str, *, attachment: bool) -> dict[int, contract.Answer]:
@@ -217,26 +234,30 @@ class BlobDownload(_BlobReader):
 
     @contract.op(operation_id="downloadBlob",
                  summary="The bytes as an attachment (RFC 6266 filename*)", tags=["blobs"],
-                 headers=READ_HEADERS, responses=DOWNLOAD, auth="optional")
+                 description="409 `quarantined` while the blob is quarantined.",
+                 headers=READ_HEADERS, responses=DOWNLOAD, auth="optional",
+                 problems=(409,))
     def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
 
     @contract.op(operation_id="downloadBlobHead", summary="downloadBlob without the body",
                  tags=["blobs"], headers=READ_HEADERS, responses=head_answers(DOWNLOAD),
-                 auth="optional")
+                 auth="optional", problems=(409,))
     def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
 
 
 class BlobContent(_BlobReader):
     @contract.op(operation_id="getBlobContent", summary="The bytes: strong ETag, single Range",
-                 tags=["blobs"], headers=READ_HEADERS, responses=CONTENT, auth="optional")
+                 description="409 `quarantined` while the blob is quarantined.",
+                 tags=["blobs"], headers=READ_HEADERS, responses=CONTENT, auth="optional",
+                 problems=(409,))
     def on_get(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
 
     @contract.op(operation_id="getBlobContentHead", summary="getBlobContent without the body",
                  tags=["blobs"], headers=READ_HEADERS, responses=head_answers(CONTENT),
-                 auth="optional")
+                 auth="optional", problems=(409,))
     def on_head(self, req: falcon.Request, resp: falcon.Response, resource_id: str) -> None:
         self._read(req, resp, resource_id)
 

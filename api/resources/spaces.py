@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import falcon
+import msgspec
 
 from api import contract, serialize
 from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
@@ -11,6 +12,7 @@ from api.schemas.spaces import (
     CreateSpaceRequest,
     MemberList,
     NodeList,
+    NodeListItem,
     PutMemberByNameRequest,
     PutMemberRequest,
     SpaceList,
@@ -35,7 +37,9 @@ def _node(entry: nodes.NodeEntry) -> NodeBody:
 
 def _node_page(page: tuple[list[nodes.NodeEntry], str | None]) -> NodeList:
     entries, nxt = page
-    return NodeList(items=[_node(e) for e in entries], next_cursor=nxt)
+    return NodeList(items=[NodeListItem(**msgspec.structs.asdict(_node(e)),
+                                        has_children=e.has_children) for e in entries],
+                    next_cursor=nxt)
 
 
 class Spaces:
@@ -97,10 +101,15 @@ class Members:
         self.db = db
 
     @contract.op(operation_id="listMembers", summary="Team members", tags=["spaces"],
-                 responses={200: MemberList})
+                 description="Keyset-paged by user id (`?limit=&cursor=`); the owner is "
+                             "not a member.",
+                 query=PageQuery, responses={200: MemberList})
     def on_get(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
-        resp.media = MemberList(items=[serialize.member(m, u) for m, u in
-                                       spaces.list_members(self.db, req.context.ctx, space_id)])
+        q = contract.read_query(req, PageQuery)
+        items, nxt = spaces.list_members(self.db, req.context.ctx, space_id, q.limit,
+                                         q.cursor)
+        resp.media = MemberList(items=[serialize.member(m, u) for m, u in items],
+                                next_cursor=nxt)
 
     @contract.op(operation_id="putMemberByUsername",
                  summary="Add a member by username, or change their role", tags=["spaces"],

@@ -39,6 +39,7 @@ class Member(Response):
 
 class MemberList(Response):
     items: list[Member]
+    next_cursor: str | None
 
 
 class UnitRef(Response, tag_field="kind", tag="unit"):
@@ -86,8 +87,15 @@ class Node(Response):
     capabilities: Capabilities
 
 
+class NodeListItem(Node):
+    """In a listing (a space's roots, a node's children): whether the node has a child
+    not in the trash (a tree draws an expander)."""
+
+    has_children: bool
+
+
 class NodeList(Response):
-    items: list[Node]
+    items: list[NodeListItem]
     next_cursor: str | None
 
 

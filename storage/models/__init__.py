@@ -28,7 +28,7 @@ from storage.models.issues import (
 from storage.models.operations import Operation, OperationAttempt, OutboxMessage
 from storage.models.recovery import RecoveryCode
 from storage.models.scheduler import ScheduleTick
-from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, TrashBatch
+from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, Star, TrashBatch
 from storage.models.spaces import Node, Resource, Space, SpaceMember, UnitResource
 from storage.models.webhooks import Webhook, WebhookDelivery
 from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent, WorktreeUnit
@@ -43,7 +43,7 @@ __all__ = [
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
     "ProcessHeartbeat", "RecentOpen", "RecoveryCode", "Resource", "ScheduleTick", "Space",
-    "SpaceMember",
+    "SpaceMember", "Star",
     "TakeoutItem", "TakeoutRun",
     "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",
     "UnitResource", "User", "Webhook",

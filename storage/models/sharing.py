@@ -1,4 +1,4 @@
-"""Sharing, trash, recent."""
+"""Sharing, trash, recent, stars."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -63,3 +63,17 @@ class RecentOpen(Base):
     resource_id: Mapped[str] = mapped_column(ID, ForeignKey("resources.id", ondelete="CASCADE"),
                                              primary_key=True)
     opened_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Star(Base):
+    """A resource a user starred (names come from the node; a personal preference: the row
+    goes with the user or the resource)."""
+
+    __tablename__ = "stars"
+    __table_args__ = (Index("ix_stars_user_time", "user_id", "created_at", "resource_id"),)
+
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    resource_id: Mapped[str] = mapped_column(ID, ForeignKey("resources.id", ondelete="CASCADE"),
+                                             primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from tests.support.foundation import assert_problem, make_node, team_space
+from tests.support.foundation import add_member, assert_problem, make_node, team_space
 
-KINDS = ["spaces", "roots", "children", "trash", "recent", "operations"]
+KINDS = ["spaces", "roots", "children", "trash", "recent", "operations", "members", "stars"]
 
 
 def b64(raw: bytes) -> str:
@@ -68,9 +68,14 @@ def listings(world, worker):
                     headers={"Idempotency-Key": uuid.uuid4().hex}).json
     rid = alice.get(f"/api/operations/{op['id']}", params={"wait": "30"}).json["result"]
     alice.post(f"/api/resources/{rid['resource_id']}/open")
+    alice.put(f"/api/me/stars/{rid['resource_id']}")
+    team = team_space(alice, "Members")["id"]
+    for name in ("mem1ber", "mem2ber"):
+        add_member(alice, team, world.user(name).user_id, "viewer")
     paths = {"spaces": "/api/spaces", "roots": f"/api/spaces/{sp}/nodes",
              "children": f"/api/nodes/{parent}/children", "trash": f"/api/spaces/{sp}/trash",
-             "recent": "/api/me/recent", "operations": "/api/operations"}
+             "recent": "/api/me/recent", "operations": "/api/operations",
+             "members": f"/api/spaces/{team}/members", "stars": "/api/me/stars"}
     return alice, paths
 
 

@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from storage.enums import Role
 from storage.models import BlobResource, Node, Resource
+from wharf.blobs.quarantine import refuse_if_quarantined
 from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import NotFound
 from wharf.infra.ids import is_id
@@ -34,6 +35,7 @@ def _for_download(s: Session, ctx: RequestContext,
                   resource_id: str) -> tuple[BlobResource, bool]:
     """The blob to send, and whether everyone may read it (shared caches may keep it)."""
     blob, node, _access = blob_for_read(s, ctx, resource_id)
+    refuse_if_quarantined(blob)
     return blob, publicly_readable(s, node)
 
 

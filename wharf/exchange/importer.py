@@ -30,6 +30,7 @@ from storage.models import Operation
 from storage.unitpatch import json_size
 from storage.unitstore import UnitStore
 from wharf import blobs
+from wharf.blobs.quarantine import refuse_if_quarantined
 from wharf.blobs.reading import blob_for_read
 from wharf.exchange import formats
 from wharf.exchange.import_errors import FileTooComplex, Limits, UnsupportedFormat
@@ -74,6 +75,7 @@ def submit_import(ops: Operations, ctx: RequestContext, key: str | None,
         space_id, parent_id = request["space_id"], request["parent_id"]
         if session_id is None:
             blob, _node, _access = blob_for_read(s, ctx, str(request["blob_resource_id"]))
+            refuse_if_quarantined(blob)
             space, parent = resolve_parent(s, ctx, space_id, parent_id)
             return space.id, ImportFilePayload(
                 blob_resource_id=blob.resource_id, object_key=blob.object_key,
@@ -145,7 +147,7 @@ class ImportFile:
         p = payload(op, ImportFilePayload)
         ctx = RequestContext(principal=actor)
         if p.blob_resource_id is not None:  # (a session's bytes are the import's own)
-            blob_for_read(session, ctx, p.blob_resource_id)
+            refuse_if_quarantined(blob_for_read(session, ctx, p.blob_resource_id)[0])
         resolve_parent(session, ctx, p.space_id, p.parent_id)
 
     def perform(self, op: Operation) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from storage.enums import SpaceType
+from storage.enums import BlobState, SpaceType
 from storage.models import (
     BlobResource,
     Node,
@@ -94,7 +94,7 @@ def _nodes(s: Session, space_id: str, room: int) -> list[Any]:
     """The space's live nodes with what they hold, at most ``room`` + 1 (one statement)."""
     q = (select(Node.id, Node.parent_id, Node.name, Resource.kind, UnitResource.unit_id,
                 UnitResource.unit_type, BlobResource.object_key, BlobResource.size,
-                BlobResource.sha256)
+                BlobResource.sha256, BlobResource.state)
          .outerjoin(Resource, Resource.node_id == Node.id)
          .outerjoin(UnitResource, UnitResource.resource_id == Resource.id)
          .outerjoin(BlobResource, BlobResource.resource_id == Resource.id)
@@ -178,6 +178,8 @@ def plan(s: Session, unitstore: UnitStore, scope: str, space_id: str | None,
                                                  assets.get(row.unit_id, []), names))
                 continue
             if row.object_key:
+                if row.state == BlobState.QUARANTINED:
+                    continue  # withheld until released (wharf/blobs/quarantine.py)
                 members.append(Member(folder + names.take(row.name), "blob", row.object_key,
                                       size=row.size, sha256=row.sha256))
                 continue

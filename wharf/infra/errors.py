@@ -177,6 +177,10 @@ class ProblemCode(StrEnum):
     EXTERNAL_IDENTITY_TAKEN = "external_identity_taken"
     PROVIDER_ALREADY_LINKED = "provider_already_linked"
     LAST_LOGIN_METHOD = "last_login_method"
+    # quarantined blobs (wharf/blobs/quarantine.py)
+    QUARANTINED = "quarantined"
+    # stars (wharf/recent/stars.py)
+    STAR_LIMIT = "star_limit"
 
 
 _C = ProblemCode
@@ -217,7 +221,8 @@ STATUS: dict[str, int] = {
         _C.UNIT_MISSING, _C.ISSUE_STATE, _C.LABEL_NAME_TAKEN, _C.LABEL_LIMIT,
         _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
         _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
-        _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT), 409),
+        _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT,
+        _C.STAR_LIMIT, _C.QUARANTINED), 409),
     _C.DRAFT_PURGED: 410,
     _C.HISTORY_PRUNED: 410,
     _C.LENGTH_REQUIRED: 411,

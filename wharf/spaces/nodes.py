@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, exists, literal, select, tuple_
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Select, exists, literal, select, tuple_
+from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
 from storage.enums import Role
@@ -105,6 +105,7 @@ class NodeEntry:
     node: Node
     access: Access
     resource: dict[str, object] | None
+    has_children: bool = False
 
 
 def _with_resource(session: Session, node: Node, access: Access) -> NodeEntry:
@@ -198,21 +199,36 @@ def _update_node(session: Session, ctx: RequestContext, node_id: str,
     return node, access
 
 
-def _listing(session: Session, q: Select[Node], limit: int, cursor: str | None,
-             kind: str) -> tuple[list[Node], str | None]:
+def has_children() -> ColumnElement[bool]:
+    """Whether the outer query's ``Node`` has a child not in the trash: a correlated
+    ``EXISTS`` on ``ix_nodes_parent`` (space, parent), evaluated by the database inside
+    the page's own SELECT (no statement per row). Trashed children do not count, as the
+    listings leave them out; a child the caller can see through its parent's access is
+    every child (access only widens down the tree)."""
+    child = aliased(Node)
+    return (select(child.id)
+            .where(child.space_id == Node.space_id, child.parent_id == Node.id,
+                   child.trash_batch_id.is_(None))
+            .exists().label("has_children"))
+
+
+def _listing(session: Session, q: Select[Node, bool], limit: int, cursor: str | None,
+             kind: str) -> tuple[list[tuple[Node, bool]], str | None]:
     after = decode_cursor(kind, cursor, 2)
     if after:
         q = q.where(tuple_(Node.name, Node.id) > tuple_(*after))
-    rows = list(session.scalars(q.where(Node.trash_batch_id.is_(None))
-                                .order_by(Node.name, Node.id).limit(limit + 1)))
-    return page(rows, limit, kind, lambda n: [n.name, n.id])
+    rows = [(n, bool(c)) for n, c in session.execute(
+        q.where(Node.trash_batch_id.is_(None)).order_by(Node.name, Node.id).limit(limit + 1))]
+    return page(rows, limit, kind, lambda r: [r[0].name, r[0].id])
 
 
-def _entries(session: Session, ctx: RequestContext, items: list[Node]) -> list[NodeEntry]:
+def _entries(session: Session, ctx: RequestContext,
+             items: list[tuple[Node, bool]]) -> list[NodeEntry]:
     """A page of nodes as the caller sees them: their resources (one query), then the
     caller's access to each."""
-    res = resources_for(session, [n.id for n in items])
-    return [NodeEntry(n, role_for(session, ctx, n), res.get(n.id)) for n in items]
+    res = resources_for(session, [n.id for n, _ in items])
+    return [NodeEntry(n, role_for(session, ctx, n), res.get(n.id), children)
+            for n, children in items]
 
 
 def list_children(db: Database, ctx: RequestContext, node_id: str, limit: int,
@@ -220,7 +236,8 @@ def list_children(db: Database, ctx: RequestContext, node_id: str, limit: int,
     """A page of a node's children (not trashed), by name."""
     with db.read() as session:
         node, _ = require_node(session, ctx.principal, node_id, Role.VIEWER)
-        items, nxt = _listing(session, select(Node).where(Node.parent_id == node.id),
+        items, nxt = _listing(session, select(Node, has_children())
+                              .where(Node.space_id == node.space_id, Node.parent_id == node.id),
                               limit, cursor, "children")
         return _entries(session, ctx, items), nxt
 
@@ -230,8 +247,8 @@ def list_roots(db: Database, ctx: RequestContext, space_id: str, limit: int,
     """A page of a space's root nodes (not trashed), by name."""
     with db.read() as session:
         space, _ = require_space(session, ctx.principal, space_id, Role.VIEWER)
-        items, nxt = _listing(session, select(Node).where(Node.space_id == space.id,
-                                                          Node.parent_id.is_(None)),
+        items, nxt = _listing(session, select(Node, has_children())
+                              .where(Node.space_id == space.id, Node.parent_id.is_(None)),
                               limit, cursor, "roots")
         return _entries(session, ctx, items), nxt
 

@@ -98,13 +98,19 @@ def _update_space(session: Session, ctx: RequestContext, space_id: str,
     return space, access
 
 
-def list_members(db: Database, ctx: RequestContext,
-                 space_id: str) -> list[tuple[SpaceMember, User]]:
+def list_members(db: Database, ctx: RequestContext, space_id: str, limit: int,
+                 cursor: str | None) -> tuple[list[tuple[SpaceMember, User]], str | None]:
+    """A page of a team's members (the owner is not one), by user id."""
+    after = decode_cursor("members", cursor, 1)
     with db.read() as session:
         space, _ = require_space(session, ctx.principal, space_id, Role.VIEWER)
-        return list(session.execute(
-            select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
-            .where(SpaceMember.space_id == space.id).order_by(SpaceMember.user_id)).tuples())
+        q = (select(SpaceMember, User).join(User, User.id == SpaceMember.user_id)
+             .where(SpaceMember.space_id == space.id))
+        if after:
+            q = q.where(SpaceMember.user_id > after[0])
+        rows = [(m, u) for m, u in session.execute(
+            q.order_by(SpaceMember.user_id).limit(limit + 1))]
+        return page(rows, limit, "members", lambda r: [r[0].user_id])
 
 
 # Who manages whom in a team space (the role matrix in docs/architecture.md):
