@@ -174,12 +174,22 @@ class ProcessCluster:
         return ApiClient(comps.api_app())
 
     # -- processes -------------------------------------------------------------------------
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("WHARF_", "AWS_", "GUNICORN_"))
                and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
         env.update(self.env, PYTHONUNBUFFERED="1",
                    GUNICORN_CMD_ARGS="--no-control-socket")  # none shared under $HOME
+        return env
+
+    def run_command(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """A short ``wharf`` command (``user disable alice``) with the cluster's settings."""
+        return subprocess.run([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
+                              env=self._env(), capture_output=True, text=True,
+                              timeout=timeout)
+
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        env = self._env()
         log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
         try:
             proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
