@@ -270,3 +270,46 @@ def test_archive_permission_matrix(world, db):
     assert r.status_code == 200, r.text
     assert r.json["archived"] is True and r.json["read_only"] is True
     assert t.bob.get(t.url).json["role"] == "owner"
+
+
+def test_an_archived_space_takes_no_issue_or_worktree_writes(world, db):
+    from tests.worktrees.test_worktrees import submit_create
+    t = Team(world)
+    issues = f"{t.url}/issues"
+    r = t.carol.post(issues, json={"title": "Before"})
+    assert r.status_code == 201, r.text
+    assert t.alice.post(f"{t.url}/archive").status_code == 200
+    for who in (t.alice, t.bob, t.carol):
+        assert_problem(who.post(issues, json={"title": "After"}), 403, "space_read_only")
+        assert_problem(submit_create(who, kind="team", name="New", team_space_id=t.sid), 403,
+                       "space_read_only")
+    assert t.dave.get(issues).status_code == 200
+    assert t.alice.post(f"{t.url}/unarchive").status_code == 200
+    r = t.carol.post(issues, json={"title": "After"})
+    assert r.status_code == 201, r.text
+
+
+def test_an_archived_space_stays_archived_when_its_owner_is_deleted(world, components, db):
+    from tests.spaces.test_space_roles import delete_account
+    t = Team(world)
+    assert t.alice.post(f"{t.url}/archive").status_code == 200
+    delete_account(components, t.alice)
+    got = t.bob.get(t.url).json  # bob, the admin, inherited it; it is still archived
+    assert got["owner_id"] == t.bob.user_id and got["role"] == "owner"
+    assert (got["archived"], got["read_only"]) == (True, True)
+    assert_problem(t.bob.post("/api/nodes", json={"space_id": t.sid, "name": "x"}), 403,
+                   "space_read_only")
+    assert t.bob.post(f"{t.url}/unarchive").status_code == 200
+    make_node(t.bob, t.sid, "Writable again")
+
+
+def test_an_orphaned_space_is_not_unarchived_by_its_members(world, components, db):
+    from tests.spaces.test_space_roles import delete_account
+    alice, carol = world.user("alice"), world.user("carol")
+    sid = team_space(alice, "Orphan")["id"]
+    add_member(alice, sid, carol.user_id, "editor")
+    delete_account(components, alice)
+    got = carol.get(f"/api/spaces/{sid}").json
+    assert (got["read_only"], got["archived"]) == (True, False)
+    for path in ("unarchive", "archive"):
+        assert_problem(carol.post(f"/api/spaces/{sid}/{path}"), 403)
