@@ -87,6 +87,10 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/spaces/{space_id}/nodes", spaces.SpaceRootNodes(db))
     app.add_route("/api/spaces/{space_id}/members", spaces.Members(db))
     app.add_route("/api/spaces/{space_id}/members/{user_id}", spaces.Member(db))
+    from api.resources import space_lifecycle as lifecycle
+    app.add_route("/api/spaces/{space_id}/transfer", lifecycle.SpaceTransfer(db))
+    app.add_route("/api/spaces/{space_id}/archive", lifecycle.SpaceArchive(db))
+    app.add_route("/api/spaces/{space_id}/unarchive", lifecycle.SpaceUnarchive(db))
     app.add_route("/api/nodes", spaces.Nodes(db))
     app.add_route("/api/nodes/{node_id}", spaces.Node(db) if operations is None
                   else spaces.NodeWithPurge(db, operations))

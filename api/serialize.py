@@ -33,8 +33,11 @@ class Space(Protocol):
     id: str
     type: str
     name: str
+    description: str
     owner_id: str
     public_read: bool
+    read_only: bool
+    archived_at: datetime | None
     created_at: datetime
     updated_at: datetime
 
@@ -93,8 +96,11 @@ def user(u: User) -> UserBody:
 
 
 def space(s: Space, role: str | None) -> SpaceBody:
-    return SpaceBody(id=s.id, type=SpaceType(s.type), name=s.name, owner_id=s.owner_id,
+    return SpaceBody(id=s.id, type=SpaceType(s.type), name=s.name,
+                     description=s.description or "", owner_id=s.owner_id,
                      public_read=bool(s.public_read), role=Role(role) if role else None,
+                     read_only=bool(s.read_only), archived=s.archived_at is not None,
+                     archived_at=timestamp(s.archived_at) if s.archived_at else None,
                      created_at=timestamp(s.created_at), updated_at=timestamp(s.updated_at))
 
 

@@ -76,8 +76,13 @@ class Space:
         space, access = spaces.get_space(self.db, req.context.ctx, space_id)
         resp.media = serialize.space(space, access.role)
 
-    @contract.op(operation_id="updateSpace", summary="Rename a space or set public_read",
-                 tags=["spaces"], body=UpdateSpaceRequest, responses={200: SpaceBody})
+    @contract.op(operation_id="updateSpace",
+                 summary="Rename a space, set its description or public_read",
+                 tags=["spaces"],
+                 description="Owner or admin. 400 `validation_failed` naming the field (a "
+                             "name over 128 characters, a description over 4,096); 403 "
+                             "`space_read_only` while the space is read-only.",
+                 body=UpdateSpaceRequest, responses={200: SpaceBody})
     def on_patch(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         body = contract.read_body(req, UpdateSpaceRequest)
         space, access = spaces.update_space(self.db, req.context.ctx, space_id, changes(body))

@@ -7,8 +7,13 @@ import msgspec
 
 from api.schemas.common import Id, IdRef, InvalidField, Request, Response, Timestamp
 from storage.enums import MemberRole, Role, SpaceType, UnitType
+from storage.limits import SPACE_DESCRIPTION_MAX, SPACE_NAME_MAX
 
-SpaceName = Annotated[str, msgspec.Meta(min_length=1, max_length=100, examples=["Design team"])]
+SpaceName = Annotated[str, msgspec.Meta(min_length=1, max_length=SPACE_NAME_MAX,
+                                        examples=["Design team"])]
+SpaceDescription = Annotated[str, msgspec.Meta(
+    max_length=SPACE_DESCRIPTION_MAX, examples=["Plans and designs of the design team."],
+    description="Free text; line breaks allowed; trimmed.")]
 NodeName = Annotated[str, msgspec.Meta(min_length=1, max_length=255, examples=["Q3 plans"])]
 
 
@@ -16,9 +21,16 @@ class Space(Response):
     id: Id
     type: SpaceType
     name: str
+    description: str
     owner_id: Id
     public_read: bool
     role: Annotated[Role | None, msgspec.Meta(description="The caller's role (null: none).")]
+    read_only: Annotated[bool, msgspec.Meta(description=(
+        "Nobody writes in the space: it is archived, or its owner's account was deleted "
+        "and it has no owner yet (writes answer 403 `space_read_only`)."))]
+    archived: Annotated[bool, msgspec.Meta(description=(
+        "Archived by its owner or an admin (`POST /api/spaces/{id}/unarchive` ends it)."))]
+    archived_at: Timestamp | None
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -130,7 +142,21 @@ def changes(patch: msgspec.Struct) -> dict[str, object]:
 class UpdateSpaceRequest(_Patch):
     __example__: ClassVar[dict[str, object]] = {"public_read": True}
     name: SpaceName | msgspec.UnsetType = msgspec.UNSET
+    description: SpaceDescription | msgspec.UnsetType = msgspec.UNSET
     public_read: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+class TransferSpaceRequest(Request):
+    """The new owner: a current member, named by ``user_id`` or ``username`` (one of
+    them)."""
+
+    __example__: ClassVar[dict[str, object]] = {"user_id": "0f8fad5bd9cb469fa16570867728950e"}
+    user_id: IdRef | None = None
+    username: Annotated[str, msgspec.Meta(min_length=1, max_length=64)] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.user_id is None) == (self.username is None):
+            raise InvalidField("user_id", "name the new owner by user_id or by username")
 
 
 class PutMemberRequest(Request):

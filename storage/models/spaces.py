@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, text
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
 from storage.ids import new_id
+from storage.limits import SPACE_NAME_MAX
 from storage.models.base import ID, Base
 from storage.types import UTCDateTime
 
@@ -22,15 +23,19 @@ class Space(Base):
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     type: Mapped[str] = mapped_column(String(16))  # personal | team
-    name: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(SPACE_NAME_MAX))
+    description: Mapped[str] = mapped_column(Text, default="", server_default=text("''"))
     owner_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id"), index=True)
     public_read: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # A team space whose owner's account was deleted with no admin to take it over: owned
     # by the deleted-account placeholder, members read only, until an operator acts.
+    # Archived by its owner or an admin (POST /api/spaces/{id}/archive): also read_only,
+    # which unarchiving clears. An orphaned space is read_only with no archived_at.
     read_only: Mapped[bool] = mapped_column(Boolean, default=False,
                                             server_default=text("false"))
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class SpaceMember(Base):

@@ -28,6 +28,7 @@ CONVERTED = (
     "resources/operations.py",
     "resources/recent.py",
     "resources/sharing.py",
+    "resources/space_lifecycle.py",
     "resources/spaces.py",
     "resources/system.py",
     "resources/trash.py",

@@ -181,6 +181,8 @@ class ProblemCode(StrEnum):
     QUARANTINED = "quarantined"
     # stars (wharf/recent/stars.py)
     STAR_LIMIT = "star_limit"
+    # a team space handed over (wharf/spaces/lifecycle.py)
+    NEW_OWNER_NOT_MEMBER = "new_owner_not_member"
 
 
 _C = ProblemCode
@@ -222,7 +224,7 @@ STATUS: dict[str, int] = {
         _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
         _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
         _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT,
-        _C.STAR_LIMIT, _C.QUARANTINED), 409),
+        _C.STAR_LIMIT, _C.QUARANTINED, _C.NEW_OWNER_NOT_MEMBER), 409),
     _C.DRAFT_PURGED: 410,
     _C.HISTORY_PRUNED: 410,
     _C.LENGTH_REQUIRED: 411,

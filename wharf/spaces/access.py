@@ -48,15 +48,16 @@ _M = SpaceMember.__table__
 
 
 class SpaceReadOnly(Forbidden):
-    """A write in a read-only team space (its owner's account was deleted and no admin took
-    it over; ``wharf space-owner`` gives it an owner): read only for everyone."""
+    """A write in a read-only team space: archived (``/unarchive`` ends it), or its owner's
+    account was deleted and no admin took it over (``wharf space-owner`` gives it an
+    owner): read only for everyone."""
 
     code = "space_read_only"
     title = "Space read-only"
 
     def __init__(self, message: str | None = None, **kwargs: Any) -> None:
-        super().__init__(message or "This team space is read-only: its owner's account was "
-                         "deleted and it has no owner yet.", **kwargs)
+        super().__init__(message or "This team space is read-only: it is archived, or its "
+                         "owner's account was deleted and it has no owner yet.", **kwargs)
 
 
 def at_least(role: str | None, need: Role) -> bool:
@@ -72,6 +73,7 @@ class Access:
     role: str | None
     can_share: bool = False
     can_purge: bool = False
+    read_only: bool = False  # the space is read-only: nobody writes, whatever their role
 
     @property
     def can_read(self) -> bool:
@@ -79,15 +81,15 @@ class Access:
 
     @property
     def can_edit(self) -> bool:
-        return at_least(self.role, Role.EDITOR)
+        return not self.read_only and at_least(self.role, Role.EDITOR)
 
     @property
     def can_create_children(self) -> bool:
-        return at_least(self.role, Role.EDITOR)
+        return self.can_edit
 
     @property
     def can_manage(self) -> bool:
-        return at_least(self.role, Role.ADMIN)
+        return not self.read_only and at_least(self.role, Role.ADMIN)
 
     def capabilities(self) -> dict[str, bool]:
         return {"can_read": self.can_read, "can_edit": self.can_edit,
@@ -217,10 +219,13 @@ def can_purge(space: Space | SpaceFacts, space_role_: str | None) -> bool:
     return at_least(space_role_, Role.ADMIN)
 
 
-def _access(space: Space, role: str | None, from_space: str | None) -> Access:
-    """The effective ``role`` with the capabilities only a role from the space grants."""
-    return Access(role, can_share=can_share(space, from_space),
-                  can_purge=can_purge(space, from_space))
+def _access(space: Space | SpaceFacts, role: str | None, from_space: str | None) -> Access:
+    """The effective ``role`` with the capabilities only a role from the space grants
+    (none in a read-only space)."""
+    writes = not space.read_only
+    return Access(role, can_share=writes and can_share(space, from_space),
+                  can_purge=writes and can_purge(space, from_space),
+                  read_only=space.read_only)
 
 
 def _chain_above(session: Session, start_id: str,
@@ -312,8 +317,7 @@ def chain_access(principal: Principal, chain: list[ChainLink], space: SpaceFacts
             role = _best(role, link.grant_role)
         if link.link_role is not None:
             role = _best(role, link.link_role if principal.is_user else Role.VIEWER)
-    return Access(role, can_share=can_share(space, from_space),
-                  can_purge=can_purge(space, from_space))
+    return _access(space, role, from_space)
 
 
 def ancestors(session: Session, node: Node) -> list[tuple[str, str | None]]:
@@ -395,9 +399,12 @@ def node_role(session: Session, principal: Principal, node: Node,
 
 def check(access: Access, need: Role, what: str) -> Access:
     """``access`` if it allows ``need``: 404 ``No such <what>`` without a role (the target
-    is undiscoverable), 403 with a role below ``need``."""
+    is undiscoverable), 403 ``space_read_only`` for a write in a read-only space, 403 with
+    a role below ``need``."""
     if access.role is None:
         raise NotFound(f"No such {what}.")
+    if access.read_only and RANK[need] > RANK[Role.VIEWER]:
+        raise SpaceReadOnly()
     if not at_least(access.role, need):
         raise Forbidden(f"You may not do that to this {what}.")
     return access
@@ -435,6 +442,8 @@ def require_purge(session: Session, principal: Principal, node_id: object) -> tu
 def require_share(session: Session, principal: Principal, node_id: object) -> tuple[Node, Access]:
     """The node, if the principal may change its sharing (404 if undiscoverable, else 403)."""
     node, access = require_node(session, principal, node_id, Role.VIEWER)
+    if access.read_only:
+        raise SpaceReadOnly()
     if not access.can_share:
         raise Forbidden("Only the owner (personal space) or an admin (team space) can share.")
     return node, access

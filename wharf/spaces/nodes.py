@@ -77,7 +77,7 @@ def resolve_parent(session: Session, ctx: RequestContext, space_id: object,
     if parent_id is None:
         if space is None:
             raise NotFound("No such space.")
-        check(Access(space.role(principal)), Role.EDITOR, "space")
+        check(Access(space.role(principal), read_only=space.read_only), Role.EDITOR, "space")
         return space, None
     chain = chain_facts(session, principal, parent_id) \
         if is_id(parent_id) and isinstance(parent_id, str) else []

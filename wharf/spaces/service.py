@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.enums import MemberRole, Role, SpaceType, values
+from storage.limits import SPACE_DESCRIPTION_MAX, SPACE_NAME_MAX
 from storage.models import Space, SpaceMember, User
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -17,7 +18,7 @@ from wharf.infra.context import RequestContext
 from wharf.infra.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.pagination import decode_cursor, page
-from wharf.infra.validation import clean_name, one_of
+from wharf.infra.validation import clean_name, one_of, storable
 from wharf.spaces.access import Access, require_space, space_role
 
 MEMBER_ROLES = values(MemberRole)
@@ -30,7 +31,7 @@ def set_owner(session: Session, space: Space, owner_id: str, *,
     goes in the same transaction (else they would be listed as a member too, and that row
     could never be removed: ``owner_not_member``)."""
     space.owner_id = owner_id
-    space.read_only = read_only
+    space.read_only = read_only or space.archived_at is not None  # archived stays so
     space.updated_at = utcnow()
     session.execute(delete(SpaceMember).where(SpaceMember.space_id == space.id,
                                               SpaceMember.user_id == owner_id))
@@ -43,7 +44,7 @@ def create_team_space(db: Database, ctx: RequestContext, name: object,
                                "with the user", details={"field": "type"})
     with db.write() as session:
         space = Space(id=new_id(), type=SpaceType.TEAM,
-                      name=clean_name(name, "name", max_len=100),
+                      name=clean_name(name, "name", max_len=SPACE_NAME_MAX),
                       owner_id=ctx.principal.user_id, public_read=False)
         session.add(space)
         session.flush()
@@ -81,11 +82,15 @@ def _update_space(session: Session, ctx: RequestContext, space_id: str,
                   changes: dict[str, object]) -> tuple[Space, Access]:
     space, access = require_space(session, ctx.principal, space_id, Role.ADMIN)
     if not changes:
-        raise ValidationFailed("nothing to change: send name and/or public_read")
+        raise ValidationFailed("nothing to change: send name, description and/or "
+                               "public_read")
     done: dict[str, object] = {}
     if "name" in changes:
-        space.name = clean_name(changes["name"], "name", max_len=100)
+        space.name = clean_name(changes["name"], "name", max_len=SPACE_NAME_MAX)
         done["name"] = space.name
+    if "description" in changes:
+        space.description = clean_description(changes["description"])
+        done["description"] = True  # changed; the text itself stays out of the audit
     if "public_read" in changes:
         if not isinstance(changes["public_read"], bool):
             raise ValidationFailed("public_read must be a boolean",
@@ -96,6 +101,18 @@ def _update_space(session: Session, ctx: RequestContext, space_id: str,
     audit.record(session, ctx, "space.update", "space", space.id, space_id=space.id,
                  details=done)
     return space, access
+
+
+def clean_description(value: object) -> str:
+    """Free text (line breaks allowed), trimmed, at most ``SPACE_DESCRIPTION_MAX``
+    characters; 400 ``validation_failed`` naming ``description`` otherwise."""
+    if not isinstance(value, str) or not storable(value):
+        raise ValidationFailed("description must be text", details={"field": "description"})
+    text = value.strip()
+    if len(text) > SPACE_DESCRIPTION_MAX:
+        raise ValidationFailed(f"description must be at most {SPACE_DESCRIPTION_MAX} "
+                               "characters", details={"field": "description"})
+    return text
 
 
 def list_members(db: Database, ctx: RequestContext, space_id: str, limit: int,
