@@ -13,8 +13,18 @@ from sqlalchemy import update
 
 from storage.models import Node
 from tests.support.foundation import add_member, assert_problem, make_node, team_space
+from wharf.search import names
 
 pytestmark = pytest.mark.both_databases
+
+
+@pytest.fixture(autouse=True, params=["scope scan", "name index"])
+def strategy(request, monkeypatch):
+    """Each test both ways: the caller's spaces scanned by space (small scopes) and the
+    trigram index (large ones, forced here by a zero threshold)."""
+    if request.param == "name index":
+        monkeypatch.setattr(names, "SCOPE_SCAN_MAX", 0)
+    return request.param
 
 
 def found(client, q: str, **params) -> list[str]:
@@ -123,6 +133,7 @@ def test_wildcards_and_quotes_are_literal(world):
     assert found(alice, '"hi"') == ['say "hi" now']
     assert found(alice, "a\\_b") == []  # the escape character itself is literal too
     assert found(alice, "hi OR done") == []
+    assert found(alice, "done*") == []
     assert found(alice, "NEAR(a b)") == []
 
 
