@@ -202,3 +202,26 @@ def test_forged_cursors_are_refused(world):
     raw = base64.urlsafe_b64encode(json.dumps(["search-name", "1", "plan a", "f" * 32])
                                    .encode()).decode().rstrip("=")
     assert found(alice, "plan", cursor=raw) == ["plan b"]
+
+
+def test_any_query_text_is_a_page_or_a_400_never_a_server_error(world):
+    """Whatever ``q`` holds (FTS5 syntax, LIKE wildcards, quotes, controls, any script,
+    surrogates): a page or 400 ``validation_failed``."""
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+    from hypothesis import strategies as st
+
+    alice = world.user("alice")
+    make_node(alice, alice.personal_space_id, 'odd "name" 100% a_b NEAR(x)*')
+
+    @hsettings(max_examples=40, deadline=None, database=None, derandomize=True,
+               suppress_health_check=list(HealthCheck))
+    @given(q=st.text(max_size=12) | st.sampled_from(
+        ['"', '""', "*", "NEAR(", "a OR b", "^x", "%_\\", "\\", "'; --", "name\" *"]))
+    def check(q):
+        r = alice.get("/api/search", params={"q": q})
+        assert r.status_code in (200, 400), (q, r.status_code, r.text)
+        if r.status_code == 400:
+            assert_problem(r, 400, "validation_failed")
+
+    check()
