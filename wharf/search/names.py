@@ -1,10 +1,11 @@
 """Name search (issue 41 item 1): ``GET /api/search?kind=name`` over node names.
 
 Matching is case-insensitive. A query of ``MIN_SUBSTRING`` (3) characters or more matches
-anywhere in a name, through a trigram index (PostgreSQL: ``pg_trgm`` GIN on ``lower(name)``
-with ``LIKE '%q%'``; SQLite: the FTS5 ``trigram`` table ``node_name_fts`` with a phrase
-query); a shorter one matches name prefixes only (a trigram index cannot narrow a one- or
-two-character substring).
+anywhere in a name; a shorter one matches name prefixes only. When the caller's spaces hold
+at most ``SCOPE_SCAN_MAX`` nodes they are read by space (``ix_nodes_parent``) with a plain
+substring test; larger scopes go through the trigram index (PostgreSQL: ``pg_trgm`` GIN on
+``lower(name)`` with ``LIKE '%q%'``; SQLite: the FTS5 ``trigram`` table ``node_name_fts``
+with a phrase query). See docs/search.md.
 
 Only what the caller can discover right now is returned, decided in two steps:
 
