@@ -121,6 +121,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
         from api.resources import stars
         app.add_route("/api/me/stars", stars.MyStars(db))
         app.add_route("/api/me/stars/{resource_id}", stars.MyStar(db))
+        from api.resources import search
+        app.add_route("/api/search", search.Search(db))
         from api.resources import worktrees
         app.add_route("/api/worktrees", worktrees.Worktrees(db, operations))
         app.add_route("/api/worktrees/{worktree_id}", worktrees.WorktreeItem(db, unitstore))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Text, text
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, func, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
@@ -55,6 +55,10 @@ class Node(Base):
     __table_args__ = (
         Index("ix_nodes_parent", "space_id", "parent_id", "name", "id"),
         Index("ix_nodes_trash", "trash_batch_id"),
+        # Name search (wharf.search): a trigram GIN index on PostgreSQL; SQLite keeps an FTS5
+        # trigram table in step by triggers instead (migration 0033, not a model).
+        Index("ix_nodes_name_trgm", func.lower(text("name")), postgresql_using="gin",
+              postgresql_ops={"lower(name)": "gin_trgm_ops"}).ddl_if(dialect="postgresql"),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)

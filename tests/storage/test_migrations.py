@@ -37,6 +37,8 @@ from wharf.identity.service import Identity
 from wharf.infra.context import RequestContext
 
 EXTRA_REVISION = "9999testextra"
+# Tables no model declares: the SQLite name search index (an FTS5 table and its shadows).
+SEARCH_INDEX_PREFIX = "node_name_fts"
 CORE_TABLES = {"users", "password_credentials", "login_sessions", "spaces", "space_members",
                "nodes", "audit_logs"}
 
@@ -102,7 +104,8 @@ def _counts(engine, tables) -> dict[str, int]:
 
 
 def _drop(conn, table: str, postgres: bool) -> None:
-    conn.execute(text(f'DROP TABLE "{table}"' + (" CASCADE" if postgres else "")))
+    # IF EXISTS: dropping an FTS5 table (SQLite's name search index) drops its shadow tables
+    conn.execute(text(f'DROP TABLE IF EXISTS "{table}"' + (" CASCADE" if postgres else "")))
 
 
 def _script_dir_with(tmp_path: Path, upgrade_body: str) -> Path:
@@ -371,7 +374,10 @@ def test_backup_sqlite_is_a_consistent_copy_including_the_wal(tmp_path, monkeypa
 
 def _on_this_dialect(dialect: str):
     """Leave out the model's indexes made for another dialect only (``ddl_if``)."""
-    def include(obj, _name, type_, _reflected, _compare_to) -> bool:
+    def include(obj, name, type_, reflected, compare_to) -> bool:
+        if type_ == "table" and reflected and compare_to is None and name.startswith(
+                SEARCH_INDEX_PREFIX):
+            return False  # the name search index (FTS5 and its shadow tables; 0033)
         only = getattr(obj, "_ddl_if", None) if type_ == "index" else None
         return only is None or only.dialect in (None, dialect)
     return include

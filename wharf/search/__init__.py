@@ -1,0 +1,1 @@
+"""Search: find nodes by name (``wharf.search.names``); see docs/search.md."""
