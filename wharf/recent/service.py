@@ -48,24 +48,34 @@ def list_recent(db: Database, ctx: RequestContext, limit: int,
 
 def _list_recent(s: Session, ctx: RequestContext, limit: int,
                  cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    after = decode_cursor("recent", cursor, (TIMESTAMP, str))
-    base = (select(RecentOpen, Resource, Node)
-            .join(Resource, Resource.id == RecentOpen.resource_id)
-            .join(Node, Node.id == Resource.node_id)
-            .where(RecentOpen.user_id == ctx.principal.user_id)
-            .order_by(RecentOpen.opened_at.desc(), RecentOpen.resource_id.desc()))
+    return my_resources(s, ctx, RecentOpen, RecentOpen.opened_at, "recent", "opened_at",
+                        limit, cursor)
 
-    def fetch(key: list[Any] | None, n: int) -> list[Row[RecentOpen, Resource, Node]]:
+
+def my_resources(s: Session, ctx: RequestContext, table: Any, at: Any, kind: str,
+                 field: str, limit: int, cursor: str | None
+                 ) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the caller's rows of ``table`` (a ``user_id``, ``resource_id`` and the
+    time column ``at``), newest first, each with its resource and node; rows the caller can
+    no longer discover are skipped (a bounded scan, ``pagination.scan_page``). Recent
+    files and stars (``wharf.recent.stars``) are both this listing."""
+    after = decode_cursor(kind, cursor, (TIMESTAMP, str))
+    base = (select(at, Resource, Node)
+            .join(Resource, Resource.id == table.resource_id)
+            .join(Node, Node.id == Resource.node_id)
+            .where(table.user_id == ctx.principal.user_id)
+            .order_by(at.desc(), table.resource_id.desc()))
+
+    def fetch(key: list[Any] | None, n: int) -> list[Row[Any]]:
         q = base
         if key:
             when, rid = key
-            q = q.where(or_(RecentOpen.opened_at < when,
-                            and_(RecentOpen.opened_at == when, RecentOpen.resource_id < rid)))
+            q = q.where(or_(at < when, and_(at == when, table.resource_id < rid)))
         return list(s.execute(q.limit(n)).all())
 
     rows, next_cursor = scan_page(
-        fetch, after, limit, "recent", lambda row: [row[0].opened_at, row[1].id],
+        fetch, after, limit, kind, lambda row: [row[0], row[1].id],
         lambda row: node_access(s, ctx.principal, row[2]).role is not None)
     return [{"resource_id": res.id, "kind": res.kind, "node_id": node.id, "name": node.name,
              "space_id": node.space_id, "parent_id": node.parent_id,
-             "opened_at": iso(recent.opened_at)} for recent, res, node in rows], next_cursor
+             field: iso(when)} for when, res, node in rows], next_cursor

@@ -20,20 +20,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, or_, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.models import Node, Resource, Star
+from storage.models import Star
 from storage.results import rowcount
-from wharf.infra.clock import iso, utcnow
+from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import Conflict, ProblemCode
 from wharf.infra.ids import is_id
 from wharf.infra.limits import require_room
-from wharf.infra.pagination import TIMESTAMP, decode_cursor, scan_page
-from wharf.spaces.access import node_access
+from wharf.recent.service import my_resources
 from wharf.units.resources import get_resource
 
 #: Stars one user may hold (those on resources they can no longer see count too).
@@ -87,24 +86,4 @@ def list_stars(db: Database, ctx: RequestContext, limit: int,
 
 def _list_stars(s: Session, ctx: RequestContext, limit: int,
                 cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    after = decode_cursor("stars", cursor, (TIMESTAMP, str))
-    base = (select(Star, Resource, Node)
-            .join(Resource, Resource.id == Star.resource_id)
-            .join(Node, Node.id == Resource.node_id)
-            .where(Star.user_id == ctx.principal.user_id)
-            .order_by(Star.created_at.desc(), Star.resource_id.desc()))
-
-    def fetch(key: list[Any] | None, n: int) -> list[Row[Star, Resource, Node]]:
-        q = base
-        if key:
-            when, rid = key
-            q = q.where(or_(Star.created_at < when,
-                            and_(Star.created_at == when, Star.resource_id < rid)))
-        return list(s.execute(q.limit(n)).all())
-
-    rows, next_cursor = scan_page(
-        fetch, after, limit, "stars", lambda row: [row[0].created_at, row[1].id],
-        lambda row: node_access(s, ctx.principal, row[2]).role is not None)
-    return [{"resource_id": res.id, "kind": res.kind, "node_id": node.id, "name": node.name,
-             "space_id": node.space_id, "parent_id": node.parent_id,
-             "starred_at": iso(st.created_at)} for st, res, node in rows], next_cursor
+    return my_resources(s, ctx, Star, Star.created_at, "stars", "starred_at", limit, cursor)
