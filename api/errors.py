@@ -44,6 +44,7 @@ def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, t
     rid = getattr(req.context, "request_id", None)
     if rid:
         body["request_id"] = rid
+    req.context.problem_code = code  # for what reads the answer after (api.refusals)
     resp.status = status
     resp.content_type = PROBLEM
     resp.text = json.dumps(body)

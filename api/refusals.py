@@ -3,12 +3,10 @@
 after the answer is final (the request's own transaction rolled back long before)."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import falcon
 
-from api.errors import PROBLEM
 from storage.db import Database
 from wharf.audittrail import refusals
 from wharf.infra.context import ANONYMOUS, RequestContext
@@ -31,14 +29,4 @@ class RefusedWriteMiddleware:
                                  request_id=getattr(req.context, "request_id", None),
                                  client_ip=self.client_ip(req), user_agent=req.user_agent)
         refusals.refused_write(self.db, self.settings, ctx, req.method, req.uri_template,
-                               status, _code(resp))
-
-
-def _code(resp: falcon.Response) -> str | None:
-    if resp.content_type != PROBLEM or not isinstance(resp.text, str):
-        return None
-    try:
-        code = json.loads(resp.text).get("code")
-    except (ValueError, AttributeError):
-        return None
-    return code if isinstance(code, str) else None
+                               status, getattr(req.context, "problem_code", None))
