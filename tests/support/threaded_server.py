@@ -27,6 +27,9 @@ def serving_in_thread(app: Any, *, threads: int = 4) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.effective_port}"
     finally:
         stop.set()
-        server.trigger.pull_trigger()  # wake the loop now, not at its next 0.2 s poll
+        try:
+            server.trigger.pull_trigger()  # wake the loop now, not at its next 0.2 s poll
+        except OSError:
+            pass  # the loop saw ``stop`` at its own poll and closed the trigger already
         loop.join(15)
         assert not loop.is_alive(), "the test server did not stop"
