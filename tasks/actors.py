@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Protocol
 
 import dramatiq
@@ -39,10 +40,13 @@ from dramatiq.middleware import Middleware
 from storage.blobstore import BlobStore
 from storage.db import Database
 from storage.errors import DatabaseBusy
+from storage.unitstore import UnitStore
 from tasks.doorbell import Doorbell, long_kinds
 from wharf.deletion import service as deletion
+from wharf.infra.clock import utcnow
 from wharf.operations.executor import Executor
 from wharf.operations.service import QUEUE, actor_name
+from wharf.search import indexing
 from wharf.webhooks import delivery as webhook_delivery
 from wharf.webhooks import events as webhook_events
 
@@ -52,6 +56,8 @@ DRAIN_SECONDS = 2.0
 BUSY_PAUSE = 0.1
 #: How long a webhook send that found every sending slot taken waits before it is tried again.
 WEBHOOK_BUSY_DELAY_MS = 500
+#: The shortest wait before the indexer rings itself again for units not yet due.
+INDEX_MIN_DELAY_MS = 100
 log = logging.getLogger("wharf.operations")
 
 
@@ -136,8 +142,12 @@ def batch_limit(kind: str, default: int) -> int:
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                    blob_store: BlobStore, ringer: Ringer, *,
-                   batch: int = 32) -> dict[str, dramatiq.Actor[..., None]]:
+                   batch: int = 32, unitstore: UnitStore | None = None
+                   ) -> dict[str, dramatiq.Actor[..., None]]:
     actors: dict[str, dramatiq.Actor[..., None]] = {}
+    if unitstore is not None:
+        actors[indexing.ACTOR] = _indexer(broker, db, unitstore,
+                                          executor.settings.search_index_delay)
 
     def delete_object(job_id: str) -> None:
         deletion.run_job(db, blob_store, job_id)
@@ -183,3 +193,32 @@ def _bell(executor: Executor, ringer: Ringer, kind: str, limit: int,
         drain(executor, ringer, kind, limit, operation_id, stopping=stopping)
     run.__name__ = actor_name(kind)
     return run
+
+
+def _indexer(broker: dramatiq.Broker, db: Database, unitstore: UnitStore,
+             delay: float) -> dramatiq.Actor[..., None]:
+    """Content indexing (``wharf.search.indexing``): index the due units; while marked
+    units wait for their delay, ring again when the first falls due. One process keeps at
+    most one such ring on its way (``rering``), so the rings of a busy system do not
+    multiply: a ring already due sooner covers a later one (its drain rings again)."""
+    actor: dramatiq.Actor[..., None]
+    lock = threading.Lock()
+    rering: list[datetime | None] = [None]  # when this process's ring on its way is due
+
+    def index_content(_subject: str | None = None) -> None:
+        drained = indexing.index_due(db, unitstore, delay)
+        due = drained.next_due
+        with lock:
+            now = utcnow()
+            if rering[0] is not None and rering[0] <= now:
+                rering[0] = None  # that ring is answered (by this drain or another)
+            if due is None or (rering[0] is not None and rering[0] <= due):
+                return
+            rering[0] = due
+        wait = (due - now).total_seconds()
+        actor.send_with_options(delay=max(INDEX_MIN_DELAY_MS, int(wait * 1000) + 1))
+
+    actor = dramatiq.Actor(index_content, broker=broker, actor_name=indexing.ACTOR,
+                           queue_name=indexing.QUEUE, priority=15,
+                           options={"max_retries": 0})
+    return actor

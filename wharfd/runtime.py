@@ -99,7 +99,8 @@ class Components:
         self.executor = Executor(self.db, settings, self.handlers,
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store,
-                                     self.dispatcher, batch=settings.worker_batch)
+                                     self.dispatcher, batch=settings.worker_batch,
+                                     unitstore=self.unitstore)
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)
         # SQLAlchemy configures its mappers on their first use: here, while the process is

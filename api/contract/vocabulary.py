@@ -18,7 +18,7 @@ TAGS = {
     "sharing": "Direct grants and link sharing on nodes of personal spaces.",
     "trash": "Trash batches, restore and permanent deletion.",
     "recent": "Recently opened resources.",
-    "search": "Finding nodes by name.",
+    "search": "Finding nodes by name and units by content.",
     "resources": "Unit resources, created by operations.",
     "units": "Unit snapshots and JSON Patch changesets.",
     "operations": "Durable, idempotent operations: read, long-poll, retry, cancel.",

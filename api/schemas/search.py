@@ -12,11 +12,11 @@ from wharf.search.names import MAX_QUERY
 
 Query = Annotated[str, msgspec.Meta(
     max_length=MAX_QUERY, examples=["plan"],
-    description="What to find, case-insensitive: 3 characters or more match anywhere in a "
-                "name, 1 or 2 match name prefixes only.")]
+    description="What to find, case-insensitive. Names: 3 characters or more match "
+                "anywhere in a name, 1 or 2 match name prefixes only. Content: the words "
+                "(letters and digits) a unit's text must all hold.")]
 Kind = Annotated[Literal["name", "content"], msgspec.Meta(
-    description="`name` (the default). `content` answers 400 `unsupported_search_kind` "
-                "for now.")]
+    description="`name` (the default): node names; `content`: the text of units.")]
 
 
 class SearchQuery(msgspec.Struct, forbid_unknown_fields=False):
@@ -35,11 +35,14 @@ class SearchItem(Response):
     resource_id: Annotated[Id | None, msgspec.Meta(description="None for a folder.")]
     kind: Annotated[ResourceKind | None, msgspec.Meta(description="None for a folder.")]
     snippet: Annotated[str, msgspec.Meta(
-        description="The name with its first match between « and ».",
+        description="`kind=name`: the name with its first match between « and ». "
+                    "`kind=content`: a passage of the unit's text around its best match, "
+                    "the words found between « and ».",
         examples=["Quarterly «plan»"])]
     match: Annotated[list[int] | None, msgspec.Meta(
-        description="`[start, end)` of that match in the name, in characters (None when "
-                    "it cannot be placed exactly).")]
+        description="`kind=name`: `[start, end)` of that match in the name, in "
+                    "characters (None when it cannot be placed exactly); None for "
+                    "`kind=content`.")]
 
 
 class SearchList(Response):

@@ -28,6 +28,7 @@ from storage.models.issues import (
 from storage.models.operations import Operation, OperationAttempt, OutboxMessage
 from storage.models.recovery import RecoveryCode
 from storage.models.scheduler import ScheduleTick
+from storage.models.search import SearchDirty, SearchDocument
 from storage.models.sharing import LinkSharing, NodeGrant, RecentOpen, Star, TrashBatch
 from storage.models.spaces import Node, Resource, Space, SpaceMember, UnitResource
 from storage.models.webhooks import Webhook, WebhookDelivery
@@ -42,7 +43,8 @@ __all__ = [
     "IssueAssignee", "IssueComment", "IssueCounter", "IssueEvent", "IssueLabel",
     "IssueLabelLink", "IssueNodeRef", "LinkSharing", "LoginSession", "Node", "NodeGrant",
     "ObjectDeletionJob", "Operation", "OperationAttempt", "OutboxMessage", "PasswordCredential",
-    "ProcessHeartbeat", "RecentOpen", "RecoveryCode", "Resource", "ScheduleTick", "Space",
+    "ProcessHeartbeat", "RecentOpen", "RecoveryCode", "Resource", "ScheduleTick",
+    "SearchDirty", "SearchDocument", "Space",
     "SpaceMember", "Star",
     "TakeoutItem", "TakeoutRun",
     "TrashBatch", "UnitAsset", "UnitAssetUpload", "UnitComment", "UnitCommentThread",

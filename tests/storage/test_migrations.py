@@ -37,8 +37,8 @@ from wharf.identity.service import Identity
 from wharf.infra.context import RequestContext
 
 EXTRA_REVISION = "9999testextra"
-# Tables no model declares: the SQLite name search index (an FTS5 table and its shadows).
-SEARCH_INDEX_PREFIX = "node_name_fts"
+# Tables no model declares: the SQLite search indexes (FTS5 tables and their shadows).
+SEARCH_INDEX_PREFIXES = ("node_name_fts", "search_documents_fts")
 CORE_TABLES = {"users", "password_credentials", "login_sessions", "spaces", "space_members",
                "nodes", "audit_logs"}
 
@@ -376,8 +376,8 @@ def _on_this_dialect(dialect: str):
     """Leave out the model's indexes made for another dialect only (``ddl_if``)."""
     def include(obj, name, type_, reflected, compare_to) -> bool:
         if type_ == "table" and reflected and compare_to is None and name.startswith(
-                SEARCH_INDEX_PREFIX):
-            return False  # the name search index (FTS5 and its shadow tables; 0033)
+                SEARCH_INDEX_PREFIXES):
+            return False  # the search indexes (FTS5 and their shadow tables; 0033, 0035)
         only = getattr(obj, "_ddl_if", None) if type_ == "index" else None
         return only is None or only.dialect in (None, dialect)
     return include

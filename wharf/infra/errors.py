@@ -183,8 +183,6 @@ class ProblemCode(StrEnum):
     STAR_LIMIT = "star_limit"
     # a team space handed over (wharf/spaces/lifecycle.py)
     NEW_OWNER_NOT_MEMBER = "new_owner_not_member"
-    # search (wharf/search)
-    UNSUPPORTED_SEARCH_KIND = "unsupported_search_kind"
 
 
 _C = ProblemCode
@@ -199,7 +197,7 @@ STATUS: dict[str, int] = {
         _C.MALFORMED_JSON, _C.MALFORMED_REQUEST, _C.PARENT_IN_OTHER_SPACE, _C.SIZE_MISMATCH,
         _C.UNIT_TOO_DEEP, _C.UNKNOWN_CONFLICT_PATH, _C.UNKNOWN_KIND, _C.VALIDATION_FAILED,
         _C.NOT_A_UNIT, _C.NOT_LOCAL_UNIT, _C.OUTSIDE_TEAM_SPACE, _C.WEBHOOK_URL_REFUSED,
-        _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG, _C.UNSUPPORTED_SEARCH_KIND), 400),
+        _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG), 400),
     **dict.fromkeys((
         _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_RECOVERY_CODE,
         _C.INVALID_TICKET, _C.INVALID_TOKEN,

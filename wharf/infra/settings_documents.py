@@ -119,3 +119,8 @@ class DocumentSettings:
         "worker killed mid-takeout redoes at most the part it was writing; a takeout "
         "too large for 10,000 such parts uses larger ones",
         ge=5 * 1024 * 1024, note="16 MiB")] = 16 * 1024 * 1024
+    search_index_delay: Annotated[float, setting(
+        "seconds a changed unit waits before its text is extracted for content search "
+        "(`GET /api/search?kind=content`), counted from its first change not yet indexed: "
+        "a unit edited without pause is indexed once per this delay (0–3600)",
+        ge=0.0, le=3600.0)] = 2.0

@@ -116,6 +116,7 @@ def schedules(settings: Settings) -> list[Schedule]:
         make("prune_unit_checkpoints", every),
         make("prune_unit_history", every),
         make("expire_exports", every),
+        make("index_content", every),
         # A run is bounded (FSCK_BUDGET_SECONDS + FSCK_UNIT_BUDGET_SECONDS, 20 min): after
         # an hour it is presumed dead, not after ten periods (ten weeks).
         Schedule("fsck", settings.fsck_interval, stale_after=timedelta(hours=1),

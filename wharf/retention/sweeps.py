@@ -30,7 +30,7 @@ from storage.models import (
 )
 from storage.results import rowcount
 from storage.unitstore import UnitStore
-from wharf import assets, blobs
+from wharf import assets, blobs, search
 from wharf.accounts import service as accounts
 from wharf.deletion import service as deletion
 from wharf.exchange import exports
@@ -40,7 +40,6 @@ from wharf.infra.settings import Settings
 from wharf.operations import recovery
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.idempotency import done_before
-from wharf.operations.recovery import Send
 from wharf.operations.service import outbox_for
 from wharf.trash import service as trash
 from wharf.webhooks import delivery as webhook_delivery
@@ -66,7 +65,7 @@ class SweepContext:
     db: Database
     settings: Settings
     now: datetime
-    send: Send | None = None              # outbox row -> broker (doorbells)
+    send: recovery.Send | None = None             # outbox row -> broker (doorbells)
     blob_store: BlobStore | None = None
     handlers: Mapping[str, Any] | None = None  # operation kind -> handler (failure hooks)
     batch_size: int = BATCH_SIZE
@@ -76,7 +75,7 @@ class SweepContext:
     batches: dict[str, int] = field(default_factory=dict)
     unitstore: UnitStore | None = None    # the sweeps that delete worktree drafts
 
-    def sender(self) -> Send:
+    def sender(self) -> recovery.Send:
         """``send``, which the sweeps that ring the broker need."""
         if self.send is None:
             raise RuntimeError("this sweep rings the broker: SweepContext.send is required")
@@ -497,4 +496,5 @@ SWEEPS: dict[str, Callable[[SweepContext], dict[str, int]]] = {
     "prune_unit_checkpoints": prune_unit_checkpoints,
     "prune_unit_history": prune_unit_history,
     "expire_exports": expire_exports,
+    "index_content": lambda ctx: search.indexing.sweep(ctx.db, ctx.units(), ctx.settings),
 }

@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.models import Node, NodeGrant, Resource, Space, SpaceMember
 from wharf.infra.context import RequestContext
-from wharf.infra.errors import InvalidCursor, ValidationFailed, WharfError
+from wharf.infra.errors import InvalidCursor, ValidationFailed
 from wharf.infra.ids import is_id
 from wharf.infra.pagination import decode_cursor, scan_page
 from wharf.spaces.access import SpaceFacts, TreeTooDeep, ancestors, space_facts
@@ -61,23 +61,12 @@ MARK_OPEN, MARK_CLOSE = "«", "»"
 _RANKS = ("0", "1", "2")  # exact, prefix, substring
 
 
-class UnsupportedSearchKind(WharfError):
-    """``kind=content``: content search is not available (yet) on this server."""
-
-    code = "unsupported_search_kind"
-    title = "Unsupported search kind"
-
-
 def check_query(q: str | None, kind: str | None) -> tuple[str, str]:
     """``(q, kind)`` as searched: 400 ``validation_failed`` for a missing, blank, over-long
-    (``MAX_QUERY``) or NUL-bearing ``q`` or an unknown kind; 400
-    ``unsupported_search_kind`` for ``content``."""
+    (``MAX_QUERY``) or NUL-bearing ``q`` or an unknown kind."""
     kind = kind or "name"
     if kind not in KINDS:
         raise ValidationFailed("kind must be name or content", details={"field": "kind"})
-    if kind != "name":
-        raise UnsupportedSearchKind("Content search is not available yet; search names "
-                                    "with kind=name.", details={"field": "kind"})
     if q is None or not q.strip():
         raise ValidationFailed("q is required", details={"field": "q"})
     if len(q) > MAX_QUERY:
@@ -118,7 +107,7 @@ def search_names(db: Database, ctx: RequestContext, q: str, space_id: str | None
         return _search(s, ctx, q, space_id, limit, cursor)
 
 
-def _space_ids(s: Session, user_id: str, space_id: str | None) -> list[str]:
+def space_ids(s: Session, user_id: str, space_id: str | None) -> list[str]:
     """The spaces to search: the caller's own (owned, member, holding a grant to them),
     or only ``space_id`` if it is one of them or public-read."""
     owned = select(Space.id).where(Space.owner_id == user_id)
@@ -160,7 +149,7 @@ def _matches(s: Session, q: str, spaces: list[str]) -> ColumnElement[bool]:
     return lowered.like(func.lower(literal("%" + escape_like(q) + "%")), escape="\\")
 
 
-def _untrashed(s: Session) -> ColumnElement[bool]:
+def untrashed(s: Session) -> ColumnElement[bool]:
     """``trash_batch_id IS NULL``; on SQLite written ``+trash_batch_id`` so that its planner,
     which takes ``IS NULL`` on ``ix_nodes_trash`` for selective (almost every node matches
     it), reads by space or by the name index instead."""
@@ -177,7 +166,7 @@ def _search(s: Session, ctx: RequestContext, q: str, space_id: str | None, limit
     user_id = ctx.principal.user_id
     if user_id is None or not ctx.principal.is_user:
         return [], None
-    spaces = _space_ids(s, user_id, space_id)
+    spaces = space_ids(s, user_id, space_id)
     if not spaces:
         return [], None
     lowered, needle = func.lower(Node.name), func.lower(literal(q))
@@ -185,7 +174,7 @@ def _search(s: Session, ctx: RequestContext, q: str, space_id: str | None, limit
                 (func.substr(lowered, 1, len(q)) == needle, 1), else_=2)
     base = (select(Node, Resource.id, Resource.kind, rank.label("rank"))
             .outerjoin(Resource, Resource.node_id == Node.id)
-            .where(Node.space_id.in_(spaces), _untrashed(s), _matches(s, q, spaces))
+            .where(Node.space_id.in_(spaces), untrashed(s), _matches(s, q, spaces))
             .order_by(rank, Node.name, Node.id))
 
     def fetch(key: list[Any] | None, n: int) -> list[Row[Any]]:
@@ -196,7 +185,7 @@ def _search(s: Session, ctx: RequestContext, q: str, space_id: str | None, limit
                                   and_(rank == r, Node.name == name, Node.id > nid)))
         return list(s.execute(stmt.limit(n)).all())
 
-    keep = _discoverable(s, ctx, named=space_id)
+    keep = discoverable(s, ctx, named=space_id)
     rows, next_cursor = scan_page(fetch, after, limit, CURSOR_KIND,
                                   lambda row: [str(row[3]), row[0].name, row[0].id],
                                   lambda row: keep(row[0]))
@@ -209,7 +198,7 @@ def _search(s: Session, ctx: RequestContext, q: str, space_id: str | None, limit
     return items, next_cursor
 
 
-def _discoverable(s: Session, ctx: RequestContext, named: str | None
+def discoverable(s: Session, ctx: RequestContext, named: str | None
                   ) -> Callable[[Node], bool]:
     """Whether the caller may find ``node`` by search: no trash on its chain, and a role
     from its space (public read only in the space named by ``space_id``) or a grant on it
