@@ -4,12 +4,15 @@
 the units changed since. PostgreSQL: a ``tsvector`` column (``to_tsvector('simple',
 body)``, written by the indexer) under a GIN index. SQLite: an FTS5 table
 ``search_documents_fts`` (unicode61 tokenizer; external content over
-``search_documents``, keyed by its integer id) kept in step by triggers.
+``search_documents``, keyed by its integer id) kept in step by triggers. Every existing
+unit is marked, so the indexer's drains (the ``index_content`` sweep) index them all.
 
 Revision ID: 0035
 Revises: 0033
 Create Date: 2026-12-07 14:30:00
 """
+from datetime import UTC, datetime
+
 from alembic import op
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
@@ -66,6 +69,16 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('unit_id')
     )
     op.create_index('ix_search_dirty_marked', 'search_dirty', ['marked_at'])
+    # Backfill: every existing unit is marked, so the indexer (its sweep) indexes them all.
+    dirty = sa.table('search_dirty', sa.column('unit_id'),
+                     sa.column('marked_at', storage.types.UTCDateTime()),
+                     sa.column('token'), sa.column('marks'))
+    units = sa.table('unit_resources', sa.column('unit_id'))
+    op.execute(dirty.insert().from_select(
+        ['unit_id', 'marked_at', 'token', 'marks'],
+        sa.select(units.c.unit_id,
+                  sa.literal(datetime.now(UTC), storage.types.UTCDateTime()),
+                  units.c.unit_id, sa.literal(1))))
     if sqlite:
         for statement in SQLITE_UP:
             op.execute(statement)

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, tuple_, update
+from sqlalchemy import bindparam, delete, func, insert, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from storage.db import Database, send_after_commit
+from storage.db import Database, OutboxNotice, announce_after_commit
 from storage.models import (
     OutboxMessage,
     SearchDirty,
@@ -61,12 +61,6 @@ _UNIT_TARGET = ("unit.changeset", "unit.restore")
 _UNIT_IN_DETAILS = ("resource.create", "worktree.unit_activate")
 
 
-def bell(delay_ms: int = 0) -> OutboxMessage:
-    """The outbox row that rings the indexer."""
-    return OutboxMessage(id=new_id(), actor_name=ACTOR, queue_name=QUEUE, subject_id=None,
-                         delay_ms=delay_ms)
-
-
 def _changed_units(session: Session, fields: dict[str, Any]) -> list[str]:
     action = fields["action"]
     if action in _UNIT_TARGET:
@@ -80,26 +74,39 @@ def _changed_units(session: Session, fields: dict[str, Any]) -> list[str]:
     return []
 
 
+def _mark_statement(insert: Any) -> Any:
+    stmt = insert(SearchDirty).values(unit_id=bindparam("unit_id"), marked_at=bindparam("at"),
+                                      token=bindparam("token"), marks=1)
+    return stmt.on_conflict_do_update(
+        index_elements=[SearchDirty.unit_id],
+        set_={"token": stmt.excluded.token, "marks": SearchDirty.marks + 1}
+    ).returning(SearchDirty.marks)
+
+
+# Built once (a changeset's hot path: no statement construction per call).
+_MARK = {"sqlite": _mark_statement(sqlite_insert), "postgresql": _mark_statement(pg_insert)}
+_BELL = insert(OutboxMessage.__table__)
+
+
 def mark(session: Session, unit_ids: list[str]) -> int:
     """Mark ``unit_ids`` for indexing in the session's transaction; the first mark of a
     unit (its row created) rings the indexer once the transaction commits. Returns how
     many rows were created."""
     if not unit_ids:
         return 0
-    sqlite = session.get_bind().dialect.name == "sqlite"
-    insert = sqlite_insert if sqlite else pg_insert
+    conn = session.connection()
+    stmt = _MARK[conn.dialect.name]
     now = utcnow()
-    stmt = insert(SearchDirty).values(
-        [{"unit_id": u, "marked_at": now, "token": new_id(), "marks": 1}
-         for u in sorted(set(unit_ids))])
-    upsert = stmt.on_conflict_do_update(
-        index_elements=[SearchDirty.unit_id],
-        set_={"token": stmt.excluded.token, "marks": SearchDirty.marks + 1}
-    ).returning(SearchDirty.marks)
-    created = sum(1 for marks in session.connection().execute(upsert).scalars() if marks == 1)
+    created = sum(conn.execute(stmt, {"unit_id": u, "at": now, "token": new_id()}).scalar()
+                  == 1 for u in sorted(set(unit_ids)))
     if created:
-        send_after_commit(session, bell())
-    return created
+        notice = OutboxNotice(id=new_id(), queue_name=QUEUE, actor_name=ACTOR,
+                              subject_id=None)
+        conn.execute(_BELL, {"id": notice.id, "actor_name": ACTOR, "queue_name": QUEUE,
+                             "subject_id": None, "delay_ms": 0, "created_at": now,
+                             "send_attempts": 0, "trace_context": None})
+        announce_after_commit(session, notice)
+    return int(created)
 
 
 def _on_audited(session: Session, fields: dict[str, Any], parent_id: str | None) -> None:
