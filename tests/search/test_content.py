@@ -110,10 +110,26 @@ def test_a_word_a_changeset_adds_is_found_once_indexed_and_not_once_removed(
     index(components)
     assert sorted(found(alice, "pelican")) == ["Budget", "Review"]
     assert found(alice, "importer") == ["Plan"]
+    # an imported unit is indexed too (its cells)
+    csv = b"name,food\nAda,anchovies\nAlan,pelican pie\n"
+    r = alice.post("/api/blob-upload-sessions", json={"space_id": sp, "filename": "menu.csv",
+                                                      "size": len(csv)},
+                   headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 201, r.text
+    assert alice.request("PUT", f"/api/blob-upload-sessions/{r.json['id']}/content", body=csv,
+                         headers={"Content-Type": "application/octet-stream",
+                                  "Content-Length": str(len(csv))}).status_code == 200
+    r = alice.post("/api/imports", json={"upload_session_id": r.json["id"], "space_id": sp,
+                                         "name": "Menu"},
+                   headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 202, r.text
+    wait_op(alice, r.json["id"])
+    index(components)
+    assert found(alice, "anchovies") == ["Menu"]
     # a stranger finds nothing; the index holds one row per unit, nothing left dirty
     assert found(world.user("mallory"), "pelican") == []
     with components.db.read() as s:
-        assert s.scalar(select(func.count()).select_from(SearchDocument)) == 3
+        assert s.scalar(select(func.count()).select_from(SearchDocument)) == 4
         assert s.scalar(select(func.count()).select_from(SearchDirty)) == 0
     # deleting the account purges its units' search rows
     r = alice.delete("/api/me", json_body={}, headers={"Idempotency-Key": uuid.uuid4().hex})

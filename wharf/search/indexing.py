@@ -2,9 +2,9 @@
 so a changeset pays one small upsert and nothing else.
 
 1. **Marking** (in the writing transaction): every audited write that changes a trunk
-   unit's document -- ``unit.changeset``, ``unit.restore``, ``resource.create`` (a new or
-   imported unit), ``worktree.unit_activate`` and ``worktree.merge`` (each unit of the
-   worktree) -- upserts the unit's ``search_dirty`` row (registered in
+   unit's document -- ``unit.changeset``, ``unit.restore``, ``resource.create`` of an
+   imported unit (a new unit is empty), ``worktree.unit_activate`` and ``worktree.merge``
+   (each unit of the worktree) -- upserts the unit's ``search_dirty`` row (registered in
    ``wharf.infra.audit.AUDITED``). Only the change that creates the row (the first since
    the unit was last indexed) also writes an outbox row ringing :data:`ACTOR`; later ones
    only bump the row's ``token``.
@@ -59,6 +59,8 @@ BATCH = 100
 DRAIN_SECONDS = 5.0
 _UNIT_TARGET = ("unit.changeset", "unit.restore")
 _UNIT_IN_DETAILS = ("resource.create", "worktree.unit_activate")
+#: What an imported unit's ``resource.create`` row names (``wharf.exchange.importer``).
+_IMPORTED = frozenset(("imported_from", "imported_from_upload_session"))
 
 
 def _changed_units(session: Session, fields: dict[str, Any]) -> list[str]:
@@ -66,7 +68,10 @@ def _changed_units(session: Session, fields: dict[str, Any]) -> list[str]:
     if action in _UNIT_TARGET:
         return [str(fields["target_id"])] if fields["target_id"] else []
     if action in _UNIT_IN_DETAILS:
-        unit_id = (fields.get("details") or {}).get("unit_id")
+        details = fields.get("details") or {}
+        unit_id = details.get("unit_id")
+        if action == "resource.create" and not _IMPORTED.intersection(details):
+            return []  # a new unit is empty (initial_snapshot): no text until it changes
         return [unit_id] if isinstance(unit_id, str) else []
     if action == "worktree.merge" and fields["target_id"]:
         return list(session.scalars(select(WorktreeUnit.unit_id).where(
