@@ -177,7 +177,13 @@ def _write(db: Database, docs: list[dict[str, Any]], taken: list[tuple[str, str]
     token is the one read, mark the others anew (changed meanwhile: indexed again later);
     returns how many were marked anew."""
     now = utcnow()
+    docs = sorted(docs, key=lambda d: str(d["unit_id"]))
+    taken = sorted(taken)
     with db.write() as s:
+        if db.is_postgres and taken:  # rows locked in unit order, as mark() takes them
+            s.execute(select(SearchDirty.unit_id).where(
+                SearchDirty.unit_id.in_([u for u, _ in taken]))
+                .order_by(SearchDirty.unit_id).with_for_update())
         if docs:
             sqlite = s.get_bind().dialect.name == "sqlite"
             insert = sqlite_insert if sqlite else pg_insert
