@@ -1,9 +1,10 @@
 """Content search (issue 41 item 1): ``GET /api/search?kind=content`` over the text of
 units, extracted by the ``index_content`` worker after changes. A word a changeset adds is
-found once indexed and not after a changeset removes it; results follow discovery (a
-stranger, a removed member, trash) exactly as name search does; keyset pages cover every
-match once; any ``q`` is a page or a 400; a purge takes the unit's search row with it. On
-both databases (PostgreSQL full text, SQLite FTS5)."""
+found once indexed and not after a changeset removes it (imports and worktree merges are
+indexed too); results follow discovery (a stranger, a removed member, trash) exactly as
+name search does; keyset pages cover every match once; any ``q`` is a page or a 400; a
+purge or an account deletion takes the units' search rows with them. On both databases
+(PostgreSQL full text, SQLite FTS5)."""
 from __future__ import annotations
 
 import base64
@@ -19,6 +20,15 @@ from storage.models import SearchDirty, SearchDocument
 from tests.conftest import make_settings
 from tests.support.foundation import add_member, assert_problem, team_space
 from tests.support.waiting import wait_until
+from tests.worktrees.test_worktree_merge import (
+    add_trunk_unit,
+    edit_draft,
+    make_doc,
+    make_worktree,
+    merge,
+    ready,
+    run,
+)
 from wharf.infra.clock import utcnow
 from wharf.retention.sweeps import SWEEPS, SweepContext
 from wharf.search import indexing
@@ -273,3 +283,26 @@ def test_a_change_while_indexing_is_indexed_again_and_never_overwritten_by_older
     finally:
         db.dispose()
     assert found(alice, "stale") == [] and found(alice, "newest") == ["Race"]
+
+
+def test_a_worktree_merge_reindexes_the_units_it_changed(world, components, db):
+    alice = world.user("alice")
+    doc = make_doc(components, alice, {"body": {"dataStream": "old seal text\r\n"}})
+    index(components)
+
+    def hits(q: str) -> list[str]:
+        r = alice.get("/api/search", params={"q": q, "kind": "content"})
+        return [i["resource_id"] for i in r.json["items"]]
+
+    assert hits("seal") == [doc["resource_id"]]
+    wt = make_worktree(components, alice)
+    add_trunk_unit(components, db, wt, alice.user_id, doc, 0)
+    edit_draft(components, wt, doc["unit_id"], [
+        {"op": "replace", "path": "/body/body/dataStream", "value": "narwhal text\r\n"}],
+        alice.user_id)
+    index(components)
+    assert hits("narwhal") == []  # a draft is not trunk
+    ready(alice, wt)
+    assert run(components, alice, merge(alice, wt))["status"] == "completed"
+    index(components)
+    assert hits("narwhal") == [doc["resource_id"]] and hits("seal") == []
