@@ -2,10 +2,11 @@
 // register, create a unit resource, upload a file (and resume one), replace it, long-poll,
 // page a listing, read problems; and a write whose answer is lost is retried with its key.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import {
-  createResource, createWharfClient, isProblem, newKey, pages, replaceBlob, resumeUpload, unwrap,
-  uploadFile, waitForOperation, WharfProblem, type ProblemCode, type UploadSession, type WharfClient,
+  answered, createResource, createWharfClient, isProblem, newKey, pages, replaceBlob, resumeUpload, unwrap,
+  uploadFile, waitForOperation, WharfProblem, WharfUnreachable, type ProblemCode, type UploadSession, type WharfClient,
 } from "../src/index.js";
 import { startServer, type Server } from "./server.js";
 
@@ -42,6 +43,13 @@ async function content(resourceId: string): Promise<string> {
   assert.equal(answer.response.status, 200);
   return answer.data as string;
 }
+
+test("the server serves the document the client was generated from", { skip: !process.env.WHARF_OPENAPI_DOCUMENT }, async () => {
+  // $WHARF_OPENAPI_DOCUMENT: what `python -m wharfd.openapi` wrote (the stale check's input)
+  const written: unknown = JSON.parse(readFileSync(process.env.WHARF_OPENAPI_DOCUMENT!, "utf8"));
+  const served: unknown = await (await fetch(`${server.url}/api/openapi.json`)).json();
+  assert.deepEqual(served, written);
+});
 
 test("create a unit resource, upload, resume, replace, long-poll, page, problems", async () => {
   // A unit resource: one call, one key, the server waits for it (Prefer: wait).
@@ -91,16 +99,17 @@ test("create a unit resource, upload, resume, replace, long-poll, page, problems
   // Long-poll: submitted without Prefer (202, not done), then ?wait= until done; the same
   // key again is answered with the same operation.
   const key = newKey();
-  const submit = () => unwrap(wharf.api.POST("/api/resources", {
+  const submit = () => answered(wharf.api.POST("/api/resources", {
     params: { header: { "Idempotency-Key": key } },
     body: { space_id: spaceId, name: "Long-polled", unit_type: "sheet" },
   }));
-  const submitted = await submit();
+  const { data: submitted, response: accepted } = await submit();
+  assert.equal(accepted.status, 202);
   const done = await waitForOperation(wharf, submitted.id);
   assert.equal(done.done, true);
   assert.equal(done.kind, "create_resource");
   assert.equal(done.status, "completed");
-  assert.equal((await submit()).id, submitted.id);
+  assert.equal((await submit()).data.id, submitted.id);
 
   // Page a listing: the space's root, one node a page, every node once.
   const names: string[] = [];
@@ -156,6 +165,8 @@ test("a write whose answer is lost is retried with the same key: one resource", 
 
   // A POST without a key (a state change) is never re-sent blindly: the error surfaces.
   lost = 0;
-  await assert.rejects(flaky.api.POST("/api/spaces", { body: { name: "Not twice" } }),
-    (err: unknown) => err instanceof Error && err.name === "WharfUnreachable");
+  await assert.rejects(flaky.api.POST("/api/spaces", { body: { name: "Not twice", type: "team" } }),
+    (err: unknown) => err instanceof WharfUnreachable);
+  const spaces = await unwrap(wharf.api.GET("/api/spaces"));
+  assert.equal(spaces.items.filter((space) => space.name === "Not twice").length, 1);
 });
