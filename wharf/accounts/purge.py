@@ -2,7 +2,9 @@
 bounded batches, each its own transaction, every step idempotent (the operation and its
 handler, ``DeleteAccount``, are in :mod:`wharf.accounts.service`; the pipeline in its
 docstring). Rows of other people that name the user are handed to the deleted-account
-placeholder (:data:`PLACEHOLDER_ID`).
+placeholder (:data:`PLACEHOLDER_ID`). The batches that remove content (failing open
+operations, worktrees, uploads, a space's tree) are :mod:`wharf.accounts.tree`, shared
+with a team space's deletion (:mod:`wharf.accounts.space_deletion`).
 """
 from __future__ import annotations
 
