@@ -1375,7 +1375,11 @@ export interface paths {
         get: operations["getSpace"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a team space
+         * @description The owner only (403 `owner_required`), a team space only (409 `not_a_team_space`: a personal space goes with its account), `confirm_name` equal to the space's name (400 `confirm_name_mismatch`). Records a `delete_space` operation; at once the space is read-only (writes 403 `space_read_only`; transfer, archive and unarchive 409 `space_deleting`), then a worker deletes everything in it (docs/accounts.md). 409 `worktree_reference` while worktrees are open on it (`details.worktree_ids`: merge or discard them first); 409 `space_deleting` when a deletion is already pending.
+         */
+        delete: operations["deleteSpace"];
         options?: never;
         head?: never;
         /**
@@ -3738,6 +3742,51 @@ export interface components {
         DeleteAccountResult: {
             user_id: string;
         };
+        /**
+         * @description ``delete_space``: a team space and everything in it, deleted
+         *     (``DELETE /api/spaces/{id}``).
+         */
+        DeleteSpaceOperation: {
+            /** @enum {unknown} */
+            kind: "delete_space";
+            /**
+             * @description An id: 32 lowercase hex digits.
+             * @example 0f8fad5bd9cb469fa16570867728950e
+             */
+            id: string;
+            status: components["schemas"]["OperationStatus"];
+            /** @description The status is completed or failed. */
+            done: boolean;
+            attempts: number;
+            max_attempts: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T12:00:00.000000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T12:00:00.000000Z
+             */
+            updated_at: string;
+            completed_at: string | null;
+            /** @description When the next attempt is due (after a retryable failure). */
+            next_attempt_at: string | null;
+            /** @description Why it failed (status failed), or the last retryable failure. */
+            error: components["schemas"]["OperationError"] | null;
+            /** @description `POST /api/operations/{id}/retry` can reopen it: it failed, and its kind's failure did not dispose of its input (otherwise the retry answers 409 `retry_not_possible` or `operation_state_conflict`; submit the request again instead). */
+            can_retry: boolean;
+            /** @description Once completed: the deleted space's id. */
+            result: components["schemas"]["DeleteSpaceResult"] | null;
+        };
+        /** @description ``DELETE /api/spaces/{id}``: the space's name, exactly, as confirmation. */
+        DeleteSpaceRequest: {
+            /** @example Design team */
+            confirm_name: string;
+        };
+        DeleteSpaceResult: {
+            space_id: string;
+        };
         DeletionJobView: {
             object_key: string;
             reason: string;
@@ -4642,7 +4691,7 @@ export interface components {
             details?: Record<string, never> | null;
         };
         OperationList: {
-            items: (components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"])[];
+            items: (components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"])[];
             next_cursor: string | null;
         };
         /** @enum {string} */
@@ -4785,7 +4834,7 @@ export interface components {
          * @description Every `code` a problem may carry.
          * @enum {string}
          */
-        ProblemCode: "access_denied" | "account_deleted" | "account_disabled" | "activation_blocked" | "ancestor_trashed" | "anchor_too_large" | "asset_too_large" | "assignee_limit" | "assignee_not_member" | "authorization_pending" | "bad_request" | "batch_restored" | "blob_not_found" | "blob_store_bucket_missing" | "blob_store_unavailable" | "changeset_too_large" | "checksum_mismatch" | "comment_conflict" | "comment_reply_limit" | "comment_thread_limit" | "comment_too_long" | "conflict" | "conversion_timeout" | "corrupt_file" | "cross_origin" | "cross_space_move" | "database_busy" | "device_authorization_decided" | "device_authorization_expired" | "draft_purged" | "draft_quota_exceeded" | "expired_token" | "external_identity_taken" | "external_login_failed" | "file_too_complex" | "forbidden" | "grants_not_allowed" | "headers_too_large" | "history_pruned" | "http_error" | "idempotency_key_required" | "idempotency_key_reused" | "incomplete_body" | "insufficient_scope" | "internal_error" | "invalid_changeset" | "invalid_credentials" | "invalid_cursor" | "invalid_grant" | "invalid_idempotency_key" | "invalid_metrics_token" | "invalid_recovery_code" | "invalid_request" | "invalid_ticket" | "invalid_token" | "issue_label_limit" | "issue_state" | "label_limit" | "label_name_taken" | "last_login_method" | "length_required" | "malformed_json" | "malformed_request" | "merge_conflict" | "method_not_allowed" | "move_cycle" | "new_owner_not_member" | "no_session" | "node_in_other_space" | "node_ref_limit" | "node_trashed" | "not_a_member" | "not_a_team_space" | "not_a_unit" | "not_acceptable" | "not_blocked" | "not_found" | "not_local_unit" | "not_trashed" | "operation_state_conflict" | "outside_team_space" | "owner_not_grantee" | "owner_not_member" | "owner_required" | "parent_in_other_space" | "payload_too_large" | "permission_revoked" | "precondition_failed" | "precondition_required" | "provider_already_linked" | "purge_forbidden" | "purge_in_progress" | "quarantined" | "quota_exceeded" | "range_not_satisfiable" | "rate_limited" | "reauthentication_required" | "retry_not_possible" | "revision_conflict" | "service_unavailable" | "size_mismatch" | "slow_down" | "space_read_only" | "star_limit" | "storage_failure" | "token_cannot_mint" | "too_many_requests" | "transient_failure" | "tree_too_deep" | "unauthenticated" | "unit_already_added" | "unit_conflict" | "unit_missing" | "unit_too_deep" | "unit_too_large" | "unit_unavailable" | "unitstore_unavailable" | "unknown_conflict_path" | "unknown_kind" | "unsupported_format" | "unsupported_grant_type" | "unsupported_media_type" | "unsupported_search_kind" | "upload_abandoned" | "upload_expired" | "upload_incomplete" | "upload_not_received" | "upload_session_expired" | "upload_session_state" | "uri_too_long" | "user_not_found" | "username_taken" | "validation_failed" | "verification_failed" | "webhook_limit" | "webhook_url_refused" | "worktree_busy" | "worktree_discarded" | "worktree_limit" | "worktree_reference" | "worktree_state" | "worktree_unit_limit";
+        ProblemCode: "access_denied" | "account_deleted" | "account_disabled" | "activation_blocked" | "ancestor_trashed" | "anchor_too_large" | "asset_too_large" | "assignee_limit" | "assignee_not_member" | "authorization_pending" | "bad_request" | "batch_restored" | "blob_not_found" | "blob_store_bucket_missing" | "blob_store_unavailable" | "changeset_too_large" | "checksum_mismatch" | "comment_conflict" | "comment_reply_limit" | "comment_thread_limit" | "comment_too_long" | "confirm_name_mismatch" | "conflict" | "conversion_timeout" | "corrupt_file" | "cross_origin" | "cross_space_move" | "database_busy" | "device_authorization_decided" | "device_authorization_expired" | "draft_purged" | "draft_quota_exceeded" | "expired_token" | "external_identity_taken" | "external_login_failed" | "file_too_complex" | "forbidden" | "grants_not_allowed" | "headers_too_large" | "history_pruned" | "http_error" | "idempotency_key_required" | "idempotency_key_reused" | "incomplete_body" | "insufficient_scope" | "internal_error" | "invalid_changeset" | "invalid_credentials" | "invalid_cursor" | "invalid_grant" | "invalid_idempotency_key" | "invalid_metrics_token" | "invalid_recovery_code" | "invalid_request" | "invalid_ticket" | "invalid_token" | "issue_label_limit" | "issue_state" | "label_limit" | "label_name_taken" | "last_login_method" | "length_required" | "malformed_json" | "malformed_request" | "merge_conflict" | "method_not_allowed" | "move_cycle" | "new_owner_not_member" | "no_session" | "node_in_other_space" | "node_ref_limit" | "node_trashed" | "not_a_member" | "not_a_team_space" | "not_a_unit" | "not_acceptable" | "not_blocked" | "not_found" | "not_local_unit" | "not_trashed" | "operation_state_conflict" | "outside_team_space" | "owner_not_grantee" | "owner_not_member" | "owner_required" | "parent_in_other_space" | "payload_too_large" | "permission_revoked" | "precondition_failed" | "precondition_required" | "provider_already_linked" | "purge_forbidden" | "purge_in_progress" | "quarantined" | "quota_exceeded" | "range_not_satisfiable" | "rate_limited" | "reauthentication_required" | "retry_not_possible" | "revision_conflict" | "service_unavailable" | "size_mismatch" | "slow_down" | "space_deleted" | "space_deleting" | "space_read_only" | "star_limit" | "storage_failure" | "token_cannot_mint" | "too_many_requests" | "transient_failure" | "tree_too_deep" | "unauthenticated" | "unit_already_added" | "unit_conflict" | "unit_missing" | "unit_too_deep" | "unit_too_large" | "unit_unavailable" | "unitstore_unavailable" | "unknown_conflict_path" | "unknown_kind" | "unsupported_format" | "unsupported_grant_type" | "unsupported_media_type" | "unsupported_search_kind" | "upload_abandoned" | "upload_expired" | "upload_incomplete" | "upload_not_received" | "upload_session_expired" | "upload_session_state" | "uri_too_long" | "user_not_found" | "username_taken" | "validation_failed" | "verification_failed" | "webhook_limit" | "webhook_url_refused" | "worktree_busy" | "worktree_discarded" | "worktree_limit" | "worktree_reference" | "worktree_state" | "worktree_unit_limit";
         /**
          * @description Code-specific facts of a problem. The keys below are the ones the server sets (each
          *     only with the codes that need it); other keys may appear.
@@ -5299,7 +5348,7 @@ export interface components {
             public_read: boolean;
             /** @description The caller's role (null: none). */
             role: components["schemas"]["Role"] | null;
-            /** @description Nobody writes in the space: it is archived, or its owner's account was deleted and it has no owner yet (writes answer 403 `space_read_only`). */
+            /** @description Nobody writes in the space: it is archived, it is being deleted, or its owner's account was deleted and it has no owner yet (writes answer 403 `space_read_only`). */
             read_only: boolean;
             /** @description Archived by its owner or an admin (`POST /api/spaces/{id}/unarchive` ends it). */
             archived: boolean;
@@ -6230,7 +6279,7 @@ export interface components {
         /** @description `session`: consecutive edits by one author within WHARF_HISTORY_SESSION_GAP seconds are one entry (`first_revision`..`revision`, `count`). */
         groupQuery: "session";
         /** @description Only operations of this kind (a kind with no operations gives an empty page). */
-        kindQuery: "activate_worktree_resource" | "add_worktree_unit" | "create_blob_resource" | "create_resource" | "create_worktree" | "create_worktree_unit" | "delete_account" | "discard_worktree" | "export_takeout" | "export_unit" | "import_file" | "merge_worktree" | "publish_asset" | "purge_trash" | "replace_blob_content";
+        kindQuery: "activate_worktree_resource" | "add_worktree_unit" | "create_blob_resource" | "create_resource" | "create_worktree" | "create_worktree_unit" | "delete_account" | "delete_space" | "discard_worktree" | "export_takeout" | "export_unit" | "import_file" | "merge_worktree" | "publish_asset" | "purge_trash" | "replace_blob_content";
         /** @description A label name (case-insensitive). */
         labelQuery: string;
         /** @description An id (32 lowercase hex digits); unknown ids are 404. */
@@ -6869,7 +6918,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -6881,7 +6930,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7334,7 +7383,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -7346,7 +7395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7880,7 +7929,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -7892,7 +7941,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8090,7 +8139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted: the account is being deleted. */
@@ -8102,7 +8151,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8181,7 +8230,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -8193,7 +8242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8556,7 +8605,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -8568,7 +8617,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9007,7 +9056,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9069,7 +9118,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9102,7 +9151,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9262,7 +9311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -9274,7 +9323,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9483,6 +9532,74 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteSpace: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Repeating a request with the same key (and body) answers with the same operation instead of starting another one.
+                 * @example create-q3-plans-2026-01-31
+                 */
+                "Idempotency-Key": components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description `wait=<seconds>` (RFC 7240): wait up to that long (at most 60 s) for the operation to be done and answer 200 with it (and `Preference-Applied`) instead of 202 at once: one request instead of a POST and a long-poll. Still 202 if it is not done by then, if the server's long-poll slots are taken, or if the operation could not be read while waiting (the submission stands either way). On a changeset (`POST /api/units/{unit_id}/changesets`), `return=minimal` leaves the document out of the answer. Other preferences, and a malformed one, are ignored.
+                 * @example wait=10
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                space_id: components["parameters"]["space_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "confirm_name": "Design team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeleteSpaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The operation is done: it finished within the request's `Prefer: wait=N`, or this is a replay (same Idempotency-Key and request) of one that is done. */
+            200: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                };
+            };
+            /** @description Accepted: the space is being deleted. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateSpace: {
         parameters: {
             query?: never;
@@ -9630,7 +9747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -9642,7 +9759,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10923,7 +11040,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Stored; publishing (or a replay while not done). */
@@ -10935,7 +11052,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11166,7 +11283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -11178,7 +11295,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11665,7 +11782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -11677,7 +11794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11951,7 +12068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -11963,7 +12080,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12044,7 +12161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -12056,7 +12173,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12174,7 +12291,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -12186,7 +12303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12354,7 +12471,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Accepted (or a replay while not done). */
@@ -12366,7 +12483,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12461,7 +12578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             /** @description Stored; publishing (or a replay while not done). */
@@ -12473,7 +12590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+                    "application/json": components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12955,6 +13072,7 @@ export const createResourceOperationKindValues: ReadonlyArray<FlattenedDeepRequi
 export const createWorktreeOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreateWorktreeOperation"]["kind"]> = ["create_worktree"];
 export const createWorktreeUnitOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreateWorktreeUnitOperation"]["kind"]> = ["create_worktree_unit"];
 export const deleteAccountOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeleteAccountOperation"]["kind"]> = ["delete_account"];
+export const deleteSpaceOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeleteSpaceOperation"]["kind"]> = ["delete_space"];
 export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryStatus"]> = ["delivered", "failed", "pending"];
 export const deviceAuthorizationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeviceAuthorization"]["status"]> = ["approved", "denied", "expired", "issued", "pending"];
 export const deviceTokenIssuedToken_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeviceTokenIssued"]["token_type"]> = ["Bearer"];
@@ -12981,7 +13099,7 @@ export const patchRemoveOpValues: ReadonlyArray<FlattenedDeepRequired<components
 export const patchReplaceOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchReplace"]["op"]> = ["replace"];
 export const patchTestOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchTest"]["op"]> = ["test"];
 export const previewOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewOutcome"]> = ["conflict", "created", "fast_forward", "merged", "unchanged"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProblemCode"]> = ["access_denied", "account_deleted", "account_disabled", "activation_blocked", "ancestor_trashed", "anchor_too_large", "asset_too_large", "assignee_limit", "assignee_not_member", "authorization_pending", "bad_request", "batch_restored", "blob_not_found", "blob_store_bucket_missing", "blob_store_unavailable", "changeset_too_large", "checksum_mismatch", "comment_conflict", "comment_reply_limit", "comment_thread_limit", "comment_too_long", "conflict", "conversion_timeout", "corrupt_file", "cross_origin", "cross_space_move", "database_busy", "device_authorization_decided", "device_authorization_expired", "draft_purged", "draft_quota_exceeded", "expired_token", "external_identity_taken", "external_login_failed", "file_too_complex", "forbidden", "grants_not_allowed", "headers_too_large", "history_pruned", "http_error", "idempotency_key_required", "idempotency_key_reused", "incomplete_body", "insufficient_scope", "internal_error", "invalid_changeset", "invalid_credentials", "invalid_cursor", "invalid_grant", "invalid_idempotency_key", "invalid_metrics_token", "invalid_recovery_code", "invalid_request", "invalid_ticket", "invalid_token", "issue_label_limit", "issue_state", "label_limit", "label_name_taken", "last_login_method", "length_required", "malformed_json", "malformed_request", "merge_conflict", "method_not_allowed", "move_cycle", "new_owner_not_member", "no_session", "node_in_other_space", "node_ref_limit", "node_trashed", "not_a_member", "not_a_team_space", "not_a_unit", "not_acceptable", "not_blocked", "not_found", "not_local_unit", "not_trashed", "operation_state_conflict", "outside_team_space", "owner_not_grantee", "owner_not_member", "owner_required", "parent_in_other_space", "payload_too_large", "permission_revoked", "precondition_failed", "precondition_required", "provider_already_linked", "purge_forbidden", "purge_in_progress", "quarantined", "quota_exceeded", "range_not_satisfiable", "rate_limited", "reauthentication_required", "retry_not_possible", "revision_conflict", "service_unavailable", "size_mismatch", "slow_down", "space_read_only", "star_limit", "storage_failure", "token_cannot_mint", "too_many_requests", "transient_failure", "tree_too_deep", "unauthenticated", "unit_already_added", "unit_conflict", "unit_missing", "unit_too_deep", "unit_too_large", "unit_unavailable", "unitstore_unavailable", "unknown_conflict_path", "unknown_kind", "unsupported_format", "unsupported_grant_type", "unsupported_media_type", "unsupported_search_kind", "upload_abandoned", "upload_expired", "upload_incomplete", "upload_not_received", "upload_session_expired", "upload_session_state", "uri_too_long", "user_not_found", "username_taken", "validation_failed", "verification_failed", "webhook_limit", "webhook_url_refused", "worktree_busy", "worktree_discarded", "worktree_limit", "worktree_reference", "worktree_state", "worktree_unit_limit"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProblemCode"]> = ["access_denied", "account_deleted", "account_disabled", "activation_blocked", "ancestor_trashed", "anchor_too_large", "asset_too_large", "assignee_limit", "assignee_not_member", "authorization_pending", "bad_request", "batch_restored", "blob_not_found", "blob_store_bucket_missing", "blob_store_unavailable", "changeset_too_large", "checksum_mismatch", "comment_conflict", "comment_reply_limit", "comment_thread_limit", "comment_too_long", "confirm_name_mismatch", "conflict", "conversion_timeout", "corrupt_file", "cross_origin", "cross_space_move", "database_busy", "device_authorization_decided", "device_authorization_expired", "draft_purged", "draft_quota_exceeded", "expired_token", "external_identity_taken", "external_login_failed", "file_too_complex", "forbidden", "grants_not_allowed", "headers_too_large", "history_pruned", "http_error", "idempotency_key_required", "idempotency_key_reused", "incomplete_body", "insufficient_scope", "internal_error", "invalid_changeset", "invalid_credentials", "invalid_cursor", "invalid_grant", "invalid_idempotency_key", "invalid_metrics_token", "invalid_recovery_code", "invalid_request", "invalid_ticket", "invalid_token", "issue_label_limit", "issue_state", "label_limit", "label_name_taken", "last_login_method", "length_required", "malformed_json", "malformed_request", "merge_conflict", "method_not_allowed", "move_cycle", "new_owner_not_member", "no_session", "node_in_other_space", "node_ref_limit", "node_trashed", "not_a_member", "not_a_team_space", "not_a_unit", "not_acceptable", "not_blocked", "not_found", "not_local_unit", "not_trashed", "operation_state_conflict", "outside_team_space", "owner_not_grantee", "owner_not_member", "owner_required", "parent_in_other_space", "payload_too_large", "permission_revoked", "precondition_failed", "precondition_required", "provider_already_linked", "purge_forbidden", "purge_in_progress", "quarantined", "quota_exceeded", "range_not_satisfiable", "rate_limited", "reauthentication_required", "retry_not_possible", "revision_conflict", "service_unavailable", "size_mismatch", "slow_down", "space_deleted", "space_deleting", "space_read_only", "star_limit", "storage_failure", "token_cannot_mint", "too_many_requests", "transient_failure", "tree_too_deep", "unauthenticated", "unit_already_added", "unit_conflict", "unit_missing", "unit_too_deep", "unit_too_large", "unit_unavailable", "unitstore_unavailable", "unknown_conflict_path", "unknown_kind", "unsupported_format", "unsupported_grant_type", "unsupported_media_type", "unsupported_search_kind", "upload_abandoned", "upload_expired", "upload_incomplete", "upload_not_received", "upload_session_expired", "upload_session_state", "uri_too_long", "user_not_found", "username_taken", "validation_failed", "verification_failed", "webhook_limit", "webhook_url_refused", "worktree_busy", "worktree_discarded", "worktree_limit", "worktree_reference", "worktree_state", "worktree_unit_limit"];
 export const publishAssetOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PublishAssetOperation"]["kind"]> = ["publish_asset"];
 export const purgeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PurgeReason"]> = ["purge", "retention"];
 export const purgeTrashOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PurgeTrashOperation"]["kind"]> = ["purge_trash"];
@@ -13010,5 +13128,5 @@ export const worktreeUnitSourceValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const worktreeVisibilityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WorktreeVisibility"]> = ["private", "space"];
 export const componentsParametersSearchQuery_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["SearchQuery_kind"]> = ["content", "name"];
 export const componentsParametersGroupQueryValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["groupQuery"]> = ["session"];
-export const componentsParametersKindQueryValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["kindQuery"]> = ["activate_worktree_resource", "add_worktree_unit", "create_blob_resource", "create_resource", "create_worktree", "create_worktree_unit", "delete_account", "discard_worktree", "export_takeout", "export_unit", "import_file", "merge_worktree", "publish_asset", "purge_trash", "replace_blob_content"];
+export const componentsParametersKindQueryValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["kindQuery"]> = ["activate_worktree_resource", "add_worktree_unit", "create_blob_resource", "create_resource", "create_worktree", "create_worktree_unit", "delete_account", "delete_space", "discard_worktree", "export_takeout", "export_unit", "import_file", "merge_worktree", "publish_asset", "purge_trash", "replace_blob_content"];
 export const componentsHeadersAcceptRangesValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["Accept-Ranges"]> = ["bytes"];
