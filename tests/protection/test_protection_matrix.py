@@ -101,6 +101,16 @@ def test_the_seed_matrix(components, world, db):
             "name": "x", "object_type": "range", "target": target}), 400)
     assert_problem(edd.put(f"/api/permission-objects/{a['id']}/collaborators/{'0' * 32}",
                            json={"role": "viewer"}), 404, "user_not_found")
+    for body in ({"name": "x", "object_type": "range", "target": "/body/x",
+                  "strategies": {"copy": "nobody"}},
+                 {"name": "x" * 300, "object_type": "range", "target": "/body/x"},
+                 {"name": "x", "object_type": "range", "target": "/body/x", "extra": 1},
+                 {"name": "x", "object_type": "range", "target": "/body/" + "a" * 1100}):
+        assert_problem(edd.post(f"/api/units/{unit}/permission-objects", json=body), 400)
+    assert_problem(edd.patch(f"/api/permission-objects/{a['id']}", json={}), 400)
+    assert_problem(edd.get("/api/permission-objects/nonsense"), 404)
+    assert_problem(change(edd, unit, {"op": "replace", "path": 5, "value": 1}), 400,
+                   "invalid_changeset")
 
     # exports follow the Export strategy: eve may not export A (editor), val sees
     # neither... but A is readable by all and needs an editor to export
@@ -129,6 +139,10 @@ def test_the_seed_matrix(components, world, db):
     assert alice.get(f"/api/permission-objects/{a['id']}").status_code == 404
     assert alice.get(f"/api/units/{unit}").json["snapshot"]["protection"] == {
         b["id"]: "/body/free"}
+    # each binding revision is audited as a changeset of the unit (the feed announces it)
+    bound = [r.details for r in audit_rows(db, action="unit.changeset")
+             if "permission_object_id" in (r.details or {})]
+    assert len(bound) == 4  # A and B bound, B retargeted, A unbound
     actions = sorted(r.action for r in audit_rows(db, target_type="permission_object"))
     assert actions.count("permission_object.create") == 2
     assert actions.count("permission_object.collaborator_put") == 4

@@ -9,6 +9,7 @@ keeps moving) the ACL stays unbound, protecting nothing, and the object answers
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from storage.errors import RevisionConflict, StorageError
@@ -34,10 +35,15 @@ def targets_of(store: UnitStore, unit_id: str) -> dict[str, str]:
     return {k: v for k, v in (found[1] if found else {}).items() if isinstance(v, str)}
 
 
+@dataclass(frozen=True)
+class Bound:
+    done: bool  # the head binds the object as asked (False: it could not be written)
+    revision: int | None = None  # the revision written, if one was
+
+
 def bind(store: UnitStore, unit_id: str, object_id: str, target: str | None,
-         author_id: str | None) -> bool:
-    """Make the head document bind ``object_id`` to ``target`` (None: unbind). True when
-    it does (or already did); False when it could not be written."""
+         author_id: str | None) -> Bound:
+    """Make the head document bind ``object_id`` to ``target`` (None: unbind)."""
     def look(doc: dict[str, Any]) -> tuple[bool, Any]:
         raw = doc.get(BINDINGS)
         return isinstance(raw, dict), (raw or {}).get(object_id) \
@@ -48,10 +54,10 @@ def bind(store: UnitStore, unit_id: str, object_id: str, target: str | None,
         for _ in range(ATTEMPTS):
             found = store.inspect(unit_id, look)
             if found is None:
-                return False
+                return Bound(False)
             head, (has_map, current) = found
             if current == target:
-                return True
+                return Bound(True)
             changes: list[dict[str, Any]]
             if target is None:
                 changes = [{"op": "remove", "path": path}]
@@ -60,10 +66,10 @@ def bind(store: UnitStore, unit_id: str, object_id: str, target: str | None,
                                                 "value": {}}]
                 changes.append({"op": "add", "path": path, "value": target})
             try:
-                store.apply_changeset(unit_id, head.revision, changes, author_id)
-                return True
+                applied = store.apply_changeset(unit_id, head.revision, changes, author_id)
+                return Bound(True, applied.revision)
             except RevisionConflict:
                 continue
     except StorageError:
-        return False
-    return False
+        return Bound(False)
+    return Bound(False)

@@ -141,6 +141,18 @@ def _audit(s: Session, ctx: RequestContext, f: _Found, action: str,
                  details={"unit_id": f.obj.unit_id, **details})
 
 
+def _bind(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
+          object_id: str, target: str | None, space_id: str) -> None:
+    """Bind (or unbind) after the ACL's commit; the revision it writes is audited as a
+    changeset of the unit (so the live feed announces it)."""
+    done = binding.bind(store, unit_id, object_id, target, ctx.principal.user_id)
+    if done.revision is not None:
+        with db.write() as s:
+            audit.record(s, ctx, "unit.changeset", "unit", unit_id, space_id=space_id,
+                         details={"revision": done.revision, "ops": 1,
+                                  "permission_object_id": object_id})
+
+
 def create(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
            body: dict[str, Any]) -> ObjectView:
     """A new object of the unit (its edit right), bound to ``target`` after its commit."""
@@ -170,8 +182,8 @@ def create(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
         f = _Found(obj, unit, node.space_id, access)
         _audit(s, ctx, f, "permission_object.create", target=target,
                read_scope=obj.read_scope, edit_scope=obj.edit_scope)
-        object_id = obj.id
-    binding.bind(store, unit_id, object_id, target, user_id)
+        object_id, space_id = obj.id, node.space_id
+    _bind(db, store, ctx, unit_id, object_id, target, space_id)
     return read(db, store, ctx, object_id)
 
 
@@ -241,9 +253,9 @@ def update(db: Database, store: UnitStore, ctx: RequestContext, object_id: str,
         obj.updated_at = utcnow()
         s.flush()
         _audit(s, ctx, f, "permission_object.update", **done)
-        unit_id = obj.unit_id
+        unit_id, space_id = obj.unit_id, f.space_id
     if target is not None:
-        binding.bind(store, unit_id, object_id, target, ctx.principal.user_id)
+        _bind(db, store, ctx, unit_id, object_id, target, space_id)
     return read(db, store, ctx, object_id)
 
 
@@ -258,8 +270,8 @@ def delete_object(db: Database, store: UnitStore, ctx: RequestContext,
         s.delete(f.obj)
         s.flush()
         _audit(s, ctx, f, "permission_object.delete", name=f.obj.name)
-        unit_id = f.obj.unit_id
-    binding.bind(store, unit_id, object_id, None, ctx.principal.user_id)
+        unit_id, space_id = f.obj.unit_id, f.space_id
+    _bind(db, store, ctx, unit_id, object_id, None, space_id)
 
 
 def put_collaborator(db: Database, store: UnitStore, ctx: RequestContext, object_id: str,
