@@ -83,11 +83,12 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 
     app.add_route("/api/spaces", spaces.Spaces(db))
-    app.add_route("/api/spaces/{space_id}", spaces.Space(db))
+    from api.resources import space_lifecycle as lifecycle
+    app.add_route("/api/spaces/{space_id}", spaces.Space(db) if operations is None
+                  else lifecycle.SpaceWithDeletion(db, operations))
     app.add_route("/api/spaces/{space_id}/nodes", spaces.SpaceRootNodes(db))
     app.add_route("/api/spaces/{space_id}/members", spaces.Members(db))
     app.add_route("/api/spaces/{space_id}/members/{user_id}", spaces.Member(db))
-    from api.resources import space_lifecycle as lifecycle
     app.add_route("/api/spaces/{space_id}/transfer", lifecycle.SpaceTransfer(db))
     app.add_route("/api/spaces/{space_id}/archive", lifecycle.SpaceArchive(db))
     app.add_route("/api/spaces/{space_id}/unarchive", lifecycle.SpaceUnarchive(db))
