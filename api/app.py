@@ -157,6 +157,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                           units_res.UnitChangesets(db, unitstore))
             from api.resources import history as history_res
             history_res.mount(app, db, unitstore, settings)  # trunk history (wharf.history)
+            from api.resources import protection as protection_res
+            protection_res.mount(app, db, unitstore)  # protected ranges (wharf.protection)
 
     if operations is not None and blob_store is not None and unitstore is not None:
         from api.resources import imports as import_res

@@ -66,6 +66,7 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext, system_principal
 from wharf.infra.errors import ProblemCode, TransientFailure
 from wharf.infra.settings import Settings
+from wharf.protection import lifecycle as protection
 from wharf.spaces.service import set_owner
 
 log = logging.getLogger("wharf.accounts.purge")
@@ -261,13 +262,17 @@ def _handed_over(p: Purge) -> int:
                           (IssueComment.__table__, "author_user_id"),
                           (IssueEvent.__table__, "actor_user_id"),
                           # comments on units: they stay, by "~deleted"
-                          *comments.AUTHORED):
+                          *comments.AUTHORED,
+                          # protected ranges they created: the owner and admins manage them
+                          *protection.AUTHORED):
         pk = table.c.id
         with p.db.write() as s:
             ids = list(s.scalars(select(pk).where(table.c[column] == p.user_id).limit(p.n)))
             if ids:
                 done += rowcount(s.execute(update(table).where(pk.in_(ids))
                                            .values({column: PLACEHOLDER_ID})))
+    with p.db.write() as s:
+        done += protection.forget_user(s, p.user_id, p.n)  # their explicit roles go
     with p.db.write() as s:
         for t, column in ((WorktreeUnit.__table__, "added_by"),
                           (WorktreeNodeIntent.__table__, "created_by")):

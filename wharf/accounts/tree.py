@@ -47,6 +47,7 @@ from wharf.deletion import service as deletion
 from wharf.deletion.references import object_key_fields, referenced
 from wharf.infra.clock import utcnow
 from wharf.operations.finish import Outcome, finish
+from wharf.protection import lifecycle as protection
 from wharf.worktrees.drafts import Drafts
 
 
@@ -126,9 +127,9 @@ def purge_leaves(db: Database, unitstore: UnitStore, space_id: str, n: int,
                  reason: str) -> int:
     """Up to ``n`` leaves of the space's tree (nodes without children, trashed or not):
     their units (unit store first), blobs and assets (objects queued), asset uploads in
-    flight into those units, comments, stars, recent opens, grants, link sharing, the
-    trash batches they root, then the nodes. Leaves first: called until it answers 0, it
-    empties the tree."""
+    flight into those units, comments, protected ranges, stars, recent opens, grants, link
+    sharing, the trash batches they root, then the nodes. Leaves first: called until it
+    answers 0, it empties the tree."""
     child = Node.__table__.alias("child")
     with db.read() as s:
         leaves = list(s.scalars(select(Node.id).where(
@@ -155,6 +156,7 @@ def purge_leaves(db: Database, unitstore: UnitStore, space_id: str, n: int,
         s.execute(delete(UnitAssetUpload).where(
             UnitAssetUpload.id.in_([u[0] for u in uploads])))
         comments.delete_for_units(s, units)  # others' comments on these units too
+        protection.delete_for_units(s, units)  # and the protected ranges in them
         s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(resources)))
         s.execute(delete(Star).where(Star.resource_id.in_(resources)))
         s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(resources)))

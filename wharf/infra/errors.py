@@ -80,6 +80,7 @@ class ProblemCode(StrEnum):
     PERMISSION_REVOKED = "permission_revoked"
     PRECONDITION_FAILED = "precondition_failed"
     PRECONDITION_REQUIRED = "precondition_required"
+    PROTECTED_RANGE = "protected_range"
     PURGE_FORBIDDEN = "purge_forbidden"
     PURGE_IN_PROGRESS = "purge_in_progress"
     RANGE_NOT_SATISFIABLE = "range_not_satisfiable"
@@ -210,7 +211,7 @@ STATUS: dict[str, int] = {
         _C.NO_SESSION, _C.UNAUTHENTICATED), 401),
     **dict.fromkeys((
         _C.ACCOUNT_DISABLED, _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE,
-        _C.OWNER_REQUIRED,
+        _C.OWNER_REQUIRED, _C.PROTECTED_RANGE,
         _C.PERMISSION_REVOKED, _C.PURGE_FORBIDDEN, _C.SPACE_READ_ONLY, _C.TOKEN_CANNOT_MINT,
         _C.NOT_A_MEMBER, _C.REAUTHENTICATION_REQUIRED), 403),
     **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND, _C.USER_NOT_FOUND), 404),

@@ -1248,6 +1248,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/permission-objects/{object_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A protected range
+         * @description Whoever can open the unit. 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        get: operations["getPermissionObject"];
+        put?: never;
+        post?: never;
+        /**
+         * Unprotect a range
+         * @description The ACL and its collaborators go first (the range is unprotected at once), then the binding is removed from the document. The object's creator while they may edit the document, or the document's owner or an admin of its space (403 otherwise). 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        delete: operations["deletePermissionObject"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a protected range
+         * @description Any of its fields; a new `target` is bound in the document after the commit. The object's creator while they may edit the document, or the document's owner or an admin of its space (403 otherwise). 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        patch: operations["updatePermissionObject"];
+        trace?: never;
+    };
+    "/api/permission-objects/{object_id}/collaborators/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Give a user a role on a protected range
+         * @description `editor` edits under the target when the edit scope is `specified` (and the user may edit the document); either role views it. 404 `user_not_found` for an unknown user; 409 `conflict` past 500 collaborators. The object's creator while they may edit the document, or the document's owner or an admin of its space (403 otherwise). 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        put: operations["putPermissionObjectCollaborator"];
+        post?: never;
+        /**
+         * Take a user's role on a protected range away
+         * @description Idempotent. The object's creator while they may edit the document, or the document's owner or an admin of its space (403 otherwise). 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        delete: operations["deletePermissionObjectCollaborator"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/resources": {
         parameters: {
             query?: never;
@@ -2111,6 +2171,33 @@ export interface paths {
          * @description View right on the unit. The unit is read at its revision at submission; the result names the file's `content_url`, its size and SHA-256, and when it expires (WHARF_EXPORT_TTL). 400 `validation_failed` when the format does not fit the unit type; 409 `idempotency_key_reused` for a different request.
          */
         post: operations["exportUnit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/units/{unit_id}/permission-objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                unit_id: components["parameters"]["unit_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A unit's protected ranges
+         * @description Oldest first, each with its bound target and the caller's rights on it (`view`, `edit`, `copy`, `print`, `export`, `manage`: advisory for reading, snapshots are not filtered). Whoever can open the unit. 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        get: operations["listPermissionObjects"];
+        put?: never;
+        /**
+         * Protect a range
+         * @description The unit's editors may protect a target; the caller becomes its creator. The ACL is committed first, then the target is bound in the document (one new revision): `bound` false when that could not be written (PATCH the target again). 409 `conflict` past 200 objects per unit. 404 when the caller cannot open the unit (a unit in a worktree included).
+         */
+        post: operations["createPermissionObject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3346,6 +3433,9 @@ export interface components {
              */
             comment?: string | null;
         };
+        CollaboratorRequest: {
+            role: components["schemas"]["ObjectRole"];
+        };
         Comment: {
             /**
              * @description An id: 32 lowercase hex digits.
@@ -3486,6 +3576,26 @@ export interface components {
             name: string;
             /** @default null */
             parent_id?: string | null;
+        };
+        CreatePermissionObjectRequest: {
+            /** @example Q3 totals */
+            name: string;
+            /**
+             * @description What the object is in the editor's terms (free text: `range`, `worksheet`, ...).
+             * @example range
+             */
+            object_type: string;
+            /**
+             * @description An RFC 6901 JSON Pointer inside the document's body (`/body...`): the prefix protected (whole reference tokens; `~0`/`~1` compared decoded).
+             * @example /body/sheets/s1/cellData/2
+             */
+            target: string;
+            /** @default all_collaborators */
+            read_scope?: components["schemas"]["ReadScope"];
+            /** @default one_self */
+            edit_scope?: components["schemas"]["EditScope"];
+            /** @default null */
+            strategies?: components["schemas"]["Strategies"] | null;
         };
         /** @description ``create_resource``: a unit resource (POST /api/resources). */
         CreateResourceOperation: {
@@ -3951,6 +4061,11 @@ export interface components {
             /** @description The generation the client read: the write applies only if it is still the current one (else 409 `comment_conflict`). */
             generation: number;
         };
+        /**
+         * @description Who edits under a permission object's target (``edit_scope``).
+         * @enum {string}
+         */
+        EditScope: "one_self" | "specified";
         /** @description What the event recorded, with the names as they were then. */
         EventPayload: {
             /** @default null */
@@ -4663,6 +4778,32 @@ export interface components {
             /** @description The node's name when the event happened (null: not readable then). */
             name: string | null;
         };
+        ObjectCollaborator: {
+            /**
+             * @description An id: 32 lowercase hex digits.
+             * @example 0f8fad5bd9cb469fa16570867728950e
+             */
+            user_id: string;
+            username: string;
+            role: components["schemas"]["ObjectRole"];
+        };
+        /**
+         * @description What the caller may do with the object (advisory for reading: snapshots, history
+         *     and exports are not filtered by object scope).
+         */
+        ObjectRights: {
+            view: boolean;
+            edit: boolean;
+            copy: boolean;
+            print: boolean;
+            export: boolean;
+            manage: boolean;
+        };
+        /**
+         * @description An explicit collaborator's role on a permission object.
+         * @enum {string}
+         */
+        ObjectRole: "editor" | "viewer";
         OperationAttempt: {
             number: number;
             worker_id: string;
@@ -4811,6 +4952,43 @@ export interface components {
             path: string;
             value: unknown;
         };
+        PermissionObject: {
+            /**
+             * @description An id: 32 lowercase hex digits.
+             * @example 0f8fad5bd9cb469fa16570867728950e
+             */
+            id: string;
+            /**
+             * @description An id: 32 lowercase hex digits.
+             * @example 0f8fad5bd9cb469fa16570867728950e
+             */
+            unit_id: string;
+            name: string;
+            object_type: string;
+            /** @description The bound target in the unit's current document; null while the object is unbound (its binding could not be written: PATCH its target again). */
+            target: string | null;
+            bound: boolean;
+            read_scope: components["schemas"]["ReadScope"];
+            edit_scope: components["schemas"]["EditScope"];
+            strategies: components["schemas"]["Strategies"];
+            /** @description `~deleted`'s id once the creator's account was deleted. */
+            creator_id: string;
+            collaborators: components["schemas"]["ObjectCollaborator"][];
+            rights: components["schemas"]["ObjectRights"];
+            /**
+             * Format: date-time
+             * @example 2026-01-31T12:00:00.000000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T12:00:00.000000Z
+             */
+            updated_at: string;
+        };
+        PermissionObjectList: {
+            items: components["schemas"]["PermissionObject"][];
+        };
         /** @enum {string} */
         PreviewOutcome: "conflict" | "created" | "fast_forward" | "merged" | "unchanged";
         /**
@@ -4834,7 +5012,7 @@ export interface components {
          * @description Every `code` a problem may carry.
          * @enum {string}
          */
-        ProblemCode: "access_denied" | "account_deleted" | "account_disabled" | "activation_blocked" | "ancestor_trashed" | "anchor_too_large" | "asset_too_large" | "assignee_limit" | "assignee_not_member" | "authorization_pending" | "bad_request" | "batch_restored" | "blob_not_found" | "blob_store_bucket_missing" | "blob_store_unavailable" | "changeset_too_large" | "checksum_mismatch" | "comment_conflict" | "comment_reply_limit" | "comment_thread_limit" | "comment_too_long" | "confirm_name_mismatch" | "conflict" | "conversion_timeout" | "corrupt_file" | "cross_origin" | "cross_space_move" | "database_busy" | "device_authorization_decided" | "device_authorization_expired" | "draft_purged" | "draft_quota_exceeded" | "expired_token" | "external_identity_taken" | "external_login_failed" | "file_too_complex" | "forbidden" | "grants_not_allowed" | "headers_too_large" | "history_pruned" | "http_error" | "idempotency_key_required" | "idempotency_key_reused" | "incomplete_body" | "insufficient_scope" | "internal_error" | "invalid_changeset" | "invalid_credentials" | "invalid_cursor" | "invalid_grant" | "invalid_idempotency_key" | "invalid_metrics_token" | "invalid_recovery_code" | "invalid_request" | "invalid_ticket" | "invalid_token" | "issue_label_limit" | "issue_state" | "label_limit" | "label_name_taken" | "last_login_method" | "length_required" | "malformed_json" | "malformed_request" | "merge_conflict" | "method_not_allowed" | "move_cycle" | "new_owner_not_member" | "no_session" | "node_in_other_space" | "node_ref_limit" | "node_trashed" | "not_a_member" | "not_a_team_space" | "not_a_unit" | "not_acceptable" | "not_blocked" | "not_found" | "not_local_unit" | "not_trashed" | "operation_state_conflict" | "outside_team_space" | "owner_not_grantee" | "owner_not_member" | "owner_required" | "parent_in_other_space" | "payload_too_large" | "permission_revoked" | "precondition_failed" | "precondition_required" | "provider_already_linked" | "purge_forbidden" | "purge_in_progress" | "quarantined" | "quota_exceeded" | "range_not_satisfiable" | "rate_limited" | "reauthentication_required" | "retry_not_possible" | "revision_conflict" | "service_unavailable" | "size_mismatch" | "slow_down" | "space_deleted" | "space_deleting" | "space_read_only" | "star_limit" | "storage_failure" | "token_cannot_mint" | "too_many_requests" | "transient_failure" | "tree_too_deep" | "unauthenticated" | "unit_already_added" | "unit_conflict" | "unit_missing" | "unit_too_deep" | "unit_too_large" | "unit_unavailable" | "unitstore_unavailable" | "unknown_conflict_path" | "unknown_kind" | "unsupported_format" | "unsupported_grant_type" | "unsupported_media_type" | "unsupported_search_kind" | "upload_abandoned" | "upload_expired" | "upload_incomplete" | "upload_not_received" | "upload_session_expired" | "upload_session_state" | "uri_too_long" | "user_not_found" | "username_taken" | "validation_failed" | "verification_failed" | "webhook_limit" | "webhook_url_refused" | "worktree_busy" | "worktree_discarded" | "worktree_limit" | "worktree_reference" | "worktree_state" | "worktree_unit_limit";
+        ProblemCode: "access_denied" | "account_deleted" | "account_disabled" | "activation_blocked" | "ancestor_trashed" | "anchor_too_large" | "asset_too_large" | "assignee_limit" | "assignee_not_member" | "authorization_pending" | "bad_request" | "batch_restored" | "blob_not_found" | "blob_store_bucket_missing" | "blob_store_unavailable" | "changeset_too_large" | "checksum_mismatch" | "comment_conflict" | "comment_reply_limit" | "comment_thread_limit" | "comment_too_long" | "confirm_name_mismatch" | "conflict" | "conversion_timeout" | "corrupt_file" | "cross_origin" | "cross_space_move" | "database_busy" | "device_authorization_decided" | "device_authorization_expired" | "draft_purged" | "draft_quota_exceeded" | "expired_token" | "external_identity_taken" | "external_login_failed" | "file_too_complex" | "forbidden" | "grants_not_allowed" | "headers_too_large" | "history_pruned" | "http_error" | "idempotency_key_required" | "idempotency_key_reused" | "incomplete_body" | "insufficient_scope" | "internal_error" | "invalid_changeset" | "invalid_credentials" | "invalid_cursor" | "invalid_grant" | "invalid_idempotency_key" | "invalid_metrics_token" | "invalid_recovery_code" | "invalid_request" | "invalid_ticket" | "invalid_token" | "issue_label_limit" | "issue_state" | "label_limit" | "label_name_taken" | "last_login_method" | "length_required" | "malformed_json" | "malformed_request" | "merge_conflict" | "method_not_allowed" | "move_cycle" | "new_owner_not_member" | "no_session" | "node_in_other_space" | "node_ref_limit" | "node_trashed" | "not_a_member" | "not_a_team_space" | "not_a_unit" | "not_acceptable" | "not_blocked" | "not_found" | "not_local_unit" | "not_trashed" | "operation_state_conflict" | "outside_team_space" | "owner_not_grantee" | "owner_not_member" | "owner_required" | "parent_in_other_space" | "payload_too_large" | "permission_revoked" | "precondition_failed" | "precondition_required" | "protected_range" | "provider_already_linked" | "purge_forbidden" | "purge_in_progress" | "quarantined" | "quota_exceeded" | "range_not_satisfiable" | "rate_limited" | "reauthentication_required" | "retry_not_possible" | "revision_conflict" | "service_unavailable" | "size_mismatch" | "slow_down" | "space_deleted" | "space_deleting" | "space_read_only" | "star_limit" | "storage_failure" | "token_cannot_mint" | "too_many_requests" | "transient_failure" | "tree_too_deep" | "unauthenticated" | "unit_already_added" | "unit_conflict" | "unit_missing" | "unit_too_deep" | "unit_too_large" | "unit_unavailable" | "unitstore_unavailable" | "unknown_conflict_path" | "unknown_kind" | "unsupported_format" | "unsupported_grant_type" | "unsupported_media_type" | "unsupported_search_kind" | "upload_abandoned" | "upload_expired" | "upload_incomplete" | "upload_not_received" | "upload_session_expired" | "upload_session_state" | "uri_too_long" | "user_not_found" | "username_taken" | "validation_failed" | "verification_failed" | "webhook_limit" | "webhook_url_refused" | "worktree_busy" | "worktree_discarded" | "worktree_limit" | "worktree_reference" | "worktree_state" | "worktree_unit_limit";
         /**
          * @description Code-specific facts of a problem. The keys below are the ones the server sets (each
          *     only with the codes that need it); other keys may appear.
@@ -4877,6 +5055,26 @@ export interface components {
             /** @description Since its last heartbeat. */
             age_seconds: number;
             details: Record<string, never>;
+        };
+        /**
+         * @description A protected range of the unit and what the caller may do with it (advisory: the
+         *     snapshot is not filtered; docs/protection.md).
+         */
+        ProtectedRange: {
+            /**
+             * @description An id: 32 lowercase hex digits.
+             * @example 0f8fad5bd9cb469fa16570867728950e
+             */
+            object_id: string;
+            name: string;
+            /** @description null: not bound. */
+            target: string | null;
+            view: boolean;
+            edit: boolean;
+            copy: boolean;
+            print: boolean;
+            export: boolean;
+            manage: boolean;
         };
         /** @description ``publish_asset``: an uploaded unit asset verified and published. */
         PublishAssetOperation: {
@@ -5009,6 +5207,11 @@ export interface components {
             /** @description Each count stops here: a count equal to it means at least that many. */
             count_cap: number;
         };
+        /**
+         * @description Who views a permission object (``content_permission_objects.read_scope``).
+         * @enum {string}
+         */
+        ReadScope: "all_collaborators" | "specified";
         /** @description ``/readyz`` when ready: each check is ``ok`` or ``error: <type>``. */
         Readiness: {
             status: components["schemas"]["HealthStatus"];
@@ -5410,6 +5613,28 @@ export interface components {
             open_capped: boolean;
             open_cap: number;
         };
+        /**
+         * @description The least right each action needs: `reader` (view the object), `editor` (edit
+         *     it), `owner` (manage it).
+         */
+        Strategies: {
+            /** @default reader */
+            copy?: components["schemas"]["StrategyLevel"];
+            /** @default editor */
+            print?: components["schemas"]["StrategyLevel"];
+            /** @default editor */
+            export?: components["schemas"]["StrategyLevel"];
+        };
+        StrategiesPatch: {
+            copy?: components["schemas"]["StrategyLevel"];
+            print?: components["schemas"]["StrategyLevel"];
+            export?: components["schemas"]["StrategyLevel"];
+        };
+        /**
+         * @description The least right an action (copy, print, export) on a permission object needs.
+         * @enum {string}
+         */
+        StrategyLevel: "editor" | "owner" | "reader";
         SweepView: {
             schedule: string;
             spec: string;
@@ -5586,6 +5811,8 @@ export interface components {
              * @example 2026-01-31T12:00:00.000000Z
              */
             updated_at: string;
+            /** @description `GET /api/units/{unit_id}` of a unit with protected ranges: each one and the caller's rights on it (absent when it has none). */
+            protected_ranges?: components["schemas"]["ProtectedRange"][];
         };
         UnitComment: {
             /**
@@ -5644,6 +5871,23 @@ export interface components {
             /** @example Q3 plans */
             name?: string;
             parent_id?: string | null;
+        };
+        UpdatePermissionObjectRequest: {
+            /** @example Q3 totals */
+            name?: string;
+            /**
+             * @description What the object is in the editor's terms (free text: `range`, `worksheet`, ...).
+             * @example range
+             */
+            object_type?: string;
+            /**
+             * @description An RFC 6901 JSON Pointer inside the document's body (`/body...`): the prefix protected (whole reference tokens; `~0`/`~1` compared decoded).
+             * @example /body/sheets/s1/cellData/2
+             */
+            target?: string;
+            read_scope?: components["schemas"]["ReadScope"];
+            edit_scope?: components["schemas"]["EditScope"];
+            strategies?: components["schemas"]["StrategiesPatch"];
         };
         UpdateSpaceRequest: {
             /** @example Design team */
@@ -6292,6 +6536,8 @@ export interface components {
         node_id: string;
         /** @description An issue's `#N` in its space (digits); an unknown number is 404. */
         number: string;
+        /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+        object_id: string;
         /** @description An id (32 lowercase hex digits); unknown ids are 404. */
         operation_id: string;
         /** @description A sign-in provider: `oidc` (OpenID Connect) or `github`; one not configured is 404. */
@@ -9270,6 +9516,177 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getPermissionObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePermissionObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePermissionObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "edit_scope": "specified"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePermissionObjectRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putPermissionObjectCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "editor"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CollaboratorRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePermissionObjectCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                object_id: components["parameters"]["object_id"];
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed (or had none) */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createResource: {
         parameters: {
             query?: never;
@@ -11309,6 +11726,86 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listPermissionObjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                unit_id: components["parameters"]["unit_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionObjectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPermissionObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id (32 lowercase hex digits); unknown ids are 404. */
+                unit_id: components["parameters"]["unit_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Q3 totals",
+                 *       "object_type": "range",
+                 *       "target": "/body/sheets/s1/cellData/2",
+                 *       "read_scope": "all_collaborators",
+                 *       "edit_scope": "specified",
+                 *       "strategies": {
+                 *         "copy": "reader",
+                 *         "print": "editor",
+                 *         "export": "editor"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePermissionObjectRequest"];
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     restoreUnitRevision: {
         parameters: {
             query?: never;
@@ -13077,6 +13574,7 @@ export const deliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<component
 export const deviceAuthorizationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeviceAuthorization"]["status"]> = ["approved", "denied", "expired", "issued", "pending"];
 export const deviceTokenIssuedToken_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeviceTokenIssued"]["token_type"]> = ["Bearer"];
 export const discardWorktreeOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiscardWorktreeOperation"]["kind"]> = ["discard_worktree"];
+export const editScopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EditScope"]> = ["one_self", "specified"];
 export const exportRequestFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportRequest"]["format"]> = ["csv", "docx", "pptx", "xlsx"];
 export const exportTakeoutOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportTakeoutOperation"]["kind"]> = ["export_takeout"];
 export const exportUnitOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportUnitOperation"]["kind"]> = ["export_unit"];
@@ -13090,6 +13588,7 @@ export const labelColorValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const memberRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRole"]> = ["admin", "editor", "viewer"];
 export const mergeStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MergeState"]> = ["activation_blocked", "conflict", "created", "fast_forward", "merged", "pending", "unchanged"];
 export const mergeWorktreeOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MergeWorktreeOperation"]["kind"]> = ["merge_worktree"];
+export const objectRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ObjectRole"]> = ["editor", "viewer"];
 export const operationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperationStatus"]> = ["completed", "failed", "pending", "running"];
 export const originKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Origin"]["kind"]> = ["edit", "merge", "restore"];
 export const patchAddOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchAdd"]["op"]> = ["add"];
@@ -13099,15 +13598,17 @@ export const patchRemoveOpValues: ReadonlyArray<FlattenedDeepRequired<components
 export const patchReplaceOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchReplace"]["op"]> = ["replace"];
 export const patchTestOpValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchTest"]["op"]> = ["test"];
 export const previewOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewOutcome"]> = ["conflict", "created", "fast_forward", "merged", "unchanged"];
-export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProblemCode"]> = ["access_denied", "account_deleted", "account_disabled", "activation_blocked", "ancestor_trashed", "anchor_too_large", "asset_too_large", "assignee_limit", "assignee_not_member", "authorization_pending", "bad_request", "batch_restored", "blob_not_found", "blob_store_bucket_missing", "blob_store_unavailable", "changeset_too_large", "checksum_mismatch", "comment_conflict", "comment_reply_limit", "comment_thread_limit", "comment_too_long", "confirm_name_mismatch", "conflict", "conversion_timeout", "corrupt_file", "cross_origin", "cross_space_move", "database_busy", "device_authorization_decided", "device_authorization_expired", "draft_purged", "draft_quota_exceeded", "expired_token", "external_identity_taken", "external_login_failed", "file_too_complex", "forbidden", "grants_not_allowed", "headers_too_large", "history_pruned", "http_error", "idempotency_key_required", "idempotency_key_reused", "incomplete_body", "insufficient_scope", "internal_error", "invalid_changeset", "invalid_credentials", "invalid_cursor", "invalid_grant", "invalid_idempotency_key", "invalid_metrics_token", "invalid_recovery_code", "invalid_request", "invalid_ticket", "invalid_token", "issue_label_limit", "issue_state", "label_limit", "label_name_taken", "last_login_method", "length_required", "malformed_json", "malformed_request", "merge_conflict", "method_not_allowed", "move_cycle", "new_owner_not_member", "no_session", "node_in_other_space", "node_ref_limit", "node_trashed", "not_a_member", "not_a_team_space", "not_a_unit", "not_acceptable", "not_blocked", "not_found", "not_local_unit", "not_trashed", "operation_state_conflict", "outside_team_space", "owner_not_grantee", "owner_not_member", "owner_required", "parent_in_other_space", "payload_too_large", "permission_revoked", "precondition_failed", "precondition_required", "provider_already_linked", "purge_forbidden", "purge_in_progress", "quarantined", "quota_exceeded", "range_not_satisfiable", "rate_limited", "reauthentication_required", "retry_not_possible", "revision_conflict", "service_unavailable", "size_mismatch", "slow_down", "space_deleted", "space_deleting", "space_read_only", "star_limit", "storage_failure", "token_cannot_mint", "too_many_requests", "transient_failure", "tree_too_deep", "unauthenticated", "unit_already_added", "unit_conflict", "unit_missing", "unit_too_deep", "unit_too_large", "unit_unavailable", "unitstore_unavailable", "unknown_conflict_path", "unknown_kind", "unsupported_format", "unsupported_grant_type", "unsupported_media_type", "unsupported_search_kind", "upload_abandoned", "upload_expired", "upload_incomplete", "upload_not_received", "upload_session_expired", "upload_session_state", "uri_too_long", "user_not_found", "username_taken", "validation_failed", "verification_failed", "webhook_limit", "webhook_url_refused", "worktree_busy", "worktree_discarded", "worktree_limit", "worktree_reference", "worktree_state", "worktree_unit_limit"];
+export const problemCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProblemCode"]> = ["access_denied", "account_deleted", "account_disabled", "activation_blocked", "ancestor_trashed", "anchor_too_large", "asset_too_large", "assignee_limit", "assignee_not_member", "authorization_pending", "bad_request", "batch_restored", "blob_not_found", "blob_store_bucket_missing", "blob_store_unavailable", "changeset_too_large", "checksum_mismatch", "comment_conflict", "comment_reply_limit", "comment_thread_limit", "comment_too_long", "confirm_name_mismatch", "conflict", "conversion_timeout", "corrupt_file", "cross_origin", "cross_space_move", "database_busy", "device_authorization_decided", "device_authorization_expired", "draft_purged", "draft_quota_exceeded", "expired_token", "external_identity_taken", "external_login_failed", "file_too_complex", "forbidden", "grants_not_allowed", "headers_too_large", "history_pruned", "http_error", "idempotency_key_required", "idempotency_key_reused", "incomplete_body", "insufficient_scope", "internal_error", "invalid_changeset", "invalid_credentials", "invalid_cursor", "invalid_grant", "invalid_idempotency_key", "invalid_metrics_token", "invalid_recovery_code", "invalid_request", "invalid_ticket", "invalid_token", "issue_label_limit", "issue_state", "label_limit", "label_name_taken", "last_login_method", "length_required", "malformed_json", "malformed_request", "merge_conflict", "method_not_allowed", "move_cycle", "new_owner_not_member", "no_session", "node_in_other_space", "node_ref_limit", "node_trashed", "not_a_member", "not_a_team_space", "not_a_unit", "not_acceptable", "not_blocked", "not_found", "not_local_unit", "not_trashed", "operation_state_conflict", "outside_team_space", "owner_not_grantee", "owner_not_member", "owner_required", "parent_in_other_space", "payload_too_large", "permission_revoked", "precondition_failed", "precondition_required", "protected_range", "provider_already_linked", "purge_forbidden", "purge_in_progress", "quarantined", "quota_exceeded", "range_not_satisfiable", "rate_limited", "reauthentication_required", "retry_not_possible", "revision_conflict", "service_unavailable", "size_mismatch", "slow_down", "space_deleted", "space_deleting", "space_read_only", "star_limit", "storage_failure", "token_cannot_mint", "too_many_requests", "transient_failure", "tree_too_deep", "unauthenticated", "unit_already_added", "unit_conflict", "unit_missing", "unit_too_deep", "unit_too_large", "unit_unavailable", "unitstore_unavailable", "unknown_conflict_path", "unknown_kind", "unsupported_format", "unsupported_grant_type", "unsupported_media_type", "unsupported_search_kind", "upload_abandoned", "upload_expired", "upload_incomplete", "upload_not_received", "upload_session_expired", "upload_session_state", "uri_too_long", "user_not_found", "username_taken", "validation_failed", "verification_failed", "webhook_limit", "webhook_url_refused", "worktree_busy", "worktree_discarded", "worktree_limit", "worktree_reference", "worktree_state", "worktree_unit_limit"];
 export const publishAssetOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PublishAssetOperation"]["kind"]> = ["publish_asset"];
 export const purgeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PurgeReason"]> = ["purge", "retention"];
 export const purgeTrashOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PurgeTrashOperation"]["kind"]> = ["purge_trash"];
+export const readScopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReadScope"]> = ["all_collaborators", "specified"];
 export const replaceBlobContentOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReplaceBlobContentOperation"]["kind"]> = ["replace_blob_content"];
 export const resourceKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ResourceKind"]> = ["blob", "unit"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["admin", "editor", "owner", "viewer"];
 export const shareRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ShareRole"]> = ["editor", "viewer"];
 export const spaceTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SpaceType"]> = ["personal", "team"];
+export const strategyLevelValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StrategyLevel"]> = ["editor", "owner", "reader"];
 export const takeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Take"]> = ["draft", "trunk"];
 export const timelineCommentTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TimelineComment"]["type"]> = ["comment"];
 export const timelineEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TimelineEvent"]["type"]> = ["event"];
