@@ -3,7 +3,7 @@
 The protected target of an object is bound to its id inside the unit's document
 (``/protection/{id}``, in the unit store), not here.
 
-Revision ID: 0036
+Revision ID: 0034
 Revises: 0033
 Create Date: 2026-12-07 14:30:00
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 import storage.types
 
 
-revision = '0036'
+revision = '0034'
 down_revision = '0033'
 branch_labels = None
 depends_on = None
