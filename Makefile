@@ -54,12 +54,15 @@ install-dev: $(VENV)/.installed-dev
 run: $(VENV)/.installed
 	$(BIN)/wharf serve
 
-# The real OpenID provider the external sign-in tests start (node-oidc-provider from the npm
-# registry, installed into ~/.cache/wharf-tests or $$WHARF_TEST_NODE_CACHE:
-# tests/support/oidc_provider.py). Without npm the tests install nothing here and say so.
+# The npm packages some tests run, installed into ~/.cache/wharf-tests or
+# $$WHARF_TEST_NODE_CACHE: the real OpenID provider the external sign-in tests start
+# (node-oidc-provider: tests/support/oidc_provider.py) and the TypeScript client's
+# dependencies (clients/typescript/package-lock.json: tests/support/ts_client.py).
+# Without npm the tests install nothing here and say so.
 test-deps: $(VENV)/.installed-dev
-	@if command -v npm >/dev/null 2>&1; then $(BIN)/python -m tests.support.oidc_provider; \
-	else echo "make: npm is missing: the external sign-in tests will skip (or fail in CI)"; fi
+	@if command -v npm >/dev/null 2>&1; then $(BIN)/python -m tests.support.oidc_provider \
+	&& $(BIN)/python -m tests.support.ts_client; \
+	else echo "make: npm is missing: the external sign-in and TypeScript client tests will skip (or fail in CI)"; fi
 
 test: $(VENV)/.installed-dev test-deps
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -83,11 +83,12 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     app.add_route("/api/feed-tickets", feed_res.FeedTickets(db))  # the live feed (api.feed)
 
     app.add_route("/api/spaces", spaces.Spaces(db))
-    app.add_route("/api/spaces/{space_id}", spaces.Space(db))
+    from api.resources import space_lifecycle as lifecycle
+    app.add_route("/api/spaces/{space_id}", spaces.Space(db) if operations is None
+                  else lifecycle.SpaceWithDeletion(db, operations))
     app.add_route("/api/spaces/{space_id}/nodes", spaces.SpaceRootNodes(db))
     app.add_route("/api/spaces/{space_id}/members", spaces.Members(db))
     app.add_route("/api/spaces/{space_id}/members/{user_id}", spaces.Member(db))
-    from api.resources import space_lifecycle as lifecycle
     app.add_route("/api/spaces/{space_id}/transfer", lifecycle.SpaceTransfer(db))
     app.add_route("/api/spaces/{space_id}/archive", lifecycle.SpaceArchive(db))
     app.add_route("/api/spaces/{space_id}/unarchive", lifecycle.SpaceUnarchive(db))
@@ -156,6 +157,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
                           units_res.UnitChangesets(db, unitstore))
             from api.resources import history as history_res
             history_res.mount(app, db, unitstore, settings)  # trunk history (wharf.history)
+            from api.resources import protection as protection_res
+            protection_res.mount(app, db, unitstore)  # protected ranges (wharf.protection)
 
     if operations is not None and blob_store is not None and unitstore is not None:
         from api.resources import imports as import_res

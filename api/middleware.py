@@ -15,7 +15,7 @@ from wharf.identity.service import TOKEN_PREFIX, Identity
 from wharf.infra.context import ANONYMOUS, RequestContext
 from wharf.infra.errors import Forbidden, PayloadTooLarge, Unauthenticated
 from wharf.infra.setting_readers import origin
-from wharf.observability import logctx
+from wharf.observability import logctx, metrics
 
 log = logging.getLogger("wharf.api")
 
@@ -64,6 +64,7 @@ class RequestIdMiddleware:
                          req_succeeded: bool) -> None:
         # First in the list, so its process_response runs last: the error handlers' lines
         # and the other middleware's are written before this.
+        metrics.HTTP_RESPONSES.labels(f"{resp.status_code // 100}xx").inc()
         logctx.clear_request()
 
 

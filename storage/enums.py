@@ -229,3 +229,34 @@ class DeliveryStatus(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"  # gave up (or the endpoint was disabled or deleted meanwhile)
+
+
+# --- protected ranges (wharf.protection) ------------------------------------------------
+
+class ReadScope(StrEnum):
+    """Who views a permission object (``content_permission_objects.read_scope``)."""
+
+    ALL_COLLABORATORS = "all_collaborators"  # whoever may open the document
+    SPECIFIED = "specified"  # its explicit collaborators
+
+
+class EditScope(StrEnum):
+    """Who edits under a permission object's target (``edit_scope``)."""
+
+    ONE_SELF = "one_self"  # its creator (and the document's owner and admins)
+    SPECIFIED = "specified"  # and its explicit ``editor`` collaborators
+
+
+class StrategyLevel(StrEnum):
+    """The least right an action (copy, print, export) on a permission object needs."""
+
+    READER = "reader"
+    EDITOR = "editor"
+    OWNER = "owner"
+
+
+class ObjectRole(StrEnum):
+    """An explicit collaborator's role on a permission object."""
+
+    EDITOR = "editor"
+    VIEWER = "viewer"

@@ -210,6 +210,13 @@ class UnitStore:
         process's copy (no copy of the document is made)."""
         return self._read(unit_id, lambda head: encode_document(head.doc))
 
+    def inspect(self, unit_id: str,
+                look: Callable[[dict[str, Any]], R]) -> tuple[HeadRow, R] | None:
+        """``look`` applied to the unit's head document, under the unit's lock: the
+        process's own copy, so ``look`` reads it and returns what it needs (a few members,
+        not the document) without changing it. None when there is no such unit."""
+        return self._read(unit_id, lambda head: look(head.doc))
+
     def _read(self, unit_id: str,
               render: Callable[[Head], R]) -> tuple[HeadRow, R] | None:
         """``render`` of the unit's head document, under the unit's lock (taken before

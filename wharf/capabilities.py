@@ -3,9 +3,9 @@
 A capability registers in lists owned by the engine or by capabilities below it when its
 package is imported: its operation kinds in ``wharf.operations.registry.KINDS``, and its
 reactions to another's event in that capability's hook list (worktrees in
-``trash.PURGE_BLOCKERS``, assets and comments in ``trash.UNITS_PURGED``, issues in
-``trash.NODES_PURGED``, webhooks in
-``operations.finish.FINISHED_HOOKS``). A process that imported only the capabilities its
+``trash.PURGE_BLOCKERS``, assets, comments and protection in ``trash.UNITS_PURGED``,
+issues in ``trash.NODES_PURGED``, webhooks in ``operations.finish.FINISHED_HOOKS``,
+protection in ``units.CHANGESET_GUARDS``). A process that imported only the capabilities its
 entry point names would miss some (a worker that purges trash has no reason of its own to
 import issues), so every process imports them all: the composition root through
 ``wharfd.capabilities``, and the API's operation schemas (the tagged union of every
@@ -28,6 +28,7 @@ import wharf.feed
 import wharf.fsck
 import wharf.identity
 import wharf.issues
+import wharf.protection
 import wharf.recent
 import wharf.retention
 import wharf.sharing

@@ -1,13 +1,17 @@
-"""A team space handed over, archived and unarchived (``wharf.spaces.lifecycle``)."""
+"""A team space handed over, archived and unarchived (``wharf.spaces.lifecycle``), and
+deleted (``wharf.accounts.space_deletion``)."""
 from __future__ import annotations
 
 import falcon
 
 from api import contract, serialize
+from api.resources.operations import SUBMISSION_HEADERS, answer_submission, submission_answers
+from api.resources.spaces import Space
+from api.schemas.spaces import DeleteSpaceRequest, TransferSpaceRequest
 from api.schemas.spaces import Space as SpaceBody
-from api.schemas.spaces import TransferSpaceRequest
 from storage.db import Database
 from wharf.identity import people
+from wharf.operations.service import Operations
 from wharf.spaces import lifecycle
 
 
@@ -72,3 +76,33 @@ class SpaceUnarchive(_Archiving):
                  responses={200: SpaceBody}, problems=(409,))
     def on_post(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
         self._answer(req, resp, space_id)
+
+
+class SpaceWithDeletion(Space):
+    """``/api/spaces/{id}`` where operations run: DELETE deletes a team space."""
+
+    def __init__(self, db: Database, operations: Operations):
+        super().__init__(db)
+        self.ops = operations
+
+    @contract.op(operation_id="deleteSpace", summary="Delete a team space",
+                 tags=["spaces"],
+                 description="The owner only (403 `owner_required`), a team space only (409 "
+                             "`not_a_team_space`: a personal space goes with its account), "
+                             "`confirm_name` equal to the space's name (400 "
+                             "`confirm_name_mismatch`). Records a `delete_space` operation; "
+                             "at once the space is read-only (writes 403 `space_read_only`; "
+                             "transfer, archive and unarchive 409 `space_deleting`), then a "
+                             "worker deletes everything in it (docs/accounts.md). 409 "
+                             "`worktree_reference` while worktrees are open on it "
+                             "(`details.worktree_ids`: merge or discard them first); 409 "
+                             "`space_deleting` when a deletion is already pending.",
+                 headers=SUBMISSION_HEADERS, body=DeleteSpaceRequest,
+                 responses=submission_answers("Accepted: the space is being deleted."),
+                 problems=(403, 409))
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, space_id: str) -> None:
+        from wharf.accounts import space_deletion
+        body = contract.read_body(req, DeleteSpaceRequest)
+        answer_submission(resp, space_deletion.submit(
+            self.ops, req.context.ctx, req.get_header("Idempotency-Key"), space_id,
+            body.confirm_name))

@@ -22,6 +22,7 @@ from api.schemas.operations import (
     ChangesetRequest,
     ChangesetResult,
     CreateResourceRequest,
+    ProtectedRange,
     Resource,
     Unit,
 )
@@ -32,6 +33,7 @@ from storage.unitpatch import InvalidChangeset
 from storage.unitstore import UnitStore
 from wharf.infra.errors import ValidationFailed
 from wharf.operations.service import Operations
+from wharf.protection import service as protection
 from wharf.units import resources
 from wharf.units import service as units
 
@@ -105,11 +107,16 @@ class UnitItem:
         if view.document_json is None:
             resp.status = falcon.HTTP_304
             return
+        ranges = [ProtectedRange(object_id=v.obj.id, name=v.obj.name, target=v.target,
+                                 **v.rights.as_dict())
+                  for v in protection.capabilities(self.db, self.store, req.context.ctx,
+                                                   unit_id)]
         write_json(resp, Unit(unit_id=view.head.unit_id, unit_type=UnitType(view.head.unit_type),
                               revision=view.head.revision,
                               snapshot=msgspec.Raw(view.document_json),  # type: ignore[arg-type]
                               resource_id=view.resource_id, node_id=view.node_id,
-                              updated_at=timestamp(view.head.updated_at)))
+                              updated_at=timestamp(view.head.updated_at),
+                              protected_ranges=ranges or msgspec.UNSET))
 
 
 CHANGESET_PROBLEMS = (

@@ -167,6 +167,21 @@ class Resource(Response):
     node: Node
 
 
+class ProtectedRange(Response):
+    """A protected range of the unit and what the caller may do with it (advisory: the
+    snapshot is not filtered; docs/protection.md)."""
+
+    object_id: Id
+    name: str
+    target: Annotated[str | None, msgspec.Meta(description="null: not bound.")]
+    view: bool
+    edit: bool
+    copy: bool
+    print: bool
+    export: bool
+    manage: bool
+
+
 class Unit(Response):
     unit_id: Id
     unit_type: UnitType
@@ -175,6 +190,10 @@ class Unit(Response):
     resource_id: Id
     node_id: Id
     updated_at: Timestamp
+    protected_ranges: Annotated[list[ProtectedRange] | msgspec.UnsetType, msgspec.Meta(
+        description="`GET /api/units/{unit_id}` of a unit with protected ranges: each "
+                    "one and the caller's rights on it (absent when it has none).")] \
+        = msgspec.UNSET
 
 
 Pointer = Annotated[str, msgspec.Meta(description="An RFC 6901 JSON Pointer.",

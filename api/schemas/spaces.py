@@ -26,8 +26,9 @@ class Space(Response):
     public_read: bool
     role: Annotated[Role | None, msgspec.Meta(description="The caller's role (null: none).")]
     read_only: Annotated[bool, msgspec.Meta(description=(
-        "Nobody writes in the space: it is archived, or its owner's account was deleted "
-        "and it has no owner yet (writes answer 403 `space_read_only`)."))]
+        "Nobody writes in the space: it is archived, it is being deleted, or its owner's "
+        "account was deleted and it has no owner yet (writes answer 403 "
+        "`space_read_only`)."))]
     archived: Annotated[bool, msgspec.Meta(description=(
         "Archived by its owner or an admin (`POST /api/spaces/{id}/unarchive` ends it)."))]
     archived_at: Timestamp | None
@@ -144,6 +145,13 @@ class UpdateSpaceRequest(_Patch):
     name: SpaceName | msgspec.UnsetType = msgspec.UNSET
     description: SpaceDescription | msgspec.UnsetType = msgspec.UNSET
     public_read: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+class DeleteSpaceRequest(Request):
+    """``DELETE /api/spaces/{id}``: the space's name, exactly, as confirmation."""
+
+    __example__: ClassVar[dict[str, object]] = {"confirm_name": "Design team"}
+    confirm_name: SpaceName
 
 
 class TransferSpaceRequest(Request):

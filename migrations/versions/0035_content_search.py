@@ -8,7 +8,7 @@ body)``, written by the indexer) under a GIN index. SQLite: an FTS5 table
 unit is marked, so the indexer's drains (the ``index_content`` sweep) index them all.
 
 Revision ID: 0035
-Revises: 0033
+Revises: 0034
 Create Date: 2026-12-07 14:30:00
 """
 from datetime import UTC, datetime
@@ -20,7 +20,7 @@ import storage.types
 
 
 revision = '0035'
-down_revision = '0033'
+down_revision = '0034'
 branch_labels = None
 depends_on = None
 

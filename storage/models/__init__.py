@@ -26,6 +26,7 @@ from storage.models.issues import (
     IssueNodeRef,
 )
 from storage.models.operations import Operation, OperationAttempt, OutboxMessage
+from storage.models.protection import ContentPermissionCollaborator, ContentPermissionObject
 from storage.models.recovery import RecoveryCode
 from storage.models.scheduler import ScheduleTick
 from storage.models.search import SearchDirty, SearchDocument
@@ -36,7 +37,8 @@ from storage.models.worktrees import Worktree, WorktreeEvent, WorktreeNodeIntent
 
 __all__ = [
     "FSCK_KEY_ORDER_INDEXES", "ID", "TRACE_CONTEXT_LENGTH", "ApiToken", "AuditLog",
-    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession", "DeletionRecord",
+    "AuthThrottle", "Base", "BlobResource", "BlobUploadSession",
+    "ContentPermissionCollaborator", "ContentPermissionObject", "DeletionRecord",
     "DeviceAuthorization", "Export", "ExternalAuthorization", "ExternalIdentity",
     "FeedTicket",
     "Issue",

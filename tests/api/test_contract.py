@@ -156,6 +156,7 @@ def test_request_bodies_have_examples_that_validate(make_app):
         imports,
         issues,
         operations,
+        protection,
         recent,
         sharing,
         spaces,
@@ -177,7 +178,7 @@ def test_request_bodies_have_examples_that_validate(make_app):
             type_ = next(getattr(m, name) for m in (identity, spaces, sharing, trash, recent,
                                                     operations, blobs, worktrees,
                                                     worktree_merge, webhooks, issues,
-                                                    comments, imports)
+                                                    comments, imports, protection)
                          if hasattr(m, name))
             msgspec.convert(media["example"], type_)
             seen += 1

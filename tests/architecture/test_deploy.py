@@ -110,6 +110,54 @@ def test_compose_stack_parses_and_background_processes_have_health_checks():
     assert jobs["wharf-scheduler"]["names"] == ["scheduler"]
 
 
+def test_compose_stack_follows_the_compose_schema_and_runs_the_whole_production_shape():
+    """``docker compose up`` in deploy/ (the README's quick start) starts every service,
+    monitoring included, and the file is valid Compose. compose-spec.json is the Compose
+    Specification's schema (github.com/compose-spec/compose-spec, schema/compose-spec.json
+    at 170098b, Apache-2.0); docker is not available here to run ``docker compose config``."""
+    import json
+
+    import jsonschema
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in jsonschema.Draft7Validator(schema).iter_errors(compose)]
+    assert errors == []
+    services = compose["services"]
+    assert {"postgres", "redis", "minio", "migrate", "api", "feed", "worker", "scheduler",
+            "prometheus", "grafana"} <= set(services)
+    assert [n for n, svc in services.items() if "profiles" in svc] == []  # all start by default
+    for name, svc in services.items():  # every file a service mounts exists
+        for volume in svc.get("volumes", []):
+            if volume.startswith("./"):
+                assert (DEPLOY / volume.split(":")[0]).exists(), (name, volume)
+    assert set(compose["volumes"]) >= {v.split(":")[0] for svc in services.values()
+                                      for v in svc.get("volumes", [])
+                                      if not v.startswith(("./", "/"))}
+    rules = "./prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro"
+    assert rules in services["prometheus"]["volumes"]
+    prometheus = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    assert prometheus["rule_files"] == ["/etc/prometheus/alerts.yml"]
+
+
+def test_worker_autoscaling_targets_the_worker_deployment_on_the_backlog():
+    (scaler,) = k8s_documents()["worker-autoscaling.yaml"]
+    (worker,) = k8s_documents()["worker.yaml"]
+    assert scaler["apiVersion"] == "keda.sh/v1alpha1" and scaler["kind"] == "ScaledObject"
+    spec = scaler["spec"]
+    assert spec["scaleTargetRef"]["name"] == worker["metadata"]["name"] == "wharf-worker"
+    assert "kind" not in spec["scaleTargetRef"]  # KEDA's default: a Deployment
+    # KEDA owns the replica count: a fixed one in the Deployment would reset it at each apply.
+    assert "replicas" not in worker["spec"]
+    assert 1 <= spec["minReplicaCount"] <= spec["fallback"]["replicas"] <= spec["maxReplicaCount"]
+    (trigger,) = spec["triggers"]
+    assert trigger["type"] == "prometheus"
+    # Every API replica reports the same cluster-wide gauge: max, never sum.
+    assert trigger["metadata"]["query"] == "max(wharf_operations_due)"
+    assert float(trigger["metadata"]["threshold"]) > 0
+    assert trigger["metadata"]["serverAddress"].startswith("http")
+
+
 def test_env_example_sets_no_repository_relative_gunicorn_conf():
     text = (DEPLOY / "env.example").read_text()
     assert not re.search(r"^WHARF_GUNICORN_CONF=", text, re.MULTILINE)

@@ -169,5 +169,5 @@ def test_the_engine_alone_registers_no_kind():
                                     text=True, check=True, timeout=120).stdout.split()[-1]
               for entry in ("wharf.operations.executor", "wharfd.runtime", "api.app")}
     # (the API's schemas import every capability themselves: their union has every kind)
-    assert counts == {"wharf.operations.executor": "0", "wharfd.runtime": "15",
-                      "api.app": "15"}
+    assert counts == {"wharf.operations.executor": "0", "wharfd.runtime": "16",
+                      "api.app": "16"}

@@ -107,7 +107,7 @@ def test_every_kind_has_a_payload_and_a_result():
         "publish_asset", "create_worktree", "discard_worktree",
         "add_worktree_unit", "create_worktree_unit", "merge_worktree",
         "activate_worktree_resource", "delete_account", "export_unit", "import_file",
-        "export_takeout"}
+        "export_takeout", "delete_space"}
 
 
 def test_the_kinds_declare_what_the_engine_and_the_transport_read():

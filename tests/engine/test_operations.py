@@ -246,9 +246,14 @@ def test_permanent_unitstore_failure_fails_without_rows_or_leftover_unit(setting
 
 
 def test_exhausted_retries_fail_and_leave_no_unit(settings, db):
+    from wharf.observability.metrics import REGISTRY
     settings = settings.replace(operation_max_attempts=3)
     failure = TransientFailure("unit store down", code="unitstore_unavailable")
     real, comps, _flaky = _components_with(settings, db, [failure] * 10, after_effect=True)
+    def retries() -> float:
+        return REGISTRY.get_sample_value("wharf_operation_retries_total",
+                                         {"kind": "create_resource"}) or 0.0
+    retried_before = retries()
     world = World(comps.api_app())
     alice = world.user("alice")
     w = start_worker(comps.broker)
@@ -262,6 +267,7 @@ def test_exhausted_retries_fail_and_leave_no_unit(settings, db):
         comps.close()
         real.close()
     assert done["status"] == "failed" and done["attempts"] == 3
+    assert retries() - retried_before == 2  # the third failure is the last: not a retry
     assert done["error"]["code"] == "unitstore_unavailable"
     assert "gave up after 3 attempts" in done["error"]["message"]
     assert count(db, Node) == 0

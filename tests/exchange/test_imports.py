@@ -297,6 +297,39 @@ def test_the_same_key_replays_the_same_operation(fs_env):
     assert other.status_code == 409 and other.json["code"] == "idempotency_key_reused"
 
 
+@both
+def test_bytes_gone_bad_after_publication_quarantine_the_blob(fs_env):
+    """An import re-reads a published blob: bytes that no longer hash to its SHA-256
+    (damaged or changed in the store) fail the import with ``verification_failed``, no
+    unit is made of them, and the blob is quarantined, audited by the system."""
+    from storage.models import AuditLog, BlobResource
+    blob = fs_env.upload(b"a,b\n1,2\n", "bad.csv")
+    with fs_env.db.read() as s:
+        object_key = s.scalar(select(BlobResource.object_key).where(
+            BlobResource.resource_id == blob))
+    fs_env.store.put_stream(object_key, [b"a,b\n6,6\n"])  # same size, other bytes
+    nodes = fs_env.count(Node)
+    r = fs_env.submit(blob)
+    assert r.status_code == 202, r.text
+    op = wait_done(fs_env.alice, r.json["id"])
+    assert op["status"] == "failed" and op["error"]["code"] == "verification_failed", op
+    assert (fs_env.count(Node), fs_env.count(UnitResource)) == (nodes, 0)
+    assert fs_env.alice.get(f"/api/blob-resources/{blob}").json["state"] == "quarantined"
+    r = fs_env.alice.get(f"/api/blob-resources/{blob}/content")
+    assert r.status_code == 409 and r.json["code"] == "quarantined"
+    with fs_env.db.read() as s:
+        row = s.scalar(select(AuditLog).where(AuditLog.action == "blob.quarantine",
+                                              AuditLog.target_id == blob))
+    assert row.actor_type == "system" and row.details["reason"] == "verification_failed"
+    # released by the owner, a new import is refused no more at submission, and fails
+    # again at the worker while the bytes stay bad
+    r = fs_env.alice.post(f"/api/blob-resources/{blob}/release")
+    assert r.status_code == 200, r.text
+    op = wait_done(fs_env.alice, fs_env.submit(blob).json["id"])
+    assert op["error"]["code"] == "verification_failed"
+    assert fs_env.alice.get(f"/api/blob-resources/{blob}").json["state"] == "quarantined"
+
+
 def test_submission_checks_the_blob_and_the_target(fs_env):
     blob = fs_env.upload(b"a,b\n", "x.csv")
     r = fs_env.alice.post("/api/imports", json={"blob_resource_id": blob,

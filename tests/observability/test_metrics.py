@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, update
 
+from storage.models import Operation
 from tests.conftest import make_settings
 from tests.support.client import ApiClient
+from wharf.infra.clock import utcnow
 from wharf.infra.settings import ConfigError, Settings
 
 DEAD_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
@@ -117,6 +120,12 @@ def test_database_gauges_are_cached_between_scrapes(tmp_path, database_url, unit
         assert any("count(" in q.lower() for q in queries)
         assert sample(body, "wharf_operations_open", kind="create_resource",
                       status="pending") == 1
+        # No worker runs here: the operation is due, the workers' backlog (the autoscaler's
+        # metric); one not due before an hour is not.
+        assert sample(body, "wharf_operations_due") == 1
+        with db.write() as s:
+            s.execute(update(Operation).values(next_attempt_at=utcnow() + timedelta(hours=1)))
+        assert sample(fresh.get("/metrics").text, "wharf_operations_due") == 0
     finally:
         comps.close()
 
@@ -194,6 +203,7 @@ def test_database_down_is_not_ready_and_metrics_still_answer(tmp_path):
     comps = Components(settings)
     try:
         anon = ApiClient(comps.api_app())
+        before = {c: _responses(c) for c in ("2xx", "5xx")}
         r = anon.get("/readyz")
         assert r.status_code == 503 and r.headers["retry-after"] == "5"
         assert r.json["status"] == "unavailable"
@@ -205,8 +215,18 @@ def test_database_down_is_not_ready_and_metrics_still_answer(tmp_path):
         assert r.status_code == 200
         assert sample(r.text, "wharf_dependency_up", dependency="database") == 0
         assert sample(r.text, "wharf_dependency_up", dependency="unitstore") == 1
+        # The API's responses by status class (the 5xx-rate alert): two 503s, one 200 so far.
+        assert sample(r.text, "wharf_http_responses_total", status_class="5xx") \
+            == before["5xx"] + 2
+        assert _responses("2xx") == before["2xx"] + 1
     finally:
         comps.close()
+
+
+def _responses(status_class: str) -> float:
+    from wharf.observability.metrics import REGISTRY
+    return REGISTRY.get_sample_value("wharf_http_responses_total",
+                                     {"status_class": status_class}) or 0.0
 
 
 def test_metrics_port_closes_connections_that_send_nothing(monkeypatch):

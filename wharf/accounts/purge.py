@@ -2,7 +2,9 @@
 bounded batches, each its own transaction, every step idempotent (the operation and its
 handler, ``DeleteAccount``, are in :mod:`wharf.accounts.service`; the pipeline in its
 docstring). Rows of other people that name the user are handed to the deleted-account
-placeholder (:data:`PLACEHOLDER_ID`).
+placeholder (:data:`PLACEHOLDER_ID`). The batches that remove content (failing open
+operations, worktrees, uploads, a space's tree) are :mod:`wharf.accounts.tree`, shared
+with a team space's deletion (:mod:`wharf.accounts.space_deletion`).
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, null, or_, select, tuple_, update
+from sqlalchemy import and_, delete, null, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -19,16 +21,12 @@ from sqlalchemy.orm import Session
 from storage.db import Database
 from storage.enums import (
     DONE_STATUSES,
-    OPEN_STATUSES,
-    AttemptOutcome,
-    OperationStatus,
     Role,
     UploadState,
 )
 from storage.models import (
     ApiToken,
     AuditLog,
-    BlobResource,
     BlobUploadSession,
     ExternalAuthorization,
     ExternalIdentity,
@@ -49,21 +47,17 @@ from storage.models import (
     TrashBatch,
     UnitAsset,
     UnitAssetUpload,
-    UnitResource,
     User,
     Webhook,
     WebhookDelivery,
     Worktree,
-    WorktreeEvent,
     WorktreeNodeIntent,
     WorktreeUnit,
 )
 from storage.results import rowcount
 from storage.unitstore import UnitStore
-from wharf.assets.lifecycle import PURGED, delete_assets
+from wharf.accounts import tree
 from wharf.comments import lifecycle as comments
-from wharf.deletion import service as deletion
-from wharf.deletion.references import object_key_fields, referenced
 from wharf.identity.placeholder import PLACEHOLDER_ID as PLACEHOLDER_ID  # (re-exported)
 from wharf.identity.placeholder import PLACEHOLDER_NAME as PLACEHOLDER_NAME
 from wharf.identity.service import USER_ACTIVE
@@ -72,9 +66,8 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext, system_principal
 from wharf.infra.errors import ProblemCode, TransientFailure
 from wharf.infra.settings import Settings
-from wharf.operations.finish import Outcome, finish
+from wharf.protection import lifecycle as protection
 from wharf.spaces.service import set_owner
-from wharf.worktrees.drafts import Drafts
 
 log = logging.getLogger("wharf.accounts.purge")
 
@@ -159,26 +152,9 @@ def _fail_operations(p: Purge) -> int:
     kinds' failure hooks (staged objects are queued for deletion)."""
     error = {"code": ProblemCode.ACCOUNT_DELETED.value, "retryable": False,
              "message": "The account that submitted this operation was deleted."}
-    now = utcnow()
-    with p.db.write() as s:
-        ops = list(s.scalars(select(Operation).where(
-            Operation.actor_id == p.user_id, Operation.id != p.operation_id,
-            Operation.status.in_([str(x) for x in OPEN_STATUSES]))
-            .order_by(Operation.id).limit(p.n).with_for_update()))
-        finish(s, [Outcome(op, OperationStatus.FAILED, error=error, attempt=AttemptOutcome.FAILED,
-                           handler=p.handlers.get(op.kind),
-                           when="after the account's deletion") for op in ops],
-               key_ttl=p.settings.idempotency_key_ttl, now=now)
-        s.flush()
-        # Object keys only such an operation's payload named (a staged replacement).
-        fields = object_key_fields()
-        keys = [op.payload[f] for op in ops for f in fields.get(op.kind, ())
-                if isinstance(op.payload.get(f), str)]
-        named = referenced(s, keys, deletion_jobs=False)
-        for k in keys:
-            if k not in named:
-                deletion.schedule(s, k, REASON)
-    return len(ops)
+    return tree.fail_operations(p.db, Operation.actor_id == p.user_id, p.operation_id, p.n,
+                                p.handlers, p.settings.idempotency_key_ttl, error,
+                                "after the account's deletion", REASON)
 
 
 def _revoke(p: Purge) -> int:
@@ -240,89 +216,28 @@ def _team_spaces(p: Purge) -> int:
 
 def _user_worktrees(p: Purge) -> int:
     """Their own (user) worktrees: drafts, assets, rows."""
-    with p.db.read() as s:
-        ids = list(s.scalars(select(Worktree.id).where(
-            Worktree.creator_id == p.user_id, Worktree.kind == "user")
-            .order_by(Worktree.id).limit(max(1, p.n // 10))))
-    for wt in ids:  # idempotent; the rows below go only after
-        Drafts.of(p.unitstore).delete_drafts(wt)
-    if not ids:
-        return 0
-    with p.db.write() as s:
-        delete_assets(s, [UnitAsset.worktree_id.in_(ids)], PURGED, p.n)
-        for key in s.scalars(select(UnitAssetUpload.object_key).where(
-                UnitAssetUpload.worktree_id.in_(ids))):
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeNodeIntent).where(WorktreeNodeIntent.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeUnit).where(WorktreeUnit.worktree_id.in_(ids)))
-        s.execute(delete(WorktreeEvent).where(WorktreeEvent.worktree_id.in_(ids)))
-        s.execute(delete(Worktree).where(Worktree.id.in_(ids)))
-    return len(ids)
+    return tree.purge_worktrees(p.db, p.unitstore, and_(
+        Worktree.creator_id == p.user_id, Worktree.kind == "user"), max(1, p.n // 10), REASON)
 
 
 def _uploads(p: Purge) -> int:
     """Uploads in flight: their objects are queued for deletion, their rows go."""
-    done = 0
-    with p.db.write() as s:
-        rows = list(s.execute(select(BlobUploadSession.id, BlobUploadSession.object_key)
-                              .where(BlobUploadSession.actor_id == p.user_id,
-                                     BlobUploadSession.state != UploadState.COMPLETED).limit(p.n)))
-        for _id, key in rows:
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(BlobUploadSession).where(
-            BlobUploadSession.id.in_([r[0] for r in rows])))
-        done += len(rows)
-        rows = list(s.execute(select(UnitAssetUpload.id, UnitAssetUpload.object_key)
-                              .where(UnitAssetUpload.actor_id == p.user_id).limit(p.n)))
-        for _id, key in rows:
-            deletion.schedule(s, key, REASON)
-        s.execute(delete(UnitAssetUpload).where(UnitAssetUpload.id.in_([r[0] for r in rows])))
-        done += len(rows)
-    return done
+    return tree.purge_uploads(p.db, and_(BlobUploadSession.actor_id == p.user_id,
+                                         BlobUploadSession.state != UploadState.COMPLETED),
+                              UnitAssetUpload.actor_id == p.user_id, p.n, REASON)
 
 
 def _personal_nodes(p: Purge) -> int:
-    """The personal space's tree, leaves first: units (unit store), blobs and assets
-    (deletion jobs), resources, nodes."""
-    child = Node.__table__.alias("child")
+    """The personal space's tree, leaves first (:func:`wharf.accounts.tree.purge_leaves`)."""
     with p.db.read() as s:
         space = p.personal_space(s)
-        if space is None:
-            return 0
-        leaves = list(s.scalars(select(Node.id).where(
-            Node.space_id == space,
-            ~select(child.c.id).where(child.c.parent_id == Node.id).exists())
-            .order_by(Node.id).limit(p.n)))
-        units = list(s.scalars(select(UnitResource.unit_id).join(
-            Resource, Resource.id == UnitResource.resource_id).where(
-            Resource.node_id.in_(leaves)))) if leaves else []
-    for unit_id in units:  # idempotent; the rows go only after
-        p.unitstore.delete_unit(unit_id)
-    if not leaves:
-        return 0
-    with p.db.write() as s:
-        resources = list(s.scalars(select(Resource.id).where(Resource.node_id.in_(leaves))))
-        for key in s.scalars(select(BlobResource.object_key).where(
-                BlobResource.resource_id.in_(resources))):
-            deletion.schedule(s, key, REASON)
-        delete_assets(s, [UnitAsset.unit_id.in_(units)], PURGED, p.n)
-        comments.delete_for_units(s, units)  # others' comments on these units too
-        s.execute(delete(RecentOpen).where(RecentOpen.resource_id.in_(resources)))
-        s.execute(delete(BlobResource).where(BlobResource.resource_id.in_(resources)))
-        s.execute(delete(UnitResource).where(UnitResource.resource_id.in_(resources)))
-        s.execute(delete(Resource).where(Resource.id.in_(resources)))
-        s.execute(delete(NodeGrant).where(NodeGrant.node_id.in_(leaves)))
-        s.execute(delete(LinkSharing).where(LinkSharing.node_id.in_(leaves)))
-        s.execute(delete(TrashBatch).where(TrashBatch.root_node_id.in_(leaves)))
-        gone = rowcount(s.execute(delete(Node).where(Node.id.in_(leaves))))
-    return gone
+    return 0 if space is None else tree.purge_leaves(p.db, p.unitstore, space, p.n, REASON)
 
 
 def _personal_space(p: Purge) -> int:
     with p.db.write() as s:
         space = p.personal_space(s)
-        if space is None or s.scalar(select(Node.id).where(Node.space_id == space).limit(1)):
+        if space is None or tree.has_nodes(s, space):
             return 0
         s.execute(delete(TrashBatch).where(TrashBatch.space_id == space))
         # Others' worktree units meant to land in it will not (the intent goes with it).
@@ -347,13 +262,17 @@ def _handed_over(p: Purge) -> int:
                           (IssueComment.__table__, "author_user_id"),
                           (IssueEvent.__table__, "actor_user_id"),
                           # comments on units: they stay, by "~deleted"
-                          *comments.AUTHORED):
+                          *comments.AUTHORED,
+                          # protected ranges they created: the owner and admins manage them
+                          *protection.AUTHORED):
         pk = table.c.id
         with p.db.write() as s:
             ids = list(s.scalars(select(pk).where(table.c[column] == p.user_id).limit(p.n)))
             if ids:
                 done += rowcount(s.execute(update(table).where(pk.in_(ids))
                                            .values({column: PLACEHOLDER_ID})))
+    with p.db.write() as s:
+        done += protection.forget_user(s, p.user_id, p.n)  # their explicit roles go
     with p.db.write() as s:
         for t, column in ((WorktreeUnit.__table__, "added_by"),
                           (WorktreeNodeIntent.__table__, "created_by")):

@@ -1,6 +1,6 @@
 """What happens to comments when what they name goes: a purged unit's threads and
 comments are deleted in the purge's transaction (:func:`units_purged`, registered in
-``trash.UNITS_PURGED``; the account deletion's purge of a personal space calls
+``trash.UNITS_PURGED``; the purge of a whole space, ``wharf.accounts.tree``, calls
 :func:`delete_for_units` itself); a deleted account's comments stay, handed over to the
 deleted-account placeholder (:data:`AUTHORED`, which ``wharf.accounts.purge`` rewrites)."""
 from __future__ import annotations

@@ -46,6 +46,7 @@ from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
+from wharf.protection.enforce import check_export
 from wharf.spaces.access import require_space
 from wharf.units.resources import find_unit
 
@@ -72,11 +73,13 @@ def _file_name(name: str, fmt: str) -> str:
 
 def submit_export(ops: Operations, store: UnitStore, ctx: RequestContext, key: str | None,
                   unit_id: str, fmt: str, sheet: str | None) -> Submission:
-    """Record an ``export_unit`` of the trunk unit ``unit_id`` to ``fmt`` (view right)."""
+    """Record an ``export_unit`` of the trunk unit ``unit_id`` to ``fmt`` (view right; 403
+    ``protected_range`` when a protected range's Export strategy forbids the caller)."""
     request = {"unit_id": unit_id, "format": fmt, "sheet": sheet}
 
     def prepare(s: Session, op_id: str) -> tuple[str, ExportUnitPayload]:
-        unit, _res, node, _access = find_unit(s, ctx, unit_id, Role.VIEWER)
+        unit, _res, node, access = find_unit(s, ctx, unit_id, Role.VIEWER)
+        check_export(s, store, ctx.principal, access, unit_id)
         fits = writers.FORMATS.get(unit.unit_type, ())
         if fmt not in fits:
             raise ValidationFailed(
@@ -120,8 +123,10 @@ class ExportUnit:
         return (op.actor_id, payload(op, ExportUnitPayload).unit_id)
 
     def authorize(self, session: Session, op: Operation, actor: Principal) -> None:
-        find_unit(session, RequestContext(principal=actor),
-                  payload(op, ExportUnitPayload).unit_id, Role.VIEWER)
+        unit_id = payload(op, ExportUnitPayload).unit_id
+        _, _, _, access = find_unit(session, RequestContext(principal=actor), unit_id,
+                                    Role.VIEWER)
+        check_export(session, self.unitstore, actor, access, unit_id)
 
     def perform(self, op: Operation) -> None:
         p = payload(op, ExportUnitPayload)

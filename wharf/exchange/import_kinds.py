@@ -27,6 +27,9 @@ class ImportFilePayload(Shape, frozen=True):
     resource_id: str
     unit_id: str
     upload_session_id: str | None = None
+    #: The blob's published SHA-256 at submission (None: an upload session, or recorded
+    #: before imports checked it): the worker checks the bytes it reads against it.
+    sha256: str | None = None
 
 
 class ImportFileResult(Shape, frozen=True):

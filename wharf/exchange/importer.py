@@ -15,9 +15,17 @@ as ``create_resource`` does (:func:`publish_unit_resource`) and, for a session, 
 ``file_too_complex``, ``corrupt_file``, ``conversion_timeout``) is permanent:
 ``on_failed`` marks a session ``failed`` and queues its object for deletion, and
 ``compensate`` deletes the unit if one was made: nothing is left behind.
+
+An import from a blob is a re-verification of a published blob: the worker hashes the
+bytes it reads and compares them with the blob's SHA-256 as it was at submission. Bytes
+gone bad (changed or damaged in the store) fail the import with ``verification_failed``
+instead of publishing a unit made of them, and ``on_failed`` quarantines the blob
+(:func:`wharf.blobs.quarantine.quarantine_corrupt`).
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import shutil
 import tempfile
 from pathlib import Path, PurePath
@@ -30,7 +38,7 @@ from storage.models import Operation
 from storage.unitpatch import json_size
 from storage.unitstore import UnitStore
 from wharf import blobs
-from wharf.blobs.quarantine import refuse_if_quarantined
+from wharf.blobs.quarantine import quarantine_corrupt, refuse_if_quarantined
 from wharf.blobs.reading import blob_for_read
 from wharf.exchange import formats
 from wharf.exchange.import_errors import FileTooComplex, Limits, UnsupportedFormat
@@ -81,7 +89,7 @@ def submit_import(ops: Operations, ctx: RequestContext, key: str | None,
                 blob_resource_id=blob.resource_id, object_key=blob.object_key,
                 filename=blob.filename, size=blob.size, space_id=space.id,
                 parent_id=parent.id if parent else None, name=name, unit_type=unit_type,
-                node_id=new_id(), resource_id=new_id(), unit_id=new_id())
+                node_id=new_id(), resource_id=new_id(), unit_id=new_id(), sha256=blob.sha256)
         upload = blobs.take_for_import(s, ctx, str(session_id), op_id)
         space, parent = resolve_parent(s, ctx, space_id, parent_id)
         assert upload.received_size is not None  # uploaded
@@ -157,9 +165,16 @@ class ImportFile:
         workdir = _workdir(op.id)
         try:
             source = workdir / ("source" + PurePath(p.filename).suffix.lower()[:16])
+            digest = hashlib.sha256()
             with source.open("wb") as f:
                 for chunk in self.store.open(p.object_key):
+                    digest.update(chunk)
                     f.write(chunk)
+            if p.sha256 is not None and not hmac.compare_digest(digest.hexdigest(), p.sha256):
+                # A published blob whose bytes went bad: on_failed quarantines it.
+                raise blobs.VerificationFailed(
+                    "the file's stored bytes no longer match its SHA-256; it is quarantined",
+                    details={"resource_id": p.blob_resource_id})
             unit_type, document = convert(source, p.filename, p.name, self.settings, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -199,6 +214,8 @@ class ImportFile:
         if p.upload_session_id is not None:  # a failed import consumed the session too
             blobs.finish_import(session, p.upload_session_id, op.id, p.object_key,
                                 error_code=str(error.get("code") or "import_failed"))
+        elif p.blob_resource_id is not None and error.get("code") == "verification_failed":
+            quarantine_corrupt(session, p.blob_resource_id, p.object_key, op.id)
 
     def compensate(self, op: Operation) -> None:
         self.unitstore.delete_unit(payload(op, ImportFilePayload).unit_id)

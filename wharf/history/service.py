@@ -19,6 +19,8 @@ from wharf.identity.placeholder import PLACEHOLDER_ID, PLACEHOLDER_NAME
 from wharf.infra import audit
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import NotFound
+from wharf.protection.enforce import check_document
+from wharf.protection.pointers import keep_bindings
 from wharf.units.resources import find_unit
 from wharf.worktrees.merge import diff
 
@@ -195,9 +197,11 @@ def restore(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
     """Write one new revision (origin ``restore``) whose changeset turns the document at
     ``base_revision`` (the current one: compare-and-set, :class:`RevisionConflict`) into
     the document as it was after ``revision`` (edit right). History is never rewritten;
-    when the two are equal nothing is written."""
+    when the two are equal nothing is written. The bindings of protected ranges are
+    today's, not revision ``revision``'s, and a change under a range the caller may not
+    edit is refused (``wharf.protection``)."""
     with db.read() as s:
-        _, res, node, _ = find_unit(s, ctx, unit_id, Role.EDITOR)
+        _, res, node, access = find_unit(s, ctx, unit_id, Role.EDITOR)
         space_id, resource_id, node_id = node.space_id, res.id, node.id
     old = store.document_at(unit_id, revision)
     if old is None:
@@ -209,10 +213,14 @@ def restore(db: Database, store: UnitStore, ctx: RequestContext, unit_id: str,
         raise RevisionConflict(f"base revision {base_revision} is stale; the unit is at "
                                f"revision {current.revision}",
                                details={"current_revision": current.revision})
-    document = json_value(old[1])
+    # Protections are not content: the restored document keeps today's bindings, and
+    # its changes are checked against them (403 ``protected_range``).
+    document = keep_bindings(json_value(old[1]), current.snapshot)
     changes = diff(current.snapshot, document)
     if not changes:
         return Restored(current, resource_id, node_id, False)
+    with db.read() as s:
+        check_document(s, ctx.principal, unit_id, current.snapshot, changes, access)
     unit = store.append_revision_with_snapshot(
         unit_id, base_revision, changes, document, ctx.principal.user_id,
         origin={"restore": {"revision": revision}})

@@ -37,6 +37,7 @@ class ProblemCode(StrEnum):
     BLOB_STORE_UNAVAILABLE = "blob_store_unavailable"
     CHANGESET_TOO_LARGE = "changeset_too_large"
     CHECKSUM_MISMATCH = "checksum_mismatch"
+    CONFIRM_NAME_MISMATCH = "confirm_name_mismatch"
     CONFLICT = "conflict"
     CROSS_ORIGIN = "cross_origin"
     CROSS_SPACE_MOVE = "cross_space_move"
@@ -79,6 +80,7 @@ class ProblemCode(StrEnum):
     PERMISSION_REVOKED = "permission_revoked"
     PRECONDITION_FAILED = "precondition_failed"
     PRECONDITION_REQUIRED = "precondition_required"
+    PROTECTED_RANGE = "protected_range"
     PURGE_FORBIDDEN = "purge_forbidden"
     PURGE_IN_PROGRESS = "purge_in_progress"
     RANGE_NOT_SATISFIABLE = "range_not_satisfiable"
@@ -87,6 +89,8 @@ class ProblemCode(StrEnum):
     REVISION_CONFLICT = "revision_conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
     SIZE_MISMATCH = "size_mismatch"
+    SPACE_DELETED = "space_deleted"
+    SPACE_DELETING = "space_deleting"
     SPACE_READ_ONLY = "space_read_only"
     STORAGE_FAILURE = "storage_failure"
     TOKEN_CANNOT_MINT = "token_cannot_mint"
@@ -197,14 +201,14 @@ STATUS: dict[str, int] = {
         _C.MALFORMED_JSON, _C.MALFORMED_REQUEST, _C.PARENT_IN_OTHER_SPACE, _C.SIZE_MISMATCH,
         _C.UNIT_TOO_DEEP, _C.UNKNOWN_CONFLICT_PATH, _C.UNKNOWN_KIND, _C.VALIDATION_FAILED,
         _C.NOT_A_UNIT, _C.NOT_LOCAL_UNIT, _C.OUTSIDE_TEAM_SPACE, _C.WEBHOOK_URL_REFUSED,
-        _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG), 400),
+        _C.WEBHOOK_LIMIT, _C.COMMENT_TOO_LONG, _C.CONFIRM_NAME_MISMATCH), 400),
     **dict.fromkeys((
         _C.INVALID_CREDENTIALS, _C.INVALID_METRICS_TOKEN, _C.INVALID_RECOVERY_CODE,
         _C.INVALID_TICKET, _C.INVALID_TOKEN,
         _C.NO_SESSION, _C.UNAUTHENTICATED), 401),
     **dict.fromkeys((
         _C.ACCOUNT_DISABLED, _C.CROSS_ORIGIN, _C.FORBIDDEN, _C.INSUFFICIENT_SCOPE,
-        _C.OWNER_REQUIRED,
+        _C.OWNER_REQUIRED, _C.PROTECTED_RANGE,
         _C.PERMISSION_REVOKED, _C.PURGE_FORBIDDEN, _C.SPACE_READ_ONLY, _C.TOKEN_CANNOT_MINT,
         _C.NOT_A_MEMBER, _C.REAUTHENTICATION_REQUIRED), 403),
     **dict.fromkeys((_C.BLOB_NOT_FOUND, _C.NOT_FOUND, _C.USER_NOT_FOUND), 404),
@@ -224,7 +228,7 @@ STATUS: dict[str, int] = {
         _C.ISSUE_LABEL_LIMIT, _C.ASSIGNEE_LIMIT, _C.ASSIGNEE_NOT_MEMBER, _C.NODE_REF_LIMIT,
         _C.NODE_IN_OTHER_SPACE, _C.NODE_TRASHED, _C.WORKTREE_LIMIT, _C.DRAFT_QUOTA_EXCEEDED,
         _C.COMMENT_CONFLICT, _C.COMMENT_THREAD_LIMIT, _C.COMMENT_REPLY_LIMIT,
-        _C.STAR_LIMIT, _C.QUARANTINED, _C.NEW_OWNER_NOT_MEMBER), 409),
+        _C.STAR_LIMIT, _C.QUARANTINED, _C.NEW_OWNER_NOT_MEMBER, _C.SPACE_DELETING), 409),
     _C.DRAFT_PURGED: 410,
     _C.HISTORY_PRUNED: 410,
     _C.LENGTH_REQUIRED: 411,
@@ -260,7 +264,8 @@ STATUS: dict[str, int] = {
 #: The codes without a status of their own: ``http_error`` stands for any Falcon error
 #: whose status has no code (it answers with that status); the others only ever appear in
 #: a failed operation's ``error``, never as an HTTP answer.
-NO_STATUS = frozenset((_C.HTTP_ERROR, _C.ACCOUNT_DELETED, _C.UPLOAD_ABANDONED))
+NO_STATUS = frozenset((_C.HTTP_ERROR, _C.ACCOUNT_DELETED, _C.SPACE_DELETED,
+                       _C.UPLOAD_ABANDONED))
 
 
 def status_of(code: str) -> int:

@@ -393,7 +393,7 @@ class Settings(DocumentSettings, FeedSettings, ExternalLoginSettings):
         "to the age of the oldest backup you may restore",
         ge=86400, le=10 * 365 * 86400, note="90 days")] = 7776000
     account_deletion_batch: Annotated[int, setting(
-        "rows an account deletion removes per transaction",
+        "rows an account or team space deletion removes per transaction",
         ge=10, le=10000)] = 500
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 

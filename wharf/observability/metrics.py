@@ -37,7 +37,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 
 from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
 from storage.enums import DeliveryStatus, OperationStatus, TickStatus
@@ -104,6 +104,11 @@ MERGE_DURATION = Histogram("wharf_merge_duration_seconds",
 LONG_POLLS_REFUSED = Counter("wharf_long_polls_refused_total",
                              "Long-polls answered at once: WHARF_LONG_POLL_MAX_WAITERS were "
                              "already waiting", registry=REGISTRY)
+OPS_RETRIED = Counter("wharf_operation_retries_total",
+                      "Failed attempts of operations that will be tried again", ["kind"],
+                      registry=REGISTRY)
+HTTP_RESPONSES = Counter("wharf_http_responses_total", "API responses by status class (2xx, "
+                         "3xx, 4xx, 5xx)", ["status_class"], registry=REGISTRY)
 
 
 class Cached(Generic[V]):
@@ -216,6 +221,16 @@ class DatabaseCollector:
             for (kind, status), n in sorted(counts.items()):
                 pending.add_metric([kind, status], n)
             out.append(pending)
+            out.append(GaugeMetricFamily(
+                "wharf_operations_due", "Operations a worker could claim now (pending and "
+                "due, or running with an expired lease): the workers' backlog",
+                value=s.scalar(select(func.count()).select_from(Operation).where(
+                    Operation.attempts < Operation.max_attempts, or_(
+                        and_(Operation.status == OperationStatus.PENDING,
+                             or_(Operation.next_attempt_at.is_(None),
+                                 Operation.next_attempt_at <= now)),
+                        and_(Operation.status == OperationStatus.RUNNING,
+                             Operation.lease_expires_at < now)))) or 0))
             oldest = s.scalar(select(func.min(Operation.created_at)).where(
                 Operation.status == OperationStatus.PENDING, Operation.attempts == 0))
             out.append(GaugeMetricFamily("wharf_operation_queue_lag_seconds",

@@ -30,6 +30,7 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext, system_principal
 from wharf.infra.errors import Forbidden, NotFound, WharfError, from_storage
 from wharf.infra.settings import Settings
+from wharf.observability import metrics
 from wharf.operations.errors import ActorDisabled, PermissionRevoked
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.kinds import to_json
@@ -168,6 +169,7 @@ class Outcomes:
             current.next_attempt_at = now + timedelta(seconds=delay)
             self._finish_attempt(s, current, AttemptOutcome.RETRY, error)
             send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
+        metrics.OPS_RETRIED.labels(op.kind).inc()
         log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
                  error.get("code"), delay)
         return AttemptOutcome.RETRY

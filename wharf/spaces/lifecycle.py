@@ -16,6 +16,11 @@
   operator gives it an owner (``wharf space-owner``), unarchiving it is refused (403
   ``space_read_only``).
 
+- **Deletion** (``DELETE /api/spaces/{id}``, the ``delete_space`` operation,
+  ``wharf.accounts.space_deletion``): while it is pending the space is read-only (writes
+  403 ``space_read_only``), and transfer, archive and unarchive answer 409
+  ``space_deleting`` (:func:`deletion_pending`).
+
 Roles come from the database on every request (no per-process role cache): the feed
 decides its audience at delivery (``wharf.feed.audience``), so a transfer is heard by
 whoever may hear it then.
@@ -26,8 +31,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.enums import MemberRole, Role, SpaceType
-from storage.models import Space, SpaceMember
+from storage.enums import OPEN_STATUSES, MemberRole, Role, SpaceType
+from storage.models import Operation, Space, SpaceMember
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
@@ -35,6 +40,24 @@ from wharf.infra.errors import Conflict, Forbidden, NotFound
 from wharf.infra.ids import is_id
 from wharf.spaces.access import Access, SpaceReadOnly, check, space_role
 from wharf.spaces.service import named_user, set_owner
+
+#: The kind of a team space's deletion (registered by ``wharf.accounts.kinds``, above).
+DELETE_SPACE = "delete_space"
+
+
+def deletion_pending(session: Session, space_id: str) -> str | None:
+    """The open ``delete_space`` operation of the space, if any."""
+    return session.scalar(select(Operation.id).where(
+        Operation.kind == DELETE_SPACE, Operation.scope_id == space_id,
+        Operation.status.in_([str(x) for x in OPEN_STATUSES])).limit(1))
+
+
+def refuse_while_deleting(session: Session, space_id: str) -> None:
+    """409 ``space_deleting`` while the space's deletion is pending."""
+    op_id = deletion_pending(session, space_id)
+    if op_id is not None:
+        raise Conflict("This space is being deleted.", code="space_deleting",
+                       details={"operation_id": op_id})
 
 
 def _locked_space(session: Session, ctx: RequestContext, space_id: str
@@ -46,6 +69,7 @@ def _locked_space(session: Session, ctx: RequestContext, space_id: str
         raise NotFound("No such space.")
     role = space_role(session, ctx.principal, space)
     check(Access(role), Role.VIEWER, "space")
+    refuse_while_deleting(session, space.id)
     return space, role
 
 

@@ -5,16 +5,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from storage.db import Database
 from storage.enums import Role
 from storage.unitheads import HeadRow
 from storage.unitpatch import UnitLimits
 from storage.unitstore import Applied, Revision, UnitStore
 from wharf.infra import audit
-from wharf.infra.context import RequestContext
+from wharf.infra.context import Principal, RequestContext
 from wharf.infra.errors import NotFound, ValidationFailed, WharfError
 from wharf.infra.settings import Settings
+from wharf.spaces.access import Access
 from wharf.units.resources import find_unit
+
+#: A check of a trunk changeset before it is applied: ``(session, store, principal, access,
+#: unit_id, base_revision, changes)``; it raises to refuse. Registered from above
+#: (``wharf.protection``: protected ranges), as hook lists are (``wharf.infra.hooks``).
+ChangesetGuard = Callable[[Session, UnitStore, Principal, Access, str, int, list[Any]], None]
+CHANGESET_GUARDS: list[ChangesetGuard] = []
 
 
 def unit_limits(settings: Settings) -> UnitLimits:
@@ -89,8 +98,10 @@ def apply_changeset(db: Database, store: UnitStore, ctx: RequestContext, unit_id
         raise ValidationFailed("changes must be a non-empty RFC 6902 JSON Patch array",
                                details={"field": "changes"})
     with db.read() as s:
-        _, _, node, _ = find_unit(s, ctx, unit_id, Role.EDITOR)
+        _, _, node, access = find_unit(s, ctx, unit_id, Role.EDITOR)
         space_id = node.space_id
+        for guard in CHANGESET_GUARDS:
+            guard(s, store, ctx.principal, access, unit_id, base_revision, changes)
     unit = store.apply_changeset(unit_id, base_revision, changes, ctx.principal.user_id,
                                  with_document=with_document)
     # The UnitStore shares no transaction with the product DB: audit after the fact.

@@ -51,6 +51,7 @@ from wharf.infra.settings import Settings
 from wharf.observability import metrics
 from wharf.operations.kinds import payload
 from wharf.operations.service import Operations, Submission
+from wharf.protection.enforce import check_document
 from wharf.units.resources import publish_node
 from wharf.worktrees import access
 from wharf.worktrees import merge as three_way
@@ -301,6 +302,15 @@ class MergeWorktree:
         touched = changed_paths(self.unitstore, draft, trunk)
         d = decide(draft, trunk, self.settings.merge_max_conflicts, touched)
         store = self.records
+        if d.outcome in (MergeOutcome.FAST_FORWARD, MergeOutcome.MERGED):
+            # Protected ranges are re-checked when trunk is written, against trunk's
+            # bindings now (a range protected after the fork included) and the actor's
+            # rights now: the commit is compare-and-set on this trunk revision.
+            with self.db.read() as s:
+                check_document(
+                    s, Principal(kind="user", user_id=op.actor_id), unit_id, trunk.snapshot,
+                    d.merge.patch if d.merge is not None
+                    else three_way.diff(trunk.snapshot, draft.snapshot, touched))
         if d.outcome == MergeOutcome.FAST_FORWARD:
             try:
                 return store.commit_fast_forward(

@@ -27,6 +27,8 @@ from wharf.infra.errors import (
 from wharf.infra.ids import is_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name
+from wharf.protection.enforce import Bound, bound_in, check_changes
+from wharf.protection.records import standing_on_unit
 from wharf.worktrees import access
 from wharf.worktrees.drafts import Drafts
 from wharf.worktrees.enums import MergeState, WorktreeUnitSource
@@ -61,7 +63,9 @@ def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: Req
     """A draft changeset (same contract as trunk: compare-and-set on the draft
     revision). Only in ``draft``; the unit's merge state goes back to ``pending``. A
     changeset that would grow the draft past its creator's draft quota is refused (409
-    ``draft_quota_exceeded``, nothing written).
+    ``draft_quota_exceeded``, nothing written), and so is one touching a range protected
+    in the draft's base the caller may not edit by the trunk unit's current ACL (403
+    ``protected_range``, ``wharf.protection``).
 
     The worktree row stays locked while the unit store applies it, so marking the
     worktree ready (or merging it) cannot slip in between the state check and the
@@ -78,7 +82,17 @@ def apply_changeset(db: Database, store: UnitStore, settings: Settings, ctx: Req
             raise Conflict("This unit's activation is blocked: activate it (POST …/activate) "
                            "or change its target before editing it.",
                            code=ProblemCode.ACTIVATION_BLOCKED)
-        head = Drafts.of(store).apply_draft_changeset(
+        drafts = Drafts.of(store)
+
+        def bindings(objects: list[Any]) -> Bound | None:
+            # The draft's document: the bindings of its base (a rebase: of trunk then).
+            d = drafts.get_draft(worktree_id, unit_id)
+            return None if d is None or d.revision != base_revision \
+                else bound_in(d.snapshot, objects)
+
+        check_changes(s, lambda: standing_on_unit(s, ctx.principal, unit_id), unit_id,
+                      changes, bindings)
+        head = drafts.apply_draft_changeset(
             worktree_id, unit_id, base_revision, changes, ctx.principal.user_id,
             max_growth=draft_room(s, store, settings, view.worktree.creator_id),
             with_document=with_document)
