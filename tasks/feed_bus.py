@@ -84,10 +84,15 @@ def _text(value: Any) -> str:
 
 
 def feed_bus_for(settings: Settings) -> FeedBus:
-    """The feed's bus: a Redis stream in ``WHARF_FEED_REDIS_URL`` or the broker's Redis;
-    else the process's own (the embedded mode; RabbitMQ without a feed Redis)."""
-    url = settings.feed_redis_url or (
-        settings.broker_url if broker_kind(settings.broker_url) == "redis" else "")
+    """The feed's bus: a Redis stream in ``WHARF_FEED_REDIS_URL`` or the broker's Redis; a
+    RabbitMQ stream queue on a RabbitMQ broker (``tasks.feed_rabbit``); else the
+    process's own (the embedded mode with the in-process broker)."""
+    kind = broker_kind(settings.broker_url)
+    url = settings.feed_redis_url or (settings.broker_url if kind == "redis" else "")
+    if not url and kind == "rabbitmq":
+        from tasks.feed_rabbit import RabbitStreamBus
+        return RabbitStreamBus(settings.broker_url, settings.broker_namespace,
+                               settings.feed_retention)
     if not url:
         return MemoryBus(settings.feed_retention)
     client = redis_client(url, socket_timeout=5, socket_connect_timeout=2)

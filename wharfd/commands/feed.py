@@ -15,10 +15,12 @@ def cmd_feed(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     if port is not None and not 0 <= port <= 65535:
         raise ConfigError(f"--port {port}: expected an integer between 0 and 65535")
-    if not settings.feed_redis_url and broker_kind(settings.broker_url) != "redis":
-        raise ConfigError("wharf feed reads the feed's events from Redis: set "
-                          "WHARF_FEED_REDIS_URL (or use a Redis WHARF_BROKER_URL); the "
-                          "embedded `wharf serve` answers the feed itself")
+    if not settings.feed_redis_url and \
+            broker_kind(settings.broker_url) not in ("redis", "rabbitmq"):
+        raise ConfigError("wharf feed reads the feed's events from Redis or RabbitMQ: set "
+                          "WHARF_FEED_REDIS_URL (or use a Redis or RabbitMQ "
+                          "WHARF_BROKER_URL); the embedded `wharf serve` answers the feed "
+                          "itself")
     workers = args.workers if args.workers is not None else 1
     if workers < 1:
         raise ConfigError(f"--workers {workers}: expected at least 1")
