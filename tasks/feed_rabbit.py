@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import pika  # type: ignore[import-untyped]  # pika ships no type hints
 
-from wharf.feed.bus import FeedBus, cursor_key, decode, encode
+from wharf.feed.bus import FeedBus, LogLost, cursor_key, decode, encode
 from wharf.feed.events import Event
 
 T = TypeVar("T")
@@ -37,10 +37,6 @@ HEAD_WAIT = 0.1
 IDLE = 0.02
 #: Seconds an AMQP socket operation may take (a broker that hangs frees the thread).
 SOCKET_TIMEOUT = 5.0
-
-
-class StreamLost(Exception):
-    """The entry a follower's cursor names is gone: events may have been lost."""
 
 
 class RabbitStreamBus(FeedBus):
@@ -162,6 +158,8 @@ class RabbitStreamBus(FeedBus):
                 seen = len(got)
                 channel.connection.process_data_events(
                     time_limit=max(0.0, deadline - time.monotonic()))
+                if tag not in channel.consumer_tags:  # cancelled: the stream was deleted
+                    break
                 if after is not None and got and got[-1][0] >= after:
                     channel.connection.process_data_events(time_limit=0)  # what is here
                     break
@@ -170,7 +168,7 @@ class RabbitStreamBus(FeedBus):
                 elif time.monotonic() >= deadline:
                     break
         finally:
-            if channel.is_open:
+            if channel.is_open and tag in channel.consumer_tags:
                 channel.basic_cancel(tag)
         return got
 
@@ -206,13 +204,13 @@ class RabbitStreamBus(FeedBus):
     def follow(self, cursor: str, timeout: float) -> list[Event]:
         """The events after ``cursor`` as they come (up to ``timeout``). Read from the
         cursor's own entry: one that is not what the cursor names (the stream was deleted
-        and written again) raises :class:`StreamLost`, and the dispatcher resyncs."""
+        and written again) raises :class:`wharf.feed.bus.LogLost`, and the dispatcher resyncs."""
         n, ms = cursor_key(cursor)
         start = max(0, n - 1)
         entries = self._reading(lambda ch: self._read(ch, start, timeout, after=n))
         entries = [e for e in entries if e[0] >= start]
         if n > 0 and entries and entries[0][:2] != (n - 1, ms):
-            raise StreamLost(f"the feed's stream {self.queue} no longer has {cursor}")
+            raise LogLost(f"the feed's stream {self.queue} no longer has {cursor}")
         return self._events([e for e in entries if e[0] >= n])
 
     @staticmethod

@@ -26,7 +26,7 @@ import msgspec
 
 from storage.db import Database
 from wharf.feed import audience
-from wharf.feed.bus import FeedBus, cursor_key
+from wharf.feed.bus import FeedBus, LogLost, cursor_key
 from wharf.feed.events import Event, EventType
 
 from . import metrics
@@ -267,7 +267,15 @@ class Hub:
             try:
                 if self.cursor is None:
                     self.cursor = await asyncio.to_thread(self.bus.head)
-                events = await asyncio.to_thread(self.bus.follow, self.cursor, FOLLOW_WAIT)
+                try:
+                    events = await asyncio.to_thread(self.bus.follow, self.cursor,
+                                                     FOLLOW_WAIT)
+                except LogLost:
+                    head = await asyncio.to_thread(self.bus.head)
+                    log.warning("feed: the bus's log lost %s: resync", self.cursor)
+                    self.cursor = head
+                    self.resync(head)
+                    continue
                 if not events:
                     head = await asyncio.to_thread(self.bus.head)
                     if key(head) < key(self.cursor):  # the log went back: events lost

@@ -7,7 +7,9 @@ cursors, kept for a retention window.
   across the hole, since a dropped event leaves the log's ``epoch`` behind);
 - ``since(cursor)``: the events after ``cursor``, oldest first, or None when the cursor is
   older than the window (or from another log: the client must resync);
-- ``follow(cursor)``: block up to ``timeout`` for events after ``cursor``.
+- ``follow(cursor)``: block up to ``timeout`` for events after ``cursor``; :class:`LogLost`
+  when the log can tell that ``cursor``'s entry is no longer the one it named (the log
+  was deleted and written again): the follower resyncs from ``head()``.
 
 :class:`MemoryBus` keeps the log in the process (the embedded ``wharf serve``, tests); the
 Redis stream implementation is ``tasks.feed_bus.RedisStreamBus`` (the API and workers
@@ -42,6 +44,10 @@ def encode(event: Event) -> bytes:
 def decode(data: bytes | str, cursor: str) -> Event:
     event = msgspec.json.decode(data, type=Event)
     return msgspec.structs.replace(event, cursor=cursor)
+
+
+class LogLost(Exception):
+    """``follow``'s cursor names an entry the log no longer has: events may be lost."""
 
 
 class FeedBus:
