@@ -83,7 +83,8 @@ class RabbitStreamBus(FeedBus):
 
     def _reading(self, read: Callable[[Any], T]) -> T:
         """``read(channel)`` on a pooled reader; once more on a new connection (which
-        declares the stream again) when the stream was deleted meanwhile."""
+        declares the stream again) when the stream was deleted meanwhile or the pooled
+        connection turns out broken."""
         with self._pool_lock:
             held = self._pool.pop() if self._pool else None
         for attempt in (1, 2):
@@ -93,10 +94,16 @@ class RabbitStreamBus(FeedBus):
                 held = self._connect()
             try:
                 result = read(held[1])
-            except pika.exceptions.ChannelClosedByBroker as exc:
+            except (pika.exceptions.ChannelClosedByBroker,
+                    pika.exceptions.AMQPConnectionError) as exc:
+                # NOT_FOUND: the stream is gone; a connection the broker closed while it
+                # sat in the pool: once more on a new one
                 _close(held[0])
                 held = None
-                if exc.reply_code != 404 or attempt == 2:  # NOT_FOUND: the stream is gone
+                gone = isinstance(exc, pika.exceptions.ChannelClosedByBroker) and \
+                    exc.reply_code == 404
+                if attempt == 2 or not (gone or isinstance(
+                        exc, pika.exceptions.AMQPConnectionError)):
                     raise
                 continue
             except BaseException:
@@ -110,29 +117,35 @@ class RabbitStreamBus(FeedBus):
     # -- writers ------------------------------------------------------------------------------
 
     def append(self, events: list[Event]) -> None:
-        if self._writer is None or not self._writer[1].is_open:
-            if self._writer is not None:
+        """Publish ``events``, each confirmed; a connection found broken (the broker closed
+        it while idle, or restarted) is replaced once, for the events not yet confirmed."""
+        done = 0
+        for attempt in (1, 2):
+            if self._writer is None or not self._writer[1].is_open:
+                if self._writer is not None:
+                    _close(self._writer[0])
+                connection, channel = self._connect()
+                channel.confirm_delivery()
+                self._writer = (connection, channel)
+            try:
+                for event in events[done:]:
+                    self._publish(self._writer[1], event)
+                    done += 1
+                return
+            except Exception as exc:
                 _close(self._writer[0])
-            connection, channel = self._connect()
-            channel.confirm_delivery()
-            self._writer = (connection, channel)
+                self._writer = None
+                if attempt == 2 or not isinstance(exc, pika.exceptions.AMQPConnectionError):
+                    raise
+
+    def _publish(self, channel: Any, event: Event) -> None:
+        props = pika.BasicProperties(delivery_mode=2, content_type="application/json",
+                                     headers={"ms": int(time.time() * 1000)})
         try:
-            for event in events:
-                props = pika.BasicProperties(
-                    delivery_mode=2, content_type="application/json",
-                    headers={"ms": int(time.time() * 1000)})
-                try:
-                    self._writer[1].basic_publish("", self.queue, encode(event), props,
-                                                  mandatory=True)
-                except pika.exceptions.UnroutableError:  # the stream was deleted: again
-                    self._writer[1].queue_declare(self.queue, durable=True,
-                                                  arguments=self.arguments)
-                    self._writer[1].basic_publish("", self.queue, encode(event), props,
-                                                  mandatory=True)
-        except Exception:
-            _close(self._writer[0])
-            self._writer = None
-            raise
+            channel.basic_publish("", self.queue, encode(event), props, mandatory=True)
+        except pika.exceptions.UnroutableError:  # the stream was deleted: declare it again
+            channel.queue_declare(self.queue, durable=True, arguments=self.arguments)
+            channel.basic_publish("", self.queue, encode(event), props, mandatory=True)
 
     # -- readers ------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The feed over the RabbitMQ stream queue (``tasks.feed_rabbit.RabbitStreamBus``), the bus
 the composition root picks when RabbitMQ is the broker: writes of the API's components
 reach a feed reading the stream, a cursor resumes from it, and the stream deleted under
-the feed (a broker that lost it) degrades to ``resync``, never to a failed write."""
+the feed (a broker that lost it) degrades to ``resync``, never to a failed write; the
+broker closing the bus's connections loses nothing."""
 from __future__ import annotations
 
 import pytest
@@ -53,6 +54,12 @@ def test_events_through_the_rabbitmq_stream_resume_and_a_lost_stream(rabbit_comp
                 as ws:
             assert [e["type"] for e in recv_until(ws, "ready")] == \
                 ["tree.changed", "tree.changed", "ready"]
+            # RabbitMQ closes every connection (a restart, or idle ones it gave up on): the
+            # bus reconnects, the event is neither dropped nor missed
+            assert comps.ns.close_connections() >= 2  # the publisher's, the follower's
+            assert alice.post("/api/nodes", json={"space_id": space,
+                                                  "name": "B2"}).status_code == 201
+            assert recv(ws, timeout=10)["type"] == "tree.changed"
             # the stream deleted (the broker lost it): writes go on, open connections
             # resync, then events flow again on the stream created anew
             conn = pika.BlockingConnection(pika.URLParameters(comps.ns.url))

@@ -13,8 +13,9 @@ class FeedSettings:
         "answers the feed on its own port, `WHARF_PORT`)", ge=0, le=65535)] = 8081
     feed_redis_url: Annotated[str, setting(
         "the Redis the feed's event stream lives in (`redis://…`); empty: the broker's "
-        "Redis when `WHARF_BROKER_URL` is one, else events stay in the process (the "
-        "embedded `wharf serve`, or a RabbitMQ broker with one API process)",
+        "Redis when `WHARF_BROKER_URL` is one, a RabbitMQ stream queue "
+        "(`<namespace>.feed`) when it is RabbitMQ, else events stay in the process (the "
+        "embedded `wharf serve`)",
         shown="empty: the broker's")] = ""
     feed_retention: Annotated[float, setting(
         "seconds a feed event is kept for clients that reconnect with their last cursor; "
