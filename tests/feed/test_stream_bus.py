@@ -140,3 +140,21 @@ def test_an_unreachable_server_drops_events_without_raising(bus):
     down.publish([Event(EventType.TREE_CHANGED, space_id="s")])  # returns at once
     down.flush()
     assert down.dropped == 1
+
+
+def test_the_composition_root_picks_the_log_of_the_broker(settings):
+    import dataclasses
+
+    from tasks.feed_bus import feed_bus_for
+    from wharf.feed.bus import MemoryBus
+    rabbit = dataclasses.replace(settings, broker_url=services.RABBITMQ_URL,
+                                 broker_namespace="wharf-x")
+    picked = [feed_bus_for(s) for s in (
+        rabbit, dataclasses.replace(rabbit, feed_redis_url=services.REDIS_URL),
+        dataclasses.replace(settings, broker_url=services.REDIS_URL),
+        dataclasses.replace(settings, broker_url="embedded"))]
+    assert [type(b) for b in picked] == [RabbitStreamBus, RedisStreamBus, RedisStreamBus,
+                                         MemoryBus]
+    assert picked[0].queue == "wharf-x.feed"  # (no connection is made until it is used)
+    for bus in picked:
+        bus.close()
