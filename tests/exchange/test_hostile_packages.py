@@ -207,8 +207,8 @@ def test_macros_and_external_links_import_their_values_and_nothing_runs_or_fetch
     assert macro["unit_type"] == "sheet"
     cells = _first_sheet(macro)
     assert cells["1"]["0"] == {"v": "Paper", "t": formats.CellType.STRING}
-    assert cells["1"]["1"] == {"v": 12.5, "t": formats.CellType.NUMBER}
-    assert cells["3"]["1"]["v"] == 19.5
+    assert (cells["1"]["1"]["v"], cells["1"]["1"]["t"]) == (12.5, formats.CellType.NUMBER)
+    assert cells["3"]["1"]["v"] == 19.5 and cells["3"]["1"]["f"] == "=B2+B3"
     assert "vbaProject" not in repr(macro["snapshot"])
 
     # an external workbook link (and a formula reading it) and a hyperlink: the cached
@@ -216,6 +216,7 @@ def test_macros_and_external_links_import_their_values_and_nothing_runs_or_fetch
     linked = fs_env.unit(linked_xlsx_bytes(base), "linked.xlsx")
     cells = _first_sheet(linked)
     assert cells["0"]["0"]["v"] == "linked" and cells["0"]["1"]["v"] == 41
+    assert cells["0"]["1"]["f"] == "=[1]Remote!A1"  # text, never evaluated
     assert cells["1"]["0"]["v"] == "a link"
     assert base not in repr(linked["snapshot"])
 
