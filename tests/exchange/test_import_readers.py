@@ -190,4 +190,32 @@ def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
     assert caught.value.details["limit"] == "memory"
     body = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
                                   "xlsx", memory=1 << 30, timeout=60)
-    assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2}
+    assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2, "s": "x2"}
+    assert body["styles"]["x2"] == {"n": {"pattern": "0.00"}}
+
+
+def test_an_xlsx_formula_past_excels_length_limit_is_refused(tmp_path):
+    """Formulas are imported from the sheet XML (calamine gives only their values): one
+    longer than Excel's 8192 characters is ``file_too_complex``; one within it, and a
+    style, come through."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.sheets import read_workbook
+    from wharf.exchange.readers.xlsx_extras import MAX_FORMULA_LENGTH
+
+    def book(formula: str) -> Path:
+        path = tmp_path / f"f{len(formula)}.xlsx"
+        wb = xlsxwriter.Workbook(str(path))
+        ws = wb.add_worksheet("F")
+        ws.write_number("A1", 1, wb.add_format({"bold": True}))
+        ws.write_formula("B1", formula, None, 1)
+        wb.close()
+        return path
+
+    near = "=" + "+".join(["A1"] * ((MAX_FORMULA_LENGTH - 2) // 3))
+    cells = read_workbook(book(near), "F", Limits())["sheets"]["s1"]["cellData"]["0"]
+    assert cells["1"]["f"] == near and cells["1"]["v"] == 1
+    assert cells["0"]["s"] == "x1"
+    with pytest.raises(FileTooComplex) as caught:
+        read_workbook(book(near + "+A1+A1"), "F", Limits())
+    assert caught.value.details == {"limit": "formula_length"}

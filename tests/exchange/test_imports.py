@@ -126,10 +126,13 @@ def xlsx_bytes() -> bytes:
     out = io.BytesIO()
     wb = xlsxwriter.Workbook(out, {"in_memory": True})
     ws = wb.add_worksheet("Budget")
-    ws.write("A1", "Item")
-    ws.write("B1", "Cost")
+    header = wb.add_format({"bold": True, "italic": True, "underline": 1, "font_size": 14,
+                            "font_name": "Arial", "font_color": "#C00000",
+                            "bg_color": "#FFFF00", "pattern": 1})
+    ws.write("A1", "Item", header)
+    ws.write("B1", "Cost", header)
     ws.write("A2", "Paper")
-    ws.write_number("B2", 12.5)
+    ws.write_number("B2", 12.5, wb.add_format({"num_format": "0.00"}))
     ws.write_number("B3", 7)
     ws.write_boolean("C3", True)
     ws.write_datetime("A4", dt.datetime(2024, 3, 1), wb.add_format({"num_format": "yyyy-mm-dd"}))
@@ -212,14 +215,19 @@ def test_xlsx_imports_as_a_sheet_with_values_types_dates_and_merges(env):
     assert [body["sheets"][s]["name"] for s in body["sheetOrder"]] == ["Budget", "Second"]
     first = body["sheets"][body["sheetOrder"][0]]
     cells = first["cellData"]
-    assert cells["0"]["0"] == {"v": "Item", "t": formats.CellType.STRING}
-    assert cells["1"]["1"] == {"v": 12.5, "t": formats.CellType.NUMBER}
+    assert cells["0"]["0"]["v"] == "Item" and cells["0"]["0"]["t"] == formats.CellType.STRING
+    assert body["styles"][cells["0"]["0"]["s"]] == {
+        "bl": 1, "it": 1, "ul": {"s": 1}, "fs": 14, "ff": "Arial", "cl": {"rgb": "#C00000"},
+        "bg": {"rgb": "#FFFF00"}} == body["styles"][cells["0"]["1"]["s"]]
+    assert cells["1"]["0"] == {"v": "Paper", "t": formats.CellType.STRING}  # no style
+    assert cells["1"]["1"]["v"] == 12.5 and cells["1"]["1"]["t"] == formats.CellType.NUMBER
+    assert body["styles"][cells["1"]["1"]["s"]] == {"n": {"pattern": "0.00"}}
     assert cells["2"]["1"] == {"v": 7, "t": formats.CellType.NUMBER}
     assert cells["2"]["2"] == {"v": True, "t": formats.CellType.BOOLEAN}
     date = cells["3"]["0"]
     assert date["v"] == 45352 and date["t"] == formats.CellType.NUMBER  # 2024-03-01
     assert body["styles"][date["s"]]["n"]["pattern"] == "yyyy-mm-dd"
-    assert cells["3"]["1"]["v"] == 19.5  # the formula's cached value (calamine: no formulas)
+    assert cells["3"]["1"] == {"v": 19.5, "t": formats.CellType.NUMBER, "f": "=B2+B3"}
     assert first["mergeData"] == [formats.merge_range(4, 3, 5, 4)]
     assert cells["4"]["3"]["v"] == "merged"
     second = body["sheets"][body["sheetOrder"][1]]
@@ -450,7 +458,7 @@ def test_legacy_formats_without_libreoffice_are_unsupported(fs_env):
 
 def test_xlsx_docx_pptx_import_then_export_then_import_again(fs_env):
     """XLSX → unit → XLSX → unit (and DOCX, PPTX) keeps what the subset carries: the
-    second import reads the same document as the first (values, types, date styles,
+    second import reads the same document as the first (values, types, formulas, styles,
     merges; paragraphs, runs and headings; slide texts)."""
     from tests.exchange.test_exports import download, export
     for data, filename, fmt in ((xlsx_bytes(), "budget.xlsx", "xlsx"),
@@ -464,11 +472,12 @@ def test_xlsx_docx_pptx_import_then_export_then_import_again(fs_env):
             assert [one["sheets"][s]["name"] for s in one["sheetOrder"]] == \
                 [two["sheets"][s]["name"] for s in two["sheetOrder"]]
             for a, b in zip(one["sheetOrder"], two["sheetOrder"], strict=True):
-                cells_a, cells_b = one["sheets"][a]["cellData"], two["sheets"][b]["cellData"]
-                assert {(r, c): (v.get("v"), v.get("t")) for r, row in cells_a.items()
-                        for c, v in row.items()} == \
-                    {(r, c): (v.get("v"), v.get("t")) for r, row in cells_b.items()
-                     for c, v in row.items()}
+                # values, types, formulas and the styles themselves (their ids may differ)
+                resolved = [{(r, c): (v.get("v"), v.get("t"), v.get("f"),
+                                      doc["styles"].get(v.get("s")))
+                             for r, row in doc["sheets"][sid]["cellData"].items()
+                             for c, v in row.items()} for doc, sid in ((one, a), (two, b))]
+                assert resolved[0] == resolved[1]
                 assert one["sheets"][a]["mergeData"] == two["sheets"][b]["mergeData"]
             date_style = two["sheets"][two["sheetOrder"][0]]["cellData"]["3"]["0"]["s"]
             assert "yyyy" in two["styles"][date_style]["n"]["pattern"]

@@ -111,7 +111,7 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
     fmt = sniff(path, filename, limits)
     if fmt in legacy.TARGET:
         path = legacy.convert(settings.soffice, path, fmt, settings.import_conversion_timeout,
-                              workdir)
+                              workdir, settings.soffice_network)
         fmt = legacy.TARGET[fmt]
         check_unpacked(path, limits).close()
     if fmt in ("xlsx", "xlsb", "ods", "xls"):

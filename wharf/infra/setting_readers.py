@@ -211,6 +211,16 @@ def log_format(env: Mapping[str, str], name: str, default: str) -> str:
         raise ConfigError(f"{name}={raw!r}: expected one of {', '.join(LOG_FORMATS)}")
     return raw.lower()
 
+SOFFICE_NETWORK = ("auto", "isolated", "host")
+
+
+def soffice_network(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    if raw.lower() not in SOFFICE_NETWORK:
+        raise ConfigError(f"{name}={raw!r}: expected one of {', '.join(SOFFICE_NETWORK)}")
+    return raw.lower()
 
 
 def delays(env: Mapping[str, str], name: str, default: str) -> str:

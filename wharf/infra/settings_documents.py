@@ -4,6 +4,7 @@ there is still one settings object; the README table lists these first)."""
 from dataclasses import dataclass
 from typing import Annotated
 
+from wharf.infra import setting_readers as readers
 from wharf.infra.setting_declaration import setting
 
 
@@ -34,6 +35,13 @@ class DocumentSettings:
         "path of LibreOffice's `soffice`, used to convert legacy DOC and PPT imports to "
         "DOCX and PPTX (headless, a private profile per job); empty: those imports fail "
         "with `unsupported_format`", shown="empty: not configured")] = ""
+    soffice_network: Annotated[str, setting(
+        "the network LibreOffice's conversions get: `auto` runs each in a network "
+        "namespace of its own (`unshare --net`, with `--map-root-user` when not root; no "
+        "network, not even loopback) when the platform allows it, else with the host's "
+        "network and a logged warning; `isolated` requires the namespace (without it DOC "
+        "and PPT imports fail with `unsupported_format`); `host` never makes one",
+        parse=readers.soffice_network)] = "auto"
     import_conversion_timeout: Annotated[float, setting(
         "seconds one LibreOffice conversion of an import may take; longer is killed and "
         "fails the import with `conversion_timeout`",

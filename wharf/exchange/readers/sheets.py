@@ -3,8 +3,9 @@ and TSV through :mod:`csv` with the encoding guessed by charset-normalizer.
 
 What calamine gives: each sheet's values with their types (numbers, text, booleans,
 dates and times, durations) and, for XLSX and XLS, the merged ranges. What it does not:
-formulas (the cached value is imported, the formula is lost), cell styles and number
-formats (dates get a date style of ours), column widths, comments."""
+formulas, cell styles and number formats (dates get a date style of ours), column
+widths, comments. For XLSX, :mod:`wharf.exchange.readers.xlsx_extras` adds the formulas
+and the style subset from the sheet XML (only for sheets the used-range scan saw them in)."""
 from __future__ import annotations
 
 import csv
@@ -19,6 +20,7 @@ from python_calamine import CalamineError, CalamineWorkbook, PasswordError, Shee
 
 from wharf.exchange import formats
 from wharf.exchange.import_errors import CorruptFile, FileTooComplex, Limits, UnsupportedFormat
+from wharf.exchange.readers import xlsx_extras
 
 _EPOCH: Final = dt.datetime(1899, 12, 30)  # Excel's day 0 (1900 date system)
 #: The styles imported dates, times and durations get (Excel number formats).
@@ -31,6 +33,8 @@ _SAMPLE: Final = 1 << 20  # bytes read to guess the encoding and the delimiter
 _SAFE_INT: Final = 2 ** 53
 # a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute order)
 _CELL_REF: Final = re.compile(rb'<(?:[A-Za-z0-9_]+:)?c\s[^>]*?\br="([A-Z]{1,3})([0-9]{1,7})"')
+# a cell format other than the default (with a formula element: the sheet needs xlsx_extras)
+_STYLED: Final = re.compile(rb'\ss="[1-9]')
 _SCAN_CHUNK: Final = 1 << 20
 _OVERLAP: Final = 512
 _T_TEXT: Final = int(formats.CellType.STRING)
@@ -39,8 +43,12 @@ _T_NUMBER: Final = int(formats.CellType.NUMBER)
 
 def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
     """XLSX, XLSB, XLS or ODS at ``path`` as a workbook body."""
-    if fmt == "xlsx":
-        check_used_ranges(path, limits)
+    flagged = check_used_ranges(path, limits) if fmt == "xlsx" else set()
+    parts: dict[str, str] = {}
+    xfs: dict[int, dict[str, Any]] = {}
+    used_xfs: set[int] = set()
+    if flagged:
+        parts, xfs = _extras_index(path)
     try:
         wb = CalamineWorkbook.from_path(str(path))
     except PasswordError:
@@ -59,6 +67,8 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
                 sheet = wb.get_sheet_by_index(index)
                 cell_data, count = _cells(sheet, limits, cells, used)
                 merges = sheet.merged_cell_ranges or []
+                if parts.get(sheet.name) in flagged:
+                    _add_extras(path, parts[sheet.name], cell_data, xfs, used_xfs, limits)
             except (CalamineError, ValueError) as exc:
                 raise _unreadable(exc, f"sheet {n}") from None
             cells += count
@@ -67,7 +77,24 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
                 f"s{n}", limits.text(sheet.name, "a sheet name"), cell_data, ranges,
                 row_count=max((m["endRow"] + 1 for m in ranges), default=0),
                 column_count=max((m["endColumn"] + 1 for m in ranges), default=0)))
-    return formats.workbook(name, sheets, {k: DATE_STYLES[k] for k in sorted(used)})
+    return formats.workbook(name, sheets, {**{k: DATE_STYLES[k] for k in sorted(used)},
+                                           **{f"x{i}": xfs[i] for i in sorted(used_xfs)}})
+
+
+def _extras_index(path: Path) -> tuple[dict[str, str], dict[int, dict[str, Any]]]:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return xlsx_extras.sheet_parts(zf), xlsx_extras.read_styles(zf)
+    except (SyntaxError, ValueError, KeyError, IndexError, zipfile.BadZipFile, OSError,
+            zlib.error) as exc:  # lxml's parse errors are SyntaxErrors
+        raise CorruptFile(f"the workbook's styles cannot be read: {exc}") from None
+
+
+def _add_extras(path: Path, part: str, cell_data: dict[str, dict[str, dict[str, Any]]],
+                xfs: dict[int, dict[str, Any]], used: set[int], limits: Limits) -> None:
+    with zipfile.ZipFile(path) as zf:
+        extras = xlsx_extras.read_sheet(zf, part, set(xfs), limits)
+    xlsx_extras.merge(cell_data, extras, used)
 
 
 def _unreadable(exc: Exception, what: str) -> FileTooComplex | CorruptFile:
@@ -76,34 +103,41 @@ def _unreadable(exc: Exception, what: str) -> FileTooComplex | CorruptFile:
     return CorruptFile(f"{what} cannot be read: {exc}")
 
 
-def check_used_ranges(path: Path, limits: Limits) -> None:
+def check_used_ranges(path: Path, limits: Limits) -> set[str]:
     """Refuse an XLSX whose sheets' used ranges (from the first to the last cell, as
     calamine allocates them: a dense grid) exceed the area limit, before calamine loads
     them: a sheet of two cells at A1 and XFD1048576 would otherwise ask for 512 GiB and
     abort the worker. Streams each worksheet part (its size is already bounded by the
-    unpacked-size check) for the cells' ``r`` references."""
+    unpacked-size check) for the cells' ``r`` references. Returns the parts that hold a
+    formula or a non-default cell format (for :mod:`xlsx_extras`)."""
+    flagged: set[str] = set()
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             if "worksheets/" not in info.filename or not info.filename.endswith(".xml"):
                 continue
-            area = _used_area(zf, info)
+            area, extras = _used_area(zf, info)
+            if extras:
+                flagged.add(info.filename)
             if area > limits.max_area:
                 raise FileTooComplex(
                     f"a sheet's used range spans {area} cells (at most {limits.max_area})",
                     details={"limit": "used_range"})
+    return flagged
 
 
-def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
     """The used range's area: the distinct column letters and row numbers of the cells'
     references, collected by C-speed ``findall`` into sets (a row or a column repeated a
     million times is one entry), then their extremes."""
     columns: set[bytes] = set()
     rows: set[bytes] = set()
     tail = b""
+    extras = False
     try:
         with zf.open(info) as part:
             while chunk := part.read(_SCAN_CHUNK):
                 data = tail + chunk
+                extras = extras or _needs_extras(data)
                 for column, row in _CELL_REF.findall(data):
                     columns.add(column)
                     rows.add(row)
@@ -111,10 +145,18 @@ def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
     if not rows:
-        return 0
+        return 0, extras
     numbers = [int(r) for r in rows]
     indices = [_column_index(c) for c in columns]
-    return (max(numbers) - min(numbers) + 1) * (max(indices) - min(indices) + 1)
+    return (max(numbers) - min(numbers) + 1) * (max(indices) - min(indices) + 1), extras
+
+
+def _needs_extras(data: bytes) -> bool:
+    """Whether a chunk of sheet XML has a formula (``<f>``, ``<f …>``, any prefix) or a
+    non-default cell format: plain substring searches first (memchr speed; a regex over
+    40 MB costs seconds), the regex only where an ``s`` attribute is."""
+    return b"f>" in data or b"<f " in data or b':f ' in data or (
+        b' s="' in data and _STYLED.search(data) is not None)
 
 
 def _column_index(letters: bytes) -> int:
