@@ -11,9 +11,7 @@ itself (``npm install``: the npm registry must be reachable).
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -22,35 +20,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.npm_cache import installed, missing
+
 SOURCE = Path(__file__).resolve().parent / "oidc"
 CLIENT_ID, CLIENT_SECRET = "wharf", "wharf-test-secret-0123456789"
-_install_lock = threading.Lock()
-
-
-def missing() -> str | None:
-    """Why the provider cannot run here (None: it can)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    return None
+_script_lock = threading.Lock()
+__all__ = ["OpenIDProvider", "install_dir", "missing"]
 
 
 def install_dir() -> Path:
     """Where the provider runs from, ``node_modules`` installed (installing it if needed)."""
-    package = (SOURCE / "package.json").read_bytes()
-    lock = (SOURCE / "package-lock.json").read_bytes()
-    root = Path(os.environ.get("WHARF_TEST_NODE_CACHE")
-                or Path.home() / ".cache" / "wharf-tests")
-    target = root / f"oidc-provider-{hashlib.sha256(package + lock).hexdigest()[:12]}"
-    with _install_lock:
-        if not (target / "node_modules" / "oidc-provider" / "package.json").exists():
-            target.mkdir(parents=True, exist_ok=True)
-            (target / "package.json").write_bytes(package)
-            (target / "package-lock.json").write_bytes(lock)
-            # npm ci: exactly the versions of the committed lock file
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts",
-                            "--loglevel=error"], cwd=target, check=True, timeout=300,
-                           stdout=subprocess.DEVNULL)
+    target = installed(SOURCE, "oidc-provider", "oidc-provider/package.json")
+    with _script_lock:
         # the script beside its node_modules (ES modules resolve from the script's folder)
         script = (SOURCE / "provider.mjs").read_bytes()
         placed = target / "provider.mjs"

@@ -10,42 +10,19 @@ registry must be reachable).
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
+from tests.support.npm_cache import installed, missing
+
 SOURCE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
-_install_lock = threading.Lock()
-
-
-def missing() -> str | None:
-    """Why the client's tests cannot run here (None: they can)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    return None
+__all__ = ["install_dir", "missing", "workspace"]
 
 
 def install_dir() -> Path:
     """The cached installation (``node_modules`` inside), installed if needed."""
-    package = (SOURCE / "package.json").read_bytes()
-    lock = (SOURCE / "package-lock.json").read_bytes()
-    root = Path(os.environ.get("WHARF_TEST_NODE_CACHE")
-                or Path.home() / ".cache" / "wharf-tests")
-    target = root / f"ts-client-{hashlib.sha256(package + lock).hexdigest()[:12]}"
-    with _install_lock:
-        if not (target / "node_modules" / ".package-lock.json").exists():
-            target.mkdir(parents=True, exist_ok=True)
-            (target / "package.json").write_bytes(package)
-            (target / "package-lock.json").write_bytes(lock)
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts",
-                            "--loglevel=error"], cwd=target, check=True, timeout=300,
-                           stdout=subprocess.DEVNULL)
-    return target
+    return installed(SOURCE, "ts-client", ".package-lock.json")
 
 
 def workspace(parent: Path) -> Path:
