@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import text
@@ -43,6 +44,43 @@ def _upload(client, space_id: str, data: bytes) -> dict:
                     headers={"Idempotency-Key": uuid.uuid4().hex})
     assert r.status_code == 202, r.text
     return r.json
+
+
+def kill_midway_then_converge(cluster, submit: Callable[[], str], space_id: str,
+                              initial: int) -> str:
+    """Submit a deletion (``submit`` returns its operation id) with the worker paused before
+    its completion at the latest, SIGKILL the worker once the space's nodes start going,
+    start another: the operation completes, its first attempt lost. Returns its id."""
+    cluster.pause_file.touch()
+    try:
+        op_id = submit()
+
+        def midway() -> bool:
+            left = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s",
+                           s=space_id)
+            return left < initial
+        wait_until(midway, 60, "the deletion to start", cluster, interval=0.02)
+        cluster.kill_group(cluster.processes[-1])
+        killed_with = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s",
+                              s=space_id)
+        print(f"killed with {killed_with} of {initial} nodes left")
+    finally:
+        cluster.pause_file.unlink(missing_ok=True)
+
+    cluster.start_worker("second")
+
+    def finished() -> bool:
+        return _scalar(cluster, "SELECT status FROM operations WHERE id = :i",
+                       i=op_id) in ("completed", "failed")
+    wait_until(finished, 90, "the deletion to finish after the kill", cluster, interval=0.2)
+    assert _scalar(cluster, "SELECT status FROM operations WHERE id = :i", i=op_id) == \
+        "completed", cluster.logs()
+    with cluster.engine.connect() as conn:
+        outcomes = [r[0] for r in conn.execute(text(
+            "SELECT outcome FROM operation_attempts WHERE operation_id = :i ORDER BY number"),
+            {"i": op_id})]
+    assert outcomes[0] == "lost" and outcomes[-1] == "completed", outcomes
+    return op_id
 
 
 def test_kill_9_mid_deletion_converges(cluster):
@@ -82,40 +120,13 @@ def test_kill_9_mid_deletion_converges(cluster):
     assert initial == 12 * 11 + 34
     assert cluster.count("units") == 30
 
-    # paused before its completion at the latest: the kill lands mid-deletion
-    cluster.pause_file.touch()
-    try:
+    def submit() -> str:
         r = alice.delete("/api/me", json_body={},
                          headers={"Idempotency-Key": uuid.uuid4().hex})
         assert r.status_code == 202, r.text
-        op_id = r.json["id"]
         assert alice.get("/api/me").status_code == 401
-
-        def midway() -> bool:
-            left = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s",
-                           s=personal)
-            return left < initial
-        wait_until(midway, 60, "the deletion to start", cluster, interval=0.02)
-        first = cluster.processes[-1]
-        cluster.kill_group(first)
-        killed_with = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s",
-                              s=personal)
-        print(f"killed with {killed_with} of {initial} nodes left")
-    finally:
-        cluster.pause_file.unlink(missing_ok=True)
-
-    cluster.start_worker("second")
-
-    def finished() -> bool:
-        return _scalar(cluster, "SELECT status FROM operations WHERE id = :i",
-                       i=op_id) in ("completed", "failed")
-    wait_until(finished, 90, "the deletion to finish after the kill", cluster, interval=0.2)
-    assert _scalar(cluster, "SELECT status FROM operations WHERE id = :i", i=op_id) == \
-        "completed", cluster.logs()
-    outcomes = [r[0] for r in cluster.engine.connect().execute(text(
-        "SELECT outcome FROM operation_attempts WHERE operation_id = :i ORDER BY number"),
-        {"i": op_id})]
-    assert outcomes[0] == "lost" and outcomes[-1] == "completed", outcomes
+        return r.json["id"]
+    kill_midway_then_converge(cluster, submit, personal, initial)
 
     # everything she owned is gone; bob keeps the team space and his blob
     assert _scalar(cluster, "SELECT count(*) FROM users WHERE username = 'alice'") == 0

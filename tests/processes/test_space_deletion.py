@@ -8,9 +8,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import text
 
-from tests.processes.test_account_deletion import _scalar, _upload
+from tests.processes.test_account_deletion import _scalar, _upload, kill_midway_then_converge
 from tests.processes.test_operations import Cluster, wait_done
 from tests.support.processes import cluster_fixture, databases_fixture, redis_fixture
 from tests.support.waiting import wait_until
@@ -54,38 +53,12 @@ def test_kill_9_mid_space_deletion_converges(cluster):
     initial = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s", s=team)
     assert initial == 4 * 6 + 8
 
-    # paused before its completion at the latest: the kill lands mid-deletion
-    cluster.pause_file.touch()
-    try:
+    def submit() -> str:
         r = alice.delete(f"/api/spaces/{team}", json_body={"confirm_name": "Atlas"},
                          headers={"Idempotency-Key": uuid.uuid4().hex})
         assert r.status_code == 202, r.text
-        op_id = r.json["id"]
-
-        def midway() -> bool:
-            left = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s", s=team)
-            return left < initial
-        wait_until(midway, 60, "the deletion to start", cluster, interval=0.02)
-        cluster.kill_group(cluster.processes[-1])
-        killed_with = _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s",
-                              s=team)
-        print(f"killed with {killed_with} of {initial} nodes left")
-    finally:
-        cluster.pause_file.unlink(missing_ok=True)
-
-    cluster.start_worker("second")
-
-    def finished() -> bool:
-        return _scalar(cluster, "SELECT status FROM operations WHERE id = :i",
-                       i=op_id) in ("completed", "failed")
-    wait_until(finished, 90, "the deletion to finish after the kill", cluster, interval=0.2)
-    assert _scalar(cluster, "SELECT status FROM operations WHERE id = :i", i=op_id) == \
-        "completed", cluster.logs()
-    with cluster.engine.connect() as conn:
-        outcomes = [r[0] for r in conn.execute(text(
-            "SELECT outcome FROM operation_attempts WHERE operation_id = :i ORDER BY number"),
-            {"i": op_id})]
-    assert outcomes[0] == "lost" and outcomes[-1] == "completed", outcomes
+        return r.json["id"]
+    kill_midway_then_converge(cluster, submit, team, initial)
 
     assert _scalar(cluster, "SELECT count(*) FROM spaces WHERE id = :s", s=team) == 0
     assert _scalar(cluster, "SELECT count(*) FROM nodes WHERE space_id = :s", s=team) == 0
