@@ -64,7 +64,7 @@ from wharf.identity.service import USER_ACTIVE
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext, system_principal
-from wharf.infra.errors import ProblemCode, TransientFailure
+from wharf.infra.errors import ProblemCode
 from wharf.infra.settings import Settings
 from wharf.protection import lifecycle as protection
 from wharf.spaces.service import set_owner
@@ -73,9 +73,8 @@ log = logging.getLogger("wharf.accounts.purge")
 
 DELETING = "deleting"
 REASON = "account_deleted"
-#: Rounds of one step in one attempt (a tree MAX_TREE_DEPTH deep needs that many; the
-#: next attempt goes on where this one stopped).
-MAX_ROUNDS = 10_000
+#: Rounds of one step in one attempt (``tree.MAX_ROUNDS``; a test lowers it here).
+MAX_ROUNDS = tree.MAX_ROUNDS
 
 
 
@@ -132,15 +131,7 @@ class Purge:
     def run(self) -> dict[str, int]:
         with self.db.write() as s:
             ensure_placeholder(s)
-        for name, step in STEPS:
-            for _ in range(MAX_ROUNDS):  # until a round finds nothing (leaves first)
-                done = step(self)
-                if not done:
-                    break
-                self.counts[name] = self.counts.get(name, 0) + done
-            else:
-                raise TransientFailure(f"account deletion: step {name} did not finish")
-        return self.counts
+        return tree.run_steps(self, STEPS, self.counts, "account deletion", MAX_ROUNDS)
 
     def personal_space(self, s: Session) -> str | None:
         return s.scalar(select(Space.id).where(Space.owner_id == self.user_id,

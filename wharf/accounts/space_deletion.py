@@ -77,8 +77,6 @@ KIND = DELETE_SPACE
 REASON = "space_deleted"
 #: Blocking worktrees named in the 409 (the first, by id).
 NAMED_WORKTREES = 50
-#: Rounds of one step in one attempt (the next attempt goes on where this one stopped).
-MAX_ROUNDS = 10_000
 
 
 def open_worktrees(s: Session, space_id: str) -> list[str]:
@@ -157,15 +155,7 @@ class SpacePurge:
         return self.settings.account_deletion_batch
 
     def run(self) -> dict[str, int]:
-        for name, step in STEPS:
-            for _ in range(MAX_ROUNDS):  # until a round finds nothing
-                done = step(self)
-                if not done:
-                    break
-                self.counts[name] = self.counts.get(name, 0) + done
-            else:
-                raise TransientFailure(f"space deletion: step {name} did not finish")
-        return self.counts
+        return tree.run_steps(self, STEPS, self.counts, "space deletion")
 
 
 def _operations(p: SpacePurge) -> int:

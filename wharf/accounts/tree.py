@@ -12,8 +12,8 @@ deleted here, they are queued through the object deletion outbox
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import Session
@@ -46,9 +46,32 @@ from wharf.comments import lifecycle as comments
 from wharf.deletion import service as deletion
 from wharf.deletion.references import object_key_fields, referenced
 from wharf.infra.clock import utcnow
+from wharf.infra.errors import TransientFailure
 from wharf.operations.finish import Outcome, finish
 from wharf.protection import lifecycle as protection
 from wharf.worktrees.drafts import Drafts
+
+#: Rounds of one step in one attempt (a tree MAX_TREE_DEPTH deep needs that many; the
+#: next attempt goes on where this one stopped).
+MAX_ROUNDS = 10_000
+
+P = TypeVar("P")
+
+
+def run_steps(run: P, steps: Sequence[tuple[str, Callable[[P], int]]], counts: dict[str, int],
+              what: str, max_rounds: int = MAX_ROUNDS) -> dict[str, int]:
+    """Each step in order, round after round until a round finds nothing (leaves first),
+    adding what each round did to ``counts``; a step still finding work after
+    ``max_rounds`` is a :class:`TransientFailure` (the next attempt goes on)."""
+    for name, step in steps:
+        for _ in range(max_rounds):
+            done = step(run)
+            if not done:
+                break
+            counts[name] = counts.get(name, 0) + done
+        else:
+            raise TransientFailure(f"{what}: step {name} did not finish")
+    return counts
 
 
 def fail_operations(db: Database, where: ColumnElement[bool], not_id: str, n: int,
