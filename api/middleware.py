@@ -21,6 +21,8 @@ log = logging.getLogger("wharf.api")
 
 REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # used with fullmatch
 SESSION_COOKIE = "wharf_session"
+#: ``wharf_http_responses_total`` by status class (1xx..5xx), bound once, not per request.
+_RESPONSES = tuple(metrics.HTTP_RESPONSES.labels(f"{c}xx") for c in range(1, 6))
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
@@ -64,7 +66,7 @@ class RequestIdMiddleware:
                          req_succeeded: bool) -> None:
         # First in the list, so its process_response runs last: the error handlers' lines
         # and the other middleware's are written before this.
-        metrics.HTTP_RESPONSES.labels(f"{resp.status_code // 100}xx").inc()
+        _RESPONSES[resp.status_code // 100 - 1].inc()
         logctx.clear_request()
 
 

@@ -4,10 +4,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    and_,
+    or_,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.clock import utcnow
+from storage.enums import OperationStatus
 from storage.ids import new_id
 from storage.models.base import ID, TRACE_CONTEXT_LENGTH, Base
 from storage.types import UTCDateTime
@@ -66,6 +78,27 @@ class Operation(Base):
     # The submitting request's trace (a W3C ``traceparent``; NULL when tracing is off):
     # every attempt's span is its child, retries and re-runs after a crash included.
     trace_context: Mapped[str | None] = mapped_column(String(TRACE_CONTEXT_LENGTH))
+
+
+#: The WHERE of the partial index ``ix_operations_claim``, verbatim.
+CLAIMABLE = text("operations.status IN ('pending', 'running')")
+
+
+def due(now: datetime | ColumnElement[Any], *,
+        index_hint: bool = False) -> ColumnElement[bool]:
+    """Pending and due, or running with an expired lease; attempts left (what a worker may
+    claim: ``wharf.operations.claiming``, and the ``wharf_operations_due`` gauge).
+
+    PostgreSQL proves from this OR that the partial index ``ix_operations_claim`` applies
+    (an explicit ``status IN`` beside it would count the status selectivity twice and turn
+    the plan into a sort of every pending row). SQLite only uses a partial index whose
+    WHERE appears word for word in the query: ``index_hint`` adds it."""
+    c = Operation.__table__.c
+    cond = and_(or_(and_(c.status == OperationStatus.PENDING,
+                         or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
+                    and_(c.status == OperationStatus.RUNNING, c.lease_expires_at < now)),
+                c.attempts < c.max_attempts)
+    return and_(CLAIMABLE, cond) if index_hint else cond
 
 
 class OperationAttempt(Base):

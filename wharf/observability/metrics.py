@@ -37,7 +37,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 
 from storage.enums import OPEN_STATUSES as OPEN_OPERATION_STATUSES
 from storage.enums import DeliveryStatus, OperationStatus, TickStatus
@@ -48,6 +48,7 @@ from storage.models import (
     ScheduleTick,
     WebhookDelivery,
 )
+from storage.models.operations import due as operation_due
 from wharf.infra.clock import utcnow
 from wharf.infra.settings import ConfigError
 
@@ -225,12 +226,7 @@ class DatabaseCollector:
                 "wharf_operations_due", "Operations a worker could claim now (pending and "
                 "due, or running with an expired lease): the workers' backlog",
                 value=s.scalar(select(func.count()).select_from(Operation).where(
-                    Operation.attempts < Operation.max_attempts, or_(
-                        and_(Operation.status == OperationStatus.PENDING,
-                             or_(Operation.next_attempt_at.is_(None),
-                                 Operation.next_attempt_at <= now)),
-                        and_(Operation.status == OperationStatus.RUNNING,
-                             Operation.lease_expires_at < now)))) or 0))
+                    operation_due(now))) or 0))
             oldest = s.scalar(select(func.min(Operation.created_at)).where(
                 Operation.status == OperationStatus.PENDING, Operation.attempts == 0))
             out.append(GaugeMetricFamily("wharf_operation_queue_lag_seconds",

@@ -6,18 +6,15 @@ other statements (earlier attempts marked lost, the new attempts recorded). Used
 from __future__ import annotations
 
 import functools
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     Integer,
     and_,
     bindparam,
     case,
     column,
     func,
-    or_,
     select,
     text,
     true,
@@ -29,30 +26,15 @@ from sqlalchemy import (
 from storage.driver import DriverStatement, array_param, in_param
 from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation, OperationAttempt
+from storage.models.operations import CLAIMABLE, due
 
 OPS = Operation.__table__
 OP_COLUMNS = tuple(OPS.c.keys())
+__all__ = ["CLAIMABLE", "due"]  # (declared with the operations table; used from here)
 ATTEMPTS = OperationAttempt.__table__
-#: The WHERE of the partial index ``ix_operations_claim`` (storage.models), verbatim.
-CLAIMABLE = text("operations.status IN ('pending', 'running')")
 LOST_ERROR = {"code": "lease_expired", "message": "the worker stopped responding",
               "retryable": True}
 
-
-def due(now: datetime | ColumnElement[Any], *,
-        index_hint: bool = False) -> ColumnElement[bool]:
-    """Pending and due, or running with an expired lease; attempts left.
-
-    PostgreSQL proves from this OR that the partial index ``ix_operations_claim`` applies
-    (an explicit ``status IN`` beside it would count the status selectivity twice and turn
-    the plan into a sort of every pending row). SQLite only uses a partial index whose
-    WHERE appears word for word in the query: ``index_hint`` adds it."""
-    c = OPS.c
-    cond = and_(or_(and_(c.status == OperationStatus.PENDING,
-                         or_(c.next_attempt_at.is_(None), c.next_attempt_at <= now)),
-                    and_(c.status == OperationStatus.RUNNING, c.lease_expires_at < now)),
-                c.attempts < c.max_attempts)
-    return and_(CLAIMABLE, cond) if index_hint else cond
 
 
 def claim_order() -> tuple[Any, ...]:
