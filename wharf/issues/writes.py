@@ -18,6 +18,7 @@ from storage.models import (
     IssueLabelLink,
     User,
 )
+from storage.patterns import escape_like
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
@@ -75,10 +76,6 @@ class IssueFilters:
     q: str | None = None  # a case-insensitive substring of the title
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def list_issues(s: Session, ctx: RequestContext, space_id: str, filters: IssueFilters,
                 limit: int, cursor: str | None) -> tuple[list[IssueView], str | None]:
     """Newest first (``#N`` descending), keyset-paginated by number."""
@@ -109,7 +106,7 @@ def list_issues(s: Session, ctx: RequestContext, space_id: str, filters: IssueFi
     if filters.author is not None:
         q = q.where(Issue.author_user_id == filters.author)
     if filters.q:
-        q = q.where(Issue.title_key.like(f"%{_like_escape(filters.q.lower())}%",
+        q = q.where(Issue.title_key.like(f"%{escape_like(filters.q.lower())}%",
                                          escape="\\"))
     if after_number is not None:
         q = q.where(Issue.number < after_number)

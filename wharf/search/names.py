@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session
 
 from storage.db import Database
 from storage.models import Node, NodeGrant, Resource, Space, SpaceMember
+from storage.patterns import escape_like
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import InvalidCursor, ValidationFailed
 from wharf.infra.ids import is_id
@@ -76,11 +77,6 @@ def check_query(q: str | None, kind: str | None) -> tuple[str, str]:
         raise ValidationFailed("q holds a character that cannot be searched",
                                details={"field": "q"})
     return q, kind
-
-
-def escape_like(value: str) -> str:
-    """``value`` as a LIKE pattern matching itself (escape character ``\\``)."""
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def fts_phrase(value: str) -> str:
