@@ -12,22 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jsonpointer import JsonPointer
+
 from storage.errors import RevisionConflict, StorageError
 from storage.unitstore import UnitStore
 from wharf.protection.pointers import BINDINGS, bindings_of
 
 ATTEMPTS = 5
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def target_of(store: UnitStore, unit_id: str, object_id: str) -> str | None:
-    """The target bound to ``object_id`` in the unit's head document, if any."""
-    found = store.inspect(unit_id, lambda doc: bindings_of(doc).get(object_id))
-    value = found[1] if found is not None else None
-    return value if isinstance(value, str) else None
 
 
 def targets_of(store: UnitStore, unit_id: str) -> dict[str, str]:
@@ -49,7 +40,7 @@ def bind(store: UnitStore, unit_id: str, object_id: str, target: str | None,
         return isinstance(raw, dict), (raw or {}).get(object_id) \
             if isinstance(raw, dict) else None
 
-    path = f"/{BINDINGS}/{_escape(object_id)}"
+    path = JsonPointer.from_parts([BINDINGS, object_id]).path
     try:
         for _ in range(ATTEMPTS):
             found = store.inspect(unit_id, look)
