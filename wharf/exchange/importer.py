@@ -46,7 +46,7 @@ from wharf.exchange.import_kinds import IMPORT_FILE, ImportFilePayload, ImportFi
 from wharf.exchange.readers import documents, isolated, legacy, sheets
 from wharf.exchange.sniffing import UNIT_TYPE, check_unpacked, sniff
 from wharf.infra.context import Principal, RequestContext
-from wharf.infra.errors import TransientFailure, ValidationFailed
+from wharf.infra.errors import ProblemCode, TransientFailure, ValidationFailed
 from wharf.infra.ids import new_id
 from wharf.infra.settings import Settings
 from wharf.infra.validation import clean_name, one_of
@@ -165,12 +165,14 @@ class ImportFile:
         workdir = _workdir(op.id)
         try:
             source = workdir / ("source" + PurePath(p.filename).suffix.lower()[:16])
-            digest = hashlib.sha256()
+            digest = hashlib.sha256() if p.sha256 is not None else None
             with source.open("wb") as f:
                 for chunk in self.store.open(p.object_key):
-                    digest.update(chunk)
+                    if digest is not None:
+                        digest.update(chunk)
                     f.write(chunk)
-            if p.sha256 is not None and not hmac.compare_digest(digest.hexdigest(), p.sha256):
+            if digest is not None and p.sha256 is not None \
+                    and not hmac.compare_digest(digest.hexdigest(), p.sha256):
                 # A published blob whose bytes went bad: on_failed quarantines it.
                 raise blobs.VerificationFailed(
                     "the file's stored bytes no longer match its SHA-256; it is quarantined",
@@ -214,7 +216,8 @@ class ImportFile:
         if p.upload_session_id is not None:  # a failed import consumed the session too
             blobs.finish_import(session, p.upload_session_id, op.id, p.object_key,
                                 error_code=str(error.get("code") or "import_failed"))
-        elif p.blob_resource_id is not None and error.get("code") == "verification_failed":
+        elif p.blob_resource_id is not None \
+                and error.get("code") == ProblemCode.VERIFICATION_FAILED:
             quarantine_corrupt(session, p.blob_resource_id, p.object_key, op.id)
 
     def compensate(self, op: Operation) -> None:
