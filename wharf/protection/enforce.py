@@ -53,9 +53,9 @@ def check_changes(s: Session, who: Standing | Callable[[], Standing], unit_id: s
     """Raise :class:`ProtectedRange` for the first operation of ``changes`` the actor may
     not apply. ``read(objects)``: the bindings of the document ``changes`` apply to (None:
     the document is not the expected revision; the write's own compare-and-set answers).
-    A unit without objects pays one index probe, plus the syntactic check of
+    A unit without objects pays one index probe (``objects_of``), plus the syntactic check of
     ``/protection``."""
-    objects = records.objects_of(s, unit_id) if records.has_objects(s, unit_id) else []
+    objects = records.objects_of(s, unit_id)
     if not objects:
         _raise(first_violation(changes, [], lambda _: True, None))
         return
@@ -110,9 +110,9 @@ def check_export(s: Session, store: UnitStore, principal: Principal, access: Acc
                  unit_id: str) -> None:
     """An export of the unit: refused when a bound object's Export strategy does not
     allow the caller."""
-    if not records.has_objects(s, unit_id):
-        return
     objects = records.objects_of(s, unit_id)
+    if not objects:
+        return
     found = store.inspect(unit_id, lambda doc: bound_in(doc, objects))
     if found is None:
         return

@@ -3,7 +3,7 @@ caller's standing on the unit (:class:`wharf.protection.rules.Standing`), and th
 facts as the rules read them."""
 from __future__ import annotations
 
-from sqlalchemy import exists, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.models import ContentPermissionCollaborator as Collab
@@ -22,13 +22,9 @@ MAX_OBJECTS_PER_UNIT = 200
 MAX_COLLABORATORS = 500
 
 
-def has_objects(s: Session, unit_id: str) -> bool:
-    """Whether the unit has any permission object (one indexed probe: the changeset path
-    of an unprotected unit costs no more)."""
-    return bool(s.scalar(select(exists().where(Obj.unit_id == unit_id))))
-
-
 def objects_of(s: Session, unit_id: str) -> list[Obj]:
+    """The unit's permission objects, oldest first (one indexed probe when it has none: the
+    changeset path of an unprotected unit costs no more)."""
     return list(s.scalars(select(Obj).where(Obj.unit_id == unit_id)
                           .order_by(Obj.created_at, Obj.id)))
 

@@ -215,10 +215,11 @@ def capabilities(db: Database, store: UnitStore, ctx: RequestContext,
     """What the unit's read answers about its protected ranges (the caller's rights on
     each): one index probe for a unit without any."""
     with db.read() as s:
-        if not records.has_objects(s, unit_id):
+        objects = records.objects_of(s, unit_id)
+        if not objects:
             return []
         _, _, _, access = find_unit(s, ctx, unit_id, Role.VIEWER)
-        return views(s, ctx, store, access, unit_id, records.objects_of(s, unit_id))
+        return views(s, ctx, store, access, unit_id, objects)
 
 
 def read(db: Database, store: UnitStore, ctx: RequestContext, object_id: str) -> ObjectView:
