@@ -267,20 +267,17 @@ class Hub:
             try:
                 if self.cursor is None:
                     self.cursor = await asyncio.to_thread(self.bus.head)
+                lost = False
                 try:
                     events = await asyncio.to_thread(self.bus.follow, self.cursor,
                                                      FOLLOW_WAIT)
-                except LogLost:
-                    head = await asyncio.to_thread(self.bus.head)
-                    log.warning("feed: the bus's log lost %s: resync", self.cursor)
-                    self.cursor = head
-                    self.resync(head)
-                    continue
+                except LogLost:  # the log no longer has the cursor's entry
+                    events, lost = [], True
                 if not events:
                     head = await asyncio.to_thread(self.bus.head)
-                    if key(head) < key(self.cursor):  # the log went back: events lost
-                        log.warning("feed: the bus's log went back (%s < %s): resync",
-                                    head, self.cursor)
+                    if lost or key(head) < key(self.cursor):  # events lost
+                        log.warning("feed: the bus's log lost %s (its head: %s): resync",
+                                    self.cursor, head)
                         self.cursor = head
                         self.resync(head)
             except asyncio.CancelledError:
