@@ -555,13 +555,12 @@ def wharf_args(args: argparse.Namespace) -> argparse.Namespace:
 def bulk_post(sub: ops.Submitter, prefix: str, first: int, count: int) -> int | None:
     """One ``POST /api/operations:batch`` of ``count`` ``create_resource`` operations, each
     with its own Idempotency-Key; returns the HTTP status, or None when the route does not
-    exist (404). The body's shape is the one the bulk route's helper (issue 43 item 2) is
-    expected to take; adjust here when it lands."""
+    exist (404). The body is the route's ``BatchRequest`` (``api/schemas/operations.py``)."""
     items = [{"kind": "create_resource", "idempotency_key": f"{prefix}-{uuid.uuid4().hex}",
               "input": {"space_id": sub.space_id, "parent_id": None,
                         "name": f"{prefix}-{i:06d}", "unit_type": "doc"}}
              for i in range(first, first + count)]
-    st, _, body = sub.http().request("POST", BULK_ROUTE, {"operations": items})
+    st, _, body = sub.http().request("POST", BULK_ROUTE, {"items": items})
     if st == 404:
         return None
     if st not in (200, 207):
