@@ -44,13 +44,17 @@ def test_wharf_feed_without_redis_is_a_configuration_error(settings):
     assert "WHARF_FEED_REDIS_URL" in done.stderr
 
 
-def _start_feed(tmp_path, settings, url: str, namespace: str) -> tuple[subprocess.Popen, int]:
+def _start_feed(tmp_path, settings, url: str, namespace: str,
+                **env: str) -> tuple[subprocess.Popen, int]:
+    """``wharf feed`` reading the Redis stream at ``url`` (or, with ``url=""`` and
+    ``WHARF_BROKER_URL`` in ``env``, the broker's log)."""
     port = free_port()
-    log = open(tmp_path / "feed.log", "w+")
+    log = open(tmp_path / "feed.log", "a+")
     proc = subprocess.Popen(
         [*WHARF, "feed", "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log,
         stderr=subprocess.STDOUT, start_new_session=True,
-        env=_env(settings, WHARF_FEED_REDIS_URL=url, WHARF_BROKER_NAMESPACE=namespace))
+        env=_env(settings, WHARF_BROKER_NAMESPACE=namespace,
+                 **({"WHARF_FEED_REDIS_URL": url} if url else {}), **env))
     log.close()
     http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5, trust_env=False)
     deadline = time.monotonic() + 60
@@ -182,3 +186,48 @@ def test_wharf_feed_lives_through_a_redis_restart(tmp_path, database_url, unitst
         finally:
             _stop(proc)
             comps.close()
+
+
+def test_wharf_feed_on_a_rabbitmq_broker_serves_its_stream_and_resumes_after_a_kill(
+        tmp_path, database_url, unitstore_url):
+    """``wharf feed`` with RabbitMQ as the broker (no Redis anywhere) reads the broker's
+    stream queue: writes of another process reach its clients; killed (-9) and started
+    again, a client resuming with its last cursor gets what was written meanwhile."""
+    services.need(services.rabbitmq_error())
+    ns = services.RabbitNamespace("feedproc")
+    settings = make_settings(tmp_path, database_url, unitstore_url, broker_url=ns.url,
+                             broker_namespace=ns.name)
+    from storage.db import Database
+    from tasks.feed_rabbit import RabbitStreamBus
+    from wharfd.runtime import Components
+    comps = Components(settings, db=Database(settings.database_url))
+    assert isinstance(comps.feed_bus, RabbitStreamBus)
+    proc, port = _start_feed(tmp_path, settings, "", ns.name, WHARF_BROKER_URL=ns.url)
+    try:
+        world = World(comps.api_app(), comps)
+        alice = world.user("alice")
+        space = alice.personal_space_id
+        base = f"ws://127.0.0.1:{port}/api/feed?spaces={space}&ticket="
+        with connect(base + ticket(alice)) as ws:
+            assert recv(ws, timeout=10)["type"] == "ready"
+            assert alice.post("/api/nodes", json={"space_id": space,
+                                                  "name": "A"}).status_code == 201
+            event = recv(ws, timeout=10)
+            assert (event["type"], event["space_id"]) == ("tree.changed", space)
+            cursor = event["cursor"]
+            proc.kill()
+            proc.wait(10)
+        missed = [alice.post("/api/nodes", json={"space_id": space, "name": f"M{i}"})
+                  for i in range(3)]
+        assert all(r.status_code == 201 for r in missed)
+        comps.feed_bus.flush()
+        proc, port = _start_feed(tmp_path, settings, "", ns.name, WHARF_BROKER_URL=ns.url)
+        base = f"ws://127.0.0.1:{port}/api/feed?spaces={space}&ticket="
+        with connect(f"{base}{ticket(alice)}&cursor={cursor}") as ws:
+            got = recv_until(ws, "ready", timeout=10)
+        assert [e["type"] for e in got] == ["tree.changed"] * 3 + ["ready"]
+        assert len({e["cursor"] for e in got[:3]}) == 3
+    finally:
+        _stop(proc)
+        comps.close()
+        assert ns.close() == []
