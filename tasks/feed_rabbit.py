@@ -185,6 +185,10 @@ class RabbitStreamBus(FeedBus):
                 channel.basic_cancel(tag)
         return got
 
+    def stored_ms(self, order: tuple[int, int]) -> int:
+        """A stream cursor is ``<offset + 1>-<ms>``: the time is its second number."""
+        return order[1]
+
     def head(self) -> str:
         """The stream's last entry: read from its last chunk (``x-stream-offset=last``)."""
         entries = self._reading(lambda ch: self._read(ch, "last", HEAD_WAIT))

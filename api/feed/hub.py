@@ -415,8 +415,9 @@ class Hub:
                     delivered += 1
             if delivered:
                 metrics.DELIVERED.labels(event.type.value).inc(delivered)
-                if order[0]:
-                    metrics.FANOUT.observe(max(0.0, time.time() - order[0] / 1000))
+                stored = self.bus.stored_ms(order)
+                if stored:
+                    metrics.FANOUT.observe(max(0.0, time.time() - stored / 1000))
 
     def _decide(self, events: list[Event], listening: list[set[str]]) -> list[set[str]]:
         with self.db.read() as s:

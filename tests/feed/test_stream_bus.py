@@ -20,7 +20,7 @@ import redis
 from tasks.feed_bus import RedisStreamBus
 from tasks.feed_rabbit import RabbitStreamBus
 from tests.support import services
-from wharf.feed.bus import FeedBus, LogLost
+from wharf.feed.bus import FeedBus, LogLost, cursor_key
 from wharf.feed.events import Event, EventType
 
 pytestmark = pytest.mark.redis
@@ -94,6 +94,11 @@ def test_events_written_by_one_bus_are_read_back_by_another(log):
     assert [(e.type, e.space_id, e.unit_id, e.revision) for e in got] == [
         (EventType.TREE_CHANGED, "s1", None, None), (EventType.UNIT_CHANGED, None, "u1", 7)]
     assert got[0].cursor < got[1].cursor == reader.head()
+    # when each was stored, read from its cursor (the fan-out latency metric's start): now,
+    # on both logs (a RabbitMQ cursor's first number is an offset, not a time)
+    now_ms = time.time() * 1000
+    for event in got:
+        assert now_ms - 10_000 < reader.stored_ms(cursor_key(event.cursor)) <= now_ms + 1
     assert [e.unit_id for e in reader.since(got[0].cursor)] == ["u1"]
     assert reader.since(got[1].cursor) == []
     assert [e.unit_id for e in reader.since("0-0")] == [None, "u1"]  # nothing trimmed yet

@@ -124,6 +124,12 @@ class FeedBus:
     def close(self) -> None:
         pass
 
+    def stored_ms(self, order: tuple[int, int]) -> int:
+        """When the event of a cursor's order (:func:`cursor_key`) was stored, in ms since
+        the epoch (0: unknown): a Redis stream's and the memory log's cursors begin with
+        it."""
+        return order[0]
+
 
 def cursor_key(cursor: str) -> tuple[int, int]:
     """A cursor's order: ``<ms>-<seq>`` as two ints (ValueError for anything else)."""
