@@ -34,10 +34,10 @@ import argparse
 import collections
 import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import signal
 import threading
 import time
 import uuid
