@@ -10,8 +10,8 @@ Two passes of N POSTs each:
 
 1. **Totals**: this process's CPU per POST (``os.times``) and the PostgreSQL backends'
    CPU per POST (``/proc``), nothing else running in the process.
-2. **Layers**: ``py-spy record`` (installed with the ``dev`` extra) samples this process;
-   it leaves idle threads out, so a wait on PostgreSQL is not sampled. Each sample goes
+2. **Layers**: ``py-spy record --gil`` (installed with the ``dev`` extra) samples the
+   thread holding the GIL, so a wait on PostgreSQL is not sampled. Each sample goes
    to one layer, the first of these its stack is in: harness (building the environ),
    commit, SQL under auth, auth (``AuthMiddleware``, ``wharf.identity``), SQL
    (SQLAlchemy, psycopg, ``storage.driver``), validation (msgspec decoding), the
@@ -122,8 +122,9 @@ def classify(frames: list[tuple[str, str]]) -> str:
 
 
 class PySpy:
-    """``py-spy record`` of this process while the block runs: on-CPU samples only (py-spy
-    leaves idle threads out: a wait on PostgreSQL is not sampled), raw collapsed stacks."""
+    """``py-spy record --gil`` of this process while the block runs: only samples of the
+    thread holding the GIL (a wait on PostgreSQL or on a condition releases it, so it is
+    not sampled; without ``--gil`` py-spy counted such waits as busy), raw stacks."""
 
     def __init__(self, rate: int) -> None:
         exe = Path(sys.executable).with_name("py-spy")
