@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -200,8 +201,8 @@ def test_many_keys_stream_through_small_pages(env, db, monkeypatch):
     # Mixed shapes, so bytewise order matters ('-' < '/' < digits < letters).
     keys = sorted({f"{p}{new_id()}" for p in ("", "assets/", "objects/", "x-")
                    for _ in range(many // 4)})
-    for k in keys:
-        env.real_store.put_stream(k, [b"."])
+    with ThreadPoolExecutor(8) as pool:  # the writes' fsyncs (or HTTP round trips) overlap
+        list(pool.map(lambda k: env.real_store.put_stream(k, [b"."]), keys))
     unnamed, named = keys[::100], [k for i, k in enumerate(keys) if i % 100]
     orphans = [k for k in unnamed if not k.startswith("x-")]  # x-...: not Wharf's shape
     foreign = [k for k in unnamed if k.startswith("x-")]
