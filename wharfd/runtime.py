@@ -10,14 +10,11 @@ This is the one module that puts ``api``, ``tasks``, the core and ``storage`` to
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dramatiq
 from sqlalchemy.orm import configure_mappers
 
-from api.app import create_app
-from api.contract import App
-from api.feed.app import FeedApp
 from storage.blobstore import BlobStore, blob_store_from_url
 from storage.db import Database
 from storage.unitstore import UnitStore
@@ -47,6 +44,11 @@ from wharfd import (
     capabilities,  # noqa: F401  (every capability's kinds and hook registrations)
     tracing,
 )
+
+if TYPE_CHECKING:  # imported where an app is built: `wharf worker` and `wharf scheduler`
+    # serve no HTTP, and the API's modules are a good part of a process's start
+    from api.contract import App
+    from api.feed.app import FeedApp
 
 
 class Components:
@@ -117,6 +119,7 @@ class Components:
         return checks
 
     def api_app(self) -> App:
+        from api.app import create_app  # not imported by the processes without an API
         app = create_app(self.settings, self.db, operations=self.operations,
                          metrics=True,
                          unitstore=self.unitstore, notifier=self.notifier,
@@ -129,6 +132,7 @@ class Components:
     def feed_app(self) -> FeedApp:
         """The live feed's ASGI app over this process's database and feed bus (``wharf
         serve`` answers it on its own port: ``wharfd.feed_serving``)."""
+        from api.feed.app import FeedApp  # not imported by the processes without an API
         return FeedApp(self.settings, self.db, self.feed_bus)
 
     def scheduler(self, scheduler_id: str) -> Scheduler:

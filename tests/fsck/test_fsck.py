@@ -1,11 +1,14 @@
 """``wharf fsck`` on the filesystem store and on a real S3-compatible server (moto over
 HTTP), on SQLite and PostgreSQL: orphaned and missing objects, the repair of old orphans
 through deletion jobs, live uploads left alone, the unit side, streaming with small pages,
-the CLI as a subprocess, and the sweep with its gauges."""
+the CLI (in process, with one real process per exit-status contract), and the sweep with
+its gauges."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -26,6 +29,7 @@ from storage.unitstore import UnitStore
 from tests.assets.test_assets import PNG, new_unit, published
 from tests.blobs.test_blobs import Env, put_bytes, start_upload, upload
 from tests.cli.test_cli import run_wharf, wharf_env
+from tests.support.cli import call_wharf
 from wharf.deletion import service as deletion
 from wharf.fsck import Finding, Report, check_grace, run_fsck, streams
 from wharf.infra.clock import utcnow
@@ -198,8 +202,8 @@ def test_many_keys_stream_through_small_pages(env, db, monkeypatch):
     # Mixed shapes, so bytewise order matters ('-' < '/' < digits < letters).
     keys = sorted({f"{p}{new_id()}" for p in ("", "assets/", "objects/", "x-")
                    for _ in range(many // 4)})
-    for k in keys:
-        env.real_store.put_stream(k, [b"."])
+    with ThreadPoolExecutor(8) as pool:  # the writes' fsyncs (or HTTP round trips) overlap
+        list(pool.map(lambda k: env.real_store.put_stream(k, [b"."]), keys))
     unnamed, named = keys[::100], [k for i, k in enumerate(keys) if i % 100]
     orphans = [k for k in unnamed if not k.startswith("x-")]  # x-...: not Wharf's shape
     foreign = [k for k in unnamed if k.startswith("x-")]
@@ -313,13 +317,20 @@ def test_the_grace_must_outlast_every_live_upload(settings):
             check_grace(bad)
 
 
-def test_the_cli(tmp_path, settings, db):
+def test_the_cli(tmp_path, settings, db, monkeypatch, capsys):
+    """The command's outputs, flags and exit statuses: ``wharf``'s main in this process
+    for each run, and one real ``wharf fsck`` process for the findings' exit status and
+    text (tests/support/cli.py says why)."""
     blobs = tmp_path / "cli-blobs"
     base = wharf_env(tmp_path, WHARF_DATABASE_URL=settings.database_url,
                      WHARF_UNITSTORE_URL=settings.unitstore_url,
                      WHARF_BLOB_STORE_URL=blobs.as_uri())
+
+    def wharf(*args: str, env: dict[str, str] = base):
+        return call_wharf(monkeypatch, capsys, *args, env=env)
+
     store = FileBlobStore(blobs)
-    clean = run_wharf(tmp_path, "fsck", env=base)
+    clean = wharf("fsck")
     assert clean.returncode == 0, clean.stderr
     assert "0 orphaned object(s)" in clean.stdout
 
@@ -327,11 +338,11 @@ def test_the_cli(tmp_path, settings, db):
     store.put_stream(planted, [b"x"])
     old_mtime = (utcnow() - 3 * DAY).timestamp()
     os.utime(blobs / planted, (old_mtime, old_mtime))
-    text = run_wharf(tmp_path, "fsck", env=base)
+    text = run_wharf(tmp_path, "fsck", env=base)  # the one real process
     assert text.returncode == 1, text.stderr
     assert planted in text.stdout and "orphaned object" in text.stdout
 
-    as_json = run_wharf(tmp_path, "fsck", "--json", env=base)
+    as_json = wharf("fsck", "--json")
     assert as_json.returncode == 1
     lines = [json.loads(line) for line in as_json.stdout.splitlines()]
     assert lines[0] == {"finding": "orphaned_object", "key": planted, "size": 1,
@@ -341,18 +352,18 @@ def test_the_cli(tmp_path, settings, db):
     assert lines[-1]["summary"]["orphaned_object"] == 1
     assert lines[-1]["summary"]["complete"] is True
 
-    repaired = run_wharf(tmp_path, "fsck", "--json", "--repair", env=base)
+    repaired = wharf("fsck", "--json", "--repair")
     assert repaired.returncode == 1
     assert json.loads(repaired.stdout.splitlines()[0])["repair"] == "deletion_queued"
     deletion.run_due(db, store)
-    again = run_wharf(tmp_path, "fsck", "--json", "--repair", env=base)
+    again = wharf("fsck", "--json", "--repair")
     assert again.returncode == 0, again.stdout
     assert json.loads(again.stdout)["summary"]["repairs_queued"] == 0
 
-    short = run_wharf(tmp_path, "fsck", env={**base, "WHARF_FSCK_GRACE_SECONDS": "60"})
+    short = wharf("fsck", env={**base, "WHARF_FSCK_GRACE_SECONDS": "60"})
     assert short.returncode == 2 and "WHARF_FSCK_GRACE_SECONDS=60" in short.stderr
     for bad in (["--max-findings", "-1"], ["--page-size", "0"], ["--bogus"]):
-        result = run_wharf(tmp_path, "fsck", *bad, env=base)
+        result = wharf("fsck", *bad)
         assert result.returncode == 2, (bad, result.stderr)
 
 
@@ -486,36 +497,40 @@ def test_an_object_deleted_after_the_listing_is_not_an_orphan(settings, db, tmp_
     assert report.total == 0 and report.repairs_queued == 0 and report.objects_listed == 1
 
 
-def test_the_cli_exit_status_when_it_could_not_check(tmp_path, settings, db):
+def test_the_cli_exit_status_when_it_could_not_check(tmp_path, settings, db, monkeypatch,
+                                                     capsys, sqlite_template):
     """A database error during the run (here: a unit store with no tables, and a product
     database at this revision with a table gone) is exit 3 with one line on stderr, not a
     traceback (exit 1 would read as "findings"); a product database not at this revision
-    at all, and a zero --max-seconds, are usage errors (2)."""
+    at all, and a zero --max-seconds, are usage errors (2). ``wharf``'s main in this
+    process, and one real process for the exit 3 (tests/support/cli.py says why)."""
     import sqlite3
     base = wharf_env(tmp_path, WHARF_DATABASE_URL=settings.database_url,
                      WHARF_UNITSTORE_URL=settings.unitstore_url,
                      WHARF_BLOB_STORE_URL=(tmp_path / "cli-blobs").as_uri())
+
+    def wharf(*args: str, env: dict[str, str] = base):
+        return call_wharf(monkeypatch, capsys, *args, env=env)
+
     sqlite3.connect(tmp_path / "empty.db").close()  # there, never migrated (a missing
     # file is refused before: tests/cli/test_cli.py, the data dir's message)
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
-    result = run_wharf(tmp_path, "fsck", env={**base, "WHARF_DATABASE_URL": empty})
+    result = wharf("fsck", env={**base, "WHARF_DATABASE_URL": empty})
     assert result.returncode == 2 and "run `wharf migrate` first" in result.stderr, result
     damaged = tmp_path / "damaged.db"
-    migrated = run_wharf(tmp_path, "migrate", env={
-        **base, "WHARF_DATABASE_URL": f"sqlite:///{damaged}",
-        "WHARF_UNITSTORE_URL": f"sqlite:///{tmp_path / 'damaged-units.db'}"})
-    assert migrated.returncode == 0, migrated.stderr
+    shutil.copy(sqlite_template, damaged)  # migrated to this revision (tests/conftest.py)
     with sqlite3.connect(damaged) as conn:
         conn.execute("DROP TABLE blob_resources")
-    for broken in ({"WHARF_DATABASE_URL": f"sqlite:///{damaged}"},
-                   {"WHARF_UNITSTORE_URL": empty}):
-        result = run_wharf(tmp_path, "fsck", env={**base, **broken})
+    for run, broken in ((run_wharf, {"WHARF_DATABASE_URL": f"sqlite:///{damaged}"}),
+                        (None, {"WHARF_UNITSTORE_URL": empty})):
+        env = {**base, **broken}
+        result = run_wharf(tmp_path, "fsck", env=env) if run else wharf("fsck", env=env)
         assert result.returncode == 3, (broken, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("wharf fsck: could not check: ")
         assert "Traceback" not in result.stderr
     for bad in (["--max-seconds", "0"], ["--max-seconds", "-1"], ["--max-seconds", "nan"]):
-        result = run_wharf(tmp_path, "fsck", *bad, env=base)
+        result = wharf("fsck", *bad)
         assert result.returncode == 2 and "--max-seconds" in result.stderr, (bad, result)
 
 
