@@ -169,3 +169,34 @@ def test_a_batch_needs_a_signed_in_user(client, db):
     r = client.post(BATCH, json={"items": []})
     assert r.status_code == 401
     assert count(db, Operation) == 0
+
+
+def test_the_same_batch_sent_concurrently_records_each_item_once(world, db):
+    """Concurrent copies of one batch meet on the (actor, key) constraint: one records,
+    the others' INSERT finds the keys taken and answers them as replays (a 503
+    ``database_busy`` from SQLite's write lock is retried, as a client does)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.support.client import ApiClient
+    alice = world.user("alice")
+    items = [item(alice.personal_space_id, name=f"Same {i}") for i in range(50)]
+
+    def send(_: int) -> list[dict]:
+        c = ApiClient(world.app)
+        c.cookies = dict(alice.cookies)
+        for _attempt in range(20):
+            r = c.post(BATCH, json={"items": items})
+            if r.status_code != 503:
+                break
+            time.sleep(0.1)
+        assert r.status_code == 200, r.text
+        return r.json["items"]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(send, range(4)))
+    ids = [[a["operation"]["id"] for a in answers] for answers in results]
+    assert all(x == ids[0] for x in ids)
+    assert sum(not a["replay"] for answers in results for a in answers) == 50
+    assert count(db, Operation, Operation.actor_id == alice.user_id) == 50
+    assert count(db, AuditLog, AuditLog.action == "operation.submit") == 50
