@@ -33,6 +33,7 @@ from wharf.infra.settings import Settings
 from wharf.observability.metrics import render, token_ok
 
 from . import metrics
+from .direct import DirectWriter
 from .hub import Connection, Hub, SlowConsumer, Subscription, key, parse_ids
 
 log = logging.getLogger("wharf.feed")
@@ -128,27 +129,31 @@ class Feed:
             return (all(audience.may_subscribe_space(s, user_id, i) for i in spaces)
                     and all(audience.may_subscribe_unit(s, user_id, i) for i in units))
 
-    async def messages(self, conn: Connection,
-                       opening: list[tuple[str, str]]) -> AsyncIterator[tuple[str | None, str]]:
+    async def messages(self, conn: Connection, opening: list[tuple[str, str]],
+                       writer: DirectWriter | None = None,
+                       ) -> AsyncIterator[tuple[str | None, str]]:
         """(cursor, JSON) to send, in order, each event once; (None, "") when it is time
-        to ping. Ends with SlowConsumer when the connection fell behind."""
-        last = (0, 0)
+        to ping. Ends with SlowConsumer when the connection fell behind. Once the
+        opening is sent, ``writer`` (if any) lets the dispatcher write events straight
+        to the connection while nothing is queued (``Connection.deliver``)."""
         for first, text in opening:
             yield first, text
-            last = max(last, key(first))
+            conn.last = max(conn.last, key(first))
+        conn.writer = writer
         while True:
             item = await conn.next(self.ping_interval)
             if item is None:
                 yield None, ""
                 continue
             cursor, text = item
-            if cursor is None:  # resync: unordered, always sent
+            if cursor is None:  # resync: unordered, always sent; the log may restart
+                conn.last = (0, 0)
                 yield None, text
                 continue
             k = key(cursor)
-            if k <= last:
+            if k <= conn.last:
                 continue  # sent already (in the opening replay)
-            last = k
+            conn.last = k
             yield cursor, text
 
     # -- WebSocket (ASGI level) ------------------------------------------------------------
@@ -176,9 +181,13 @@ class Feed:
     async def _send_ws(self, conn: Connection, opening: list[tuple[str, str]],
                        send: Send) -> None:
         try:
-            async for _cursor, text in self.messages(conn, opening):
+            async for _cursor, text in self.messages(conn, opening, DirectWriter.of(send)):
                 if text:  # pings: the server's WebSocket ping frames (uvicorn)
-                    await send({"type": "websocket.send", "text": text})
+                    conn.sending = True
+                    try:
+                        await send({"type": "websocket.send", "text": text})
+                    finally:
+                        conn.sending = False
         except SlowConsumer:
             await send({"type": "websocket.close", "code": CLOSE_SLOW,
                         "reason": "slow consumer: resume with your last cursor"})

@@ -30,6 +30,7 @@ from wharf.feed.bus import FeedBus, LogLost, cursor_key
 from wharf.feed.events import Event, EventType
 
 from . import metrics
+from .direct import DirectWriter, frame
 
 log = logging.getLogger("wharf.feed")
 
@@ -94,6 +95,13 @@ class Connection:
     dropped: bool = False
     #: what the sender awaits while the buffer is empty (:meth:`next`)
     waiter: asyncio.Future[None] | None = None
+    #: the order (:func:`key`) of the newest event sent: older ones are skipped
+    last: tuple[int, int] = (0, 0)
+    #: writes frames straight to the WebSocket (:mod:`api.feed.direct`), once the
+    #: opening is sent; None for SSE and other servers
+    writer: DirectWriter | None = None
+    #: the sender is in the middle of a send
+    sending: bool = False
 
     def _wake(self) -> None:
         waiter = self.waiter
@@ -114,6 +122,21 @@ class Connection:
         self.items.append((cursor, text))
         self._wake()
         return True
+
+    def deliver(self, cursor: str | None, order: tuple[int, int], text: str,
+                data: bytes) -> bool:
+        """Send one event: its frame (``data``) written straight to the WebSocket when
+        the connection is at rest (nothing queued or being sent, the transport not
+        backed up), else its JSON queued (:meth:`offer`). False when it was not sent
+        (sent already, or the buffer overflowed)."""
+        if order <= self.last or self.dropped:
+            return False
+        writer = self.writer
+        if writer is not None and not self.items and not self.sending and writer.ready():
+            writer.write(data)
+            self.last = order
+            return True
+        return self.offer(cursor, text)
 
     async def next(self, timeout: float) -> tuple[str | None, str] | None:
         """The next message as (cursor, JSON), or None after ``timeout`` (time to ping);
@@ -145,8 +168,20 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 
 def _hearers(s: Any, events: list[Event],
              listening: list[set[str]]) -> list[set[str]]:
-    return [audience.hearers(s, e, users) if users else set()
-            for e, users in zip(events, listening, strict=True)]
+    """Who of ``listening`` may hear each event, in one read transaction: asked once per
+    distinct event (its cursor aside) and listeners (a burst of the same change, e.g.
+    many nodes made in one folder, costs one question)."""
+    asked: dict[tuple[Event, frozenset[str]], set[str]] = {}
+    out: list[set[str]] = []
+    for e, users in zip(events, listening, strict=True):
+        if not users:
+            out.append(set())
+            continue
+        k = (msgspec.structs.replace(e, cursor=None), frozenset(users))
+        if k not in asked:
+            asked[k] = audience.hearers(s, e, users)
+        out.append(asked[k])
+    return out
 
 
 class Hub:
@@ -157,6 +192,11 @@ class Hub:
         self.buffer, self.per_user = buffer, per_user
         self.connections: set[Connection] = set()
         self.by_user: dict[str, int] = {}
+        #: the connections by what they subscribed to (the dispatcher's look-up)
+        self.by_space: dict[str, set[Connection]] = {}
+        self.by_unit: dict[str, set[Connection]] = {}
+        self.of_operations: set[Connection] = set()
+        self.of_worktrees: set[Connection] = set()
         self._task: asyncio.Task[None] | None = None
         self._heap_task: asyncio.Task[None] | None = None
         self.opened = 0  # connections opened, ever (the heap keeper compares)
@@ -170,6 +210,7 @@ class Hub:
             return None
         conn = Connection(user_id, subscription, transport, self.buffer)
         self.connections.add(conn)
+        self._index(conn, add=True)
         self.opened += 1
         self.by_user[user_id] = self.by_user.get(user_id, 0) + 1
         metrics.CONNECTIONS.labels(transport).inc()
@@ -178,12 +219,47 @@ class Hub:
     def close(self, conn: Connection) -> None:
         if conn in self.connections:
             self.connections.discard(conn)
+            self._index(conn, add=False)
             left = self.by_user.get(conn.user_id, 1) - 1
             if left:
                 self.by_user[conn.user_id] = left
             else:
                 self.by_user.pop(conn.user_id, None)
             metrics.CONNECTIONS.labels(conn.transport).dec()
+
+    def _index(self, conn: Connection, *, add: bool) -> None:
+        sub = conn.subscription
+        slots = [self.by_space.setdefault(i, set()) for i in sub.spaces] + \
+            [self.by_unit.setdefault(i, set()) for i in sub.units]
+        if sub.operations:
+            slots.append(self.of_operations)
+        if sub.worktrees:
+            slots.append(self.of_worktrees)
+        for slot in slots:
+            if add:
+                slot.add(conn)
+            else:
+                slot.discard(conn)
+        if not add:
+            for index, ids in ((self.by_space, sub.spaces), (self.by_unit, sub.units)):
+                for i in ids:
+                    if not index.get(i, True):
+                        del index[i]
+
+    def subscribers(self, event: Event) -> list[Connection]:
+        """The connections subscribed to ``event`` (by the index, then
+        :meth:`Subscription.wants`)."""
+        t = event.type
+        found: set[Connection] = set()
+        if t in SPACE_TYPES and event.space_id:
+            found |= self.by_space.get(event.space_id, set())
+        if t in UNIT_TYPES and event.unit_id:
+            found |= self.by_unit.get(event.unit_id, set())
+        if t == EventType.OPERATION_DONE:
+            found |= self.of_operations
+        if t == EventType.WORKTREES_CHANGED:
+            found |= self.of_worktrees
+        return [c for c in found if c.subscription.wants(event)]
 
     # -- the first events of a connection ---------------------------------------------------
     async def opening(self, conn: Connection, cursor: str | None) -> list[tuple[str, str]]:
@@ -322,27 +398,25 @@ class Hub:
     async def dispatch(self, events: list[Event]) -> None:
         """Deliver ``events`` to the connections that subscribed to them and may hear
         them now."""
-        conns = list(self.connections)
-        targets: list[list[Connection]] = [[c for c in conns if c.subscription.wants(e)]
-                                           for e in events]
+        targets = [self.subscribers(e) for e in events]
         listening = [{c.user_id for c in group} for group in targets]
         if not any(listening):
             return
         heard = await asyncio.to_thread(self._decide, events, listening)
-        now = time.time()
         for event, group, users in zip(events, targets, heard, strict=True):
             if not users:
                 continue
+            # encoded once for all: the JSON, and the WebSocket frame carrying it
             text = encode(event.public())
+            data, order = frame(text.encode()), key(event.cursor)
             delivered = 0
             for conn in group:
-                if conn.user_id in users and conn.offer(event.cursor, text):
+                if conn.user_id in users and conn.deliver(event.cursor, order, text, data):
                     delivered += 1
             if delivered:
                 metrics.DELIVERED.labels(event.type.value).inc(delivered)
-                stored_ms = key(event.cursor)[0]
-                if stored_ms:
-                    metrics.FANOUT.observe(max(0.0, now - stored_ms / 1000))
+                if order[0]:
+                    metrics.FANOUT.observe(max(0.0, time.time() - order[0] / 1000))
 
     def _decide(self, events: list[Event], listening: list[set[str]]) -> list[set[str]]:
         with self.db.read() as s:

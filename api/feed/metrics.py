@@ -9,7 +9,8 @@ from wharf.observability.metrics import REGISTRY
 CONNECTIONS = Gauge("wharf_feed_connections", "Open feed connections", ["transport"],
                     registry=REGISTRY)
 DELIVERED = Counter("wharf_feed_events_delivered_total",
-                    "Events put on a connection's buffer", ["type"], registry=REGISTRY)
+                    "Events written to a connection or put on its queue", ["type"],
+                    registry=REGISTRY)
 DROPPED = Counter("wharf_feed_connections_dropped_total",
                   "Connections closed because their buffer was full (slow consumers)",
                   registry=REGISTRY)
@@ -19,7 +20,7 @@ RESYNCS = Counter("wharf_feed_resyncs_total",
                   "resync events sent to every connection (the bus was unreachable or lost "
                   "events)", registry=REGISTRY)
 FANOUT = Histogram("wharf_feed_fanout_seconds",
-                   "From an event's cursor time (when the bus stored it) to its delivery to "
-                   "the connections' buffers", registry=REGISTRY,
+                   "From an event's cursor time (when the bus stored it) to its frame "
+                   "written to, or queued for, its last subscriber", registry=REGISTRY,
                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
                             float("inf")))

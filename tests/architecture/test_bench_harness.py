@@ -101,3 +101,14 @@ def test_gc_group_names_the_wharf_process():
     assert gc_group("/repo/wharfd/cli.py scheduler") == "scheduler"
     assert gc_group("/repo/wharfd/cli.py migrate") == "other"
     assert gc_group("") == "other"
+
+
+def test_the_peer_benchmark_names_the_install_command_of_a_missing_peer(monkeypatch, capsys):
+    """bench_peers.py imports its peers (Celery, pgqueuer, procrastinate) only when it runs
+    them: the suite needs none of them, and a run without one says how to install it."""
+    from tests.benchmarks import bench_peers
+    monkeypatch.setitem(bench_peers.NEEDS, "celery", ("wharf_no_such_module",))
+    assert bench_peers.main(["--only", "celery"]) == 2
+    err = capsys.readouterr().err
+    assert "missing wharf_no_such_module" in err
+    assert "pip install -e '.[bench]'" in err

@@ -175,3 +175,31 @@ def test_the_image_copies_every_package_pyproject_installs():
     copied = set(re.findall(r"^COPY (\w+)/ \1/$", (DEPLOY / "Dockerfile").read_text(), re.M))
     assert packages == copied
     assert pyproject["project"]["scripts"]["wharf"].split(":")[0].split(".")[0] in copied
+
+
+def test_the_rabbitmq_variants_put_the_broker_and_the_feed_on_rabbitmq():
+    """deploy/docker-compose.rabbitmq.yml (a Compose override, valid Compose) and the
+    kustomize overlay deploy/k8s/rabbitmq: every Wharf process on an amqp:// broker, the
+    feed with no Redis of its own (it follows the broker's stream queue)."""
+    import json
+
+    import jsonschema
+    override = yaml.safe_load((DEPLOY / "docker-compose.rabbitmq.yml").read_text())
+    schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
+    assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(override)] == []
+    base = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    services = override["services"]
+    for name in ("api", "feed", "worker", "scheduler"):
+        env = {**base[name]["environment"], **services[name]["environment"]}
+        assert env["WHARF_BROKER_URL"].startswith("amqp://") and "@rabbitmq:5672/" in \
+            env["WHARF_BROKER_URL"], name
+        assert "WHARF_FEED_REDIS_URL" not in env
+        assert services[name]["depends_on"]["rabbitmq"]["condition"] == "service_healthy"
+    assert "healthcheck" in services["rabbitmq"] and "rabbitmq" in override["volumes"]
+    overlay = yaml.safe_load((K8S / "rabbitmq" / "kustomization.yaml").read_text())
+    assert overlay["resources"] == [".."]
+    [patch] = overlay["patches"]
+    assert patch["target"] == {"kind": "ConfigMap", "name": "wharf-config"}
+    assert yaml.safe_load(patch["patch"]) == [{"op": "remove",
+                                               "path": "/data/WHARF_BROKER_URL"}]
+    assert "WHARF_BROKER_URL: \"amqp://" in (K8S / "secret.example.yaml").read_text()

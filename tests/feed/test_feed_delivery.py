@@ -4,6 +4,7 @@ the per-user cap."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import httpx
@@ -14,6 +15,7 @@ from websockets.sync.client import connect
 from tests.feed.conftest import make_feed, recv, recv_until, silent, ticket
 from tests.hostile.test_units import _unit
 from wharf.feed.events import Event, EventType
+from wharf.observability.metrics import REGISTRY
 
 
 def test_a_unit_and_my_operations(world, worker, feed):
@@ -96,16 +98,37 @@ def test_sse_with_last_event_id(world, feed):
             assert ids[0] == seen[0]["cursor"]
 
 
+#: Batches of 1,000 events (90 KiB) published to a client that does not read: enough to fill the
+#: socket buffers of a small receive window, the transport's and a queue of 10.
+SLOW_BATCHES = 100
+
+
+def _dropped() -> float:
+    return REGISTRY.get_sample_value("wharf_feed_connections_dropped_total") or 0.0
+
+
 def test_a_slow_consumer_is_closed_with_4008(world, components):
     feed = make_feed(components, feed_buffer=10)
     try:
         alice = world.user("alice")
         space = alice.personal_space_id
-        with connect(feed.url(f"ticket={ticket(alice)}&spaces={space}")) as ws:
+        # a client that stops reading, with a small receive window: what the feed writes
+        # fills the sockets' buffers, then the transport's, then the connection's queue
+        dropped = _dropped()
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", feed.port))
+        with connect(feed.url(f"ticket={ticket(alice)}&spaces={space}"), sock=sock,
+                     max_queue=4) as ws:
             assert recv(ws)["type"] == "ready"
-            # one batch of 50 reaches the connection's buffer faster than it is sent
-            components.feed_bus.publish([Event(EventType.TREE_CHANGED, space_id=space)
-                                         for _ in range(50)])
+            for _ in range(SLOW_BATCHES):
+                components.feed_bus.publish([Event(EventType.TREE_CHANGED, space_id=space)
+                                             for _ in range(1000)])
+            components.feed_bus.flush()
+            deadline = time.monotonic() + 30
+            while _dropped() == dropped and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _dropped() == dropped + 1  # counted
             with pytest.raises(ConnectionClosed) as closed:
                 while True:
                     ws.recv(timeout=5)

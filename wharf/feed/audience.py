@@ -18,7 +18,8 @@ from storage.enums import Role
 from storage.models import Node, Resource, Space, SpaceMember, UnitResource, Worktree
 from wharf.feed.events import Event, EventType
 from wharf.infra.context import Principal
-from wharf.infra.errors import Forbidden, NotFound
+from wharf.infra.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from wharf.issues import access as issue_access
 from wharf.spaces.access import require_node, standing
 from wharf.worktrees.access import discoverable, relation_to
 
@@ -40,6 +41,16 @@ def _can_read_node(s: Session, user_id: str, node_id: str) -> bool:
     try:
         require_node(s, _user(user_id), node_id, Role.VIEWER)
     except (NotFound, Forbidden):
+        return False
+    return True
+
+
+def _can_read_issues(s: Session, user_id: str, space_id: str) -> bool:
+    """The issues routes' own rule (``wharf.issues.access.resolve``): a signed-in user who
+    can discover the team space, public read included."""
+    try:
+        issue_access.resolve(s, _user(user_id), space_id)
+    except (NotFound, Forbidden, Conflict, Unauthenticated):
         return False
     return True
 
@@ -83,7 +94,9 @@ def hearers(s: Session, event: Event, listening: Collection[str]) -> set[str]:
     if t == EventType.ISSUES_CHANGED:
         if not event.space_id:
             return set()
-        return users & _standing_users(s, event.space_id)
+        members = users & _standing_users(s, event.space_id)
+        return members | {u for u in users - members
+                          if _can_read_issues(s, u, event.space_id)}
     if t == EventType.WORKTREES_CHANGED:
         worktree = s.get(Worktree, event.worktree_id) if event.worktree_id else None
         if worktree is None:
