@@ -100,6 +100,8 @@ def create_app(settings: Settings, db: Database, *, identity: Identity | None = 
     if operations is not None:
         from api.resources import operations as ops_res
         app.add_route("/api/operations", ops_res.OperationListing(db, operations))
+        from api.resources.batch import OperationBatch
+        app.add_route("/api/operations:batch", OperationBatch(operations))
         app.add_route("/api/operations/{operation_id}",
                       ops_res.OperationItem(db, operations, notifier))
         app.add_route("/api/operations/{operation_id}/attempts",

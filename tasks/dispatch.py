@@ -128,11 +128,16 @@ class BrokerDispatcher:
     def dispatch(self, messages: list[OutboxMessage]) -> None:
         """The fast path: the rows of a committed transaction."""
         long = long_actors()
+        # The rows were committed together: one ring of a kind's doorbell covers all of
+        # that kind's rows here (a batch of submissions rings once, not once per row).
+        rung: set[str] = set()
         for row in messages:
             # Long kinds ring per operation (tasks.doorbell.long_kinds).
             coalesce = is_bell(row) and row.actor_name not in long
             try:
-                if coalesce and not self.doorbell.ring(row.actor_name):
+                if coalesce and (row.actor_name in rung
+                                 or not self.doorbell.ring(row.actor_name)):
+                    rung.add(row.actor_name)
                     self.covered += 1
                     self._mark_later(row.id)
                     continue
@@ -149,6 +154,8 @@ class BrokerDispatcher:
                             exc_info=True)
                 return
             self.rung += 1
+            if coalesce:
+                rung.add(row.actor_name)
             self._mark_later(row.id)
 
     # -- marking dispatched rows -------------------------------------------------------

@@ -6,9 +6,10 @@ Rules:
   ``--json``/``--quiet``).
 - Errors are one line on stderr: ``wharf-client: <title>: <detail> (<code>)``.
 - Exit status (EXIT_*): 0 ok; 1 an operation finished ``failed`` (``wait``, ``upload``,
-  ``create``, ``replace``, ``import``, ``export``, ``takeout``, ``fetch``); 2 usage or
-  configuration; 3 an HTTP error answer, a server that cannot be reached, an answer that
-  is not JSON or cannot be decoded, or a local file error (OSError: cannot write ``-o``,
+  ``create``, ``replace``, ``import``, ``export``, ``takeout``, ``fetch``) or an item of
+  ``create-many`` failed or was refused; 2 usage or configuration; 3 an HTTP error
+  answer, a server that cannot be reached, an answer that is not JSON or cannot be
+  decoded, or a local file error (OSError: cannot write ``-o``,
   disk full) — never a traceback; 130 interrupted (Ctrl-C), after saying how to finish
   the work.
 - Text from the server is never printed raw: control characters (terminal escape codes)
@@ -32,7 +33,7 @@ from typing import Any, BinaryIO
 
 import httpx
 
-from wharfclient import cli_exchange, login, state_changes, transfer
+from wharfclient import batch, cli_exchange, login, state_changes, transfer
 from wharfclient import watch as watching
 from wharfclient.config import ConfigError, load_config, profile_name, save_profile
 from wharfclient.http import DEFAULT_RETRIES, ApiError, Unreachable, WharfClient, new_key
@@ -304,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p.set_defaults(func=cmd_download)
 
+    batch.add_verbs(verb, UNIT_TYPES)
     cli_exchange.add_verbs(verb)
 
     p = verb("watch", "print the live change feed's events until interrupted")

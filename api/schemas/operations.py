@@ -26,6 +26,7 @@ from api.schemas.common import (
     Response,
     Timestamp,
 )
+from api.schemas.problem import Problem
 from api.schemas.spaces import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from wharf.infra.pagination import DEFAULT_LIMIT
@@ -271,3 +272,56 @@ class ChangesetList(Response):
     items: list[ChangesetItem]
     next_after: Annotated[int | None, msgspec.Meta(description=(
         "The `after` of the next page; null when this page reaches the current revision."))]
+
+
+# --- batches (POST /api/operations:batch) -----------------------------------------------
+
+#: The most items one batch may carry (declared here, once).
+MAX_BATCH_ITEMS = 100
+#: The kinds a batch may start, and the body of each one's single route.
+BATCH_KINDS: dict[str, type[Request]] = {"create_resource": CreateResourceRequest}
+
+
+class BatchItemRequest(Request):
+    """One submission of a batch."""
+
+    idempotency_key: Annotated[str, msgspec.Meta(
+        max_length=200, description="The item's own Idempotency-Key (16-200 characters of "
+                                    "A-Z a-z 0-9 _ -), as the single route's header.")]
+    kind: Annotated[Literal["create_resource"], msgspec.Meta(
+        description="The operation kind to start.")]
+    input: Annotated[dict[str, Any], msgspec.Meta(
+        description="The body the kind's single route takes (`create_resource`: "
+                    "`CreateResourceRequest`, as `POST /api/resources`); validated as "
+                    "there, an invalid one answers that item's problem.")]
+
+
+class BatchRequest(Request):
+    __example__: ClassVar[dict[str, object]] = {"items": [{
+        "idempotency_key": "3c1d9b7e-batch-0001", "kind": "create_resource",
+        "input": {"space_id": "0f8fad5bd9cb469fa16570867728950e", "name": "Q3 plans",
+                  "unit_type": "doc"}}]}
+    items: Annotated[list[BatchItemRequest], msgspec.Meta(
+        min_length=1, max_length=MAX_BATCH_ITEMS,
+        description=f"1 to {MAX_BATCH_ITEMS} submissions, answered in order.")]
+
+
+class BatchItemAnswer(Response):
+    """One item's answer: ``status`` as its single route would answer it (202 recorded, or
+    a replay not done; 200 a replay of a done operation) with ``operation``, or the
+    problem's status with ``problem``."""
+
+    status: int
+    operation: Operation | msgspec.UnsetType = msgspec.UNSET
+    replay: Annotated[bool | msgspec.UnsetType, msgspec.Meta(
+        description="With `operation`: true when the key already named it (an earlier "
+                    "request, or an earlier item of this batch).")] = msgspec.UNSET
+    problem: Annotated[Problem | msgspec.UnsetType, msgspec.Meta(
+        description="The item's refusal, as the single route's problem document "
+                    "(`validation_failed`, `forbidden`, `not_found`, "
+                    "`idempotency_key_reused`, `invalid_idempotency_key`, "
+                    "`quota_exceeded`, ...).")] = msgspec.UNSET
+
+
+class BatchAnswer(Response):
+    items: list[BatchItemAnswer]

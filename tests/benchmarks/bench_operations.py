@@ -951,6 +951,11 @@ def parse_args(argv=None):
     ap.add_argument("--no-scheduler", action="store_true",
                     help="do not run `wharf scheduler` (no recovery sweep during the run)")
     ap.add_argument("--skip-raw", action="store_true", help="skip (a)")
+    ap.add_argument("--bulk", type=int, default=0, metavar="M",
+                    help="(d) bulk submission: M operations in batches (bench_bulk.py)")
+    ap.add_argument("--bulk-size", type=int, default=100, help="(d) items per batch")
+    ap.add_argument("--bulk-only", action="store_true",
+                    help="with --bulk: skip (b) and (c), run (d) after the warm-up")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="extra environment for the wharf processes (repeatable), e.g. "
                          "WHARF_RECOVERY_INTERVAL=3600")
@@ -1017,6 +1022,11 @@ def main(argv=None) -> int:
                 f"background CPU: polling loops, heartbeats, sweeps)")
             results["idle"] = measure_idle(env, args.idle_seconds)
 
+        if args.bulk_only and args.bulk:
+            run_bulk(args, env, sub, probe, results)
+            probe.close()
+            return 0
+
         log(f"(b) throughput: {args.ops} create_resource operations, {args.clients} clients")
         results["tput"] = b = bench_throughput(sub, probe, args.ops, args.clients,
                                                meter=env.meter(), queue_depth=env.queue_depth)
@@ -1043,6 +1053,9 @@ def main(argv=None) -> int:
         c["cpu"] = fold_cpu(c["cpu"])
         if args.gc_trace:
             c["gc"] = gc_pauses(env.logdir / "gc", c_started, time.time())
+        if args.bulk:
+            time.sleep(2)
+            run_bulk(args, env, sub, probe, results)
         probe.close()
         report(args, results, threads)
         if args.keep_logs:
@@ -1057,6 +1070,19 @@ def main(argv=None) -> int:
                 env.flush_redis()
             finally:
                 env.stop_redis()
+
+
+def run_bulk(args, env, sub: Submitter, probe: Probe, results: dict) -> None:
+    """(d): bulk submission (tests/benchmarks/bench_bulk.py), reported at once."""
+    from tests.benchmarks.bench_bulk import bench_bulk, report_bulk
+    log(f"(d) bulk: {args.bulk} create_resource operations in batches of {args.bulk_size}, "
+        f"{args.clients} clients")
+    results["bulk"] = d = bench_bulk(sub, probe, args.bulk, args.clients, args.bulk_size,
+                                     meter=env.meter(), queue_depth=env.queue_depth)
+    d["cpu"] = fold_cpu(d["cpu"])
+    log(f"    {d['throughput']:.0f} ops/s end to end ({d['submit_rate']:.0f} submitted/s)")
+    env.wait_queue_drained()
+    report_bulk(d, results.get("raw"), per_group_table, results.get("idle"))
 
 
 GC_TRACE = Path(__file__).resolve().parent / "gctrace"

@@ -174,6 +174,25 @@ def test_a_burst_before_any_worker_answers_is_drained_by_one_answer(rig):
     exactly_once(rig, ids)
 
 
+def test_a_batch_of_submissions_rings_one_bell_and_all_complete(rig):
+    """The rows of one committed transaction (``POST /api/operations:batch``) ring their
+    kind's doorbell once, on either broker: a claim that comes back full rings once
+    more, so one bell is enough for any number of them."""
+    alice = rig.world.user("alice")
+    items = [{"idempotency_key": uuid.uuid4().hex, "kind": "create_resource",
+              "input": {"space_id": alice.personal_space_id, "name": f"batch{i}",
+                        "unit_type": "doc"}} for i in range(100)]
+    r = alice.post("/api/operations:batch", json={"items": items})
+    assert r.status_code == 200, r.text
+    ids = [a["operation"]["id"] for a in r.json["items"]]
+    assert rig.bells.count == 1
+    rig.start_worker(threads=2)
+    wait_all_done(rig, ids, 60)
+    exactly_once(rig, ids)
+    rig.components.dispatcher.flush()
+    assert rig.count(OutboxMessage, OutboxMessage.dispatched_at.is_(None)) == 0
+
+
 class DownBroker:
     def enqueue(self, *a, **k):
         raise ConnectionError("broker down")

@@ -171,6 +171,40 @@ def check(session: Session, settings: Settings, principal: Principal, *,
                         f"try again in {retry_after} s.")
 
 
+def room(session: Session, settings: Settings, principal: Principal,
+         wanted: int) -> tuple[int, QuotaExceeded | None]:
+    """How many of ``wanted`` new operations a batch may record now (one statement; none
+    when both limits are off), and the refusal its others answer (None: all fit). The
+    statement that records a batch carries no :func:`guard`: its count would not see the
+    batch's own rows, so the batch is cut here, before it is recorded."""
+    limits = limits_for(settings, principal)
+    actor = principal.user_id
+    if not limits.any or actor is None or wanted <= 0:
+        return wanted, None
+    now_ms = time.time_ns() // 1_000_000
+    row = session.connection().execute(_COUNT, {
+        "actor": actor, "pending_cap": limits.pending, "floor": id_floor(now_ms - WINDOW_MS),
+        "rate_cap": limits.per_minute}).one()
+    pending, recent = int(row[0]), int(row[1])
+    fits = wanted
+    refusal: QuotaExceeded | None = None
+    if limits.per_minute and recent + wanted > limits.per_minute:
+        fits = max(0, limits.per_minute - recent)
+        refusal = _exceeded("submissions_per_minute", limits.per_minute, recent + fits,
+                            WINDOW_MS // 1000,
+                            f"The batch would pass your limit of {limits.per_minute} "
+                            "operations submitted per minute; submit the rest later.")
+    if limits.pending and pending + wanted > limits.pending \
+            and limits.pending - pending < fits:
+        fits = max(0, limits.pending - pending)
+        refusal = _exceeded("pending_operations", limits.pending, pending + fits,
+                            PENDING_RETRY_AFTER,
+                            f"The batch would pass your limit of {limits.pending} "
+                            "operations pending or running; submit the rest once some "
+                            "have finished.")
+    return fits, refusal
+
+
 def _exceeded(quota: str, limit: int, current: int, retry_after: int,
               message: str) -> QuotaExceeded:
     return QuotaExceeded(message, retry_after=retry_after,

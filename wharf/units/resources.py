@@ -22,11 +22,11 @@ from storage.unitstore import UNIT_TYPES, UnitStore, initial_snapshot
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
 from wharf.infra.context import Principal, RequestContext
-from wharf.infra.errors import NotFound
+from wharf.infra.errors import NotFound, WharfError
 from wharf.infra.ids import is_id, new_id
 from wharf.infra.validation import clean_name, one_of
 from wharf.operations.kinds import payload
-from wharf.operations.service import Operations, Submission
+from wharf.operations.service import Operations, Prepare, Submission
 from wharf.spaces.access import Access, require_node
 from wharf.spaces.nodes import resolve_parent, resources_for
 from wharf.units.kinds import CREATE_RESOURCE, CreateResourcePayload, CreateResourceResult
@@ -39,20 +39,48 @@ _INSERT_UNIT_RESOURCES = DriverStatement.insert_rows(UnitResource.__table__)
 _INSERT_AUDIT = DriverStatement.insert_rows(AuditLog.__table__)
 
 
-def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None,
-                           body: dict[str, Any]) -> Submission:
-    request = {"space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
-               "name": body.get("name"), "unit_type": body.get("unit_type")}
+def create_resource_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as the idempotency fingerprint sees it (field order and an absent
+    ``parent_id`` as null included), from a ``CreateResourceRequest``'s fields."""
+    return {"space_id": body.get("space_id"), "parent_id": body.get("parent_id"),
+            "name": body.get("name"), "unit_type": body.get("unit_type")}
+
+
+def create_resource_prepare(ctx: RequestContext, request: dict[str, Any],
+                            parents: dict[tuple[Any, Any], Any] | None = None) -> Prepare:
+    """``create_resource``'s ``prepare`` (validation, then the permission to create in
+    the parent). ``parents``: a batch's memo of ``resolve_parent`` by (space, parent), so
+    a batch of creations in one folder checks it once (the caller's own transaction)."""
+    def resolve(s: Session) -> Any:
+        where = (request["space_id"], request["parent_id"])
+        if parents is None:
+            return resolve_parent(s, ctx, *where)
+        if where not in parents:
+            try:
+                parents[where] = resolve_parent(s, ctx, *where)
+            except WharfError as exc:
+                parents[where] = exc
+        found = parents[where]
+        if isinstance(found, WharfError):
+            raise found
+        return found
 
     def prepare(s: Session, op_id: str) -> tuple[str, CreateResourcePayload]:
         name = clean_name(request["name"], "name")
         unit_type = one_of(request["unit_type"], "unit_type", UNIT_TYPES)
-        space, parent = resolve_parent(s, ctx, request["space_id"], request["parent_id"])
+        space, parent = resolve(s)
         return space.id, CreateResourcePayload(
             space_id=space.id, parent_id=parent.id if parent else None, name=name,
             unit_type=unit_type, node_id=new_id(), resource_id=new_id(), unit_id=new_id())
 
-    return ops.submit(ctx, KIND, key, request, prepare, prepare_reads_only=True)
+    return prepare
+
+
+def submit_create_resource(ops: Operations, ctx: RequestContext, key: str | None,
+                           body: dict[str, Any]) -> Submission:
+    request = create_resource_request(body)
+    return ops.submit(ctx, KIND, key, request, create_resource_prepare(ctx, request),
+                      prepare_reads_only=True)
 
 
 def publish_node(session: Session, op: Operation, *, node_id: str, resource_id: str,

@@ -1188,6 +1188,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operations:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start many operations at once (a batch)
+         * @description Up to 100 submissions, each with its own `idempotency_key` and the body of its kind's single route (kinds: create_resource), recorded in one transaction: the operations it records commit together or not at all. Always 200 (once the batch itself is valid), with one answer per item, in order: `status` 202 and `operation` (recorded, or a replay not done), 200 (a replay of a done operation), or the problem the single route would answer (`validation_failed`, `not_found`, `idempotency_key_reused`, `quota_exceeded`, ...). A key repeated inside the batch: the later items are replays of the first (same input) or 409. Quotas count each operation. A batch that is not valid itself (more items than allowed, an unknown kind, a missing key) is 400 `validation_failed` and records nothing.
+         */
+        post: operations["submitOperations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ops/audit": {
         parameters: {
             query?: never;
@@ -3313,6 +3333,38 @@ export interface components {
         };
         /** @enum {string} */
         AuthMethod: "session" | "token";
+        BatchAnswer: {
+            items: components["schemas"]["BatchItemAnswer"][];
+        };
+        /**
+         * @description One item's answer: ``status`` as its single route would answer it (202 recorded, or
+         *     a replay not done; 200 a replay of a done operation) with ``operation``, or the
+         *     problem's status with ``problem``.
+         */
+        BatchItemAnswer: {
+            status: number;
+            operation?: components["schemas"]["ActivateWorktreeResourceOperation"] | components["schemas"]["AddWorktreeUnitOperation"] | components["schemas"]["CreateBlobResourceOperation"] | components["schemas"]["CreateResourceOperation"] | components["schemas"]["CreateWorktreeOperation"] | components["schemas"]["CreateWorktreeUnitOperation"] | components["schemas"]["DeleteAccountOperation"] | components["schemas"]["DeleteSpaceOperation"] | components["schemas"]["DiscardWorktreeOperation"] | components["schemas"]["ExportTakeoutOperation"] | components["schemas"]["ExportUnitOperation"] | components["schemas"]["ImportFileOperation"] | components["schemas"]["MergeWorktreeOperation"] | components["schemas"]["PublishAssetOperation"] | components["schemas"]["PurgeTrashOperation"] | components["schemas"]["ReplaceBlobContentOperation"];
+            /** @description With `operation`: true when the key already named it (an earlier request, or an earlier item of this batch). */
+            replay?: boolean;
+            /** @description The item's refusal, as the single route's problem document (`validation_failed`, `forbidden`, `not_found`, `idempotency_key_reused`, `invalid_idempotency_key`, `quota_exceeded`, ...). */
+            problem?: components["schemas"]["Problem"];
+        };
+        /** @description One submission of a batch. */
+        BatchItemRequest: {
+            /** @description The item's own Idempotency-Key (16-200 characters of A-Z a-z 0-9 _ -), as the single route's header. */
+            idempotency_key: string;
+            /**
+             * @description The operation kind to start.
+             * @enum {unknown}
+             */
+            kind: "create_resource";
+            /** @description The body the kind's single route takes (`create_resource`: `CreateResourceRequest`, as `POST /api/resources`); validated as there, an invalid one answers that item's problem. */
+            input: Record<string, never>;
+        };
+        BatchRequest: {
+            /** @description 1 to 100 submissions, answered in order. */
+            items: components["schemas"]["BatchItemRequest"][];
+        };
         /** @description A node's blob resource. */
         BlobRef: {
             /** @enum {unknown} */
@@ -9410,6 +9462,53 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    submitOperations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "idempotency_key": "3c1d9b7e-batch-0001",
+                 *           "kind": "create_resource",
+                 *           "input": {
+                 *             "space_id": "0f8fad5bd9cb469fa16570867728950e",
+                 *             "name": "Q3 plans",
+                 *             "unit_type": "doc"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     operatorAudit: {
         parameters: {
             query?: {
@@ -13561,6 +13660,7 @@ export const activateWorktreeResourceOperationKindValues: ReadonlyArray<Flattene
 export const addWorktreeUnitOperationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AddWorktreeUnitOperation"]["kind"]> = ["add_worktree_unit"];
 export const attemptOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AttemptOutcome"]> = ["completed", "failed", "lost", "retry"];
 export const authMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AuthMethod"]> = ["session", "token"];
+export const batchItemRequestKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BatchItemRequest"]["kind"]> = ["create_resource"];
 export const blobRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BlobRef"]["kind"]> = ["blob"];
 export const blobStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BlobState"]> = ["quarantined", "ready"];
 export const checkStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CheckState"]> = ["down", "ok"];
