@@ -90,17 +90,22 @@ import resource, sys
 from pathlib import Path
 from wharf.exchange.importer import convert
 from wharf.infra.settings import Settings
+def status(key):  # this process's own figures (ru_maxrss would count its spawner's)
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
 path, tmp = sys.argv[1], sys.argv[2]
 settings = Settings.from_env({"WHARF_DATA_DIR": tmp, "WHARF_UNIT_MAX_SNAPSHOT_BYTES": str(2**31)})
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-convert(Path(path), "bench.xlsx", "Bench", settings, Path(tmp))
-print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+before = status("VmRSS")
+document = convert(Path(path), "bench.xlsx", "Bench", settings, Path(tmp))
+print(before, status("VmHWM"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
 def import_rss(path: str, tmp: str) -> tuple[int, int, int]:
-    """KiB: the fresh interpreter's RSS before the import, its peak, its child's peak."""
+    """KiB: a fresh interpreter's RSS before the import (its modules loaded), its peak
+    with the document decoded, and its reader child's peak (an upper bound: Linux counts
+    the spawner's RSS at the child's exec, here the ``before`` figure)."""
     out = subprocess.run([sys.executable, "-c", _PROBE, path, tmp], check=True,
                          capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve()
