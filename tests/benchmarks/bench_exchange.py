@@ -6,7 +6,8 @@
 - import: ``wharf.exchange.importer.convert`` of that XLSX file, as the worker runs it
   (format sniffing, the used-range check, the workbook read in a child process under
   the memory limit, the unit document built) against python-calamine reading the same
-  file alone (every sheet's rows to Python values), in alternating rounds; and the
+  file alone (every sheet's rows to Python values), in alternating rounds, by wall time
+  and by CPU time (the reader child's included); and the
   import's peak RSS, measured in a fresh interpreter that runs ``convert`` once: its own
   peak (the worker's side: the decoded document) and its reader child's (calamine and
   the cells it builds), each next to the same interpreter's RSS before the import.
@@ -72,6 +73,14 @@ def raw_xlsx(rows: list[list[Any]], path: str) -> None:
 
 def max_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def cpu_s() -> float:
+    """CPU seconds (user + system) of this process and its waited-for children: less
+    moved by other processes' load than wall time."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def timed(fn: Any, repeats: int) -> float:
@@ -161,21 +170,27 @@ def import_(raw_path: str, tmp: str, cells: int, repeats: int) -> None:
         for name in wb.sheet_names:
             for _ in wb.get_sheet_by_name(name).to_python():
                 pass
-    raws, ours = [], []
+    raws, ours, cpu_raw, cpu_ours = [], [], [], []
     for _ in range(repeats):  # alternating: the machine's load falls on both alike
+        c0 = cpu_s()
         raws.append(timed(calamine, 1))
+        c1 = cpu_s()
         ours.append(timed(lambda: convert(Path(raw_path), "bench.xlsx", "Bench", settings,
                                           Path(tmp)), 1))
+        cpu_raw.append(c1 - c0)
+        cpu_ours.append(cpu_s() - c1)
     read_raw, read_ours = statistics.median(raws), statistics.median(ours)
+    cpu = statistics.median(cpu_raw), statistics.median(cpu_ours)
     before, peak, child = import_rss(raw_path, tmp)
     size = os.path.getsize(raw_path)
     with zipfile.ZipFile(raw_path) as zf:
         unpacked = sum(i.file_size for i in zf.infolist())
     print("| cells | raw python-calamine read | Wharf import (convert) | raw ÷ Wharf | "
-          "each round (raw / Wharf) |")
-    print("| ---: | ---: | ---: | ---: | :--- |")
+          "each round (raw / Wharf) | CPU s, raw / Wharf (÷) |")
+    print("| ---: | ---: | ---: | ---: | :--- | ---: |")
     print(f"| {cells:,} | {read_raw:.2f} s | {read_ours:.2f} s | {read_raw / read_ours:.2f} | "
-          + ", ".join(f"{a:.2f} / {b:.2f}" for a, b in zip(raws, ours, strict=True)) + " |")
+          + ", ".join(f"{a:.2f} / {b:.2f}" for a, b in zip(raws, ours, strict=True))
+          + f" | {cpu[0]:.2f} / {cpu[1]:.2f} ({cpu[0] / cpu[1]:.2f}) |")
     print()
     print("| file (zip / unpacked) | worker RSS before / peak | reader child peak RSS |")
     print("| ---: | ---: | ---: |")
