@@ -30,6 +30,7 @@ MAX_FORMULA_LENGTH: Final = 8192  # characters, as Excel allows
 _MAIN: Final = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _R_ID: Final = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _REL: Final = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_TRANSLATORS: Final = 256  # shared formulas' translators kept at once (each tokenized)
 _SMALL_PART: Final = 16 << 20  # workbook.xml, its rels and styles.xml are read whole
 #: Excel's built-in number formats (the ones not stored in styles.xml)
 BUILTIN_FORMATS: Final = {
@@ -154,7 +155,7 @@ def _fill(fill: Any) -> dict[str, str] | None:
 
 class SharedFormulas:
     """A sheet's shared formulas by their ``si``: the master's formula and position, and
-    its translator (made on the first dependent)."""
+    its translator (made on the first dependent; the last :data:`_TRANSLATORS` kept)."""
 
     def __init__(self) -> None:
         self.masters: dict[str, tuple[str, str]] = {}  # si → (formula, A1 reference)
@@ -174,6 +175,8 @@ class SharedFormulas:
         try:
             translator = self.translators.get(si)
             if translator is None:
+                if len(self.translators) >= _TRANSLATORS:  # bounded: a hostile file may
+                    self.translators.clear()  # have a master per cell
                 formula, origin = self.masters[si]
                 translator = self.translators[si] = Translator("=" + formula, origin=origin)
             text: str = translator.translate_formula(reference(row, col))
