@@ -170,8 +170,9 @@ class SharedFormulas:
         not translatable)."""
         if si not in self.masters:
             return None
+        # loaded on the first shared formula (openpyxl's package is slow to import)
         from openpyxl.formula.tokenizer import TokenizerError
-        from openpyxl.formula.translate import Translator, TranslatorError
+        from openpyxl.formula.translate import Translator, TranslatorError  # (as above)
         try:
             translator = self.translators.get(si)
             if translator is None:
