@@ -23,7 +23,9 @@ import wharf.blobs
 import wharf.comments
 import wharf.dashboard
 import wharf.deletion
-import wharf.exchange
+import wharf.exchange.export_kinds  # (the package itself registers nothing: its __init__)
+import wharf.exchange.import_kinds
+import wharf.exchange.takeout_kinds
 import wharf.feed
 import wharf.fsck
 import wharf.identity

@@ -194,6 +194,45 @@ def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
     assert body["styles"]["x2"] == {"n": {"pattern": "0.00"}}
 
 
+def test_a_shared_formula_reaches_every_cell_of_its_range_translated(tmp_path):
+    """Excel writes a shared formula once (its master) and ``<f t="shared" si=…/>`` in the
+    other cells: each gets the master's formula with its relative references moved (the
+    absolute ones kept); a dependent whose references would leave the grid keeps its
+    value only."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.sheets import read_workbook
+    from wharf.exchange.readers.xlsx_extras import reference
+    plain = tmp_path / "plain.xlsx"
+    wb = xlsxwriter.Workbook(str(plain))
+    ws = wb.add_worksheet("F")
+    for r in range(3):
+        ws.write_number(r, 0, r + 1)
+    for r, value in enumerate((3, 5, 7)):
+        ws.write_formula(r, 1, f"=A{r + 1}*2+$A$1", None, value)
+    ws.write_formula("D1", "=A1", None, 1)
+    ws.write_formula("C2", "=A2", None, 2)
+    wb.close()
+    with zipfile.ZipFile(plain) as zf:
+        xml = zf.read("xl/worksheets/sheet1.xml")
+    for old, new in ((b"<f>A1*2+$A$1</f>", b'<f t="shared" ref="B1:B3" si="0">A1*2+$A$1</f>'),
+                     (b"<f>A2*2+$A$1</f>", b'<f t="shared" si="0"/>'),
+                     (b"<f>A3*2+$A$1</f>", b'<f t="shared" si="0"/>'),
+                     (b"<f>A1</f>", b'<f t="shared" ref="C1:D2" si="1">A1</f>'),
+                     (b"<f>A2</f>", b'<f t="shared" si="1"/>')):
+        assert old in xml
+        xml = xml.replace(old, new)
+    path = _file(tmp_path, "shared.xlsx",
+                 _replace_part(plain.read_bytes(), "xl/worksheets/sheet1.xml", xml))
+    cells = read_workbook(path, "F", Limits())["sheets"]["s1"]["cellData"]
+    assert [(cells[str(r)]["1"]["f"], cells[str(r)]["1"]["v"]) for r in range(3)] == [
+        ("=A1*2+$A$1", 3), ("=A2*2+$A$1", 5), ("=A3*2+$A$1", 7)]
+    assert cells["0"]["3"] == {"v": 1, "t": 2, "f": "=A1"}
+    assert cells["1"]["2"] == {"v": 2, "t": 2}  # A1 moved one column left: off the grid
+    assert [reference(0, 0), reference(9, 25), reference(0, 26), reference(1048575, 16383)] \
+        == ["A1", "Z10", "AA1", "XFD1048576"]
+
+
 def test_an_xlsx_formula_past_excels_length_limit_is_refused(tmp_path):
     """Formulas are imported from the sheet XML (calamine gives only their values): one
     longer than Excel's 8192 characters is ``file_too_complex``; one within it, and a

@@ -68,13 +68,17 @@ def workbook(name: str, sheets: list[dict[str, Any]],
 
 def worksheet(sheet_id: str, name: str, cell_data: dict[str, dict[str, dict[str, Any]]],
               merges: list[dict[str, int]] | None = None, *, row_count: int = 0,
-              column_count: int = 0) -> dict[str, Any]:
+              column_count: int = 0, extent: tuple[int, int] | None = None) -> dict[str, Any]:
     """A worksheet: ``cellData`` by row then column (decimal strings, 0-based), each cell
     ``{"v": value, "t": CellType, "f": "=formula", "s": style id}`` (all optional but
     one of ``v``/``f``); ``mergeData`` ranges (0-based, inclusive); ``rowCount`` and
-    ``columnCount`` at least the used range."""
-    rows = max((int(r) for r in cell_data), default=-1) + 1
-    cols = max((int(c) for row in cell_data.values() for c in row), default=-1) + 1
+    ``columnCount`` at least the used range. ``extent``: the rows and columns
+    ``cell_data`` spans, when the caller knows them (else counted over every cell)."""
+    if extent is None:
+        rows = max((int(r) for r in cell_data), default=-1) + 1
+        cols = max((int(c) for row in cell_data.values() for c in row), default=-1) + 1
+    else:
+        rows, cols = extent
     return {"id": sheet_id, "name": name, "rowCount": max(row_count, rows),
             "columnCount": max(column_count, cols), "cellData": cell_data,
             "mergeData": merges or []}

@@ -31,14 +31,20 @@ DATE_STYLES: Final = {"date": {"n": {"pattern": "yyyy-mm-dd"}},
 _NUMBER: Final = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _SAMPLE: Final = 1 << 20  # bytes read to guess the encoding and the delimiter
 _SAFE_INT: Final = 2 ** 53
-# a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute order)
-_CELL_REF: Final = re.compile(rb'<(?:[A-Za-z0-9_]+:)?c\s[^>]*?\br="([A-Z]{1,3})([0-9]{1,7})"')
+# a cell's reference in a worksheet part (``<c r="AB12" …>``, any prefix, any attribute
+# order): its column letters and its row number, by two patterns that start with a literal
+# (the regex engine then skips to each ``r="`` at memchr speed). They match any attribute
+# ending in ``r`` with a reference-like value, and text holding one: only ever a larger
+# area, never a smaller one.
+_REF_COLUMN: Final = re.compile(rb'r="([A-Za-z]{1,3})[0-9]')
+_REF_ROW: Final = re.compile(rb'r="[A-Za-z]{1,3}([0-9]{1,7})"')
 # a cell format other than the default (with a formula element: the sheet needs xlsx_extras)
 _STYLED: Final = re.compile(rb'\ss="[1-9]')
 _SCAN_CHUNK: Final = 1 << 20
 _OVERLAP: Final = 512
 _T_TEXT: Final = int(formats.CellType.STRING)
 _T_NUMBER: Final = int(formats.CellType.NUMBER)
+_T_BOOLEAN: Final = int(formats.CellType.BOOLEAN)
 
 
 def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
@@ -65,10 +71,13 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
         for n, index in enumerate(wanted, start=1):
             try:
                 sheet = wb.get_sheet_by_index(index)
-                cell_data, count = _cells(sheet, limits, cells, used)
+                cell_data, count, columns = _cells(sheet, limits, cells, used)
                 merges = sheet.merged_cell_ranges or []
+                extent: tuple[int, int] | None = (
+                    max(map(int, cell_data), default=-1) + 1, columns)
                 if parts.get(sheet.name) in flagged:
                     _add_extras(path, parts[sheet.name], cell_data, xfs, used_xfs, limits)
+                    extent = None  # a formula without a value may add a cell: counted
             except (CalamineError, ValueError) as exc:
                 raise _unreadable(exc, f"sheet {n}") from None
             cells += count
@@ -76,7 +85,8 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
             sheets.append(formats.worksheet(
                 f"s{n}", limits.text(sheet.name, "a sheet name"), cell_data, ranges,
                 row_count=max((m["endRow"] + 1 for m in ranges), default=0),
-                column_count=max((m["endColumn"] + 1 for m in ranges), default=0)))
+                column_count=max((m["endColumn"] + 1 for m in ranges), default=0),
+                extent=extent))
     return formats.workbook(name, sheets, {**{k: DATE_STYLES[k] for k in sorted(used)},
                                            **{f"x{i}": xfs[i] for i in sorted(used_xfs)}})
 
@@ -127,8 +137,8 @@ def check_used_ranges(path: Path, limits: Limits) -> set[str]:
 
 def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
     """The used range's area: the distinct column letters and row numbers of the cells'
-    references, collected by C-speed ``findall`` into sets (a row or a column repeated a
-    million times is one entry), then their extremes."""
+    references, collected by C-speed ``findall`` straight into sets (a row or a column
+    repeated a million times is one entry; no Python loop per cell), then their extremes."""
     columns: set[bytes] = set()
     rows: set[bytes] = set()
     tail = b""
@@ -138,9 +148,8 @@ def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
             while chunk := part.read(_SCAN_CHUNK):
                 data = tail + chunk
                 extras = extras or _needs_extras(data)
-                for column, row in _CELL_REF.findall(data):
-                    columns.add(column)
-                    rows.add(row)
+                columns.update(_REF_COLUMN.findall(data))
+                rows.update(_REF_ROW.findall(data))
                 tail = data[-_OVERLAP:]
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
@@ -161,50 +170,60 @@ def _needs_extras(data: bytes) -> bool:
 
 def _column_index(letters: bytes) -> int:
     col = 0
-    for ch in letters:
+    for ch in letters.upper():
         col = col * 26 + ch - 64
     return col
 
 
 def _cells(sheet: Any, limits: Limits, before: int,
-           used: set[str]) -> tuple[dict[str, dict[str, dict[str, Any]]], int]:
-    """A sheet's non-empty cells by row and column (0-based, as in the file), and their
-    count. calamine's ``iter_rows`` yields from row 0 or from the data's first row, and
-    a row from column 0 or from the data's first column: the lengths tell which."""
+           used: set[str]) -> tuple[dict[str, dict[str, dict[str, Any]]], int, int]:
+    """A sheet's non-empty cells by row and column (0-based, as in the file), their count
+    and the column count they span. calamine's ``iter_rows`` yields from row 0 or from the
+    data's first row, and a row from column 0 or from the data's first column: the
+    lengths tell which. The common values (text, numbers, booleans) are made inline, with
+    the column keys made once per sheet: a million cells are a million loop turns."""
     start, end = sheet.start, sheet.end
     if start is None or end is None:
-        return {}, 0
+        return {}, 0, 0
     rows: dict[int, dict[str, dict[str, Any]]] = {}
     count = 0
     yielded = 0
+    columns = 0
     room = limits.max_cells - before  # cells this sheet may still add
     longest = limits.max_string_length
+    keys = [str(c) for c in range(end[1] + 1)]  # calamine's rows never pass its last column
+    text_t, number_t, boolean_t = _T_TEXT, _T_NUMBER, _T_BOOLEAN
     for i, row in enumerate(sheet.iter_rows()):
         yielded += 1
         col_at = 0 if len(row) == end[1] + 1 else start[1]
         cells: dict[str, dict[str, Any]] = {}
-        for j, value in enumerate(row):
-            kind = type(value)  # the common cases inline (a million cells: per-cell calls)
+        last = -1
+        for j, value in enumerate(row, col_at):
+            kind = type(value)
             if kind is str:
                 if not value:
                     continue
-                cell = {"v": value, "t": _T_TEXT} if len(value) <= longest else \
+                cell = {"v": value, "t": text_t} if len(value) <= longest else \
                     _cell(value, limits, used)
             elif kind is float:
                 cell = {"v": int(value) if value.is_integer() and -_SAFE_INT < value < _SAFE_INT
-                        else value, "t": _T_NUMBER}
+                        else value, "t": number_t}
             elif value is None:
                 continue
+            elif kind is bool:
+                cell = {"v": value, "t": boolean_t}
             else:
                 cell = _cell(value, limits, used)
-            cells[str(col_at + j)] = cell
+            cells[keys[j]] = cell
+            last = j
         if cells:
             count += len(cells)
             if count > room:
                 limits.cells(before + count)
             rows[i] = cells
+            columns = max(columns, last + 1)
     row_at = 0 if yielded == end[0] + 1 else start[0]
-    return {str(r + row_at): cells for r, cells in rows.items()}, count
+    return {str(r + row_at): cells for r, cells in rows.items()}, count, columns
 
 
 def _cell(value: Any, limits: Limits, used: set[str]) -> dict[str, Any]:

@@ -7,9 +7,15 @@ Bounded like the rest: it runs only on sheet parts the used-range scan saw a for
 a style in (a plain sheet costs nothing more), after the unpacked-size check; it keeps
 only the cells that carry one (never more than the cell limit); a formula longer than
 :data:`MAX_FORMULA_LENGTH` (Excel's own limit) is ``file_too_complex``; the parser
-resolves no entities, fetches nothing and keeps lxml's depth and size guards. A shared
-formula's dependent cells (``<f t="shared" si="…"/>`` without text) keep their value
-only: translating the master's references is not done."""
+resolves no entities, fetches nothing and keeps lxml's depth and size guards.
+
+A shared formula is written once, in its first cell (``<f t="shared" ref="B2:B9"
+si="0">A2*2</f>``); the other cells of its range say only ``<f t="shared" si="0"/>``.
+Each of those gets the master's formula with its relative references moved by the
+cell's offset (``A3*2`` in B3), by openpyxl's formula translator
+(:class:`openpyxl.formula.translate.Translator`, loaded on the first shared formula); a
+reference moved off the grid (``TranslatorError``) or a formula the tokenizer cannot read
+leaves that cell its value only."""
 from __future__ import annotations
 
 import posixpath
@@ -24,6 +30,7 @@ MAX_FORMULA_LENGTH: Final = 8192  # characters, as Excel allows
 _MAIN: Final = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _R_ID: Final = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _REL: Final = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_TRANSLATORS: Final = 256  # shared formulas' translators kept at once (each tokenized)
 _SMALL_PART: Final = 16 << 20  # workbook.xml, its rels and styles.xml are read whole
 #: Excel's built-in number formats (the ones not stored in styles.xml)
 BUILTIN_FORMATS: Final = {
@@ -146,9 +153,54 @@ def _fill(fill: Any) -> dict[str, str] | None:
     return _rgb(pattern.find(f"{_MAIN}fgColor"))
 
 
+class SharedFormulas:
+    """A sheet's shared formulas by their ``si``: the master's formula and position, and
+    its translator (made on the first dependent; the last :data:`_TRANSLATORS` kept)."""
+
+    def __init__(self) -> None:
+        self.masters: dict[str, tuple[str, str]] = {}  # si → (formula, A1 reference)
+        self.translators: dict[str, Any] = {}
+
+    def master(self, si: str, formula: str, row: int, col: int) -> None:
+        self.masters[si] = (formula, reference(row, col))
+        self.translators.pop(si, None)
+
+    def dependent(self, si: str, row: int, col: int) -> str | None:
+        """The master's formula as it reads at (row, col), or None (no master seen, or
+        not translatable)."""
+        if si not in self.masters:
+            return None
+        # loaded on the first shared formula (openpyxl's package is slow to import)
+        from openpyxl.formula.tokenizer import TokenizerError
+        from openpyxl.formula.translate import Translator, TranslatorError  # (as above)
+        try:
+            translator = self.translators.get(si)
+            if translator is None:
+                if len(self.translators) >= _TRANSLATORS:  # bounded: a hostile file may
+                    self.translators.clear()  # have a master per cell
+                formula, origin = self.masters[si]
+                translator = self.translators[si] = Translator("=" + formula, origin=origin)
+            text: str = translator.translate_formula(reference(row, col))
+        except (TranslatorError, TokenizerError, ValueError, IndexError):
+            return None
+        return text[1:] if text.startswith("=") else text
+
+
+def reference(row: int, col: int) -> str:
+    """A 0-based (row, column) as an A1 reference."""
+    letters = ""
+    col += 1
+    while col:
+        col, rest = divmod(col - 1, 26)
+        letters = chr(65 + rest) + letters
+    return f"{letters}{row + 1}"
+
+
 def read_sheet(zf: zipfile.ZipFile, part: str, styled: set[int], limits: Limits) -> Extras:
-    """The cells of ``part`` with a formula or one of the ``styled`` cell formats."""
+    """The cells of ``part`` with a formula (a shared formula's dependents translated)
+    or one of the ``styled`` cell formats."""
     out: Extras = {}
+    shared = SharedFormulas()
     row_at, col_at = -1, -1
     try:
         with zf.open(part) as stream:
@@ -164,6 +216,11 @@ def read_sheet(zf: zipfile.ZipFile, part: str, styled: set[int], limits: Limits)
                 xf = int(el.get("s") or 0)
                 f = el.find(f"{_MAIN}f")
                 formula = f.text if f is not None and f.text else None
+                if f is not None and f.get("t") == "shared" and f.get("si") is not None:
+                    if formula is not None:
+                        shared.master(f.get("si"), formula, row_at, col_at)
+                    else:
+                        formula = shared.dependent(f.get("si"), row_at, col_at)
                 if formula is not None and len(formula) > MAX_FORMULA_LENGTH:
                     raise FileTooComplex(
                         f"a formula of {len(formula)} characters (at most "
