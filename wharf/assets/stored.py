@@ -1,9 +1,12 @@
 """An asset upload's bytes are stored: its upload row marked ``stored`` (with the digest,
 ETag and detected type), its key's reservation released, its operation made due and
-rung -- all or nothing. On PostgreSQL in ONE statement that commits on its own
-(``Database.unbundled``: no ``BEGIN``/``COMMIT`` round trips); elsewhere in a
-transaction. Nothing of it happens if the upload is no longer ``receiving`` (abandoned
-meanwhile: the caller queues the object it just wrote)."""
+rung -- all or nothing. On PostgreSQL in ONE statement (in a transaction of its own);
+elsewhere in a transaction of four. Not autocommitted (``Database.unbundled``): a
+statement blocked on the upload row's lock when its API process is killed would still
+commit once the lock is released, where a transaction dies with its client -- the
+behaviour the kill -9 tests (``tests/processes/test_assets.py``) rely on. Nothing of it
+happens if the upload is no longer ``receiving`` (abandoned meanwhile: the caller queues
+the object it just wrote)."""
 from __future__ import annotations
 
 from typing import Any
@@ -62,7 +65,7 @@ def mark_stored(db: Database, op: Operation, p: PublishAssetPayload, got: Ingest
         ob = OutboxNotice(id=new_id(), queue_name=QUEUE,
                           actor_name=actor_name(op.kind), subject_id=op.id,
                           trace_context=op.trace_context)
-        with db.unbundled() as s:
+        with db.write() as s:
             n = s.connection().execute(_STORED, {
                 "s_upload": p.upload_id, "s_size": got.size, "s_sha256": got.sha256,
                 "s_etag": got.object_etag, "s_mime": got.mime_type, "s_now": now,
