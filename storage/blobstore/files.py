@@ -13,6 +13,13 @@ from typing import IO, Any
 from storage.blobstore.interface import CHUNK, BlobStore, ListedObject, ObjectInfo, check_key
 from storage.errors import BlobNotFound
 
+
+def _tag(st: os.stat_result) -> str:
+    """A change-detecting tag: size + mtime in nanoseconds + inode (every write renames a
+    new file into place, so a rewrite always changes it)."""
+    return f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}"
+
+
 #: A temporary part this old was left by a process killed mid-write (no write takes a
 #: day): a store opening the directory deletes it.
 STALE_PART_SECONDS = 24 * 3600
@@ -127,9 +134,19 @@ class FileBlobStore(BlobStore):
             st = path.stat()
         except FileNotFoundError:
             raise BlobNotFound(f"no object {key}") from None
-        # A change-detecting tag: size + mtime in nanoseconds + inode (every write
-        # renames a new file into place, so a rewrite always changes it).
-        return ObjectInfo(key, st.st_size, f"{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ino:x}")
+        return ObjectInfo(key, st.st_size, _tag(st))
+
+    def read_whole(self, key: str, limit: int) -> tuple[ObjectInfo, bytes | None]:
+        """One open: the tag from the open file's own ``fstat`` (a rename replacing the
+        key meanwhile cannot mix two files), the bytes when at most ``limit``."""
+        try:
+            fh = open(self._path(key), "rb")
+        except FileNotFoundError:
+            raise BlobNotFound(f"no object {key}") from None
+        with fh:
+            st = os.fstat(fh.fileno())
+            info = ObjectInfo(key, st.st_size, _tag(st))
+            return info, (fh.read() if st.st_size <= limit else None)
 
     def open(self, key: str, start: int = 0, end: int | None = None,
              chunk_size: int = CHUNK) -> FileRange:

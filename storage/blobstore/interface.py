@@ -50,6 +50,16 @@ class BlobStore(ABC):
              chunk_size: int = CHUNK) -> Iterable[bytes]:
         """Yield bytes ``start..end`` (inclusive) of ``key``; :class:`BlobNotFound` if missing."""
 
+    def read_whole(self, key: str, limit: int) -> tuple[ObjectInfo, bytes | None]:
+        """Size, ETag and, when the object is at most ``limit`` bytes, its whole content
+        (None when it is larger: nothing beyond ``limit`` is read into memory).
+        :class:`BlobNotFound` if missing. Stores that can do it in one request (S3: one
+        GET; a file: one open) override this; the default asks twice (HEAD, then read)."""
+        info = self.head(key)
+        if info.size > limit:
+            return info, None
+        return info, b"".join(self.open(key))
+
     @abstractmethod
     def delete(self, key: str) -> None:
         """Delete ``key``; deleting a missing key succeeds."""

@@ -254,6 +254,22 @@ class S3BlobStore(BlobStore):
             res = self._call(self.client.get_object, key, Bucket=self.bucket, Key=self._k(key))
         return self._iter(res["Body"], key, chunk_size)
 
+    def read_whole(self, key: str, limit: int) -> tuple[ObjectInfo, bytes | None]:
+        """One GET: its headers give size and ETag; the body is read only when it is at
+        most ``limit`` bytes (otherwise the response is closed unread)."""
+        res = self._call(self.client.get_object, key, Bucket=self.bucket, Key=self._k(key))
+        body = res["Body"]
+        info = ObjectInfo(key, int(res["ContentLength"]), res["ETag"].strip('"'))
+        try:
+            if info.size > limit:
+                return info, None
+            try:
+                return info, body.read()
+            except Exception as exc:
+                raise self._translate(exc, key) from exc
+        finally:
+            body.close()
+
     def _iter(self, body: StreamingBody, key: str, chunk_size: int) -> Iterator[bytes]:
         try:
             while True:

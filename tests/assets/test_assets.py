@@ -525,8 +525,9 @@ def test_a_stored_upload_whose_message_was_lost_is_published_by_the_sweeps(fs_en
     alice = fs_env.world.user("alice")
     unit = new_unit(alice, alice.personal_space_id)["unit_id"]
     fs_env.stop_worker()
-    from wharf.assets import upload as upload_mod
-    monkeypatch.setattr(upload_mod, "send_after_commit", lambda s, msg: None)
+    from wharf.assets import stored as stored_mod  # (where the stored mark rings it)
+    monkeypatch.setattr(stored_mod, "send_after_commit", lambda s, msg: None)
+    monkeypatch.setattr(stored_mod, "announce_after_commit", lambda s, msg: None)
     r = upload(alice, unit, PNG)
     assert r.status_code == 202
     monkeypatch.undo()

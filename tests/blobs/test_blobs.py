@@ -330,16 +330,24 @@ def test_object_changed_after_upload_fails_verification(env):
 
 
 class FlakyHeadStore:
-    """Fault injection: the store is unreachable for the first ``n`` HEADs."""
+    """Fault injection: the store is unreachable for the first ``n`` HEADs or whole
+    reads (a verification's first request: a small object is re-read in one GET)."""
 
     def __init__(self, real, n=2):
         self.real, self.n = real, n
 
-    def head(self, key):
+    def _flake(self):
         if self.n > 0:
             self.n -= 1
             raise BlobStoreUnavailable("connection refused")
+
+    def head(self, key):
+        self._flake()
         return self.real.head(key)
+
+    def read_whole(self, key, limit):
+        self._flake()
+        return self.real.read_whole(key, limit)
 
     def __getattr__(self, name):
         return getattr(self.real, name)

@@ -52,6 +52,22 @@ def test_missing_key_is_one_domain_error(blob_store):
         blob_store.head("missing")
     with pytest.raises(BlobNotFound):
         b"".join(blob_store.open("missing"))
+    with pytest.raises(BlobNotFound):
+        blob_store.read_whole("missing", 1024)
+
+
+@pytest.mark.parametrize("size", [0, 1, 64 * 1024])
+def test_read_whole_gives_head_s_size_and_etag_with_the_bytes(blob_store, size):
+    """The small-object read (one request): what ``head`` says, and the whole content
+    when it fits the limit; above it, the size and ETag without the bytes."""
+    data = os.urandom(size)
+    blob_store.put_stream("small/obj", chunks_of(data))
+    head = blob_store.head("small/obj")
+    info, got = blob_store.read_whole("small/obj", size)
+    assert (info.size, info.etag, got) == (head.size, head.etag, data)
+    if size:
+        info, got = blob_store.read_whole("small/obj", size - 1)
+        assert (info.size, info.etag, got) == (head.size, head.etag, None)
 
 
 def test_failed_stream_keeps_nothing(blob_store):

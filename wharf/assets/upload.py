@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
-from storage.db import Database, send_after_commit
+from storage.db import Database
 from storage.enums import AssetUploadState, OperationStatus
 from storage.errors import StorageError
 from storage.models import Operation, UnitAssetUpload
-from storage.results import rowcount
 from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
 from wharf.assets.kinds import PUBLISH_ASSET, PublishAssetPayload
+from wharf.assets.stored import mark_stored
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.blobs.ingest import asset_key_for
 from wharf.deletion import service as deletion
@@ -41,7 +41,7 @@ from wharf.operations.errors import IdempotencyKeyReused
 from wharf.operations.finish import Outcome, finish
 from wharf.operations.idempotency import check_key
 from wharf.operations.kinds import payload, read_result
-from wharf.operations.service import Operations, Submission, outbox_for
+from wharf.operations.service import Operations, Submission
 
 log = logging.getLogger("wharf.assets")
 
@@ -133,8 +133,8 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
                                 worktree_id=upload.worktree_id,
                                 content_sha256=upload.content_sha256)
         # If this process dies mid-stream, the reservation deletes the partial object.
-        deletion.schedule(s, p.object_key, "asset_upload_reservation",
-                          not_before=expires + RESERVATION_GRACE)
+        deletion.reserve(s, p.object_key, "asset_upload_reservation",
+                         expires + RESERVATION_GRACE)
         s.add(UnitAssetUpload(
             id=p.upload_id, operation_id=op_id, asset_id=p.asset_id,
             object_key=p.object_key, unit_id=p.unit_id, worktree_id=p.worktree_id,
@@ -142,10 +142,10 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
             declared_media_type=p.media_type, expected_size=p.size,
             state=AssetUploadState.RECEIVING, created_at=now, updated_at=now,
             expires_at=expires))
-        audit.record(s, ctx, "asset.upload", "asset", p.asset_id, space_id=space_id,
-                     details={"unit_id": p.unit_id, "worktree_id": p.worktree_id,
-                              "size": p.size, "media_type": p.media_type,
-                              "operation_id": op_id})
+        audit.record_core(s, ctx, "asset.upload", "asset", p.asset_id, space_id=space_id,
+                          details={"unit_id": p.unit_id, "worktree_id": p.worktree_id,
+                                   "size": p.size, "media_type": p.media_type,
+                                   "operation_id": op_id})
         return space_id, p
 
     # Due (if nothing rang it before) once the request can no longer store the bytes: its
@@ -184,28 +184,13 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
         _abandon(db, settings, op.id, p, ProblemCode.UPLOAD_ABANDONED,
                  "the request ended before its body")
         raise
-    now = utcnow()
-    with db.write() as s:
-        stored = s.execute(update(UnitAssetUpload).where(
-            UnitAssetUpload.id == p.upload_id,
-            UnitAssetUpload.state == AssetUploadState.RECEIVING).values(
-            state=AssetUploadState.STORED, received_size=got.size, sha256=got.sha256,
-            etag=got.object_etag, detected_media_type=got.mime_type, updated_at=now))
-        abandoned = rowcount(stored) != 1
-        if abandoned:
-            # Abandoned meanwhile (deadline passed, or the operation was cancelled). Its
-            # deletion job may already have run -- before these bytes existed -- so the
-            # object is queued again, now that it does.
+    abandoned = not mark_stored(db, op, p, got)
+    if abandoned:
+        # Abandoned meanwhile (deadline passed, or the operation was cancelled). Its
+        # deletion job may already have run -- before these bytes existed -- so the
+        # object is queued again, now that it does.
+        with db.write() as s:
             deletion.schedule(s, p.object_key, ABANDONED)
-        else:
-            # The stored row names the object from now on (every path that deletes the row
-            # queues the object), so the reservation goes: a publish delayed past the
-            # deadline must not find its bytes deleted.
-            deletion.release(s, p.object_key)
-            s.execute(update(Operation).where(Operation.id == op.id,
-                                              Operation.status == "pending").values(
-                next_attempt_at=None, updated_at=now))
-            send_after_commit(s, outbox_for(op))
     if abandoned:
         metrics.ASSET_UPLOADS.labels("abandoned").inc()
         raise UploadExpired("the upload was abandoned while its bytes streamed in "

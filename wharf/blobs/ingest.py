@@ -20,6 +20,12 @@ log = logging.getLogger("wharf.blobs")
 CHUNK = 1024 * 1024
 SNIFF_BYTES = 64 * 1024
 TRIM_AFTER = 16 * 1024 * 1024  # uploads at least this large hand freed heap back after
+#: The small-object threshold, declared once: a body of at most this many bytes is held
+#: whole in memory -- an asset upload reads it in one piece, hashes and sniffs it, and
+#: stores it with one write (S3: one ``PutObject``); the verifier re-reads such an object
+#: with one read (S3: one ``GetObject``, no ``HeadObject``). Anything larger streams in
+#: ``CHUNK``-sized pieces and is never held whole.
+SMALL_OBJECT = 1024 * 1024
 
 
 def object_key_for(object_id: str) -> str:

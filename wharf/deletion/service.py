@@ -74,6 +74,14 @@ def schedule(session: Session, object_key: str, reason: str, *,
     return job
 
 
+def reserve(session: Session, object_key: str, reason: str, not_before: datetime) -> None:
+    """A reservation (a deletion not due before ``not_before``) of a key nothing has used
+    yet -- one just made from a new id -- so no job can exist for it: inserted (at the
+    session's next flush) without looking first."""
+    session.add(ObjectDeletionJob(id=new_id(), object_key=object_key, reason=reason,
+                                  next_attempt_at=not_before))
+
+
 def schedule_many(session: Session, object_keys: list[str], reason: str, *,
                   record: bool = True) -> None:
     """Queue many objects at once (sweeps): one INSERT, keys already queued are kept. No
@@ -96,6 +104,13 @@ def release(session: Session, object_key: str) -> None:
     """Drop the reservation of an object that is now referenced."""
     session.execute(delete(ObjectDeletionJob).where(
         ObjectDeletionJob.object_key == object_key))
+
+
+def release_many(session: Session, object_keys: list[str]) -> None:
+    """``release`` for several objects, in one statement."""
+    if object_keys:
+        session.execute(delete(ObjectDeletionJob).where(
+            ObjectDeletionJob.object_key.in_(object_keys)))
 
 
 def backoff(attempts: int) -> float:
