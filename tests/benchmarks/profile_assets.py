@@ -9,8 +9,8 @@ uploads of 64 KiB through ``falcon.testing.TestClient`` and then runs the execut
 CPU per asset (all threads), SQL statements per asset and the S3 requests per asset by
 name, for each side. ``PROF=api|worker`` adds a cProfile of that side (``SORT``, ``TOP``).
 
-    N=200 LIMIT=32 .venv/bin/python tests/profile_assets.py
-    N=200 LIMIT=1 .venv/bin/python tests/profile_assets.py   # one operation per claim
+    N=200 LIMIT=32 .venv/bin/python tests/benchmarks/profile_assets.py
+    N=200 LIMIT=1 .venv/bin/python tests/benchmarks/profile_assets.py   # one operation per claim
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # first: tests/ (the script's folder) has an api/ of its own
 
 from falcon import testing  # noqa: E402
