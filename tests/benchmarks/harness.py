@@ -6,6 +6,7 @@ collect them).
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import math
 import os
@@ -15,7 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -364,3 +366,31 @@ class WharfProcesses:
                     pass
                 p.wait(5)
         self.procs = []
+
+
+@contextlib.contextmanager
+def migrated_postgres(prefix: str) -> Iterator[str]:
+    """A throw-away PostgreSQL database ``<prefix>_<pid>_<hex>`` at the schema's head, with
+    the ``_units`` database beside it (empty: the unit store prepares its own), on the
+    suite's server; both are dropped (``WITH (FORCE)``) on the way out. Yields its URL."""
+    from sqlalchemy import create_engine, text
+
+    from migrations.prepare import prepare
+    from tests.support import services
+
+    name = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}_units"'))
+        url = services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+        engine = create_engine(url)
+        prepare(engine, report=lambda *_: None)
+        engine.dispose()
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}_units" WITH (FORCE)'))
+        admin.dispose()

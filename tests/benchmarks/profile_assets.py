@@ -28,10 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # first: tests/ (the script's folder) has an api/ of its own
 
 from falcon import testing  # noqa: E402
-from sqlalchemy import create_engine, event, text  # noqa: E402
+from sqlalchemy import event  # noqa: E402
 
-from migrations.prepare import prepare  # noqa: E402
-from tests.support import services  # noqa: E402
+from tests.benchmarks.harness import migrated_postgres  # noqa: E402
 from tests.support.s3 import MotoServer  # noqa: E402
 from wharf.infra.settings import Settings  # noqa: E402
 
@@ -52,27 +51,15 @@ def main() -> int:
                        "AWS_DEFAULT_REGION": "us-east-1"})
     moto = MotoServer().start()
     tmp = Path(tempfile.mkdtemp(prefix="wharf-prof-"))
-    dbname = f"wharf_test_assetprof_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{dbname}"'))
-        conn.execute(text(f'CREATE DATABASE "{dbname}_units"'))
-    url = services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + dbname
     try:
-        engine = create_engine(url)
-        prepare(engine, report=lambda *_: None)
-        engine.dispose()
-        import boto3
-        boto3.client("s3", endpoint_url=moto.endpoint,
-                     region_name="us-east-1").create_bucket(Bucket=BUCKET)
-        run(url, tmp, moto)
-        return 0
+        with migrated_postgres("wharf_test_assetprof") as url:
+            import boto3
+            boto3.client("s3", endpoint_url=moto.endpoint,
+                         region_name="us-east-1").create_bucket(Bucket=BUCKET)
+            run(url, tmp, moto)
+            return 0
     finally:
         moto.stop()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)'))
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}_units" WITH (FORCE)'))
-        admin.dispose()
 
 
 def run(url: str, tmp: Path, moto: MotoServer) -> None:

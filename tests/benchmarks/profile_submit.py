@@ -172,28 +172,13 @@ def _short(path: str) -> str:
 
 
 def in_process(args: argparse.Namespace) -> int:
-    from sqlalchemy import create_engine, event, text
+    from sqlalchemy import event
 
-    from migrations.prepare import prepare
-    from tests.support import services
+    from tests.benchmarks.harness import migrated_postgres
 
     tmp = Path(tempfile.mkdtemp(prefix="wharf-layers-"))
-    dbname = f"wharf_test_layers_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{dbname}"'))
-        conn.execute(text(f'CREATE DATABASE "{dbname}_units"'))
-    url = services.POSTGRES_URL.rsplit("/", 1)[0] + "/" + dbname
-    try:
-        engine = create_engine(url)
-        prepare(engine, report=lambda *_: None)
-        engine.dispose()
-        return _run(args, url, tmp, dbname, event)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)'))
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{dbname}_units" WITH (FORCE)'))
-        admin.dispose()
+    with migrated_postgres("wharf_test_layers") as url:
+        return _run(args, url, tmp, url.rsplit("/", 1)[1], event)
 
 
 def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any) -> int:
