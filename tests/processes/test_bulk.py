@@ -284,11 +284,12 @@ def test_kill_9_at_random_moments_leaves_each_batch_all_or_none(cluster):
         b_cut, b_unread = next(counter), next(counter)
         held = [HeldBatch(api, json.dumps({"items": batch_items(space, b_cut)}).encode(),
                           half=True)]
-        n = rng.randint(1, 4)
-        posters = Posters(api, space, lambda: next(counter), n + 2 * _POSTERS)
+        n = rng.randint(1, 3)  # the kill's moment: after n batches started, ...
+        posters = Posters(api, space, lambda: next(counter), n + _POSTERS + 1)
         posters.wait_started(n, cluster)
         held.append(HeldBatch(api, json.dumps({"items": batch_items(space, b_unread)})
                               .encode(), half=False))
+        # ... and once the held batch committed (the posters' still going on)
         wait_until(lambda: _batch_counts(cluster, "").get(b_unread) == 100, 30,
                    f"batch {b_unread} committed", cluster)
         time.sleep(rng.uniform(0, 0.05))  # jitter: the posters' batches at any stage
