@@ -183,8 +183,9 @@ class HeldBatch:
 
 class Posters:
     """``_POSTERS`` client threads posting batches one after another (numbers from
-    ``next_batch``) to ``api`` until :meth:`stop` or ``limit`` batches started; ``answers[b]`` is the 200's JSON of
-    each batch that got one (any other outcome: no entry), ``started`` every batch sent."""
+    ``next_batch``) to ``api`` until :meth:`stop` or ``limit`` batches started;
+    ``answers[b]`` is the 200's JSON of each batch that got one (any other outcome: no
+    entry), ``started`` every batch sent."""
 
     def __init__(self, api: ProcessApi, space: str, next_batch: Callable[[], int],
                  limit: int):
@@ -255,11 +256,12 @@ def _other_backends(cluster: Cluster) -> int:
 
 
 def test_kill_9_at_random_moments_leaves_each_batch_all_or_none(cluster):
-    """Several rounds: client threads post batches of 100 to a ``wharf api`` process, and
-    the test kills its process group (SIGKILL) once a random number of batches started;
-    each round also holds one batch mid-body (in flight, never complete: none of it may
-    commit) and one whose answer is never read (the kill lands after the test saw its 100
-    keys committed: the answer is lost, the operations stay). After each kill, every batch
+    """Three rounds: client threads post batches of 100 to a ``wharf api`` process, and
+    the test kills its process group (SIGKILL) at a jittered moment, once a random number
+    of batches started and the held batch below committed. Each round also holds one
+    batch mid-body (in flight, never complete: none of it may commit) and one whose answer
+    is never read (the kill lands after the test saw its 100 keys committed: the answer
+    is lost, the operations stay). After each kill, every batch
     sent so far has all of its 100 operations (each with its outbox and audit row) or
     none. Then every batch is sent again to a new API: each ends with exactly its 100
     operations, the committed ones answered as replays with the same ids, and a worker
