@@ -568,6 +568,8 @@ def main() -> int:
             place = Placement(api_proc.pid)
             batches = Batches(api, hot, place, [str(make_url(u).database)
                                                 for u in (product_url, units_url)])
+            for i in range(20):  # the API's first requests (its pools, caches): not timed
+                api.node(hot, f"warm-{i}")
             batches.run("off1", placements, args.rounds, args.writes)
 
             feed = procs.start("wharf feed", "feed", "--port", str(feed_port))
