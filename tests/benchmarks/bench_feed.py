@@ -29,17 +29,42 @@ as it would one from ``POST /api/feed-tickets``. Rows:
    time the API's publishing thread stored it, after the commit; also shown from the
    POST's return (the response follows the commit; may be negative). Measured with the
    1,000 subscribers alone, and again with all 10,000 connections open. Goal: p99 ≤ 100 ms.
-3. **write latency**: ``--writes`` (300) sequential ``POST /api/nodes`` (one keep-alive
-   connection, the bearer token), p50/p99, feed "off" (no feed process, no subscriber:
-   the writes still publish to the Redis stream, as they always do), then "on" (the feed
-   process with the 1,000 ``hot`` subscribers receiving every write's event), then "off"
-   again after the feed process stopped (drift). Ratio on/off of p50 and p99.
+3. **write latency**: ``POST /api/nodes`` sequentially (one keep-alive connection, the
+   bearer token), p50/p99, feed "off" (no feed process, no subscriber: the writes still
+   publish to the Redis stream, as they always do), then "on" (the feed process with the
+   1,000 ``hot`` subscribers receiving every write's event), then "off" again after the
+   feed process stopped (drift). Each state runs ``--rounds`` rounds, and each round one
+   batch of ``--writes / --rounds`` writes per **placement** (``--placements``, in an
+   order rotated each round; after an "on" batch, until its events reached every
+   subscriber):
+
+   - ``shared``: nothing pinned, every process at normal priority: the API, the feed and
+     the benchmark's 1,000 client connections compete for the same cores (one host runs
+     everything, its subscribers included);
+   - ``pinned``: the API (gunicorn's arbiter and worker, every thread) on the first CPU,
+     the feed process and the client processes on the others (``os.sched_setaffinity``),
+     in the "off" batches too, so off and on compare under one placement: the feed and its
+     subscribers on another host. PostgreSQL and Redis are shared services, not pinned
+     (they go where the scheduler puts them, beside either);
+   - ``clients-idle``: nothing pinned, the client processes ``SCHED_IDLE`` (they run only
+     on CPU nobody else wants): the subscribers on other machines, the feed on the API's;
+   - ``feed-idle``: nothing pinned, the feed and the client processes ``SCHED_IDLE``: the
+     feed and its subscribers on other machines.
+
+   With no feed and no client ("off") the last two are the same as ``shared``. Per batch
+   also the CPU per write (``/proc``: utime + stime) of the API's processes, of the
+   PostgreSQL processes of the run's databases (the feed's audience reads included), of
+   Redis, the feed and the clients: the API's CPU per write off vs on is what says
+   whether the feed changes the API's work, whatever the other processes take.
 
     WHARF_TEST_REQUIRE_SERVICES=1 .venv/bin/python tests/benchmarks/bench_feed.py \
-        [--connections 10000] [--users 1000] [--events 50] [--writes 300] [--clients 2]
+        [--connections 10000] [--users 1000] [--events 50] [--writes 300] [--clients 2] \
+        [--rounds 3] [--placements shared,pinned,clients-idle,feed-idle]
 
 Run it alone: the clients, the feed, the API, PostgreSQL and Redis share the machine's
-cores, and every figure includes the clients' own work.
+cores, and outside the write-latency placements every figure includes the clients' own
+work. Changing a process back from ``SCHED_IDLE`` needs CAP_SYS_NICE (root) or a
+RLIMIT_NICE of 20; pinning needs 2 CPUs.
 """
 from __future__ import annotations
 
@@ -65,11 +90,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.benchmarks.harness import (  # noqa: E402
+    CpuMeter,
     WharfProcesses,
     cpu_seconds,
     free_port,
     log,
     pct,
+    postgres_of,
+    proc_table,
     status_kib,
 )
 
@@ -325,10 +353,109 @@ def mint(engine: Any, holders: list[tuple[str, str]]) -> list[str]:
 
 
 # -- the measurements --------------------------------------------------------------------------
-def writes(api: Api, space: str, n: int, label: str) -> list[float]:
-    for i in range(10):  # warm-up
-        api.node(space, f"warm-{label}-{i}")
-    return [api.node(space, f"{label}-{i:05d}")[0] for i in range(n)]
+PLACEMENTS = ("shared", "pinned", "clients-idle", "feed-idle")
+WARM = 5  # writes before each batch, not timed
+
+
+def threads(roots: list[int]) -> list[int]:
+    """Every thread of the process trees ``roots``."""
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, *_) in proc_table().items():
+        kids.setdefault(ppid, []).append(pid)
+    todo, out = list(roots), []
+    while todo:
+        pid = todo.pop()
+        try:
+            out += [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+        todo += kids.get(pid, [])
+    return out
+
+
+def settle(roots: list[int], cpus: set[int], idle: bool) -> None:
+    """Every thread of ``roots``' trees on ``cpus``, ``SCHED_IDLE`` or back to normal."""
+    policy = os.SCHED_IDLE if idle else os.SCHED_OTHER
+    for tid in threads(roots):
+        try:
+            os.sched_setaffinity(tid, cpus)
+            os.sched_setscheduler(tid, policy, os.sched_param(0))
+        except ProcessLookupError:
+            pass
+
+
+class Placement:
+    """Where the API, the feed and the client processes run (see the module's docstring)."""
+
+    def __init__(self, api: int):
+        self.api, self.feed, self.clients = api, 0, list[int]()
+        self.cpus = sorted(os.sched_getaffinity(0))
+
+    def apply(self, name: str) -> None:
+        every = set(self.cpus)
+        if name == "pinned" and len(every) < 2:
+            raise SystemExit("--placements pinned needs 2 CPUs")
+        pinned = name == "pinned"
+        settle([self.api], {self.cpus[0]} if pinned else every, idle=False)
+        rest = set(self.cpus[1:]) if pinned else every
+        if self.feed:
+            settle([self.feed], rest, idle=name == "feed-idle")
+        if self.clients:
+            settle(self.clients, rest, idle=name in ("clients-idle", "feed-idle"))
+
+
+class Batches:
+    """The write batches of one state ("off1", "on", "off2"): per placement, the latencies
+    and the CPU seconds per group (api, postgres, redis, feed, clients, other processes)
+    over its timed writes; the drain after each "on" batch."""
+
+    def __init__(self, api: Api, space: str, place: Placement, databases: list[str]):
+        self.api, self.space, self.place, self.databases = api, space, place, databases
+        self.results: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def run(self, state: str, placements: list[str], rounds: int, writes: int,
+            clients: Clients | None = None, expect: int = 0) -> None:
+        per = max(1, writes // rounds)
+        out = self.results.setdefault(state, {})
+        for r in range(rounds):
+            order = placements[r % len(placements):] + placements[:r % len(placements)]
+            for name in order:
+                self.place.apply(name)
+                time.sleep(0.2)
+                if clients is not None:
+                    clients.stats()
+                for i in range(WARM):
+                    self.api.node(self.space, f"warm-{state}-{name}-{r}-{i}")
+                roots = {"api": self.place.api}
+                if self.place.feed:
+                    roots["feed"] = self.place.feed
+                roots.update({f"client {i}": pid for i, pid in enumerate(self.place.clients)})
+                meter = CpuMeter(roots, names={"redis": ("redis-server",)},
+                                 select={"postgres": postgres_of(self.databases)},
+                                 this_process="benchmark")
+                meter.start()
+                lat = [self.api.node(self.space, f"{state}-{name}-{r}-{i:05d}")[0]
+                       for i in range(per)]
+                got = meter.stop()
+                res = out.setdefault(name, {"lat": [], "cpu": Counter[str](), "drain": []})
+                res["lat"] += lat
+                for group, secs in got["groups"].items():
+                    key = "clients" if group.startswith("client ") else group
+                    res["cpu"][key] += secs
+                if clients is not None:
+                    res["drain"].append(drained(clients, per + WARM, expect))
+        self.place.apply("shared")
+        for name in placements:
+            res = out[name]
+            cpu = {k: v / len(res["lat"]) * 1000 for k, v in res["cpu"].items()}
+            extra = "".join(f", {k} {cpu.get(k, 0):.1f}" for k in ("feed", "clients")
+                            if k in cpu)
+            log(f"writes {state} {name}: p50 {ms(res['lat'], 50)} p99 {ms(res['lat'], 99)} ms;"
+                f" CPU-ms per write: api {cpu.get('api', 0):.2f}, postgres "
+                f"{cpu.get('postgres', 0):.2f}, redis {cpu.get('redis', 0):.2f}{extra}, "
+                f"other {cpu.get('other processes', 0):.1f}"
+                + (f"; drained {[f'{n}:{s:.1f}s' for n, s in res['drain']]}"
+                   if res["drain"] else ""))
 
 
 def fanout(api: Api, clients: Clients, feed: int, space: str, events: int, expect: int,
@@ -392,12 +519,19 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=10_000)
     ap.add_argument("--users", type=int, default=1000, help="subscribers of the hot space")
     ap.add_argument("--events", type=int, default=50)
-    ap.add_argument("--writes", type=int, default=300)
+    ap.add_argument("--writes", type=int, default=300,
+                    help="writes per placement and state, over all rounds")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--placements", default=",".join(PLACEMENTS),
+                    help=f"comma-separated, of {', '.join(PLACEMENTS)}")
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--handshakes", type=int, default=16)
     ap.add_argument("--idle", type=float, default=30.0)
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     args = ap.parse_args()
+    placements = [p.strip() for p in args.placements.split(",") if p.strip()]
+    if not placements or set(placements) - set(PLACEMENTS):
+        ap.error(f"--placements: of {', '.join(PLACEMENTS)}")
     fds = raise_fd_limit()
     log(f"fd limit {fds}; cores {os.cpu_count()}")
     import redis
@@ -422,7 +556,7 @@ def main() -> int:
         clients: Clients | None = None
         engine = create_engine(product_url)
         try:
-            procs.start("wharf api", "api", "--workers", "1")
+            api_proc = procs.start("wharf api", "api", "--workers", "1")
             procs.wait_http(api_port, "/readyz")
             token, hot, idle = owner(api_port)
             t0 = time.perf_counter()
@@ -430,14 +564,21 @@ def main() -> int:
             log(f"setup: {args.users} listeners in {time.perf_counter() - t0:.1f}s")
             api = Api(api_port, token)
 
-            off1 = writes(api, hot, args.writes, "off1")
-            log(f"writes, feed off: p50 {ms(off1, 50)} ms, p99 {ms(off1, 99)} ms")
+            from sqlalchemy.engine import make_url
+            place = Placement(api_proc.pid)
+            batches = Batches(api, hot, place, [str(make_url(u).database)
+                                                for u in (product_url, units_url)])
+            for i in range(20):  # the API's first requests (its pools, caches): not timed
+                api.node(hot, f"warm-{i}")
+            batches.run("off1", placements, args.rounds, args.writes)
 
             feed = procs.start("wharf feed", "feed", "--port", str(feed_port))
             procs.wait_http(feed_port, "/healthz")
+            place.feed = feed.pid
             time.sleep(2)
             rss = {"started": status_kib(feed.pid, "VmRSS")}
             clients = Clients(args.clients, args.handshakes)
+            place.clients = clients.pids
             base = f"ws://127.0.0.1:{feed_port}/api/feed?ticket="
             ok, errors, secs = clients.connect(
                 [(f"{base}{t}&spaces={hot}", True) for t in mint(engine, users)])
@@ -452,11 +593,7 @@ def main() -> int:
                 f"{ms(fan1[1], 99)} ms; short {fan1[2]}; CPU per event: feed "
                 f"{fan1[3] * 1000:.0f} ms, clients {fan1[4] * 1000:.0f} ms")
 
-            on = writes(api, hot, args.writes, "on")
-            drain = drained(clients, args.writes + 10, expect)
-            log(f"writes, feed on: p50 {ms(on, 50)} ms, p99 {ms(on, 99)} ms; {drain[0]} of "
-                f"{args.writes + 10} events reached all {expect} subscribers, the last "
-                f"{drain[1]:.1f}s after the last write")
+            batches.run("on", placements, args.rounds, args.writes, clients, expect)
 
             total, more, idle_secs = ok, 0, 0.0
             per_user = max(1, (args.connections - ok + len(users) - 1) // len(users))
@@ -493,14 +630,16 @@ def main() -> int:
                 f"feed {idle_cpu[0]:.3f} cores, clients {idle_cpu[1]:.3f} cores")
             clients.close()
             clients = None
+            place.clients = []
             feed.terminate()
             feed.wait(60)
+            place.feed = 0
 
-            off2 = writes(api, hot, args.writes, "off2")
-            log(f"writes, feed off again: p50 {ms(off2, 50)} ms, p99 {ms(off2, 99)} ms")
+            batches.run("off2", placements, args.rounds, args.writes)
             results = {"rss": rss, "open": open_, "open_after": open_after, "fan1": fan1,
-                       "fan2": fan2, "off1": off1, "on": on, "off2": off2, "expect": expect,
-                       "drain": drain, "idle_cpu": idle_cpu}
+                       "fan2": fan2, "expect": expect, "idle_cpu": idle_cpu,
+                       "writes": batches.results, "placements": placements,
+                       "load": os.getloadavg()}
         finally:
             if clients is not None:
                 clients.close()
@@ -532,14 +671,36 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
               f"clients {client_cpu * 1000:.0f} ms (goal p99 <= 100 ms)")
     print(f"idle: feed {res['idle_cpu'][0]:.3f} cores, clients {res['idle_cpu'][1]:.3f} cores "
           f"with {res['open_after']} connections open")
-    print(f"the 'on' batch: {res['drain'][0]} events reached all {res['expect']} "
-          f"subscribers, the last {res['drain'][1]:.1f}s after the batch's last write")
-    for label in ("off1", "on", "off2"):
-        v = res[label]
-        print(f"writes {label:4}: p50 {ms(v, 50)} ms, p99 {ms(v, 99)} ms (n={len(v)})")
-    off = res["off1"] + res["off2"]
-    print(f"on/off (both off batches): p50 {pct(res['on'], 50) / pct(off, 50):.2f}, "
-          f"p99 {pct(res['on'], 99) / pct(off, 99):.2f}")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in res['load'])}")
+    w = res["writes"]
+    print("write latency, POST /api/nodes (ms) and CPU-ms per write, per placement; "
+          "on ÷ off against both off batches:")
+    for name in res["placements"]:
+        lat = {state: w[state][name]["lat"] for state in ("off1", "on", "off2")}
+        cpu = {state: {k: v / len(lat[state]) * 1000 for k, v in w[state][name]["cpu"].items()}
+               for state in lat}
+        off = lat["off1"] + lat["off2"]
+        api_off = (cpu["off1"]["api"] * len(lat["off1"]) + cpu["off2"]["api"]
+                   * len(lat["off2"])) / len(off)
+        pg_off = (cpu["off1"]["postgres"] * len(lat["off1"]) + cpu["off2"]["postgres"]
+                  * len(lat["off2"])) / len(off)
+        drains = w["on"][name]["drain"]
+        print(f"  {name}: p50 / p99 off {ms(lat['off1'], 50)} / {ms(lat['off1'], 99)}, on "
+              f"{ms(lat['on'], 50)} / {ms(lat['on'], 99)}, off {ms(lat['off2'], 50)} / "
+              f"{ms(lat['off2'], 99)} (n={len(lat['on'])} each); on ÷ off p50 "
+              f"{pct(lat['on'], 50) / pct(off, 50):.2f}, p99 "
+              f"{pct(lat['on'], 99) / pct(off, 99):.2f}")
+        print(f"    API CPU-ms per write: off {cpu['off1']['api']:.2f} / on "
+              f"{cpu['on']['api']:.2f} / off {cpu['off2']['api']:.2f}, on ÷ off "
+              f"{cpu['on']['api'] / api_off:.2f}; PostgreSQL (the run's databases, the "
+              f"feed's reads included) off {pg_off:.2f} / on {cpu['on']['postgres']:.2f}; "
+              f"Redis off {cpu['off1']['redis']:.2f} / on {cpu['on']['redis']:.2f}; "
+              f"in the 'on' batches feed {cpu['on'].get('feed', 0):.1f}, clients "
+              f"{cpu['on'].get('clients', 0):.1f}, benchmark {cpu['on']['benchmark']:.2f}, "
+              f"other processes {cpu['on']['other processes']:.1f}")
+        print(f"    'on' batches drained: {sum(n for n, _ in drains)} events reached all "
+              f"{res['expect']} subscribers, the last of a batch at most "
+              f"{max((s for _, s in drains), default=0):.1f}s after its last write")
 
 
 if __name__ == "__main__":
