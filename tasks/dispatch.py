@@ -6,8 +6,9 @@ the submitting transaction commits) rings only when no bell already on its way c
 operation, so a burst of submissions puts far fewer messages on the broker than it has
 operations. A covered row counts as dispatched, like a sent one. Rows are marked
 dispatched from a small background thread in batches (one Core UPDATE per batch, not per
-request; a batch gathers for up to ``MARK_GATHER_SECONDS``, far inside the relay's grace
-period, so under load one write marks dozens of rows). If the process dies before
+request; the thread sleeps ``MARK_GATHER_SECONDS`` after a batch's first row, far inside
+the relay's grace period, so under load one write marks dozens of rows and a request's
+row wakes no thread). If the process dies before
 marking, the relay sends them again: a duplicate bell is harmless because claims are
 conditional.
 
@@ -47,7 +48,7 @@ from wharf.operations.recovery import is_bell
 from wharf.operations.service import QUEUE
 
 log = logging.getLogger("wharf.dispatch")
-#: How long the marker gathers rows after the first before it writes them (seconds). The
+#: How long the marker sleeps after a batch's first row before it writes them (seconds). The
 #: relay re-sends only rows older than its grace period (5 s), so a mark may wait a while.
 MARK_GATHER_SECONDS = 0.25
 _OUTBOX = OutboxMessage.__table__
@@ -173,21 +174,22 @@ class BrokerDispatcher:
             first = self._marks.get()
             if first is None:
                 return
+            # Gather by sleeping, then take what came: a request's ``put`` then finds no
+            # thread waiting on the queue and wakes none (a wake-up per row cost the
+            # submitting thread about a sixth of its CPU per POST; docs/benchmarks.md).
+            time.sleep(MARK_GATHER_SECONDS)
             ids, stop = [first], False
-            deadline = time.monotonic() + MARK_GATHER_SECONDS
-            while len(ids) < self.mark_batch:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
+            while True:
                 try:
-                    nxt = self._marks.get(timeout=left)
+                    nxt = self._marks.get_nowait()
                 except queue.Empty:
                     break
                 if nxt is None:
                     stop = True
                     break
                 ids.append(nxt)
-            self._mark(ids)
+            for start in range(0, len(ids), self.mark_batch):
+                self._mark(ids[start:start + self.mark_batch])
             if stop:
                 return
 
