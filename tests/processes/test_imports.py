@@ -27,6 +27,7 @@ pytest-xdist workers.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -141,6 +142,23 @@ class Cluster(ProcessCluster):
         return [f"--- import operations: {[tuple(map(str, r)) for r in ops]}",
                 f"--- units: {sorted(self.unit_ids())}",
                 f"--- TMPDIR: {sorted(p.name for p in self.tmpdir.iterdir())}"]
+
+
+def freeze(*needles: bytes) -> list[int]:
+    """SIGSTOP every live process whose command line holds ``needles`` until no new one
+    appears: LibreOffice starts its processes as it goes (oosplash starts soffice.bin again
+    after creating a profile), so one that was being forked while the first were stopped
+    is stopped too. The stopped processes."""
+    stopped: set[int] = set()
+    while True:
+        new = set(processes_with(*needles)) - stopped
+        if not new:
+            return sorted(stopped)
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError):  # gone: not listed again
+                os.kill(pid, signal.SIGSTOP)
+                stopped.add(pid)
+        time.sleep(0.2)  # a fork in flight when its parent stopped shows up by then
 
 
 def processes_with(*needles: bytes, group: int | None = None) -> list[int]:
@@ -312,9 +330,7 @@ def run_the_libreoffice_kill(tmp_path, pg_databases, redis_ns, moto, soffice: st
         op_id = api.submit_import(space, blob, "Old report")
         wait_until(lambda: processes_with(work, b"soffice.bin"), 60,
                    "LibreOffice to convert the DOC", cluster, interval=0.01)
-        office = processes_with(work)  # oosplash and soffice.bin
-        for pid in office:
-            os.kill(pid, signal.SIGSTOP)
+        office = freeze(work)  # oosplash and soffice.bin
         op = api.op(op_id)
         assert op["status"] == "running" and not op["done"], op
         cluster.kill_group(first)
