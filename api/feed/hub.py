@@ -128,11 +128,17 @@ class Connection:
         """Send one event: its frame (``data``) written straight to the WebSocket when
         the connection is at rest (nothing queued or being sent, the transport not
         backed up), else its JSON queued (:meth:`offer`). False when it was not sent
-        (sent already, or the buffer overflowed)."""
-        if order <= self.last or self.dropped:
+        (sent already, or the buffer overflowed). Behind queued messages an event is
+        queued whatever its order: the sender skips what it sent already, and a ``resync``
+        waiting there resets the order (a log that started again), so an event of the new
+        log is not taken for an old one before the client has been told."""
+        if self.dropped:
+            return False
+        idle = not self.items and not self.sending
+        if idle and order <= self.last:
             return False
         writer = self.writer
-        if writer is not None and not self.items and not self.sending and writer.ready():
+        if writer is not None and idle and writer.ready():
             writer.write(data)
             self.last = order
             return True

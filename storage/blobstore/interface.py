@@ -58,7 +58,7 @@ class BlobStore(ABC):
         info = self.head(key)
         if info.size > limit:
             return info, None
-        return info, b"".join(self.open(key))
+        return info, b"".join(self.open(key, end=info.size - 1)) if info.size else b""
 
     @abstractmethod
     def delete(self, key: str) -> None:

@@ -14,8 +14,9 @@ together, or none does (kill -9 included). Each item follows the single route's 
   one is a replay of it (same request) or 409 (different request);
 - quotas count each operation: the batch reads the actor's counts once
   (:func:`wharf.operations.quotas.room`) and records only as many new operations as fit;
-  the others answer 429 ``quota_exceeded``. (As for single submissions, batches of one
-  actor committing at the same moment do not see each other's rows.)
+  the others answer 429 ``quota_exceeded``. An actor's batches take turns (a
+  transaction-scoped lock on PostgreSQL; SQLite's writes are serial), so each counts the
+  rows of the one before it and concurrent batches cannot pass the quota together.
 
 Recording is a few statements, whatever the batch's size: one lookup of the batch's keys,
 the ``prepare`` reads (``create_resource`` memoizes its permission check per folder), one
@@ -44,6 +45,7 @@ from wharf.infra.clock import utcnow
 from wharf.infra.context import RequestContext
 from wharf.infra.errors import Unauthenticated, WharfError
 from wharf.infra.ids import new_id
+from wharf.infra.limits import lock_name
 from wharf.observability import metrics, tracing
 from wharf.operations import quotas
 from wharf.operations.errors import IdempotencyKeyReused, OperationStateConflict
@@ -129,6 +131,10 @@ def submit_batch(ops: Operations, ctx: RequestContext,
         live.append(_Pending(i, item, fingerprint(item.kind, item.request)))
     created: list[Operation] = []
     with ops.db.write() as s:
+        # One batch of an actor at a time (PostgreSQL; SQLite's writes are serial): the
+        # quota count below must see the rows of the actor's previous batch, and two
+        # batches holding each other's keys would deadlock.
+        lock_name(s, f"operations-batch:{actor}")
         # Keys already recorded: replays (or 409), whatever the caller may do now.
         keys = list({p.item.key for p in live if p.item.key is not None})
         if keys:
@@ -168,7 +174,7 @@ def submit_batch(ops: Operations, ctx: RequestContext,
 def _reused(first: _Pending) -> WharfError:
     return IdempotencyKeyReused("This Idempotency-Key was used for a different request "
                                 "earlier in this batch.",
-                                details={"operation_id": first.op_id})
+                                details={"item": first.index})
 
 
 def _answered_by(recorded: dict[str, Operation], p: _Pending,
@@ -192,6 +198,9 @@ def _record(ops: Operations, s: Session, ctx: RequestContext, batch: list[_Pendi
     """Insert ``batch``'s operations, outbox and audit rows; answer each of its items."""
     if not batch:
         return []
+    # in key order: concurrent writers of the same keys (single submissions) take them in
+    # one order
+    batch = sorted(batch, key=lambda p: str(p.item.key))
     actor = str(ctx.principal.user_id)
     now = utcnow()
     trace_context = tracing.current_traceparent()
