@@ -16,6 +16,8 @@ import time
 import uuid
 from typing import Any
 
+from tests.benchmarks.harness import pct
+
 BATCH_PATH = "/api/operations:batch"
 
 
@@ -71,14 +73,10 @@ def bench_bulk(sub: Any, probe: Any, m: int, clients: int, size: int,
         t.join()
     if bad:
         raise RuntimeError(f"bulk: {len(bad)} batches with items not 202, e.g. {bad[0]}")
-    lat.sort()
-
-    def pct(p: float) -> float:
-        return lat[min(len(lat) - 1, int(p / 100 * len(lat)))] if lat else 0.0
 
     return {"m": m, "size": size, "batches": n_batches, "seconds": t_done - t0,
             "throughput": m / (t_done - t0), "submit_rate": m / (last_post[0] - t0),
-            "batch_p50": pct(50), "batch_p99": pct(99), "cpu": cpu,
+            "batch_p50": pct(lat, 50), "batch_p99": pct(lat, 99), "cpu": cpu,
             "leftover_messages": leftover, **probe.summary(prefix)}
 
 
