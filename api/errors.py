@@ -31,21 +31,44 @@ FALCON_CODES = {
 }
 
 
-def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, title: str,
-           detail: str | None, extra: dict[str, Any] | None = None,
-           headers: dict[str, str] | None = None) -> None:
+#: The longest ``detail`` a problem carries (longer ones are cut, with an ellipsis).
+MAX_DETAIL = 1000
+
+
+def problem_document(status: int, code: str, title: str, detail: str | None = None,
+                     extra: dict[str, Any] | None = None,
+                     request_id: str | None = None) -> dict[str, Any]:
+    """The problem document every problem answer carries: a top-level one (``_write``) and
+    each problem item of a batch answer (``api.resources.batch``)."""
     body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status,
                             "code": code}
     if detail:
         # bounded: a message must never echo a large client input back
-        body["detail"] = detail if len(detail) <= 1000 else detail[:1000] + "…"
+        body["detail"] = detail if len(detail) <= MAX_DETAIL else detail[:MAX_DETAIL] + "…"
     if extra:
         body.update(extra)
-    rid = getattr(req.context, "request_id", None)
-    if rid:
-        body["request_id"] = rid
-    req.context.problem_code = code  # for what reads the answer after (api.refusals)
-    resp.status = status
+    if request_id:
+        body["request_id"] = request_id
+    return body
+
+
+def error_document(ex: WharfError, request_id: str | None = None) -> dict[str, Any]:
+    """A domain error's problem document (its ``details``, if any, as they are)."""
+    extra = {"details": ex.details} if ex.details else None
+    return problem_document(ex.status, ex.code, ex.title, ex.message, extra, request_id)
+
+
+def _write(req: falcon.Request, resp: falcon.Response, status: int, code: str, title: str,
+           detail: str | None, extra: dict[str, Any] | None = None,
+           headers: dict[str, str] | None = None) -> None:
+    _send(req, resp, problem_document(status, code, title, detail, extra,
+                                      getattr(req.context, "request_id", None)), headers)
+
+
+def _send(req: falcon.Request, resp: falcon.Response, body: dict[str, Any],
+          headers: dict[str, str] | None = None) -> None:
+    req.context.problem_code = body["code"]  # for what reads the answer after (api.refusals)
+    resp.status = body["status"]
     resp.content_type = PROBLEM
     resp.text = json.dumps(body)
     resp.data = None
@@ -63,8 +86,7 @@ def write_problem(req: falcon.Request, resp: falcon.Response, status: int, *, co
 
 def handle_wharf_error(req: falcon.Request, resp: falcon.Response, ex: WharfError,
                        params: dict[str, Any]) -> None:
-    extra = {"details": ex.details} if ex.details else None
-    _write(req, resp, ex.status, ex.code, ex.title, ex.message, extra, ex.headers)
+    _send(req, resp, error_document(ex, getattr(req.context, "request_id", None)), ex.headers)
 
 
 def handle_storage_error(req: falcon.Request, resp: falcon.Response, ex: StorageError,

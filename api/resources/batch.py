@@ -11,6 +11,7 @@ import msgspec
 
 from api import contract
 from api.contract.decoding import validation_failed
+from api.errors import error_document
 from api.resources.operations import operation_body
 from api.schemas.operations import (
     BATCH_KINDS,
@@ -45,12 +46,9 @@ _SUBMITTERS: dict[str, _Submit] = {"create_resource": _create_resource}
 
 
 def _problem(exc: WharfError) -> Problem:
-    problem = Problem(title=exc.title, status=exc.status, code=exc.code, detail=exc.message)
-    if exc.details:
-        # (as the single route's problem: every key of the details, not only those the
-        # ProblemDetails schema names)
-        problem.details = exc.details  # type: ignore[assignment]
-    return problem
+    # the single route's document (api.errors), every key of its details included, not only
+    # those the ProblemDetails schema names (a Struct's constructor does not convert them)
+    return Problem(**error_document(exc))
 
 
 def _answer(answer: ItemAnswer) -> BatchItemAnswer:

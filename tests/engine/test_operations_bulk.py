@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import uuid
 
+import falcon
+import falcon.testing
+import msgspec
 import pytest
 from sqlalchemy import func, select
 
+from api import errors
+from api.resources import batch
 from storage.models import AuditLog, Node, Operation, OutboxMessage
 from tests.conftest import make_settings
 from tests.engine.test_operations import start_worker, wait_done
 from wharf.infra.settings import Settings
+from wharf.operations.bulk import ItemAnswer
+from wharf.operations.errors import IdempotencyKeyReused
 
 BATCH = "/api/operations:batch"
 
@@ -108,6 +115,28 @@ def test_items_the_caller_may_not_create_are_refused_one_by_one(world, db):
     assert answers[1]["status"] == 404 and answers[1]["problem"]["code"] == "not_found"
     assert answers[2]["status"] == 404
     assert count(db, Operation) == 1
+
+
+def test_an_item_problem_is_the_single_route_document_its_detail_bounded_alike():
+    """An item's problem is the document the single route answers for the same error: the
+    same keys, details whole (not only the schema's), and a long detail cut the same way."""
+    exc = IdempotencyKeyReused("x" * 5000, details={"item": 2, "operation_id": "op_1"})
+
+    class Raises:
+        def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+            raise exc
+
+    app = falcon.App()
+    errors.install(app)
+    app.add_route("/", Raises())
+    top = falcon.testing.TestClient(app).simulate_get("/")
+    assert top.status_code == 409 and top.headers["content-type"] == errors.PROBLEM
+    answer = msgspec.json.decode(msgspec.json.encode(
+        batch._answer(ItemAnswer(error=exc))))
+    assert answer["status"] == 409
+    assert answer["problem"] == top.json
+    assert answer["problem"]["detail"] == "x" * errors.MAX_DETAIL + "…"
+    assert answer["problem"]["details"] == {"item": 2, "operation_id": "op_1"}
 
 
 class TestQuota:
