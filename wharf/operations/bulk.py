@@ -38,7 +38,6 @@ from sqlalchemy.orm import Session
 
 from storage.db import OutboxNotice, announce_after_commit
 from storage.driver import DriverStatement, pipelined
-from storage.enums import OperationStatus
 from storage.models import Operation
 from wharf.infra import audit
 from wharf.infra.clock import utcnow
@@ -50,28 +49,28 @@ from wharf.observability import metrics, tracing
 from wharf.operations import quotas
 from wharf.operations.errors import IdempotencyKeyReused, OperationStateConflict
 from wharf.operations.idempotency import check_key, check_same_request, fingerprint
-from wharf.operations.kinds import to_json
 from wharf.operations.service import (
-    _KEY,
-    _OPS,
-    _OUTBOX,
-    _OUTBOX_COLUMNS,
+    OPERATION_KEY,
+    OPERATIONS,
+    OUTBOX,
+    OUTBOX_COLUMNS,
     QUEUE,
     Operations,
     Prepare,
     Submission,
     actor_name,
+    pending_row,
 )
 
 #: The most items one batch may carry (the request schema declares it; this is its value).
 MAX_ITEMS = 100
 
 _INSERT_OUTBOX = DriverStatement.insert_rows(
-    _OUTBOX, [*_OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"])
+    OUTBOX, [*OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"])
 _INSERT_AUDIT = DriverStatement.insert_rows(audit.AUDIT, list(audit.COLUMNS))
-_BY_KEYS = select(*_OPS.c).where(_OPS.c.actor_id == bindparam("actor"),
-                                 _OPS.c.idempotency_key.in_(bindparam("keys",
-                                                                      expanding=True)))
+_BY_KEYS = select(*OPERATIONS.c).where(
+    OPERATIONS.c.actor_id == bindparam("actor"),
+    OPERATIONS.c.idempotency_key.in_(bindparam("keys", expanding=True)))
 
 
 @dataclass
@@ -107,9 +106,9 @@ class _Pending:
 
 
 def _insert_operations(dialect: str) -> Any:
-    ins = postgresql.insert(_OPS) if dialect == "postgresql" else sqlite.insert(_OPS)
-    return ins.on_conflict_do_nothing(index_elements=list(_KEY)).returning(
-        _OPS.c.id, _OPS.c.idempotency_key)
+    ins = postgresql.insert(OPERATIONS) if dialect == "postgresql" else sqlite.insert(OPERATIONS)
+    return ins.on_conflict_do_nothing(index_elements=list(OPERATION_KEY)).returning(
+        OPERATIONS.c.id, OPERATIONS.c.idempotency_key)
 
 
 def submit_batch(ops: Operations, ctx: RequestContext,
@@ -204,11 +203,9 @@ def _record(ops: Operations, s: Session, ctx: RequestContext, batch: list[_Pendi
     actor = str(ctx.principal.user_id)
     now = utcnow()
     trace_context = tracing.current_traceparent()
-    rows = [{"id": p.op_id, "kind": p.item.kind, "status": OperationStatus.PENDING,
-             "actor_id": actor, "scope_id": p.scope_id, "idempotency_key": p.item.key,
-             "request_fingerprint": p.fp, "payload": to_json(p.payload), "attempts": 0,
-             "max_attempts": ops.settings.operation_max_attempts, "created_at": now,
-             "updated_at": now, "trace_context": trace_context, "next_attempt_at": None}
+    rows = [pending_row(p.op_id, p.item.kind, actor, p.item.key, p.fp, p.scope_id, p.payload,
+                        max_attempts=ops.settings.operation_max_attempts, now=now,
+                        trace_context=trace_context)
             for p in batch]
     conn = s.connection()
     dialect = "postgresql" if ops.db.is_postgres else "sqlite"

@@ -111,21 +111,35 @@ class Submission:
 # the kind's payload Struct (``wharf.operations.kinds``) or its stored dict form.
 Prepare = Callable[[Session, str], tuple[str | None, msgspec.Struct | dict[str, Any]]]
 
-_OPS = Operation.__table__
-_OUTBOX = OutboxMessage.__table__
+#: The tables a submission writes (here and in a batch, ``wharf.operations.bulk``).
+OPERATIONS = Operation.__table__
+OUTBOX = OutboxMessage.__table__
 # The columns a submission writes (the rest start NULL: no result, error, lease, ...).
 _OP_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
                "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
                "updated_at", "trace_context", "next_attempt_at")
-_OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at", "trace_context")
-_KEY = ("actor_id", "idempotency_key")  # uq_operations_actor_key
-_INSERT_OUTBOX = insert(_OUTBOX)
+#: The outbox columns a submission sets per row (``subject_id`` aside: the operation's id).
+OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at", "trace_context")
+OPERATION_KEY = ("actor_id", "idempotency_key")  # uq_operations_actor_key
+_INSERT_OUTBOX = insert(OUTBOX)
+
+
+def pending_row(op_id: str, kind: str, actor_id: str, key: str | None, fp: str,
+                scope_id: str | None, payload: Any, *, max_attempts: int, now: datetime,
+                trace_context: str | None, due_at: datetime | None = None) -> dict[str, Any]:
+    """A new pending operation's row (the columns ``_OP_COLUMNS`` names), as a single
+    submission and a batch (``wharf.operations.bulk``) both record it."""
+    return {"id": op_id, "kind": kind, "status": OperationStatus.PENDING, "actor_id": actor_id,
+            "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
+            "payload": to_json(payload), "attempts": 0, "max_attempts": max_attempts,
+            "created_at": now, "updated_at": now, "trace_context": trace_context,
+            "next_attempt_at": due_at}
 
 
 def _guarded_values() -> Any:
     """The operation row as a SELECT of parameters (``op_<column>``), returning a row only
     while the actor is within its quotas (:func:`wharf.operations.quotas.guard`)."""
-    return select(*(bindparam(f"op_{c}", type_=_OPS.c[c].type) for c in _OP_COLUMNS)
+    return select(*(bindparam(f"op_{c}", type_=OPERATIONS.c[c].type) for c in _OP_COLUMNS)
                   ).where(quotas.guard())
 
 
@@ -133,9 +147,9 @@ def _record_statement(dialect: str) -> Any:
     """``INSERT INTO operations … SELECT … WHERE <within quotas> ON CONFLICT (actor_id,
     idempotency_key) DO NOTHING RETURNING id`` (no row: the key is taken — a replay — or
     a quota is used up)."""
-    ins = postgresql.insert(_OPS) if dialect == "postgresql" else sqlite.insert(_OPS)
+    ins = postgresql.insert(OPERATIONS) if dialect == "postgresql" else sqlite.insert(OPERATIONS)
     return (ins.from_select(list(_OP_COLUMNS), _guarded_values())
-            .on_conflict_do_nothing(index_elements=list(_KEY)).returning(_OPS.c.id))
+            .on_conflict_do_nothing(index_elements=list(OPERATION_KEY)).returning(OPERATIONS.c.id))
 
 
 def _record_all_statement() -> Any:
@@ -143,12 +157,12 @@ def _record_all_statement() -> Any:
     outbox and audit INSERTs select from the operation INSERT's RETURNING, so a replay
     (nothing inserted) inserts nothing else either; nor does a submission over a quota
     (the operation INSERT selects its row only within the quotas)."""
-    op = (postgresql.insert(_OPS).from_select(list(_OP_COLUMNS), _guarded_values())
-          .on_conflict_do_nothing(index_elements=list(_KEY))
-          .returning(_OPS.c.id).cte("new_op"))
-    outbox = insert(_OUTBOX).from_select(
-        [*_OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"],
-        select(*(bindparam(f"ob_{c}", type_=_OUTBOX.c[c].type) for c in _OUTBOX_COLUMNS),
+    op = (postgresql.insert(OPERATIONS).from_select(list(_OP_COLUMNS), _guarded_values())
+          .on_conflict_do_nothing(index_elements=list(OPERATION_KEY))
+          .returning(OPERATIONS.c.id).cte("new_op"))
+    outbox = insert(OUTBOX).from_select(
+        [*OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"],
+        select(*(bindparam(f"ob_{c}", type_=OUTBOX.c[c].type) for c in OUTBOX_COLUMNS),
                op.c.id, literal(0, Integer), literal(0, Integer))).cte("new_outbox")
     au_table = audit.AUDIT
     audit_row = insert(au_table).from_select(
@@ -163,7 +177,7 @@ class _Replay(Exception):
     """The key was taken: roll back the submitting transaction and read the original."""
 
 
-_BY_ID = DriverStatement(select(*_OPS.c).where(_OPS.c.id == bindparam("id")))
+_BY_ID = DriverStatement(select(*OPERATIONS.c).where(OPERATIONS.c.id == bindparam("id")))
 
 
 class Operations:
@@ -277,12 +291,9 @@ class Operations:
         ``due_at``: no outbox row, and the operation is not due before then."""
         now = utcnow()
         trace_context = tracing.current_traceparent()  # None (no work) when tracing is off
-        row: dict[str, Any] = {
-            "id": op_id, "kind": kind, "status": OperationStatus.PENDING, "actor_id": actor_id,
-            "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
-            "payload": to_json(payload), "attempts": 0,
-            "max_attempts": self.settings.operation_max_attempts,
-            "created_at": now, "updated_at": now, "trace_context": trace_context}
+        row = pending_row(op_id, kind, actor_id, key, fp, scope_id, payload,
+                          max_attempts=self.settings.operation_max_attempts, now=now,
+                          trace_context=trace_context, due_at=due_at)
         notice = OutboxNotice(id=new_id(), queue_name=QUEUE, actor_name=actor_name(kind),
                               subject_id=op_id, trace_context=trace_context)
         outbox: dict[str, Any] = {"id": notice.id, "actor_name": notice.actor_name,
@@ -291,7 +302,6 @@ class Operations:
         audit_row = audit.values(ctx, "operation.submit", "operation", op_id,
                                  space_id=scope_id, details={"kind": kind})
         conn = s.connection()
-        row["next_attempt_at"] = due_at
         params = {f"op_{c}": v for c, v in row.items()}
         params.update(quotas.guard_params(self.settings, ctx.principal))
         if due_at is not None:
