@@ -22,6 +22,7 @@ from storage.models import (
 from tests.assets.test_assets import Env, fs_env, new_unit, upload  # noqa: F401 (fixture)
 from wharf.assets.kinds import PublishAssetPayload
 from wharf.assets.stored import mark_stored
+from wharf.assets.upload import fail_upload
 from wharf.blobs.ingest import SMALL_OBJECT, Ingested
 from wharf.operations.kinds import payload
 
@@ -114,16 +115,22 @@ def test_a_tampered_object_in_a_batch_is_quarantined_alone(s3_env):
     assert bad_key not in env.named_keys()
 
 
-def test_the_stored_mark_changes_nothing_once_the_upload_is_no_longer_receiving(fs_env):  # noqa: F811
-    env = fs_env
+def _one_stored(env: Env, body: bytes) -> tuple[object, Operation, PublishAssetPayload]:
+    """One upload, stored and waiting for a worker: (its user, operation, payload)."""
     alice = env.world.user("alice")
     unit = new_unit(alice, alice.personal_space_id)["unit_id"]
     env.stop_worker()
-    (op_id,) = _queue(env, alice, unit, [b"x" * 100])
+    (op_id,) = _queue(env, alice, unit, [body])
     with env.db.read() as s:
         op = s.get(Operation, op_id)
         s.expunge(op)
-        p = payload(op, PublishAssetPayload)
+    return alice, op, payload(op, PublishAssetPayload)
+
+
+def test_the_stored_mark_changes_nothing_once_the_upload_is_no_longer_receiving(fs_env):  # noqa: F811
+    env = fs_env
+    _, op, p = _one_stored(env, b"x" * 100)
+    with env.db.read() as s:
         outbox = len(s.scalars(select(OutboxMessage.id)).all())
         before = s.get(UnitAssetUpload, p.upload_id)
         stored = (before.state, before.sha256, before.etag)
@@ -134,6 +141,31 @@ def test_the_stored_mark_changes_nothing_once_the_upload_is_no_longer_receiving(
         after = s.get(UnitAssetUpload, p.upload_id)
         assert (after.state, after.sha256, after.etag) == stored
         assert len(s.scalars(select(OutboxMessage.id)).all()) == outbox
+
+
+def test_a_mark_finding_its_upload_abandoned_queues_the_object_in_its_transaction(fs_env):  # noqa: F811
+    """The upload was abandoned while its bytes streamed in, and its deletion job ran
+    before they existed. The mark that finds it abandoned queues the object again in its
+    own transaction: once it has returned, a process killed there leaves nothing behind
+    (the object used to be queued in a second transaction, and was left to fsck)."""
+    env = fs_env
+    alice, op, p = _one_stored(env, b"z" * 100)
+    op_id = op.id
+    with env.db.write() as s:  # abandoned (as the sweep does at the deadline), deleted now
+        assert fail_upload(s, op_id, p.upload_id, p.object_key, "upload_abandoned", "late",
+                           idempotency_key_ttl=60)
+    env.run_deletions()
+    assert p.object_key not in env.stored_keys()
+    env.store.put_stream(p.object_key, [b"z" * 100])  # the request's bytes land after it
+    assert not mark_stored(env.db, op, p, Ingested(100, "0" * 64, "text/plain", "etag"))
+    # (the request would end here: killed, nothing more runs for it)
+    with env.db.read() as s:
+        assert s.scalars(select(ObjectDeletionJob.reason).where(
+            ObjectDeletionJob.object_key == p.object_key)).all() == ["asset_upload_abandoned"]
+    env.run_deletions()
+    assert p.object_key not in env.stored_keys()
+    assert env.stored_keys() == env.named_keys() == set()
+    assert alice.get(f"/api/operations/{op_id}").json["status"] == "failed"
 
 
 def test_the_stored_mark_of_a_receiving_upload_makes_it_due_and_rings_it(fs_env):  # noqa: F811

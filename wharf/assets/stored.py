@@ -4,9 +4,10 @@ rung -- all or nothing. On PostgreSQL in ONE statement (in a transaction of its 
 elsewhere in a transaction of four. Not autocommitted (``Database.unbundled``): a
 statement blocked on the upload row's lock when its API process is killed would still
 commit once the lock is released, where a transaction dies with its client -- the
-behaviour the kill -9 tests (``tests/processes/test_assets.py``) rely on. Nothing of it
-happens if the upload is no longer ``receiving`` (abandoned meanwhile: the caller queues
-the object it just wrote)."""
+behaviour the kill -9 tests (``tests/processes/test_assets.py``) rely on. None of it
+happens if the upload is no longer ``receiving`` (abandoned meanwhile): the same
+transaction then queues the object the request just wrote (``_abandoned``), so no moment
+exists where its bytes are stored and nothing will delete them."""
 from __future__ import annotations
 
 from typing import Any
@@ -21,9 +22,13 @@ from storage.results import rowcount
 from wharf.assets.kinds import PublishAssetPayload
 from wharf.blobs.ingest import Ingested
 from wharf.deletion import service as deletion
+from wharf.deletion.references import referenced
 from wharf.infra.clock import utcnow
 from wharf.infra.ids import new_id
 from wharf.operations.service import QUEUE, actor_name, outbox_for
+
+#: The deletion reason of an abandoned upload's object.
+ABANDONED = "asset_upload_abandoned"
 
 _U = UnitAssetUpload.__table__
 _J = ObjectDeletionJob.__table__
@@ -58,8 +63,8 @@ _STORED = _statement()
 
 
 def mark_stored(db: Database, op: Operation, p: PublishAssetPayload, got: Ingested) -> bool:
-    """True: stored and rung; False: the upload was abandoned meanwhile (nothing
-    changed)."""
+    """True: stored and rung; False: the upload was abandoned meanwhile (nothing of it
+    changed; its object queued for deletion in the same transaction)."""
     now = utcnow()
     if db.is_postgres:
         ob = OutboxNotice(id=new_id(), queue_name=QUEUE,
@@ -74,6 +79,8 @@ def mark_stored(db: Database, op: Operation, p: PublishAssetPayload, got: Ingest
                 "s_trace": ob.trace_context}).scalar_one()
             if n:
                 announce_after_commit(s, ob)
+            else:
+                _abandoned(s, p)
         return bool(n)
     with db.write() as s:
         return _in_transaction(s, op, p, got, now)
@@ -87,6 +94,7 @@ def _in_transaction(s: Session, op: Operation, p: PublishAssetPayload, got: Inge
         state=AssetUploadState.STORED, received_size=got.size, sha256=got.sha256,
         etag=got.object_etag, detected_media_type=got.mime_type, updated_at=now))
     if rowcount(stored) != 1:
+        _abandoned(s, p)
         return False
     # The stored row names the object from now on (every path that deletes the row queues
     # the object), so the reservation goes: a publish delayed past the deadline must not
@@ -97,3 +105,12 @@ def _in_transaction(s: Session, op: Operation, p: PublishAssetPayload, got: Inge
         next_attempt_at=None, updated_at=now))
     send_after_commit(s, outbox_for(op))
     return True
+
+
+def _abandoned(s: Session, p: PublishAssetPayload) -> None:
+    """The upload was abandoned while its bytes streamed in (deadline passed, operation
+    cancelled): its deletion job may already have run, before these bytes existed, so the
+    object is queued again -- unless a row holds it (a second mark of a stored upload)."""
+    if not any(r.needs for r in referenced(s, [p.object_key], deletion_jobs=False)
+               .get(p.object_key, ())):
+        deletion.schedule(s, p.object_key, ABANDONED)

@@ -25,7 +25,7 @@ from storage.models import Operation, UnitAssetUpload
 from wharf.assets import scope
 from wharf.assets.errors import AssetTooLarge, ChecksumMismatch, IncompleteBody, UploadExpired
 from wharf.assets.kinds import PUBLISH_ASSET, PublishAssetPayload
-from wharf.assets.stored import mark_stored
+from wharf.assets.stored import ABANDONED, mark_stored
 from wharf.blobs import LengthRequired, SizeMismatch, body_chunks, ingest
 from wharf.blobs.ingest import asset_key_for
 from wharf.deletion import service as deletion
@@ -57,7 +57,6 @@ _SHA256 = re.compile(SHA256_PATTERN)
 #: The reservation of an upload's key comes due this long after the upload's deadline:
 #: the second net under the sweep (which abandons the upload at its deadline).
 RESERVATION_GRACE = timedelta(minutes=5)
-ABANDONED = "asset_upload_abandoned"
 
 
 @dataclass(frozen=True)
@@ -184,14 +183,10 @@ def upload_asset(ops: Operations, db: Database, store: BlobStore, settings: Sett
         _abandon(db, settings, op.id, p, ProblemCode.UPLOAD_ABANDONED,
                  "the request ended before its body")
         raise
-    abandoned = not mark_stored(db, op, p, got)
-    if abandoned:
-        # Abandoned meanwhile (deadline passed, or the operation was cancelled). Its
-        # deletion job may already have run -- before these bytes existed -- so the
-        # object is queued again, now that it does.
-        with db.write() as s:
-            deletion.schedule(s, p.object_key, ABANDONED)
-    if abandoned:
+    if not mark_stored(db, op, p, got):
+        # Abandoned meanwhile (deadline passed, or the operation was cancelled): the mark's
+        # transaction queued the object again (its deletion job may have run before these
+        # bytes existed).
         metrics.ASSET_UPLOADS.labels("abandoned").inc()
         raise UploadExpired("the upload was abandoned while its bytes streamed in "
                             "(deadline passed or operation cancelled)")
