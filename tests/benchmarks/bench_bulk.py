@@ -9,14 +9,12 @@ Dramatiq, measured in the same run; the CPU table shows which side is the bottle
 """
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 import time
 import uuid
 from typing import Any
 
-from tests.benchmarks.harness import pct
+from tests.benchmarks.harness import closed_loop, pct
 
 BATCH_PATH = "/api/operations:batch"
 
@@ -34,50 +32,19 @@ def post_batch(sub: Any, prefix: str, start: int, size: int) -> tuple[int, dict,
 
 def bench_bulk(sub: Any, probe: Any, m: int, clients: int, size: int,
                prefix: str = "bulk", meter: Any = None, queue_depth: Any = None) -> dict:
-    batches = itertools.count()
-    lat: list[float] = []
-    bad: list[Any] = []
-    lock = threading.Lock()
-    last_post = [0.0]
     n_batches = -(-m // size)
 
-    def client() -> None:
-        local = []
-        while True:
-            b = next(batches)
-            if b >= n_batches:
-                break
-            n = min(size, m - b * size)
-            st, body, dt = post_batch(sub, prefix, b * size, n)
-            local.append(dt)
-            refused = [a for a in body.get("items", []) if a.get("status") != 202] \
-                if st == 200 else [body]
-            if refused:
-                with lock:
-                    bad.append((st, refused[:1]))
-        with lock:
-            lat.extend(local)
-            last_post[0] = max(last_post[0], time.perf_counter())
+    def send(b: int) -> tuple[float, Any]:
+        st, body, dt = post_batch(sub, prefix, b * size, min(size, m - b * size))
+        refused = [a for a in body.get("items", []) if a.get("status") != 202] \
+            if st == 200 else [body]
+        return dt, (st, refused[:1]) if refused else None
 
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
-    since = probe.now()
-    if meter is not None:
-        meter.start()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    t_done = probe.wait_all_done(prefix, m, timeout=900, since=since)
-    cpu = meter.stop() if meter is not None else None
-    leftover = queue_depth() if queue_depth is not None else None
-    for t in threads:
-        t.join()
-    if bad:
-        raise RuntimeError(f"bulk: {len(bad)} batches with items not 202, e.g. {bad[0]}")
-
-    return {"m": m, "size": size, "batches": n_batches, "seconds": t_done - t0,
-            "throughput": m / (t_done - t0), "submit_rate": m / (last_post[0] - t0),
-            "batch_p50": pct(lat, 50), "batch_p99": pct(lat, 99), "cpu": cpu,
-            "leftover_messages": leftover, **probe.summary(prefix)}
+    run = closed_loop(probe, prefix, m, n_batches, clients, send, meter=meter,
+                      queue_depth=queue_depth, what="batches with items not 202")
+    lat = run.pop("latencies")
+    return {"m": m, "size": size, "batches": n_batches, **run,
+            "batch_p50": pct(lat, 50), "batch_p99": pct(lat, 99)}
 
 
 def report_bulk(d: dict, raw: dict | None, per_group_table: Any,

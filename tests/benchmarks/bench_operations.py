@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import itertools
 import json
 import multiprocessing as mp
 import os
@@ -59,6 +58,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -67,6 +67,7 @@ if str(ROOT) not in sys.path:
 from tests.benchmarks.harness import (  # noqa: E402
     CpuMeter,
     WharfProcesses,
+    closed_loop,
     free_port,
     log,
     pct,
@@ -598,45 +599,14 @@ def prefill(url: str, n: int, actor_id: str, space_id: str) -> dict[str, float]:
 def bench_throughput(sub: Submitter, probe: Probe, m: int, clients: int,
                      prefix: str = "tput", meter: CpuMeter | None = None,
                      queue_depth=None) -> dict:
-    counter = itertools.count()
-    post_lat: list[float] = []
-    bad: list[tuple[int, dict]] = []
-    lock = threading.Lock()
-    last_post = [0.0]
+    def send(i: int) -> tuple[float, Any]:
+        st, body, dt = sub.post(prefix, i)
+        return dt, None if st == 202 else (st, body)
 
-    def client() -> None:
-        local_lat = []
-        while True:
-            i = next(counter)
-            if i >= m:
-                break
-            st, body, dt = sub.post(prefix, i)
-            local_lat.append(dt)
-            if st != 202:
-                with lock:
-                    bad.append((st, body))
-        with lock:
-            post_lat.extend(local_lat)
-            last_post[0] = max(last_post[0], time.perf_counter())
-
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
-    since = probe.now()
-    if meter is not None:
-        meter.start()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    t_done = probe.wait_all_done(prefix, m, timeout=900, since=since)
-    cpu = meter.stop() if meter is not None else None
-    leftover = queue_depth() if queue_depth is not None else None
-    for t in threads:
-        t.join()
-    if bad:
-        raise RuntimeError(f"throughput: {len(bad)} POSTs not 202, e.g. {bad[0]}")
-    return {"m": m, "seconds": t_done - t0, "throughput": m / (t_done - t0),
-            "submit_rate": m / (last_post[0] - t0),
-            "post_p50": pct(post_lat, 50), "post_p99": pct(post_lat, 99),
-            "cpu": cpu, "leftover_messages": leftover, **probe.summary(prefix)}
+    run = closed_loop(probe, prefix, m, m, clients, send, meter=meter,
+                      queue_depth=queue_depth, what="POSTs not 202")
+    lat = run.pop("latencies")
+    return {"m": m, **run, "post_p50": pct(lat, 50), "post_p99": pct(lat, 99)}
 
 
 def bench_latency(sub: Submitter, probe: Probe, rate: float, seconds: float, pool: int,

@@ -1,13 +1,14 @@
 """What the benchmark scripts share: logging, percentiles, CPU and memory meters read from
 /proc (Linux), and the ``wharf`` subprocesses of one run.
 
-Used by ``bench_operations.py`` and ``bench_blobs.py`` (scripts, not tests; pytest does not
+Used by ``bench_operations.py``, ``bench_bulk.py`` and ``bench_blobs.py`` (scripts, not tests; pytest does not
 collect them).
 """
 from __future__ import annotations
 
 import contextlib
 import http.client
+import itertools
 import math
 import os
 import resource
@@ -20,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -47,6 +48,54 @@ def pct(values: list[float], p: float) -> float:
     s = sorted(values)
     k = max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))
     return s[k]
+
+
+def closed_loop(probe: Any, prefix: str, total: int, units: int, clients: int,
+                send: Callable[[int], tuple[float, Any]], *, meter: CpuMeter | None = None,
+                queue_depth: Callable[[], Any] | None = None,
+                what: str = "sends refused") -> dict:
+    """The closed-loop runner of (b) throughput and (d) bulk (``bench_operations.py``,
+    ``bench_bulk.py``): ``clients`` threads take the units ``0..units-1`` in turn and
+    ``send(i)`` each, which answers (seconds, refusal or None), until none is left. Time:
+    the threads start -> ``probe`` sees all ``total`` operations named ``prefix-*`` done
+    (``meter`` measures that window; ``queue_depth()`` is read at its end). Any refusal
+    fails the run (``what``: how the error names them). Answers seconds, throughput, submit_rate (total / the last send's end),
+    latencies (of each send), cpu, leftover_messages and the probe's summary."""
+    counter = itertools.count()
+    latencies: list[float] = []
+    bad: list[Any] = []
+    lock = threading.Lock()
+    last_send = [0.0]
+
+    def client() -> None:
+        local: list[float] = []
+        while (i := next(counter)) < units:
+            dt, refusal = send(i)
+            local.append(dt)
+            if refusal is not None:
+                with lock:
+                    bad.append(refusal)
+        with lock:
+            latencies.extend(local)
+            last_send[0] = max(last_send[0], time.perf_counter())
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    since = probe.now()
+    if meter is not None:
+        meter.start()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    t_done = probe.wait_all_done(prefix, total, timeout=900, since=since)
+    cpu = meter.stop() if meter is not None else None
+    leftover = queue_depth() if queue_depth is not None else None
+    for t in threads:
+        t.join()
+    if bad:
+        raise RuntimeError(f"{prefix}: {len(bad)} {what}, e.g. {bad[0]}")
+    return {"seconds": t_done - t0, "throughput": total / (t_done - t0),
+            "submit_rate": total / (last_send[0] - t0), "latencies": latencies, "cpu": cpu,
+            "leftover_messages": leftover, **probe.summary(prefix)}
 
 
 # -- /proc -----------------------------------------------------------------------------------
