@@ -1,7 +1,7 @@
 """CPU, SQL statements and S3 requests per small asset (``POST /api/units/{id}/assets`` to
 the 202, then ``publish_asset`` executed), in process.
 
-A script, not a test (pytest collects ``test_*.py`` only). Like ``tests/profile_submit.py``
+A script, not a test (pytest collects ``test_*.py`` only). Like ``profile_submit.py``
 it builds the API app as ``wharfd.runtime.Components`` does (in-process StubBroker), in a
 throw-away PostgreSQL database, with the S3 store on a moto server subprocess. It sends N
 uploads of 64 KiB through ``falcon.testing.TestClient`` and then runs the executor

@@ -20,6 +20,18 @@ Two passes of N POSTs each:
    response objects, middleware dispatch), other. The layer shares of pass 2 are applied
    to pass 1's total (the sampler's own cost is not in it).
 
+Then SQL statements per POST (100 more POSTs, a statement listener on) and, each optional:
+
+- ``--profile N``: the top N of a cProfile of N more POSTs (CPU, main thread only);
+- ``--execute BATCH``: N more submissions executed in process, BATCH per claim
+  (``Executor.run_batch``, no broker): the executor's CPU and PostgreSQL's per operation;
+  ``--round-trips`` counts its round trips per batch (libpq's trace), ``--profile-execute
+  N`` prints the top N of a cProfile of it.
+
+``--no-layers`` skips pass 2 (no py-spy needed); ``--sqlite`` runs on a SQLite file (no
+PostgreSQL CPU, no round trips); ``--no-cte`` records a submission with three INSERTs
+instead of PostgreSQL's one CTE statement.
+
 The HTTP server's own CPU per request is not in this process: ``--server`` measures it
 apart, for an app that only answers 202 (gunicorn gthread with ``wharf api``'s settings,
 waitress as ``wharf serve`` runs it, granian's WSGI interface when importable), 8
@@ -27,13 +39,17 @@ keep-alive client threads, the server process tree's CPU from /proc.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/profile_submit.py --n 2000
     PYTHONPATH=. .venv/bin/python tests/benchmarks/profile_submit.py --server --requests 20000
+    PYTHONPATH=. .venv/bin/python tests/benchmarks/profile_submit.py --n 1000 --no-layers \
+        [--sqlite] [--profile 30] [--execute 1 [--round-trips] [--profile-execute 40]]
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
 import io
 import os
+import pstats
 import signal
 import subprocess
 import sys
@@ -172,16 +188,24 @@ def _short(path: str) -> str:
 
 
 def in_process(args: argparse.Namespace) -> int:
-    from sqlalchemy import event
+    from sqlalchemy import create_engine, event
 
+    from migrations.prepare import prepare
     from tests.benchmarks.harness import migrated_postgres
 
     tmp = Path(tempfile.mkdtemp(prefix="wharf-layers-"))
+    if args.sqlite:
+        url = f"sqlite:///{tmp / 'wharf.db'}"
+        engine = create_engine(url)
+        prepare(engine, report=lambda *_: None)
+        engine.dispose()
+        return _run(args, url, tmp, None, event)
     with migrated_postgres("wharf_test_layers") as url:
         return _run(args, url, tmp, url.rsplit("/", 1)[1], event)
 
 
-def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any) -> int:
+def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str | None,
+         event: Any) -> int:
     from falcon import testing
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
@@ -192,11 +216,18 @@ def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any)
 
     settings = Settings.from_env({
         "WHARF_DATA_DIR": str(tmp / "data"), "WHARF_DATABASE_URL": url,
-        "WHARF_UNITSTORE_URL": f"{url}_units",
+        # the unit store beside the product database, as deployed (PostgreSQL: a database
+        # of its own, whose backends count as PostgreSQL's too)
+        "WHARF_UNITSTORE_URL": f"sqlite:///{tmp / 'units.db'}" if dbname is None
+        else f"{url}_units",
         "WHARF_ARGON2_TIME_COST": "1", "WHARF_ARGON2_MEMORY_COST": "8",
         "WHARF_ARGON2_PARALLELISM": "1", "WHARF_LOG_LEVEL": "WARNING",
+        **({"WHARF_AUTH_CACHE_SECONDS": args.auth_cache_seconds}
+           if args.auth_cache_seconds is not None else {}),
         **dict(kv.split("=", 1) for kv in args.env)})
     comps = Components(settings)
+    if args.no_cte and hasattr(comps.operations, "_record_all"):
+        comps.operations._record_all = None
     if args.prepare_threshold != "default":
         threshold = None if args.prepare_threshold == "none" else int(args.prepare_threshold)
 
@@ -248,6 +279,11 @@ def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any)
     observer = create_engine(url, poolclass=NullPool)
 
     def backends() -> list[int]:
+        """Every backend of the pool. (Asked on a connection of its own: one taken from
+        the pool would leave itself out, and a later call that took another would then
+        count its whole life's CPU as new.)"""
+        if dbname is None:
+            return []
         with observer.connect() as conn:
             return [p for (p,) in conn.execute(text(
                 "SELECT pid FROM pg_stat_activity WHERE datname IN (:d, :u) AND pid <> "
@@ -273,19 +309,41 @@ def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any)
     pg = sum(pg1[p] - pg0.get(p, 0.0) for p in pg1) / args.n
     total = (c1 - c0) / args.n
 
-    with PySpy(args.rate) as sampler:
+    if args.execute:  # (before the statement counter: a listener turns storage.driver off)
+        execute(args, comps, post, backends, event)
+    if args.layers:
+        with PySpy(args.rate) as sampler:
+            for i in range(args.n):
+                post(10_000_000 + i)
+        comps.dispatcher.flush()
+    statements = _statements(comps, post, event)
+    if args.profile:
+        prof = cProfile.Profile(time.process_time)  # CPU, not wall: waits do not count
+        prof.enable()
         for i in range(args.n):
-            post(10_000_000 + i)
-    comps.dispatcher.flush()
+            post(20_000_000 + i)
+        prof.disable()
+        comps.dispatcher.flush()
     comps.close()
     observer.dispose()
 
-    sampled = sum(sampler.by_layer.values()) or 1
-    print(f"PostgreSQL: {args.n} POSTs in {w1 - w0:.2f}s wall "
+    backend = "SQLite" if dbname is None else "PostgreSQL"
+    print(f"{backend}: {args.n} POSTs in {w1 - w0:.2f}s wall "
           f"(prepare_threshold {args.prepare_threshold})")
     print(f"  API process CPU per POST   : {1000 * total:.3f} ms "
           f"(of which the harness's environ: {1000 * harness:.3f} ms)")
-    print(f"  PostgreSQL CPU per POST    : {1000 * pg:.3f} ms ({len(pg1)} backends)")
+    if dbname is not None:
+        print(f"  PostgreSQL CPU per POST    : {1000 * pg:.3f} ms ({len(pg1)} backends)")
+    print(f"  SQL statements per POST    : {statements:.2f} (incl. outbox marking)")
+    if args.layers:
+        _print_layers(args, sampler, total)
+    if args.profile:
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
+    return 0
+
+
+def _print_layers(args: argparse.Namespace, sampler: PySpy, total: float) -> None:
+    sampled = sum(sampler.by_layer.values()) or 1
     print(f"  layers (pass 2: {sampled} on-CPU samples of py-spy at {args.rate}/s; "
           f"shares applied to pass 1's total):")
     print(f"  {'layer':<50} {'CPU-ms/POST':>11} {'share':>6}")
@@ -296,7 +354,95 @@ def _run(args: argparse.Namespace, url: str, tmp: Path, dbname: str, event: Any)
         print(f"  top {args.top} leaves (layer | file:function, CPU-ms per POST):")
         for leaf, used in sampler.by_leaf.most_common(args.top):
             print(f"    {1000 * total * used / sampled:7.3f}  {leaf}")
-    return 0
+
+
+def _statements(comps: Any, post: Any, event: Any, m: int = 100) -> float:
+    """SQL statements per POST, over ``m`` POSTs."""
+    statements = 0
+
+    def count(*_a: object) -> None:
+        nonlocal statements
+        statements += 1
+
+    event.listen(comps.db.engine, "before_cursor_execute", count)
+    for i in range(m):
+        post(30_000_000 + i)
+    comps.dispatcher.flush()
+    event.remove(comps.db.engine, "before_cursor_execute", count)
+    return statements / m
+
+
+# -- the executor in process -------------------------------------------------------------
+
+
+class _ServerWaits:
+    """Counts the executor's round trips with libpq's own trace: each ``ReadyForQuery``
+    the server sends ends one exchange the client waited for (a simple ``BEGIN`` or
+    ``COMMIT``, a statement, or a pipeline's sync). A pool listener, not a statement
+    listener: ``storage.driver`` stays on. Every engine given counts (the product
+    database's and the unit store's)."""
+
+    def __init__(self, event: Any, *engines: Any) -> None:
+        self.event = event
+        self.path = Path(tempfile.mkstemp(prefix="wharf-libpq-trace-")[1])
+        self.file = self.path.open("w")
+        self.engines = engines
+        self.traced: list[Any] = []
+        for engine in engines:
+            event.listen(engine, "checkout", self._checkout)
+
+    def _checkout(self, dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        if hasattr(dbapi_conn, "pgconn") and dbapi_conn not in self.traced:
+            dbapi_conn.pgconn.trace(self.file.fileno())
+            self.traced.append(dbapi_conn)
+
+    def close(self) -> int:
+        for engine in self.engines:
+            self.event.remove(engine, "checkout", self._checkout)
+        for conn in self.traced:
+            conn.pgconn.untrace()
+        self.file.close()
+        with self.path.open() as f:
+            n = sum(1 for line in f if "\tB\t" in line and "ReadyForQuery" in line)
+        self.path.unlink()
+        return n
+
+
+def execute(args: argparse.Namespace, comps: Any, post: Any, backends: Any,
+            event: Any) -> None:
+    """The executor's CPU per create_resource: everything pending is executed first, then
+    N new submissions are executed ``args.execute`` at a time (one claim, the unit store,
+    one completion per batch; no broker: ``run_batch`` directly)."""
+    while comps.executor.run_batch(limit=100, worker_id="prof"):
+        pass
+    for i in range(args.n):
+        post(40_000_000 + i)
+    comps.dispatcher.flush()
+    pids = backends()
+    pg0 = {p: _cpu(p) for p in pids}
+    c0, w0 = _self_cpu(), time.perf_counter()
+    done = 0
+    prof = cProfile.Profile(time.process_time) if args.profile_execute else None
+    waits = _ServerWaits(event, *{comps.db.engine, comps.unit_db.engine}) \
+        if args.round_trips else None
+    if prof is not None:
+        prof.enable()
+    while n := comps.executor.run_batch(limit=args.execute, worker_id="prof"):
+        done += n
+    if prof is not None:
+        prof.disable()
+    c1, w1 = _self_cpu(), time.perf_counter()
+    if waits is not None:
+        print(f"  round trips per batch (ReadyForQuery received): "
+              f"{waits.close() / max(1, -(-done // args.execute)):.2f}")
+    pg1 = {p: _cpu(p) for p in set(pids) | set(backends())}
+    pg = sum(pg1[p] - pg0.get(p, 0.0) for p in pg1)
+    print(f"executor: {done} operations, {args.execute} per claim, in {w1 - w0:.2f}s wall")
+    print(f"  worker process CPU per operation : {1000 * (c1 - c0) / max(done, 1):.3f} ms")
+    if pids:
+        print(f"  PostgreSQL CPU per operation     : {1000 * pg / max(done, 1):.3f} ms")
+    if prof is not None:
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile_execute)
 
 
 # -- the HTTP server alone ---------------------------------------------------------------
@@ -423,6 +569,24 @@ def main() -> int:
     ap.add_argument("--prepare-threshold", default="default",
                     help="psycopg's prepare_threshold for the API's pool: an int, 'none' "
                          "(never prepare) or 'default' (psycopg's: 5)")
+    ap.add_argument("--sqlite", action="store_true", help="a SQLite file, not PostgreSQL")
+    ap.add_argument("--no-layers", dest="layers", action="store_false",
+                    help="skip pass 2 (py-spy's layers)")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="print the top N of a cProfile of N more POSTs")
+    ap.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
+                    help="the cProfiles' order")
+    ap.add_argument("--auth-cache-seconds", default=None,
+                    help="WHARF_AUTH_CACHE_SECONDS (default: the setting's default)")
+    ap.add_argument("--no-cte", action="store_true",
+                    help="PostgreSQL: three INSERTs instead of the one CTE statement")
+    ap.add_argument("--execute", type=int, default=0, metavar="BATCH",
+                    help="then execute N more submissions in process, claiming BATCH at a "
+                         "time (Executor.run_batch), and print its CPU per operation")
+    ap.add_argument("--round-trips", action="store_true",
+                    help="with --execute (PostgreSQL): count the executor's round trips")
+    ap.add_argument("--profile-execute", type=int, default=0, metavar="N",
+                    help="with --execute: print the top N of a cProfile of the executor")
     ap.add_argument("--server", action="store_true",
                     help="measure the HTTP servers alone instead")
     ap.add_argument("--requests", type=int, default=20000, help="--server: POSTs per server")
