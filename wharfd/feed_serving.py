@@ -33,8 +33,17 @@ FEED_LINES = (b"GET /api/feed?", b"GET /api/feed ", b"GET /api/feed/")
 LONGEST = max(len(p) for p in FEED_LINES)
 
 
+#: Seconds a stopping feed (SIGTERM; ``wharf serve`` stopping) gives its connections
+#: before uvicorn cancels them. A feed connection never ends by itself (an SSE stream
+#: pings on while its client stays), so uvicorn's default, waiting for every connection,
+#: waited for SIGKILL; WebSockets are closed at once (1012), and every client resumes by
+#: cursor on another process.
+SHUTDOWN_GRACE = 1.0
+
+
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     return {"lifespan": "on", "log_config": None, "access_log": False,
+            "timeout_graceful_shutdown": SHUTDOWN_GRACE,
             "ws_ping_interval": settings.feed_ping_interval,
             "ws_ping_timeout": settings.feed_ping_interval,
             # behind the reverse proxy: its X-Forwarded-* only when WHARF_TRUSTED_PROXY_COUNT

@@ -106,6 +106,41 @@ def test_wharf_feed_serves_the_stream(tmp_path, database_url, unitstore_url, red
         comps.close()
 
 
+def test_wharf_feed_stops_on_sigterm_with_an_sse_stream_open(tmp_path, database_url,
+                                                              unitstore_url, redis_ns):
+    """uvicorn waits for every connection's task before it stops, and an SSE stream never
+    ends while its client stays: without a grace, ``wharf feed`` waited for SIGKILL. Now it
+    ends the stream (the client resumes elsewhere by Last-Event-ID) and exits."""
+    services.need(services.redis_error())
+    settings = make_settings(tmp_path, database_url, unitstore_url,
+                             feed_redis_url=redis_ns.url, broker_namespace=redis_ns.name)
+    from storage.db import Database
+    from wharfd.runtime import Components
+    comps = Components(settings, db=Database(settings.database_url))
+    proc, port = _start_feed(tmp_path, settings, redis_ns.url, redis_ns.name)
+    try:
+        alice = World(comps.api_app(), comps).user("alice")
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
+                          trust_env=False) as http, http.stream(
+                "GET", f"/api/feed?ticket={ticket(alice)}&spaces={alice.personal_space_id}",
+                headers={"Accept": "text/event-stream"}) as stream:
+            lines = stream.iter_lines()
+            data = next(line for line in lines if line.startswith("data:"))
+            assert '"ready"' in data
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(httpx.RemoteProtocolError):  # cut after the grace
+                list(lines)  # the stream ends
+            proc.wait(8)
+            elapsed = time.monotonic() - t0
+        # uvicorn, having stopped, ends by the signal it was sent
+        assert proc.returncode in (0, -signal.SIGTERM), (tmp_path / "feed.log").read_text()
+        assert elapsed < 8, f"stopped {elapsed:.1f}s after SIGTERM"
+    finally:
+        _stop(proc)
+        comps.close()
+
+
 @contextlib.contextmanager
 def _private_redis(tmp_path):
     """``start()`` a redis-server on one port (no persistence: a restart comes back empty),

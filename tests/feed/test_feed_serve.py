@@ -3,8 +3,10 @@ and an SSE stream to ``/api/feed`` on ``WHARF_PORT``, while the API answers as b
 also on a connection that asked the API first."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from tests.support.processes import ProcessApi
@@ -34,6 +37,7 @@ def serve(tmp_path: Path):
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     api = ProcessApi(port)
+    api.proc = proc  # type: ignore[attr-defined]
     deadline = time.monotonic() + 60
     while True:
         assert proc.poll() is None, (tmp_path / "serve.log").read_text()
@@ -90,3 +94,41 @@ def test_websocket_and_sse_on_the_api_port(serve: ProcessApi):
             assert json.loads(data[5:])["type"] == "tree.changed"
     r = serve.get("/api/feed", headers={"Accept": "text/event-stream"})
     assert r.status_code == 401 and r.json()["code"] == "invalid_ticket"
+
+
+#: How long ``wharf serve`` may take to stop on SIGTERM with feed clients connected: the
+#: feed's grace for its connections (``wharfd.feed_serving.SHUTDOWN_GRACE``) plus the
+#: API's and the in-process worker's own shutdown (about 2.5 s on this machine).
+STOP_BOUND = 8.0
+
+
+def test_sigterm_ends_open_feed_connections_and_the_server_stops_promptly(serve: ProcessApi):
+    """A feed connection never ends by itself, so on SIGTERM the server ends them after a
+    short grace (a WebSocket closed, an SSE stream ended: the clients resume by cursor
+    elsewhere) instead of waiting on them. Before, ``wharf serve`` waited 10 s for an
+    open SSE stream's next ping, then exited with the feed's thread still running."""
+    personal = serve.login("alice")
+    proc: subprocess.Popen = serve.proc  # type: ignore[attr-defined]
+    url = f"ws://127.0.0.1:{serve.port}/api/feed?ticket={_ticket(serve)}&spaces={personal}"
+    with connect(url) as ws, httpx.Client(
+            base_url=f"http://127.0.0.1:{serve.port}", timeout=30, trust_env=False,
+            cookies=dict(serve.http.cookies)) as client:
+        assert json.loads(ws.recv(timeout=5))["type"] == "ready"
+        r = client.post("/api/feed-tickets")
+        assert r.status_code == 201
+        with client.stream("GET", f"/api/feed?ticket={r.json()['ticket']}&spaces={personal}",
+                           headers={"Accept": "text/event-stream"}) as stream:
+            lines = stream.iter_lines()
+            data = next(line for line in lines if line.startswith("data:"))
+            assert json.loads(data[5:])["type"] == "ready"
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(httpx.RemoteProtocolError):  # cut after the grace
+                rest = list(lines)  # the stream ends instead of waiting for a ping
+                assert not [line for line in rest if line.startswith("data:")], rest
+            with pytest.raises(ConnectionClosed):
+                ws.recv(timeout=STOP_BOUND)
+        proc.wait(STOP_BOUND)
+        elapsed = time.monotonic() - t0
+    assert proc.returncode == 0
+    assert elapsed < STOP_BOUND, f"stopped {elapsed:.1f}s after SIGTERM"
