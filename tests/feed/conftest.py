@@ -12,14 +12,17 @@ from typing import Any
 import pytest
 
 from api.feed.app import FeedApp
+from wharfd.feed_serving import uvicorn_options
 
 
 class FeedServer:
     def __init__(self, app: FeedApp):
         import uvicorn
         self.app = app
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on",
-                                log_level="warning", ws_ping_interval=5)
+        # wharf feed's own uvicorn options (its shutdown grace included), on a free port
+        options = {**uvicorn_options(app.feed.settings), "host": "127.0.0.1", "port": 0,
+                   "log_level": "warning", "ws_ping_interval": 5}
+        config = uvicorn.Config(app, **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
