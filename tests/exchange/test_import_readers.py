@@ -10,6 +10,7 @@ import stat
 import zipfile
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.exchange.test_imports import docx_bytes, ods_bytes, pptx_bytes, xlsx_bytes
@@ -188,8 +189,10 @@ def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
         read_workbook_isolated(path, "C", Limits(max_cells=10**12), "xlsx",
                                memory=1 << 30, timeout=60)
     assert caught.value.details["limit"] == "memory"
-    body = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
-                                  "xlsx", memory=1 << 30, timeout=60)
+    raw = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
+                                 "xlsx", memory=1 << 30, timeout=60)
+    assert isinstance(raw, msgspec.Raw)  # the child's JSON, handed on without a decode
+    body = msgspec.json.decode(raw)
     assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2, "s": "x2"}
     assert body["styles"]["x2"] == {"n": {"pattern": "0.00"}}
 
