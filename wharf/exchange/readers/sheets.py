@@ -162,11 +162,13 @@ def check_used_ranges(path: Path, limits: Limits) -> set[str]:
 
 
 def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
-    """The used range's area: the distinct column letters and row numbers of the cells'
-    references, collected by C-speed ``findall`` straight into sets (a row or a column
-    repeated a million times is one entry; no Python loop per cell), then their extremes."""
-    columns: set[bytes] = set()
-    rows: set[bytes] = set()
+    """The used range's area: the extremes of the column letters and the row numbers of
+    the cells' references, collected by C-speed ``findall`` into a set per chunk (a row
+    or a column repeated there is one entry; no Python loop per cell) and reduced to the
+    extremes so far before the next chunk: the memory stays a chunk's whatever the part
+    holds (a part of ten million distinct rows would otherwise keep ten million)."""
+    low_row = low_col = 1 << 62
+    high_row = high_col = -1
     tail = b""
     extras = False
     try:
@@ -174,16 +176,20 @@ def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
             while chunk := part.read(_SCAN_CHUNK):
                 data = tail + chunk
                 extras = extras or _needs_extras(data)
-                columns.update(_REF_COLUMN.findall(data))
-                rows.update(_REF_ROW.findall(data))
+                columns = set(_REF_COLUMN.findall(data))
+                if columns:
+                    indices = [_column_index(c) for c in columns]
+                    low_col, high_col = min(low_col, *indices), max(high_col, *indices)
+                rows = set(_REF_ROW.findall(data))
+                if rows:
+                    numbers = list(map(int, rows))
+                    low_row, high_row = min(low_row, *numbers), max(high_row, *numbers)
                 tail = data[-_OVERLAP:]
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
-    if not rows:
+    if high_row < 0:
         return 0, extras
-    numbers = [int(r) for r in rows]
-    indices = [_column_index(c) for c in columns]
-    return (max(numbers) - min(numbers) + 1) * (max(indices) - min(indices) + 1), extras
+    return (high_row - low_row + 1) * (high_col - low_col + 1), extras
 
 
 def _needs_extras(data: bytes) -> bool:
