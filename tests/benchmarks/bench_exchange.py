@@ -9,8 +9,9 @@
   file alone (every sheet's rows to Python values), in alternating rounds, by wall time
   and by CPU time (the reader child's included); and the
   import's peak RSS, measured in a fresh interpreter that runs ``convert`` once: its own
-  peak (the worker's side: the decoded document) and its reader child's (calamine and
-  the cells it builds), each next to the same interpreter's RSS before the import.
+  peak (the worker's side: the document, its body as the child's JSON text) and its
+  reader child's (calamine and the cells it encodes), each next to the same
+  interpreter's RSS before the import.
 
     .venv/bin/python tests/benchmarks/bench_exchange.py [--cells 1m] [--repeats 3]
         [--part both|import|export]
@@ -113,7 +114,7 @@ print(before, status("VmHWM"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_m
 
 def import_rss(path: str, tmp: str) -> tuple[int, int, int]:
     """KiB: a fresh interpreter's RSS before the import (its modules loaded), its peak
-    with the document decoded, and its reader child's peak (an upper bound: Linux counts
+    with the document made, and its reader child's peak (an upper bound: Linux counts
     the spawner's RSS at the child's exec, here the ``before`` figure)."""
     out = subprocess.run([sys.executable, "-c", _PROBE, path, tmp], check=True,
                          capture_output=True, text=True,

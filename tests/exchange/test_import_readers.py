@@ -10,6 +10,7 @@ import stat
 import zipfile
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.exchange.test_imports import docx_bytes, ods_bytes, pptx_bytes, xlsx_bytes
@@ -171,6 +172,67 @@ def test_a_sparse_sheet_spanning_the_whole_grid_is_refused_before_calamine(tmp_p
                          Limits(max_cells=100))["sheetOrder"] == ["s1", "s2"]
 
 
+def test_a_workbook_read_in_its_child_is_the_one_read_in_process(tmp_path):
+    """The child hands the body on as JSON text, a plain sheet's cells encoded a few
+    hundred rows at a time: the document is the one read in process, for a sheet with
+    formulas and styles (read as dicts), a plain one that starts at C5 with more rows
+    than a batch (text, integers, fractions, booleans, dates, blanks) and an empty one."""
+    import datetime as dt
+
+    import xlsxwriter
+
+    from wharf.exchange.readers.isolated import read_workbook_isolated
+    from wharf.exchange.readers.sheets import read_workbook
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet("Styled")
+    ws.write("A1", "Item", wb.add_format({"bold": True}))
+    ws.write_formula("B1", "=1+1", None, 2)
+    plain = wb.add_worksheet("Plain")
+    for r in range(700):
+        plain.write(4 + r, 2, f"row {r} \u00e9\"\\")
+        plain.write(4 + r, 3, r)
+        plain.write(4 + r, 4, r + 0.25)
+        plain.write_boolean(4 + r, 6, r % 2 == 0)  # (column F left blank)
+        if r % 7 == 0:
+            plain.write_datetime(4 + r, 7, dt.datetime(2024, 1, 1 + r % 28, 6, 30))
+    wb.add_worksheet("Empty")
+    wb.close()
+    path = _file(tmp_path, "mixed.xlsx", out.getvalue())
+    raw = read_workbook_isolated(path, "M", Limits(), "xlsx", memory=1 << 30, timeout=60)
+    assert isinstance(raw, msgspec.Raw)
+    body = msgspec.json.decode(raw)
+    assert body == read_workbook(path, "M", Limits())
+    cells = body["sheets"]["s2"]["cellData"]
+    assert len(cells) == 700 and cells["703"]["3"] == {"v": 699, "t": 2}
+    assert cells["4"]["4"] == {"v": 0.25, "t": 2} and "5" not in cells["4"]
+    assert body["sheets"]["s2"]["rowCount"] == 704 and body["sheets"]["s3"]["cellData"] == {}
+
+
+def test_a_used_range_past_the_limit_stops_the_child(tmp_path):
+    """The worker checks the used ranges while its child loads the first sheet: past the
+    limit the read is ``file_too_complex`` (``used_range``, not ``memory``, even where
+    calamine would abort the child) and the child is killed before it answers."""
+    import xlsxwriter
+
+    from wharf.exchange.readers.isolated import read_workbook_isolated
+
+    def book(name: str, far: str) -> Path:
+        out = io.BytesIO()
+        wb = xlsxwriter.Workbook(out, {"in_memory": True})
+        ws = wb.add_worksheet()
+        ws.write("A1", 1)
+        ws.write(far, 2)
+        wb.close()
+        return _file(tmp_path, name, out.getvalue())
+    for path, limits in ((book("corner.xlsx", "XFD1048576"), Limits()),
+                         (book("small.xlsx", "Z100"), Limits(max_cells=10))):
+        with pytest.raises(FileTooComplex) as caught:
+            read_workbook_isolated(path, "C", limits, "xlsx", memory=1 << 30, timeout=60)
+        assert caught.value.details["limit"] == "used_range"
+    assert not list(tmp_path.glob("*.json"))  # no answer written
+
+
 def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
     """Past the used-range check (a huge cell limit here), calamine's allocation fails in
     the child under its address-space limit and aborts it; the worker goes on."""
@@ -188,8 +250,10 @@ def test_a_workbook_that_needs_too_much_memory_fails_in_its_child(tmp_path):
         read_workbook_isolated(path, "C", Limits(max_cells=10**12), "xlsx",
                                memory=1 << 30, timeout=60)
     assert caught.value.details["limit"] == "memory"
-    body = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
-                                  "xlsx", memory=1 << 30, timeout=60)
+    raw = read_workbook_isolated(_file(tmp_path, "ok.xlsx", xlsx_bytes()), "OK", Limits(),
+                                 "xlsx", memory=1 << 30, timeout=60)
+    assert isinstance(raw, msgspec.Raw)  # the child's JSON, handed on without a decode
+    body = msgspec.json.decode(raw)
     assert body["sheets"]["s1"]["cellData"]["1"]["1"] == {"v": 12.5, "t": 2, "s": "x2"}
     assert body["styles"]["x2"] == {"n": {"pattern": "0.00"}}
 

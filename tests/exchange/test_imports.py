@@ -434,6 +434,23 @@ def test_a_document_past_the_unit_size_fails(request, settings, db, tmp_path):
     assert op["error"]["details"]["limit"] == "snapshot_bytes"
 
 
+def test_a_workbook_past_the_unit_size_fails(request, settings, db, tmp_path):
+    """A workbook's body reaches the worker as its reader child's JSON text, not decoded:
+    its size is checked all the same, and nothing is created."""
+    import xlsxwriter
+    e = _env(request, settings, db, tmp_path, "file", unit_max_snapshot_bytes=2048)
+    out = io.BytesIO()
+    wb = xlsxwriter.Workbook(out, {"in_memory": True})
+    ws = wb.add_worksheet()
+    for r in range(40):
+        for c in range(10):
+            ws.write(r, c, f"cell{r}x{c}")
+    wb.close()
+    op = e.failed(out.getvalue(), "big.xlsx", "file_too_complex")
+    assert op["error"]["details"]["limit"] == "snapshot_bytes"
+    assert e.count(UnitResource) == 0 and e.components.unitstore.unit_ids() == []
+
+
 def test_corrupt_and_unknown_files(fs_env):
     broken = bytearray(xlsx_bytes())
     # keep the zip directory, wreck the sheet's compressed bytes

@@ -962,3 +962,16 @@ def test_a_local_unit_created_earlier_catches_up_with_its_draft(store, drafts, r
     again = records.commit_created("opB", WT, "loc", expected_draft_revision=head.revision,
                                    catch_up=[{"op": "replace", "path": "/a", "value": 2}])
     assert again == rec and store.get("loc").snapshot == {"a": 2}
+
+
+def test_a_unit_created_with_its_body_already_encoded_reads_back_as_that_body(store):
+    """An import hands its body over as JSON text (``msgspec.Raw``): the store writes it as
+    it is, counts its size as that of the same document encoded, and reads it back."""
+    import msgspec
+    body = {"name": "B", "sheets": {"s1": {"cellData": {"0": {"0": {"v": "é\"\\", "t": 1},
+                                                               "1": {"v": 2.5, "t": 2}}}}}}
+    store.create_unit("raw", "sheet", {"type": "sheet", "schemaVersion": 1,
+                                       "body": msgspec.Raw(msgspec.json.encode(body))})
+    document = {"type": "sheet", "schemaVersion": 1, "body": body}
+    assert store.get("raw").snapshot == document
+    assert store.head("raw").size == json_size(document)

@@ -49,8 +49,9 @@ PARAGRAPH_END: Final = "\r"
 SECTION_END: Final = "\n"
 
 
-def unit_document(unit_type: str, body: dict[str, Any]) -> dict[str, Any]:
-    """A unit's whole document: its type, the schema version and the Univer snapshot."""
+def unit_document(unit_type: str, body: dict[str, Any] | Any) -> dict[str, Any]:
+    """A unit's whole document: its type, the schema version and the Univer snapshot
+    (or that snapshot already encoded as JSON, an import's ``msgspec.Raw``)."""
     return {"type": unit_type, "schemaVersion": SCHEMA_VERSION, "body": body}
 
 
@@ -66,15 +67,18 @@ def workbook(name: str, sheets: list[dict[str, Any]],
             "sheets": {s["id"]: s for s in sheets}, "styles": styles or {}}
 
 
-def worksheet(sheet_id: str, name: str, cell_data: dict[str, dict[str, dict[str, Any]]],
+def worksheet(sheet_id: str, name: str, cell_data: Any,
               merges: list[dict[str, int]] | None = None, *, row_count: int = 0,
               column_count: int = 0, extent: tuple[int, int] | None = None) -> dict[str, Any]:
     """A worksheet: ``cellData`` by row then column (decimal strings, 0-based), each cell
     ``{"v": value, "t": CellType, "f": "=formula", "s": style id}`` (all optional but
     one of ``v``/``f``); ``mergeData`` ranges (0-based, inclusive); ``rowCount`` and
     ``columnCount`` at least the used range. ``extent``: the rows and columns
-    ``cell_data`` spans, when the caller knows them (else counted over every cell)."""
+    ``cell_data`` spans, when the caller knows them (else counted over every cell; it
+    must be given for ``cell_data`` already encoded as that JSON, an import's
+    ``msgspec.Raw``)."""
     if extent is None:
+        assert isinstance(cell_data, dict)
         rows = max((int(r) for r in cell_data), default=-1) + 1
         cols = max((int(c) for row in cell_data.values() for c in row), default=-1) + 1
     else:

@@ -31,11 +31,12 @@ import tempfile
 from pathlib import Path, PurePath
 from typing import Any
 
+import msgspec
 from sqlalchemy.orm import Session
 
 from storage.blobstore import BlobStore
 from storage.models import Operation
-from storage.unitpatch import json_size
+from storage.unitrows import document_size
 from storage.unitstore import UnitStore
 from wharf import blobs
 from wharf.blobs.quarantine import quarantine_corrupt, refuse_if_quarantined
@@ -106,7 +107,9 @@ def submit_import(ops: Operations, ctx: RequestContext, key: str | None,
 
 def convert(path: Path, filename: str, name: str, settings: Settings,
             workdir: Path) -> tuple[str, dict[str, Any]]:
-    """The file at ``path`` as ``(unit type, unit document)``."""
+    """The file at ``path`` as ``(unit type, unit document)``. A workbook's body comes as
+    the reader child wrote it, JSON text (``msgspec.Raw``) the unit store writes as it
+    is (``storage.unitrows.document_size`` measures it)."""
     limits = Limits.from_settings(settings)
     fmt = sniff(path, filename, limits)
     if fmt in legacy.TARGET:
@@ -114,6 +117,7 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
                               workdir, settings.soffice_network)
         fmt = legacy.TARGET[fmt]
         check_unpacked(path, limits).close()
+    body: dict[str, Any] | msgspec.Raw
     if fmt in ("xlsx", "xlsb", "ods", "xls"):
         body = isolated.read_workbook_isolated(
             path, name, limits, fmt, memory=settings.import_max_memory_bytes,
@@ -183,7 +187,7 @@ class ImportFile:
         if p.unit_type is not None and p.unit_type != unit_type:
             raise UnsupportedFormat(f"the file is a {unit_type}, not a {p.unit_type}",
                                     details={"unit_type": unit_type})
-        size = json_size(document)
+        size = document_size(document)
         if size > self.settings.unit_max_snapshot_bytes:
             raise FileTooComplex(
                 f"the imported document is {size} bytes (at most "

@@ -9,10 +9,20 @@ parent runs :func:`wharf.exchange.readers.sheets.read_workbook` in a child
 conversion time limit; a child that dies is ``file_too_complex``. The document comes back
 as JSON in a file of the job's private directory.
 
-Both sides build a million small dicts (a cell is one) and free none: the cyclic garbage
-collector, which would walk every live container again each time allocations pass its
-threshold, is off for the child's whole life and paused in the parent while it decodes
-(the cells hold no cycles; bench_exchange.py measured each side twice as fast)."""
+The used-range check (:func:`~wharf.exchange.readers.sheets.check_used_ranges`) runs
+here, in the parent, while the child starts and calamine loads the first sheet (the
+child's address-space limit bounds that load either way): the child asks for its answer
+(the sheet parts with formulas or styles, on its stdin) before it reads any cell, and a
+workbook whose ranges are too large is ``file_too_complex`` (``used_range``) whatever the
+child was doing: it is killed.
+
+The body stays JSON: the child encodes its cells a few hundred rows at a time (no
+million dicts kept), and the parent checks the answer's syntax and hands the body on as
+that text (``msgspec.Raw``), which the unit store writes as it is: no Python object per
+cell in the worker, whose part of an import went from decoding the document (0.3-0.7 s
+and about 280 bytes per cell for a million cells) to reading a file. The child runs with
+the cyclic garbage collector off (a short life, no cycles) and leaves without freeing
+what it made (``os._exit`` once its answer is written)."""
 from __future__ import annotations
 
 import gc
@@ -21,9 +31,7 @@ import os
 import resource
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +44,7 @@ from wharf.exchange.import_errors import (
     Limits,
     UnsupportedFormat,
 )
-from wharf.exchange.readers.sheets import read_workbook
+from wharf.exchange.readers.sheets import check_used_ranges, read_workbook
 from wharf.infra.errors import WharfError
 
 _ERRORS: dict[str, type[WharfError]] = {
@@ -47,8 +55,17 @@ _ERRORS: dict[str, type[WharfError]] = {
 _OUT_OF_MEMORY = 3  # the child's exit status on a MemoryError
 
 
+class _Answer(msgspec.Struct):
+    """The child's answer: the body as its JSON text, or an error."""
+
+    body: msgspec.Raw = msgspec.Raw(b"")
+    error: dict[str, Any] | None = None
+
+
 def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
-                           memory: int, timeout: float) -> dict[str, Any]:
+                           memory: int, timeout: float) -> msgspec.Raw | dict[str, Any]:
+    """The workbook body, as JSON text (``msgspec.Raw``, its syntax checked) or, in the
+    rare answer msgspec cannot take (a lone surrogate the child escaped), decoded."""
     out = path.with_name(path.name + ".json")
     args = [sys.executable, "-P", "-m", "wharf.exchange.readers.isolated", str(path), fmt, name,
             str(out), str(limits.max_cells), str(limits.max_sheets),
@@ -56,12 +73,22 @@ def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
            "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, env=env, cwd=path.parent, check=False)
-    except subprocess.TimeoutExpired:
-        raise ConversionTimeout(f"reading the workbook took longer than {timeout:g} s") \
-            from None
+    deadline = time.monotonic() + timeout
+    with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env, cwd=path.parent) as proc:
+        try:  # while the child starts and calamine loads the first sheet
+            flagged = check_used_ranges(path, limits) if fmt == "xlsx" else set()
+            proc.communicate(json.dumps(sorted(flagged)).encode("utf-8") + b"\n",
+                             timeout=max(deadline - time.monotonic(), 0.001))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise ConversionTimeout(f"reading the workbook took longer than {timeout:g} s") \
+                from None
+        except BaseException:  # the used ranges too large, or unreadable: the child goes
+            proc.kill()
+            proc.communicate()
+            raise
     if proc.returncode > 0 and proc.returncode != _OUT_OF_MEMORY:
         raise CorruptFile(f"the workbook cannot be read (exit {proc.returncode})")
     if proc.returncode != 0 or not out.is_file():  # killed (calamine aborts) or MemoryError
@@ -69,49 +96,23 @@ def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
             "reading the workbook needed more memory than an import may use "
             f"(WHARF_IMPORT_MAX_MEMORY_BYTES, exit {proc.returncode})",
             details={"limit": "memory"})
-    with _collector_paused():
-        answer = _decode(out.read_bytes())
+    body, error = _decode(out.read_bytes())
     out.unlink()
-    if "error" in answer:
-        error = answer["error"]
+    if error is not None:
         raise _ERRORS.get(error["code"], CorruptFile)(error["message"],
                                                       details=error.get("details") or None)
-    body: dict[str, Any] = answer["body"]
     return body
 
 
-_paused = 0  # the decodes under way (a worker runs several threads)
-_was_enabled = True
-_pause_lock = threading.Lock()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while the block runs, back on when the last of the
-    threads in such a block leaves it (unless something else had turned it off)."""
-    global _paused, _was_enabled
-    with _pause_lock:
-        if _paused == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _paused += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _paused -= 1
-            if _paused == 0 and _was_enabled:
-                gc.enable()
-
-
 def _child(argv: list[str]) -> int:
-    gc.disable()  # a short life that makes a million dicts and no cycles worth collecting
+    gc.disable()  # a short life; the dicts it makes hold no cycles
     src, fmt, name, out = argv[:4]
     cells, sheets, length, unpacked, memory = (int(a) for a in argv[4:9])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
         answer: dict[str, Any] = {"body": read_workbook(
-            Path(src), name, Limits(cells, sheets, length, unpacked), fmt)}
+            Path(src), name, Limits(cells, sheets, length, unpacked), fmt, encoded=True,
+            scanned=_scanned)}
     except WharfError as exc:
         answer = {"error": {"code": exc.code, "message": exc.message, "details": exc.details}}
     except MemoryError:
@@ -121,7 +122,23 @@ def _child(argv: list[str]) -> int:
                             "message": f"the workbook cannot be read: {type(exc).__name__}"}}
     with open(out, "wb") as f:
         f.write(_encode(answer))
+    _leave(0)  # (what it made is left to the kernel: freeing it costs time)
     return 0
+
+
+def _scanned() -> set[str]:
+    """The parent's used-range check's answer: the sheet parts with formulas or styles
+    (it kills this process instead when the ranges are too large)."""
+    line = sys.stdin.buffer.readline()
+    if not line:  # the parent is gone
+        _leave(1)
+    return set(json.loads(line))
+
+
+def _leave(status: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 # JSON by msgspec (C speed), or by the standard library where msgspec refuses (a lone
@@ -129,15 +146,31 @@ def _child(argv: list[str]) -> int:
 def _encode(value: Any) -> bytes:
     try:
         return msgspec.json.encode(value)
-    except (TypeError, ValueError, OverflowError):
-        return json.dumps(value, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError, OverflowError):  # the cells already encoded: as they are
+        return json.dumps(value, separators=(",", ":"),
+                          default=lambda raw: json.loads(bytes(raw))).encode("utf-8")
 
 
-def _decode(data: bytes) -> Any:
+def _decode(data: bytes) -> tuple[msgspec.Raw | dict[str, Any], dict[str, Any] | None]:
+    """The answer's body, or its error. The body's JSON syntax is checked (msgspec skips
+    it at C speed and keeps its text) and so is its UTF-8 (the store writes it as text);
+    an answer msgspec refuses (an escaped lone surrogate) is decoded as before."""
     try:
-        return msgspec.json.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return json.loads(data)
+        answer = msgspec.json.decode(data, type=_Answer)
+        body: msgspec.Raw | dict[str, Any] = answer.body
+        error = answer.error
+        if error is None and not data.isascii():
+            data.decode("utf-8")
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        plain = json.loads(data)
+        if not isinstance(plain, dict):
+            raise CorruptFile("the workbook reader's answer is not an object") from None
+        body, error = plain.get("body", {}), plain.get("error")
+        if error is None and not isinstance(body, dict):
+            raise CorruptFile("the workbook reader's answer holds no workbook") from None
+    if error is None and not body:
+        raise CorruptFile("the workbook reader's answer holds no workbook")
+    return body, error
 
 
 if __name__ == "__main__":  # the child: python -m wharf.exchange.readers.isolated …

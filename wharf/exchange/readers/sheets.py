@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
 from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
 
 from wharf.exchange import formats
@@ -45,16 +48,30 @@ _OVERLAP: Final = 512
 _T_TEXT: Final = int(formats.CellType.STRING)
 _T_NUMBER: Final = int(formats.CellType.NUMBER)
 _T_BOOLEAN: Final = int(formats.CellType.BOOLEAN)
+#: A sheet's cells: by row then column, or already encoded as that JSON object.
+CellData = dict[str, dict[str, dict[str, Any]]] | msgspec.Raw
+_ENCODER: Final = msgspec.json.Encoder()
+_BATCH: Final = 256  # rows encoded at once
 
 
-def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> dict[str, Any]:
-    """XLSX, XLSB, XLS or ODS at ``path`` as a workbook body."""
-    flagged = check_used_ranges(path, limits) if fmt == "xlsx" else set()
+def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx", *,
+                  encoded: bool = False,
+                  scanned: Callable[[], set[str]] | None = None) -> dict[str, Any]:
+    """XLSX, XLSB, XLS or ODS at ``path`` as a workbook body. ``encoded``: each sheet's
+    ``cellData`` as its compact JSON (``msgspec.Raw``) where no formula or style pass
+    needs it as dicts (see :func:`_cells`), for a caller that only encodes the body.
+    ``scanned``: for an XLSX whose used ranges someone else checks
+    (:func:`check_used_ranges`, in the process that started this one and kills it if
+    they are too large), what that check found, asked for once calamine has loaded
+    the first sheet and before its cells are read."""
+    flagged: set[str] | None = None
+    if fmt != "xlsx":
+        flagged = set()
+    elif scanned is None:
+        flagged = check_used_ranges(path, limits)
     parts: dict[str, str] = {}
     xfs: dict[int, dict[str, Any]] = {}
     used_xfs: set[int] = set()
-    if flagged:
-        parts, xfs = _extras_index(path)
     try:
         wb = CalamineWorkbook.from_path(str(path))
     except PasswordError:
@@ -71,11 +88,18 @@ def read_workbook(path: Path, name: str, limits: Limits, fmt: str = "xlsx") -> d
         for n, index in enumerate(wanted, start=1):
             try:
                 sheet = wb.get_sheet_by_index(index)
-                cell_data, count, columns = _cells(sheet, limits, cells, used)
+                if flagged is None:
+                    assert scanned is not None
+                    flagged = scanned()
+                if flagged and n == 1:
+                    parts, xfs = _extras_index(path)
+                extras = parts.get(sheet.name) in flagged
+                cell_data, count, height, width = _cells(sheet, limits, cells, used,
+                                                         encoded=encoded and not extras)
                 merges = sheet.merged_cell_ranges or []
-                extent: tuple[int, int] | None = (
-                    max(map(int, cell_data), default=-1) + 1, columns)
-                if parts.get(sheet.name) in flagged:
+                extent: tuple[int, int] | None = (height, width)
+                if extras:
+                    assert isinstance(cell_data, dict)
                     _add_extras(path, parts[sheet.name], cell_data, xfs, used_xfs, limits)
                     extent = None  # a formula without a value may add a cell: counted
             except (CalamineError, ValueError) as exc:
@@ -115,11 +139,13 @@ def _unreadable(exc: Exception, what: str) -> FileTooComplex | CorruptFile:
 
 def check_used_ranges(path: Path, limits: Limits) -> set[str]:
     """Refuse an XLSX whose sheets' used ranges (from the first to the last cell, as
-    calamine allocates them: a dense grid) exceed the area limit, before calamine loads
-    them: a sheet of two cells at A1 and XFD1048576 would otherwise ask for 512 GiB and
-    abort the worker. Streams each worksheet part (its size is already bounded by the
-    unpacked-size check) for the cells' ``r`` references. Returns the parts that hold a
-    formula or a non-default cell format (for :mod:`xlsx_extras`)."""
+    calamine allocates them: a dense grid) exceed the area limit, before its cells are
+    read: a sheet of two cells at A1 and XFD1048576 would otherwise ask for 512 GiB (in
+    process: before calamine loads the sheets; an import runs it in the worker while its
+    reader child, under its address-space limit, loads the first sheet, and kills the
+    child when the ranges are too large). Streams each worksheet part (its size is
+    already bounded by the unpacked-size check) for the cells' ``r`` references. Returns
+    the parts that hold a formula or a non-default cell format (for :mod:`xlsx_extras`)."""
     flagged: set[str] = set()
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
@@ -136,11 +162,13 @@ def check_used_ranges(path: Path, limits: Limits) -> set[str]:
 
 
 def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
-    """The used range's area: the distinct column letters and row numbers of the cells'
-    references, collected by C-speed ``findall`` straight into sets (a row or a column
-    repeated a million times is one entry; no Python loop per cell), then their extremes."""
-    columns: set[bytes] = set()
-    rows: set[bytes] = set()
+    """The used range's area: the extremes of the column letters and the row numbers of
+    the cells' references, collected by C-speed ``findall`` into a set per chunk (a row
+    or a column repeated there is one entry; no Python loop per cell) and reduced to the
+    extremes so far before the next chunk: the memory stays a chunk's whatever the part
+    holds (a part of ten million distinct rows would otherwise keep ten million)."""
+    low_row = low_col = 1 << 62
+    high_row = high_col = -1
     tail = b""
     extras = False
     try:
@@ -148,16 +176,20 @@ def _used_area(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, bool]:
             while chunk := part.read(_SCAN_CHUNK):
                 data = tail + chunk
                 extras = extras or _needs_extras(data)
-                columns.update(_REF_COLUMN.findall(data))
-                rows.update(_REF_ROW.findall(data))
+                columns = set(_REF_COLUMN.findall(data))
+                if columns:
+                    indices = [_column_index(c) for c in columns]
+                    low_col, high_col = min(low_col, *indices), max(high_col, *indices)
+                rows = set(_REF_ROW.findall(data))
+                if rows:
+                    numbers = list(map(int, rows))
+                    low_row, high_row = min(low_row, *numbers), max(high_row, *numbers)
                 tail = data[-_OVERLAP:]
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
         raise CorruptFile(f"an unreadable worksheet: {exc}") from None
-    if not rows:
+    if high_row < 0:
         return 0, extras
-    numbers = [int(r) for r in rows]
-    indices = [_column_index(c) for c in columns]
-    return (max(numbers) - min(numbers) + 1) * (max(indices) - min(indices) + 1), extras
+    return (high_row - low_row + 1) * (high_col - low_col + 1), extras
 
 
 def _needs_extras(data: bytes) -> bool:
@@ -175,30 +207,37 @@ def _column_index(letters: bytes) -> int:
     return col
 
 
-def _cells(sheet: Any, limits: Limits, before: int,
-           used: set[str]) -> tuple[dict[str, dict[str, dict[str, Any]]], int, int]:
-    """A sheet's non-empty cells by row and column (0-based, as in the file), their count
-    and the column count they span. calamine's ``iter_rows`` yields from row 0 or from the
-    data's first row, and a row from column 0 or from the data's first column: the
-    lengths tell which. The common values (text, numbers, booleans) are made inline, with
-    the column keys made once per sheet: a million cells are a million loop turns."""
+def _cells(sheet: Any, limits: Limits, before: int, used: set[str], *,
+           encoded: bool = False) -> tuple[CellData, int, int, int]:
+    """A sheet's non-empty cells by row and column (0-based, as in the file), their count,
+    and the rows and the columns they span. calamine's ``iter_rows`` yields from row 0 or
+    from the data's first row, and a row from column 0 or from the data's first column:
+    the lengths tell which. The common values (text, numbers, booleans) are made inline,
+    with the column keys made once per sheet: a million cells are a million loop turns.
+
+    ``encoded``: the cells as their compact JSON object (``msgspec.Raw``, the text the
+    dicts would encode to), encoded every :data:`_BATCH` rows and those rows' dicts
+    dropped: the same memory is reused instead of a million dicts kept (a third of the
+    time and of the memory, most of it the kernel's page faults)."""
     start, end = sheet.start, sheet.end
     if start is None or end is None:
-        return {}, 0, 0
+        return (msgspec.Raw(b"{}") if encoded else {}), 0, 0, 0
     rows: dict[int, dict[str, dict[str, Any]]] = {}
+    out = bytearray()
     count = 0
     yielded = 0
     columns = 0
+    last_row = -1
     room = limits.max_cells - before  # cells this sheet may still add
     longest = limits.max_string_length
     keys = [str(c) for c in range(end[1] + 1)]  # calamine's rows never pass its last column
+    widths = {key: c + 1 for c, key in enumerate(keys)}
+    full, from_start = len(keys), keys[start[1]:]
     text_t, number_t, boolean_t = _T_TEXT, _T_NUMBER, _T_BOOLEAN
     for i, row in enumerate(sheet.iter_rows()):
         yielded += 1
-        col_at = 0 if len(row) == end[1] + 1 else start[1]
         cells: dict[str, dict[str, Any]] = {}
-        last = -1
-        for j, value in enumerate(row, col_at):
+        for key, value in zip(keys if len(row) == full else from_start, row):
             kind = type(value)
             if kind is str:
                 if not value:
@@ -206,7 +245,7 @@ def _cells(sheet: Any, limits: Limits, before: int,
                 cell = {"v": value, "t": text_t} if len(value) <= longest else \
                     _cell(value, limits, used)
             elif kind is float:
-                cell = {"v": int(value) if value.is_integer() and -_SAFE_INT < value < _SAFE_INT
+                cell = {"v": int(value) if -_SAFE_INT < value < _SAFE_INT and value.is_integer()
                         else value, "t": number_t}
             elif value is None:
                 continue
@@ -214,16 +253,51 @@ def _cells(sheet: Any, limits: Limits, before: int,
                 cell = {"v": value, "t": boolean_t}
             else:
                 cell = _cell(value, limits, used)
-            cells[keys[j]] = cell
-            last = j
+            cells[key] = cell
         if cells:
             count += len(cells)
             if count > room:
                 limits.cells(before + count)
+            width = widths[next(reversed(cells))]
+            if width > columns:
+                columns = width
+            last_row = i
             rows[i] = cells
-            columns = max(columns, last + 1)
+            if encoded and len(rows) >= _BATCH:
+                _encode_rows(rows, out)
+                rows = {}
     row_at = 0 if yielded == end[0] + 1 else start[0]
-    return {str(r + row_at): cells for r, cells in rows.items()}, count, columns
+    height = last_row + row_at + 1 if last_row >= 0 else 0
+    if not encoded:
+        return {str(r + row_at): cells for r, cells in rows.items()}, count, height, columns
+    _encode_rows(rows, out)
+    out += b"}" if out else b"{}"
+    if row_at:  # (not what this calamine does: its rows start at row 0)
+        moved = {str(int(r) + row_at): cells for r, cells in json.loads(out).items()}
+        return msgspec.Raw(_row_encoder(moved)), count, height, columns
+    return msgspec.Raw(out), count, height, columns
+
+
+def _encode_rows(rows: dict[int, dict[str, dict[str, Any]]], out: bytearray) -> None:
+    """Rows (by their index) appended to the JSON object ``out`` holds, still open."""
+    if not rows:
+        return
+    at = len(out)
+    try:
+        _ENCODER.encode_into(rows, out, -1)
+    except (TypeError, ValueError, OverflowError):  # (a lone surrogate: escaped)
+        del out[at:]
+        out += json.dumps(rows, separators=(",", ":")).encode("utf-8")
+    del out[-1]  # its "}": the object goes on
+    if at:
+        out[at] = ord(",")  # its "{"
+
+
+def _row_encoder(value: Any) -> bytes:
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
 def _cell(value: Any, limits: Limits, used: set[str]) -> dict[str, Any]:
