@@ -9,6 +9,7 @@ API (:func:`sign_up`) and the worker supervisor's children (:func:`worker_childr
 operations (:func:`assert_completed_exactly_once`)."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -45,33 +46,66 @@ def throwaway_databases(prefix: str) -> Iterator[tuple[str, str] | None]:
     if services.postgres_error() is not None:
         yield None
         return
-    from migrations.prepare import prepare
-    from storage.db import Database
-    from storage.unitschema import prepare_unitstore_db
-
     base = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     names = (base, base + "_units")
     admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
     try:
+        templates = _migrated_templates(admin)
         with admin.connect() as conn:
-            for name in names:
-                services.create_test_database(conn, name)
-        product_url, units_url = (_db_url(n) for n in names)
-        engine = create_engine(product_url)
-        try:
-            prepare(engine, report=lambda *_: None)
-        finally:
-            engine.dispose()
-        udb = Database(units_url)
-        try:
-            prepare_unitstore_db(udb, report=lambda *_: None)
-        finally:
-            udb.dispose()
-        yield product_url, units_url
+            for name, template in zip(names, templates):
+                services.create_test_database(conn, name, template=template)
+        yield _db_url(names[0]), _db_url(names[1])
     finally:
         with admin.connect() as conn:
             for name in names:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+_templates: list[str] = []
+_templates_lock = threading.Lock()
+
+
+def _migrated_templates(admin: Any) -> list[str]:
+    """This process's two migrated databases (product, UnitStore) that every
+    :func:`throwaway_databases` copies (``CREATE DATABASE … TEMPLATE``: a file copy, where
+    running every migration took a second or more per test); made on first use, dropped
+    when the process exits."""
+    from migrations.prepare import prepare
+    from storage.db import Database
+    from storage.unitschema import prepare_unitstore_db
+    with _templates_lock:
+        if _templates:
+            return _templates
+        base = f"tmpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+        names = [base, base + "_units"]
+        with admin.connect() as conn:
+            for name in names:
+                services.create_test_database(conn, name)
+        atexit.register(_drop, names)
+        engine = create_engine(_db_url(names[0]))
+        try:
+            prepare(engine, report=lambda *_: None)
+        finally:
+            engine.dispose()
+        udb = Database(_db_url(names[1]))
+        try:
+            prepare_unitstore_db(udb, report=lambda *_: None)
+        finally:
+            udb.dispose()
+        _templates.extend(names)
+        return _templates
+
+
+def _drop(names: list[str]) -> None:
+    admin = create_engine(services.POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            for name in names:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    except Exception:  # the server is gone at exit: nothing to drop
+        pass
+    finally:
         admin.dispose()
 
 

@@ -337,12 +337,14 @@ def _vhost(url: str) -> str:
     return unquote(path[1:]) if len(path) > 1 else "/"
 
 
-def create_test_database(conn, name: str) -> None:
-    """``CREATE DATABASE name`` (on an autocommit connection to the admin database), with
-    ``synchronous_commit`` off: a test database is thrown away after the run, so its
-    commits need not wait for the WAL flush (visibility between sessions is the same)."""
+def create_test_database(conn, name: str, template: str | None = None) -> None:
+    """``CREATE DATABASE name`` (on an autocommit connection to the admin database; a copy
+    of ``template`` when given), with ``synchronous_commit`` off: a test database is thrown
+    away after the run, so its commits need not wait for the WAL flush (visibility between
+    sessions is the same)."""
     from sqlalchemy import text
-    conn.execute(text(f'CREATE DATABASE "{name}"'))
+    conn.execute(text(f'CREATE DATABASE "{name}"'
+                      + (f' TEMPLATE "{template}"' if template else '')))
     conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
 
 
