@@ -27,6 +27,7 @@ the statement, then the pool's ``ROLLBACK``). One statement sees one snapshot ei
 from __future__ import annotations
 
 import contextlib
+import re
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -37,6 +38,10 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
+
+#: The most parameters one multi-row INSERT carries (PostgreSQL's limit is 65,535).
+MAX_PARAMS = 16_000
+_PARAM = re.compile(r"%\((\w+)\)s")
 
 
 class _Compiled(NamedTuple):
@@ -50,6 +55,9 @@ class _Compiled(NamedTuple):
     # processor, the value processed once)
     per_row: list[tuple[str, str, Any]]
     fixed: list[tuple[str, str, Any, Any]]
+    # an INSERT of rows (``insert_rows``): its head up to ``VALUES``, one row's tuple with
+    # positional placeholders, and the bind names in their order (None: not such a one)
+    rows: tuple[str, str, list[str]] | None
 
 
 def array_param(name: str, column: ColumnElement[Any]) -> BindParameter[Any]:
@@ -124,6 +132,28 @@ def pipelined(conn: Connection) -> Iterator[None]:
             conn.invalidate()
 
 
+def direct(conn: Connection) -> bool:
+    """Whether statements on ``conn`` run on the driver (PostgreSQL with psycopg, nothing
+    listening): where :func:`execute_sql` may be used."""
+    return DriverStatement._direct(conn)
+
+
+def execute_sql(conn: Connection, sql: str, params: dict[str, Any] | Sequence[Any]) -> None:
+    """A write in the driver's own SQL (``%(name)s`` or ``%s`` placeholders, values as
+    psycopg adapts them), in ``conn``'s transaction; only where :func:`direct` holds.
+    Failures go through SQLAlchemy's handling, as :class:`DriverStatement`'s do."""
+    if not conn.in_transaction():
+        conn.begin()
+    cursor = None
+    try:
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cursor:
+            cursor.execute(sql, params)
+    except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
+        conn._handle_dbapi_exception(exc, sql, params, cursor, None)
+
+
 class DriverStatement:
     """A Core statement, compiled once per dialect, run on the driver when it can."""
 
@@ -135,11 +165,28 @@ class DriverStatement:
         self._compiled: weakref.WeakKeyDictionary[Dialect, _Compiled] = \
             weakref.WeakKeyDictionary()
 
+    multirow = False
+
     @classmethod
     def insert_rows(cls, table: Table, columns: Sequence[str] | None = None) -> DriverStatement:
         """An INSERT into ``table`` for :meth:`executemany` of rows that give ``columns``
-        (default: every column; a row without one is an error, never a silent NULL)."""
-        return cls(insert(table), list(columns) if columns is not None else table.c.keys())
+        (default: every column; a row without one is an error, never a silent NULL). On
+        the driver it runs as multi-row ``INSERT … VALUES (…), (…)`` statements
+        (:data:`MAX_PARAMS` parameters each): PostgreSQL then plans and executes one
+        statement for the rows instead of one per row."""
+        stmt = cls(insert(table), list(columns) if columns is not None else table.c.keys())
+        stmt.multirow = True
+        return stmt
+
+    @staticmethod
+    def _rows(sql: str) -> tuple[str, str, list[str]] | None:
+        """``sql`` (``INSERT INTO t (…) VALUES (%(a)s::T, …)``) split for multi-row use."""
+        head, sep, values = sql.partition(" VALUES ")
+        if not sep or not values.startswith("(") or not values.endswith(")") \
+                or ")" in values[:-1].replace(")s", ""):
+            return None  # (anything but one plain tuple of parameters)
+        names = _PARAM.findall(values)
+        return head + sep, _PARAM.sub("%s", values), names
 
     def _for(self, dialect: Dialect) -> _Compiled:
         entry = self._compiled.get(dialect)
@@ -173,8 +220,9 @@ class DriverStatement:
                     value = bind.effective_value
                     fixed.append((name, bind.key, process,
                                   value if process is None else process(value)))
-            entry = _Compiled(compiled, str(compiled), binds, results, names, per_row,
-                              fixed)
+            sql = str(compiled)
+            entry = _Compiled(compiled, sql, binds, results, names, per_row, fixed,
+                              self._rows(sql) if self.multirow and not fixed else None)
             self._compiled[dialect] = entry
         return entry
 
@@ -208,7 +256,8 @@ class DriverStatement:
 
     def executemany(self, conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
         """The statement once per row, in ``conn``'s transaction (psycopg pipelines them:
-        one round trip), as ``conn.execute(statement, rows)`` would run it."""
+        one round trip; an ``insert_rows`` INSERT is one multi-row statement), as
+        ``conn.execute(statement, rows)`` would run it."""
         if not rows:
             return
         if not self._direct(conn):
@@ -236,7 +285,15 @@ class DriverStatement:
             driver = conn.connection.driver_connection
             assert driver is not None
             with driver.cursor() as cursor:
-                cursor.executemany(sql, values)
+                if entry.rows is None or len(values) == 1:
+                    cursor.executemany(sql, values)
+                else:
+                    head, one, names = entry.rows
+                    step = max(1, MAX_PARAMS // max(1, len(names)))
+                    for start in range(0, len(values), step):
+                        chunk = values[start:start + step]
+                        sql = head + ", ".join([one] * len(chunk))
+                        cursor.execute(sql, [v[name] for v in chunk for name in names])
         except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
             conn._handle_dbapi_exception(exc, sql, values, cursor, None)
 

@@ -17,6 +17,7 @@ from sqlalchemy.exc import DBAPIError
 
 from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
+from storage.driver import DriverStatement
 from storage.errors import DatabaseBusy, RevisionConflict, UnitNotFound, UnitStoreUnavailable
 from storage.results import rowcount
 from storage.unitheads import HeadRow, read_document, read_document_at
@@ -67,6 +68,10 @@ def check_patch(changeset: Any) -> None:
         raise InvalidChangeset("a changeset must be a non-empty RFC 6902 JSON Patch array")
 
 
+_INSERT_CHECKPOINTS = DriverStatement.insert_rows(
+    CHECKPOINTS, ("unit_id", "revision", "snapshot", "size", "created_at"))
+
+
 def insert_units(conn: Connection, db: Database,
                  units: Sequence[tuple[str, str, dict[str, Any]]],
                  now: datetime | None = None) -> set[str]:
@@ -80,8 +85,8 @@ def insert_units(conn: Connection, db: Database,
         {"id": uid, "unit_type": utype, "revision": 0, "size": sizes[uid],
          "checkpoint_revision": 0, "log_bytes": 0, "created_at": now, "updated_at": now}
         for uid, utype, _ in units]))
-    if inserted:
-        conn.execute(insert(CHECKPOINTS), [
+    if inserted:  # (one multi-row INSERT on the driver)
+        _INSERT_CHECKPOINTS.executemany(conn, [
             {"unit_id": uid, "revision": 0, "snapshot": doc, "size": sizes[uid],
              "created_at": now} for uid, _, doc in units if uid in inserted])
     return inserted
