@@ -39,9 +39,9 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 
-#: The most parameters one multi-row INSERT carries (PostgreSQL's limit is 65,535).
-MAX_PARAMS = 16_000
-_PARAM = re.compile(r"%\((\w+)\)s")
+_PARAM = re.compile(r"%\((\w+)\)s::([A-Z][A-Z ]*)")
+_ONE = r"%\(\w+\)s::[A-Z][A-Z ]*"
+_TUPLE = re.compile(rf"\({_ONE}(?:, {_ONE})*\)")  # one row: each parameter cast
 
 
 class _Compiled(NamedTuple):
@@ -55,9 +55,9 @@ class _Compiled(NamedTuple):
     # processor, the value processed once)
     per_row: list[tuple[str, str, Any]]
     fixed: list[tuple[str, str, Any, Any]]
-    # an INSERT of rows (``insert_rows``): its head up to ``VALUES``, one row's tuple with
-    # positional placeholders, and the bind names in their order (None: not such a one)
-    rows: tuple[str, str, list[str]] | None
+    # an INSERT of rows (``insert_rows``) as one statement over arrays (``unnest``), and
+    # the bind names of its arrays (None: not such a one)
+    rows: tuple[str, list[str]] | None
 
 
 def array_param(name: str, column: ColumnElement[Any]) -> BindParameter[Any]:
@@ -171,22 +171,77 @@ class DriverStatement:
     def insert_rows(cls, table: Table, columns: Sequence[str] | None = None) -> DriverStatement:
         """An INSERT into ``table`` for :meth:`executemany` of rows that give ``columns``
         (default: every column; a row without one is an error, never a silent NULL). On
-        the driver it runs as multi-row ``INSERT … VALUES (…), (…)`` statements
-        (:data:`MAX_PARAMS` parameters each): PostgreSQL then plans and executes one
-        statement for the rows instead of one per row."""
+        the driver it runs as ONE ``INSERT … SELECT * FROM unnest(CAST(%(a)s AS T[]), …)``,
+        each column's values one array: PostgreSQL runs one statement for the rows
+        instead of one per row, and its text is the same whatever the number of rows
+        (prepared once; a multi-row ``VALUES`` list would be parsed anew by psycopg and
+        planned anew by PostgreSQL for each size)."""
         stmt = cls(insert(table), list(columns) if columns is not None else table.c.keys())
         stmt.multirow = True
         return stmt
 
     @staticmethod
-    def _rows(sql: str) -> tuple[str, str, list[str]] | None:
-        """``sql`` (``INSERT INTO t (…) VALUES (%(a)s::T, …)``) split for multi-row use."""
+    def _rows(sql: str) -> tuple[str, list[str]] | None:
+        """``sql`` (``INSERT INTO t (…) VALUES (%(a)s::T, …)``, then perhaps ``ON
+        CONFLICT …`` and ``RETURNING …``) as an INSERT over arrays (None: anything but
+        one tuple of parameters, each cast to a plain type)."""
         head, sep, values = sql.partition(" VALUES ")
-        if not sep or not values.startswith("(") or not values.endswith(")") \
-                or ")" in values[:-1].replace(")s", ""):
-            return None  # (anything but one plain tuple of parameters)
-        names = _PARAM.findall(values)
-        return head + sep, _PARAM.sub("%s", values), names
+        one = _TUPLE.match(values) if sep else None
+        if one is None:
+            return None
+        params, tail = _PARAM.findall(one.group(0)), values[one.end():]
+        if tail and not tail.startswith((" ON CONFLICT ", " RETURNING ")):
+            return None
+        arrays = ", ".join(f"CAST(%({name})s AS {cast}[])" for name, cast in params)
+        return f"{head} SELECT * FROM unnest({arrays}){tail}", [name for name, _ in params]
+
+    @classmethod
+    def insert_rows_returning(cls, statement: Executable,
+                              columns: Sequence[str]) -> DriverStatement:
+        """``statement`` (an INSERT of rows that give ``columns``, with RETURNING, perhaps
+        ``ON CONFLICT``) for :meth:`insert_returning`: on the driver one statement over
+        arrays, as :meth:`insert_rows`."""
+        stmt = cls(statement, list(columns))
+        stmt.multirow = True
+        return stmt
+
+    def insert_returning(self, conn: Connection,
+                         rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """The rows' INSERT (an :meth:`insert_rows_returning` statement) in ``conn``'s
+        transaction; the rows it returned (those inserted), in no particular order."""
+        if not rows:
+            return []
+        if not self._direct(conn):
+            return [tuple(row) for row in conn.execute(self.statement, list(rows))]
+        entry = self._for(conn.dialect)
+        if entry.rows is None:
+            raise ValueError("not an INSERT of rows")
+        sql = entry.rows[0]
+        arrays: dict[str, list[Any]] = {}
+        try:
+            for name, key, process in entry.per_row:
+                arrays[name] = [row[key] for row in rows] if process is None else \
+                    [process(row[key]) for row in rows]
+        except KeyError:  # SQLAlchemy's own error for a missing value
+            for row in rows:
+                entry.compiled.construct_params(row, escape_names=False)
+            raise
+        return [tuple(row) for row in self._run(conn, sql, arrays)]
+
+    @staticmethod
+    def _run(conn: Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+        if not conn.in_transaction():
+            conn.begin()
+        cursor = None
+        try:
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            with driver.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
+        except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
+            conn._handle_dbapi_exception(exc, sql, params, cursor, None)
+            raise  # (it raises)
 
     def _for(self, dialect: Dialect) -> _Compiled:
         entry = self._compiled.get(dialect)
@@ -288,12 +343,8 @@ class DriverStatement:
                 if entry.rows is None or len(values) == 1:
                     cursor.executemany(sql, values)
                 else:
-                    head, one, names = entry.rows
-                    step = max(1, MAX_PARAMS // max(1, len(names)))
-                    for start in range(0, len(values), step):
-                        chunk = values[start:start + step]
-                        sql = head + ", ".join([one] * len(chunk))
-                        cursor.execute(sql, [v[name] for v in chunk for name in names])
+                    sql, names = entry.rows
+                    cursor.execute(sql, {name: [v[name] for v in values] for name in names})
         except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
             conn._handle_dbapi_exception(exc, sql, values, cursor, None)
 

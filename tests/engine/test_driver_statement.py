@@ -722,40 +722,39 @@ def test_creating_one_unit_sends_no_begin_or_commit(components, backend, command
             assert not conn.connection.driver_connection.autocommit
 
 
-def test_insert_rows_is_one_multi_row_statement_per_chunk(pg_db, monkeypatch):
-    """``insert_rows`` on the driver: one ``INSERT … VALUES (…), (…)`` per
-    ``MAX_PARAMS`` parameters, every row stored as SQLAlchemy would store it (JSON, NULL,
-    aware datetimes), and a failing chunk fails the whole transaction."""
+def test_insert_rows_is_one_statement_over_arrays(pg_db, monkeypatch):
+    """``insert_rows`` on the driver: one ``INSERT … SELECT * FROM unnest(…)`` for all
+    the rows, every row stored as SQLAlchemy would store it (JSON objects and arrays,
+    NULL, aware datetimes, text needing quotes in an array), and a failing row fails
+    the whole call."""
     import psycopg
 
-    from storage import driver as driver_module
     from storage.models import AuditLog
-    monkeypatch.setattr(driver_module, "MAX_PARAMS", 12 * 3)  # 3 audit rows a statement
-    sent: list[int] = []
+    sent: list[str] = []
     real = psycopg.Cursor.execute
 
     def spy(self, query, params=None, **kw):
         if str(query).startswith("INSERT INTO audit_logs"):
-            sent.append(str(query).count("), ("))
+            sent.append(str(query))
         return real(self, query, params, **kw)
 
     monkeypatch.setattr(psycopg.Cursor, "execute", spy)
     add = DriverStatement.insert_rows(AuditLog.__table__)
     now = datetime.now(UTC)
-    rows = [{"id": uuid.uuid4().hex, "at": now, "actor_type": "system", "actor_id": f"a{i}",
-             "action": "probe", "target_type": "t", "target_id": None, "space_id": None,
-             "request_id": None, "client_ip": None, "user_agent": None,
-             "details": {"i": i, "s": "é\u2028"} if i % 2 else None} for i in range(7)]
+    details = [None, {"i": 1, "s": 'é\u2028 "q" {a,b}'}, {"list": [1, "x", None]}, {}]
+    rows = [{"id": uuid.uuid4().hex, "at": now, "actor_type": "system",
+             "actor_id": f'a{i} "{{,}}" \\', "action": "probe", "target_type": "t",
+             "target_id": None, "space_id": None, "request_id": None, "client_ip": None,
+             "user_agent": None, "details": details[i % 4]} for i in range(7)]
     with pg_db.write() as s:
         add.executemany(s.connection(), rows)
-    assert sent == [2, 2, 0]  # 3 + 3 + 1 rows
+    assert len(sent) == 1 and "unnest(" in sent[0]
     with pg_db.read() as s:
         got = {r.actor_id: (r.details, r.at) for r in s.execute(
             select(AuditLog).where(AuditLog.action == "probe")).scalars()}
-    assert got == {f"a{i}": ({"i": i, "s": "é\u2028"} if i % 2 else None, now)
-                   for i in range(7)}
+    assert got == {f'a{i} "{{,}}" \\': (details[i % 4], now) for i in range(7)}
     dup = [{**rows[0], "id": uuid.uuid4().hex, "actor_id": "b"} for _ in range(4)]
-    dup[3]["id"] = rows[6]["id"]  # the second chunk fails: nothing of the call stays
+    dup[3]["id"] = rows[6]["id"]  # one row fails: nothing of the call stays
     with pytest.raises(IntegrityError), pg_db.write() as s:
         add.executemany(s.connection(), dup)
     with pg_db.read() as s:
