@@ -238,7 +238,8 @@ class DriverStatement:
             assert driver is not None
             with driver.cursor() as cursor:
                 cursor.execute(sql, params)
-                return cursor.fetchall()
+                found: list[Any] = cursor.fetchall()
+                return found
         except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
             conn._handle_dbapi_exception(exc, sql, params, cursor, None)
             raise  # (it raises)
