@@ -171,7 +171,7 @@ class DriverStatement:
     def insert_rows(cls, table: Table, columns: Sequence[str] | None = None) -> DriverStatement:
         """An INSERT into ``table`` for :meth:`executemany` of rows that give ``columns``
         (default: every column; a row without one is an error, never a silent NULL). On
-        the driver it runs as ONE ``INSERT … SELECT * FROM unnest(CAST(%(a)s AS T[]), …)``,
+        the driver it runs as ONE ``INSERT … SELECT * FROM unnest(CAST(%(a)b AS T[]), …)``,
         each column's values one array: PostgreSQL runs one statement for the rows
         instead of one per row, and its text is the same whatever the number of rows
         (prepared once; a multi-row ``VALUES`` list would be parsed anew by psycopg and
@@ -192,7 +192,9 @@ class DriverStatement:
         params, tail = _PARAM.findall(one.group(0)), values[one.end():]
         if tail and not tail.startswith((" ON CONFLICT ", " RETURNING ")):
             return None
-        arrays = ", ".join(f"CAST(%({name})s AS {cast}[])" for name, cast in params)
+        # (binary arrays: psycopg packs them without quoting each element, about a
+        # fourth of the text format's cost)
+        arrays = ", ".join(f"CAST(%({name})b AS {cast}[])" for name, cast in params)
         return f"{head} SELECT * FROM unnest({arrays}){tail}", [name for name, _ in params]
 
     @classmethod

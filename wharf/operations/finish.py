@@ -83,19 +83,19 @@ FINISH_ATTEMPT = DriverStatement(update(_ATTEMPTS).where(
 
 # On the driver (PostgreSQL): each of the two is ONE statement for the whole list, its
 # per-operation values as arrays (``unnest``): PostgreSQL plans and runs it once, where
-# an executemany runs it once per operation.
+# an executemany runs it once per operation. (Arrays in binary: no quoting per element.)
 _MARK_FINISHED_SQL = (
     "UPDATE operations SET status = v.status, result = CAST(v.result AS json), "
     "error = CAST(v.error AS json), completed_at = %(now)s, updated_at = %(now)s, "
     "lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = NULL, "
-    "key_expires_at = %(key_until)s FROM unnest(CAST(%(ids)s AS varchar[]), "
-    "CAST(%(statuses)s AS varchar[]), CAST(%(results)s AS text[]), "
-    "CAST(%(errors)s AS text[])) AS v(id, status, result, error) "
+    "key_expires_at = %(key_until)s FROM unnest(CAST(%(ids)b AS varchar[]), "
+    "CAST(%(statuses)b AS varchar[]), CAST(%(results)b AS text[]), "
+    "CAST(%(errors)b AS text[])) AS v(id, status, result, error) "
     "WHERE operations.id = v.id")
 _FINISH_ATTEMPT_SQL = (
     "UPDATE operation_attempts SET finished_at = %(now)s, outcome = v.outcome, "
-    "error = CAST(v.error AS json) FROM unnest(CAST(%(ids)s AS varchar[]), "
-    "CAST(%(outcomes)s AS varchar[]), CAST(%(errors)s AS text[])) AS v(id, outcome, error) "
+    "error = CAST(v.error AS json) FROM unnest(CAST(%(ids)b AS varchar[]), "
+    "CAST(%(outcomes)b AS varchar[]), CAST(%(errors)b AS text[])) AS v(id, outcome, error) "
     "WHERE operation_attempts.operation_id = v.id "
     "AND operation_attempts.finished_at IS NULL")
 
