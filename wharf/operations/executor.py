@@ -11,8 +11,9 @@
    A duplicate delivery that finds the operation done or leased does nothing. In the
    same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
    are inserted (one statement over arrays on PostgreSQL) and the actor's permission is
-   re-checked once per distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect. The
-   actors' accounts are read in one query: a disabled actor's operation waits, ``pending``.
+   re-checked once per distinct target of the batch; lost → ``failed``
+   ``permission_revoked``, no effect. The actors' accounts are read in one query: a
+   disabled actor's operation waits, ``pending``.
 2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
    a kind may do a whole batch at once (``perform_many``); if that raises, each operation
    is performed on its own so each error is classified for its operation. The lease keeper
