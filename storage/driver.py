@@ -27,6 +27,7 @@ the statement, then the pool's ``ROLLBACK``). One statement sees one snapshot ei
 from __future__ import annotations
 
 import contextlib
+import re
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -37,6 +38,10 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
+
+_PARAM = re.compile(r"%\((\w+)\)s::([A-Z][A-Z ]*)")
+_ONE = r"%\(\w+\)s::[A-Z][A-Z ]*"
+_TUPLE = re.compile(rf"\({_ONE}(?:, {_ONE})*\)")  # one row: each parameter cast
 
 
 class _Compiled(NamedTuple):
@@ -50,6 +55,9 @@ class _Compiled(NamedTuple):
     # processor, the value processed once)
     per_row: list[tuple[str, str, Any]]
     fixed: list[tuple[str, str, Any, Any]]
+    # an INSERT of rows (``insert_rows``) as one statement over arrays (``unnest``), and
+    # the bind names of its arrays (None: not such a one)
+    rows: tuple[str, list[str]] | None
 
 
 def array_param(name: str, column: ColumnElement[Any]) -> BindParameter[Any]:
@@ -124,6 +132,28 @@ def pipelined(conn: Connection) -> Iterator[None]:
             conn.invalidate()
 
 
+def direct(conn: Connection) -> bool:
+    """Whether statements on ``conn`` run on the driver (PostgreSQL with psycopg, nothing
+    listening): where :func:`execute_sql` may be used."""
+    return DriverStatement._direct(conn)
+
+
+def execute_sql(conn: Connection, sql: str, params: dict[str, Any] | Sequence[Any]) -> None:
+    """A write in the driver's own SQL (``%(name)s`` or ``%s`` placeholders, values as
+    psycopg adapts them), in ``conn``'s transaction; only where :func:`direct` holds.
+    Failures go through SQLAlchemy's handling, as :class:`DriverStatement`'s do."""
+    if not conn.in_transaction():
+        conn.begin()
+    cursor = None
+    try:
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cursor:
+            cursor.execute(sql, params)
+    except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
+        conn._handle_dbapi_exception(exc, sql, params, cursor, None)
+
+
 class DriverStatement:
     """A Core statement, compiled once per dialect, run on the driver when it can."""
 
@@ -135,11 +165,86 @@ class DriverStatement:
         self._compiled: weakref.WeakKeyDictionary[Dialect, _Compiled] = \
             weakref.WeakKeyDictionary()
 
+    multirow = False
+
     @classmethod
     def insert_rows(cls, table: Table, columns: Sequence[str] | None = None) -> DriverStatement:
         """An INSERT into ``table`` for :meth:`executemany` of rows that give ``columns``
-        (default: every column; a row without one is an error, never a silent NULL)."""
-        return cls(insert(table), list(columns) if columns is not None else table.c.keys())
+        (default: every column; a row without one is an error, never a silent NULL). On
+        the driver it runs as ONE ``INSERT … SELECT * FROM unnest(CAST(%(a)b AS T[]), …)``,
+        each column's values one array: PostgreSQL runs one statement for the rows
+        instead of one per row, and its text is the same whatever the number of rows
+        (prepared once; a multi-row ``VALUES`` list would be parsed anew by psycopg and
+        planned anew by PostgreSQL for each size)."""
+        stmt = cls(insert(table), list(columns) if columns is not None else table.c.keys())
+        stmt.multirow = True
+        return stmt
+
+    @staticmethod
+    def _rows(sql: str) -> tuple[str, list[str]] | None:
+        """``sql`` (``INSERT INTO t (…) VALUES (%(a)s::T, …)``, then perhaps ``ON
+        CONFLICT …`` and ``RETURNING …``) as an INSERT over arrays (None: anything but
+        one tuple of parameters, each cast to a plain type)."""
+        head, sep, values = sql.partition(" VALUES ")
+        one = _TUPLE.match(values) if sep else None
+        if one is None:
+            return None
+        params, tail = _PARAM.findall(one.group(0)), values[one.end():]
+        if tail and not tail.startswith((" ON CONFLICT ", " RETURNING ")):
+            return None
+        # (binary arrays: psycopg packs them without quoting each element, about a
+        # fourth of the text format's cost)
+        arrays = ", ".join(f"CAST(%({name})b AS {cast}[])" for name, cast in params)
+        return f"{head} SELECT * FROM unnest({arrays}){tail}", [name for name, _ in params]
+
+    @classmethod
+    def insert_rows_returning(cls, statement: Executable,
+                              columns: Sequence[str]) -> DriverStatement:
+        """``statement`` (an INSERT of rows that give ``columns``, with RETURNING, perhaps
+        ``ON CONFLICT``) for :meth:`insert_returning`: on the driver one statement over
+        arrays, as :meth:`insert_rows`."""
+        stmt = cls(statement, list(columns))
+        stmt.multirow = True
+        return stmt
+
+    def insert_returning(self, conn: Connection,
+                         rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """The rows' INSERT (an :meth:`insert_rows_returning` statement) in ``conn``'s
+        transaction; the rows it returned (those inserted), in no particular order."""
+        if not rows:
+            return []
+        if not self._direct(conn):
+            return [tuple(row) for row in conn.execute(self.statement, list(rows))]
+        entry = self._for(conn.dialect)
+        if entry.rows is None:
+            raise ValueError("not an INSERT of rows")
+        sql = entry.rows[0]
+        arrays: dict[str, list[Any]] = {}
+        try:
+            for name, key, process in entry.per_row:
+                arrays[name] = [row[key] for row in rows] if process is None else \
+                    [process(row[key]) for row in rows]
+        except KeyError:  # SQLAlchemy's own error for a missing value
+            for row in rows:
+                entry.compiled.construct_params(row, escape_names=False)
+            raise
+        return [tuple(row) for row in self._run(conn, sql, arrays)]
+
+    @staticmethod
+    def _run(conn: Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+        if not conn.in_transaction():
+            conn.begin()
+        cursor = None
+        try:
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            with driver.cursor() as cursor:
+                cursor.execute(sql, params)
+                found: list[Any] = cursor.fetchall()
+                return found
+        except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
+            conn._handle_dbapi_exception(exc, sql, params, cursor, None)
+            raise  # (it raises)
 
     def _for(self, dialect: Dialect) -> _Compiled:
         entry = self._compiled.get(dialect)
@@ -173,8 +278,9 @@ class DriverStatement:
                     value = bind.effective_value
                     fixed.append((name, bind.key, process,
                                   value if process is None else process(value)))
-            entry = _Compiled(compiled, str(compiled), binds, results, names, per_row,
-                              fixed)
+            sql = str(compiled)
+            entry = _Compiled(compiled, sql, binds, results, names, per_row, fixed,
+                              self._rows(sql) if self.multirow and not fixed else None)
             self._compiled[dialect] = entry
         return entry
 
@@ -208,7 +314,8 @@ class DriverStatement:
 
     def executemany(self, conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
         """The statement once per row, in ``conn``'s transaction (psycopg pipelines them:
-        one round trip), as ``conn.execute(statement, rows)`` would run it."""
+        one round trip; an ``insert_rows`` INSERT is one multi-row statement), as
+        ``conn.execute(statement, rows)`` would run it."""
         if not rows:
             return
         if not self._direct(conn):
@@ -236,7 +343,11 @@ class DriverStatement:
             driver = conn.connection.driver_connection
             assert driver is not None
             with driver.cursor() as cursor:
-                cursor.executemany(sql, values)
+                if entry.rows is None or len(values) == 1:
+                    cursor.executemany(sql, values)
+                else:
+                    sql, names = entry.rows
+                    cursor.execute(sql, {name: [v[name] for v in values] for name in names})
         except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
             conn._handle_dbapi_exception(exc, sql, values, cursor, None)
 

@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from storage.clock import utcnow
 from storage.db import Database, is_transient_db_error
+from storage.driver import DriverStatement
 from storage.errors import DatabaseBusy, RevisionConflict, UnitNotFound, UnitStoreUnavailable
 from storage.results import rowcount
 from storage.unitheads import HeadRow, read_document, read_document_at
@@ -68,6 +69,24 @@ def check_patch(changeset: Any) -> None:
         raise InvalidChangeset("a changeset must be a non-empty RFC 6902 JSON Patch array")
 
 
+_INSERT_CHECKPOINTS = DriverStatement.insert_rows(
+    CHECKPOINTS, ("unit_id", "revision", "snapshot", "size", "created_at"))
+
+
+_UNIT_COLUMNS = ("id", "unit_type", "revision", "size", "checkpoint_revision", "log_bytes",
+                 "created_at", "updated_at")
+_INSERT_UNITS = {postgres: DriverStatement.insert_rows_returning(
+    (pg_insert(UNITS) if postgres else sqlite_insert(UNITS)).on_conflict_do_nothing(
+        index_elements=[UNITS.c.id]).returning(UNITS.c.id), _UNIT_COLUMNS)
+    for postgres in (False, True)}
+
+
+def _insert_units(db: Database) -> DriverStatement:
+    """The units' rows, those that exist left as they are (``insert_ignore``); on the
+    driver one statement over arrays."""
+    return _INSERT_UNITS[db.is_postgres]
+
+
 def insert_units(conn: Connection, db: Database,
                  units: Sequence[tuple[str, str, dict[str, Any]]],
                  now: datetime | None = None) -> set[str]:
@@ -77,12 +96,12 @@ def insert_units(conn: Connection, db: Database,
     inserted."""
     now = now or utcnow()
     sizes = {uid: document_size(doc) for uid, _, doc in units}
-    inserted = set(conn.scalars(insert_ignore(db, UNITS).returning(UNITS.c.id), [
+    inserted = {row[0] for row in _insert_units(db).insert_returning(conn, [
         {"id": uid, "unit_type": utype, "revision": 0, "size": sizes[uid],
          "checkpoint_revision": 0, "log_bytes": 0, "created_at": now, "updated_at": now}
-        for uid, utype, _ in units]))
-    if inserted:
-        conn.execute(insert(CHECKPOINTS), [
+        for uid, utype, _ in units])}
+    if inserted:  # (one multi-row INSERT on the driver)
+        _INSERT_CHECKPOINTS.executemany(conn, [
             {"unit_id": uid, "revision": 0, "snapshot": doc, "size": sizes[uid],
              "created_at": now} for uid, _, doc in units if uid in inserted])
     return inserted

@@ -8,8 +8,9 @@ thread while others idle; one at a time, each full claim rings another bell and 
 spreads over the workers.
 
 The drain loop (see ``tasks.doorbell`` for why no operation is missed):
-- claim a batch; a full one rings once more (another worker joins) and claims again
-  (``BatchRun.full``: a bell naming an operation no longer due is not a short claim);
+- claim a batch; a full one rings once more (another worker joins) and claims again,
+  twice as many up to ``WHARF_WORKER_BATCH_MAX`` (``BatchRun.full``: a bell naming an
+  operation no longer due is not a short claim); a short one sets the size back;
 - a short one ends the drain, unless a sender counted on this drain meanwhile;
 - after ``DRAIN_SECONDS`` the drain hands over (a bell of its own when one is owed) so a
   thread is not held forever;
@@ -89,9 +90,15 @@ class Stopping(Middleware):
 
 def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
           operation_id: str | None = None, budget: float = DRAIN_SECONDS,
-          stopping: threading.Event | None = None) -> int:
-    """Answer one bell of ``kind``; returns how many operations it claimed."""
+          stopping: threading.Event | None = None, most: int | None = None) -> int:
+    """Answer one bell of ``kind``; returns how many operations it claimed. Each claim
+    takes up to ``limit``; after a full one the next takes twice as many, up to
+    ``most`` (a backlog is drained in larger batches: each costs its claim, permission
+    checks, UnitStore and completion transactions once), and after a short one
+    ``limit`` again."""
     actor = actor_name(kind)
+    size = limit
+    most = max(limit, most or limit)
     deadline = time.monotonic() + budget
     include = operation_id or None
     total = 0
@@ -106,7 +113,7 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                 ringer.ring_more(actor)  # hand over to the next worker
                 return total
             try:
-                run = executor.run_batch_report((kind,), limit=limit, include=include)
+                run = executor.run_batch_report((kind,), limit=size, include=include)
             except DatabaseBusy:  # SQLite's write lock, a PostgreSQL deadlock: try again
                 log.warning("drain of %s: the database is busy; claiming again", kind)
                 if time.monotonic() >= deadline:
@@ -124,6 +131,7 @@ def drain(executor: Executor, ringer: Ringer, kind: str, limit: int,
                 raise
             include = None
             total += run.claimed
+            size = min(most, size * 2) if run.full and run.claimed else limit
             if run.full:  # more may be due (a named operation no longer due is no sign)
                 if run.claimed:
                     ringer.ring_more(actor)
@@ -142,7 +150,8 @@ def batch_limit(kind: str, default: int) -> int:
 
 def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
                    blob_store: BlobStore, ringer: Ringer, *,
-                   batch: int = 32, unitstore: UnitStore | None = None
+                   batch: int = 32, unitstore: UnitStore | None = None,
+                   batch_max: int | None = None
                    ) -> dict[str, dramatiq.Actor[..., None]]:
     actors: dict[str, dramatiq.Actor[..., None]] = {}
     if unitstore is not None:
@@ -180,7 +189,8 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
     broker.add_middleware(stopping)
     for kind in executor.handlers:
         actors[kind] = dramatiq.Actor(_bell(executor, ringer, kind, batch_limit(kind, batch),
-                                            stopping.event),
+                                            stopping.event,
+                                            batch_limit(kind, batch_max or batch)),
                                       broker=broker, actor_name=actor_name(kind),
                                       queue_name=QUEUE, priority=0,
                                       options={"max_retries": 0})
@@ -188,9 +198,9 @@ def declare_actors(broker: dramatiq.Broker, executor: Executor, db: Database,
 
 
 def _bell(executor: Executor, ringer: Ringer, kind: str, limit: int,
-          stopping: threading.Event) -> Callable[..., None]:
+          stopping: threading.Event, most: int) -> Callable[..., None]:
     def run(operation_id: str | None = None) -> None:
-        drain(executor, ringer, kind, limit, operation_id, stopping=stopping)
+        drain(executor, ringer, kind, limit, operation_id, stopping=stopping, most=most)
     run.__name__ = actor_name(kind)
     return run
 

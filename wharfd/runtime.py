@@ -102,6 +102,7 @@ class Components:
                                  hooks=hooks or hooks_from_env(settings))
         self.actors = declare_actors(self.broker, self.executor, self.db, self.blob_store,
                                      self.dispatcher, batch=settings.worker_batch,
+                                     batch_max=settings.worker_batch_max,
                                      unitstore=self.unitstore)
         self.schedules = schedules(settings)
         self.sweep_actors = declare_sweep_actors(self.broker, self)

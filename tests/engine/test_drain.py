@@ -122,6 +122,34 @@ def test_run_batch_report_says_full_when_the_named_slot_was_empty(world, compone
     assert components.executor.run_batch(limit=2, include=ids[0]) == 0  # still an int
 
 
+def test_a_drain_grows_its_claims_over_a_backlog_and_shrinks_after_a_short_one(
+        world, components, db):
+    """Issue 43: full claims double the next one's size up to ``most``; a short claim
+    sets it back. Every operation completes, each once."""
+    alice = world.user("alice")
+    ids = [create(alice, alice.personal_space_id, f"g{i:02d}") for i in range(20)]
+    sizes: list[int] = []
+    real = components.executor.run_batch_report
+    ringer = Ringer()
+
+    class Exec:
+        def run_batch_report(self, kinds, *, limit, include=None):
+            sizes.append(limit)
+            run = real(kinds, limit=limit, include=include)
+            if len(sizes) == 4:  # a later arrival, its sender counting on this drain
+                ids.append(create(alice, alice.personal_space_id, "late"))
+                assert ringer.doorbell.ring(actor_name("create_resource")) is False
+            return run
+
+    drain(Exec(), ringer, "create_resource", 2, None, most=8)  # type: ignore[arg-type]
+    # 2 + 4 + 8 + 6 (short) claimed the first 20; then 2 again for the late one, short.
+    assert sizes[:5] == [2, 4, 8, 8, 2]
+    assert [statuses(db)[i] for i in ids] == ["completed"] * 21
+    with db.read() as s:
+        attempts = list(s.scalars(select(OperationAttempt.operation_id)))
+    assert sorted(attempts) == sorted(ids)  # one attempt each
+
+
 # -- 3. one bad operation does not block its kind ----------------------------------------
 
 def test_an_undecodable_payload_fails_alone(world, components, db):

@@ -498,16 +498,26 @@ def test_a_batch_completed_on_the_driver_writes_what_sqlalchemy_writes(
         return real_mappings(self, conn, params)
 
     monkeypatch.setattr(DriverStatement, "mappings", spy_mappings)
+    from wharf.operations import finish as finish_module
+    real_sql = finish_module.execute_sql
+
+    def spy_sql(conn, sql, params):
+        many.append(sql.split(None, 2)[1])
+        return real_sql(conn, sql, params)
+
+    monkeypatch.setattr(finish_module, "execute_sql", spy_sql)
     alice = world.user("alice")
     space = alice.personal_space_id
     plain = [_create(alice, space, f"driver {i}") for i in range(2)]
     assert components.executor.run_batch(limit=10, worker_id="w1") == 2
-    assert many == (["operation_attempts", "nodes", "resources", "unit_resources",
-                     "audit_logs", "operations", "operation_attempts"]
+    # (The inserts multi-row, the two completion updates one statement each: ``unnest``.)
+    assert many == (["operation_attempts", "unit_checkpoints", "nodes", "resources",
+                     "unit_resources", "audit_logs", "operations", "operation_attempts"]
                     if backend == "postgres" else [])
-    # The claim (WITH picked … UPDATE), then the completion's lock of the batch and its
-    # webhook lookup (ids as one array).
-    assert read == (["WITH", "operations", "webhooks"] if backend == "postgres" else [])
+    # The claim (WITH picked … UPDATE) and its actors' accounts, then the completion's
+    # lock of the batch, its actors' accounts and its webhook lookup (ids as one array).
+    assert read == (["WITH", "users", "operations", "users", "webhooks"]
+                    if backend == "postgres" else [])
     many.clear()
 
     def listen(*args):
@@ -519,7 +529,8 @@ def test_a_batch_completed_on_the_driver_writes_what_sqlalchemy_writes(
         assert components.executor.run_batch(limit=10, worker_id="w1") == 2
     finally:
         event.remove(db.engine, "before_cursor_execute", listen)
-    assert many == []  # none while listened
+    # none on the product database while listened (the UnitStore's engine is not)
+    assert many == (["unit_checkpoints"] if backend == "postgres" else [])
     assert [_completed(db, o) for o in plain] == [_completed(db, o) for o in traced]
     assert _completed(db, plain[0])["operation"][0] == "completed"
 
@@ -709,3 +720,42 @@ def test_creating_one_unit_sends_no_begin_or_commit(components, backend, command
     if backend == "postgres":
         with store.db.engine.connect() as conn:
             assert not conn.connection.driver_connection.autocommit
+
+
+def test_insert_rows_is_one_statement_over_arrays(pg_db, monkeypatch):
+    """``insert_rows`` on the driver: one ``INSERT … SELECT * FROM unnest(…)`` for all
+    the rows, every row stored as SQLAlchemy would store it (JSON objects and arrays,
+    NULL, aware datetimes, text needing quotes in an array), and a failing row fails
+    the whole call."""
+    import psycopg
+
+    from storage.models import AuditLog
+    sent: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def spy(self, query, params=None, **kw):
+        if str(query).startswith("INSERT INTO audit_logs"):
+            sent.append(str(query))
+        return real(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", spy)
+    add = DriverStatement.insert_rows(AuditLog.__table__)
+    now = datetime.now(UTC)
+    details = [None, {"i": 1, "s": 'é\u2028 "q" {a,b}'}, {"list": [1, "x", None]}, {}]
+    rows = [{"id": uuid.uuid4().hex, "at": now, "actor_type": "system",
+             "actor_id": f'a{i} "{{,}}" \\', "action": "probe", "target_type": "t",
+             "target_id": None, "space_id": None, "request_id": None, "client_ip": None,
+             "user_agent": None, "details": details[i % 4]} for i in range(7)]
+    with pg_db.write() as s:
+        add.executemany(s.connection(), rows)
+    assert len(sent) == 1 and "unnest(" in sent[0]
+    with pg_db.read() as s:
+        got = {r.actor_id: (r.details, r.at) for r in s.execute(
+            select(AuditLog).where(AuditLog.action == "probe")).scalars()}
+    assert got == {f'a{i} "{{,}}" \\': (details[i % 4], now) for i in range(7)}
+    dup = [{**rows[0], "id": uuid.uuid4().hex, "actor_id": "b"} for _ in range(4)]
+    dup[3]["id"] = rows[6]["id"]  # one row fails: nothing of the call stays
+    with pytest.raises(IntegrityError), pg_db.write() as s:
+        add.executemany(s.connection(), dup)
+    with pg_db.read() as s:
+        assert s.scalar(select(AuditLog.id).where(AuditLog.actor_id == "b")) is None

@@ -111,6 +111,15 @@ def _insert_operations(dialect: str) -> Any:
         OPERATIONS.c.id, OPERATIONS.c.idempotency_key)
 
 
+_ROW_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
+                "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
+                "updated_at", "trace_context", "next_attempt_at")
+#: The batch's operations (keys taken meanwhile skipped), by dialect: on the driver one
+#: statement over arrays, whatever the number of items.
+_INSERT_OPERATIONS = {dialect: DriverStatement.insert_rows_returning(
+    _insert_operations(dialect), _ROW_COLUMNS) for dialect in ("postgresql", "sqlite")}
+
+
 def submit_batch(ops: Operations, ctx: RequestContext,
                  items: Sequence[BatchItem]) -> list[ItemAnswer]:
     """Record ``items`` in one transaction; one answer per item, in order."""
@@ -209,7 +218,7 @@ def _record(ops: Operations, s: Session, ctx: RequestContext, batch: list[_Pendi
             for p in batch]
     conn = s.connection()
     dialect = "postgresql" if ops.db.is_postgres else "sqlite"
-    inserted = {row[0] for row in conn.execute(_insert_operations(dialect), rows)}
+    inserted = {row[0] for row in _INSERT_OPERATIONS[dialect].insert_returning(conn, rows)}
     lost = [p for p in batch if p.op_id not in inserted]
     if lost:  # keys a concurrent request recorded meanwhile: answered as replays
         recorded = {row.idempotency_key: Operation.detached(dict(row._mapping))

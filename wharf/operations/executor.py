@@ -10,9 +10,10 @@
    PostgreSQL).
    A duplicate delivery that finds the operation done or leased does nothing. In the
    same transaction: earlier unfinished attempts are marked ``lost``, the new attempt rows
-   are inserted (one executemany) and the actor's permission is re-checked once per
-   distinct target of the batch; lost → ``failed`` ``permission_revoked``, no effect. The
-   actors' accounts are read in one query: a disabled actor's operation waits, ``pending``.
+   are inserted (one statement over arrays on PostgreSQL) and the actor's permission is
+   re-checked once per distinct target of the batch; lost → ``failed``
+   ``permission_revoked``, no effect. The actors' accounts are read in one query: a
+   disabled actor's operation waits, ``pending``.
 2. Side effects (idempotent, keyed on ids in ``payload``) outside the product transaction;
    a kind may do a whole batch at once (``perform_many``); if that raises, each operation
    is performed on its own so each error is classified for its operation. The lease keeper
@@ -20,8 +21,8 @@
 3. Completion: ONE transaction for the batch: lock the operations still ours, re-check
    permission, write product rows (``commit_many`` or each ``commit``), mark them
    ``completed`` and finish their attempts (``wharf.operations.finish``, the one terminal
-   writer every finisher uses: executemany, counted, logged, waiters woken). If it fails
-   for a reason that is not transient, each operation is completed in its own
+   writer every finisher uses: one statement each over arrays, counted, logged, waiters
+   woken). If it fails for a reason that is not transient, each operation is completed in its own
    transaction, so one bad operation cannot fail the others (``wharf.operations.outcomes``).
    Completion webhooks (``wharf.webhooks.service.announce``) are written in the same
    transaction that finishes an operation (completed or failed): one indexed query per

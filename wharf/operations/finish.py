@@ -25,8 +25,9 @@ and once the transaction commits (never if it rolls back), in this order:
   ``trace_id`` (the operation's trace, when it has one); INFO when completed, WARNING
   when failed, nothing built when that level is off.
 
-Every statement is one executemany for the whole list (one pipelined round trip on
-PostgreSQL), so a batch costs what one operation does. The caller holds the rows: it
+Each of the two writes is one statement for the whole list on PostgreSQL (its values as
+arrays, ``unnest``; both in one pipelined round trip), one executemany elsewhere, so a
+batch costs about what one operation does. The caller holds the rows: it
 locked them (``FOR UPDATE``; SQLite's write transaction is exclusive) or otherwise made
 sure they are still open and its own; :func:`finish` writes by id.
 """
@@ -39,11 +40,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, object_session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from storage.db import after_commit, notify_after_commit
-from storage.driver import DriverStatement, pipelined
+from storage.db import after_commit, json_text, notify_after_commit
+from storage.driver import DriverStatement, direct, execute_sql, pipelined
 from storage.enums import AttemptOutcome, OperationStatus
 from storage.models import Operation, OperationAttempt
 from wharf.infra.clock import utcnow
@@ -79,6 +81,58 @@ FINISH_ATTEMPT = DriverStatement(update(_ATTEMPTS).where(
     outcome=bindparam("b_outcome", type_=_ATTEMPTS.c.outcome.type),
     error=bindparam("b_error", type_=_JSON)))
 
+# On the driver (PostgreSQL): each of the two is ONE statement for the whole list, its
+# per-operation values as arrays (``unnest``): PostgreSQL plans and runs it once, where
+# an executemany runs it once per operation. (Arrays in binary: no quoting per element.)
+_MARK_FINISHED_SQL = (
+    "UPDATE operations SET status = v.status, result = CAST(v.result AS json), "
+    "error = CAST(v.error AS json), completed_at = %(now)s, updated_at = %(now)s, "
+    "lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = NULL, "
+    "key_expires_at = %(key_until)s FROM unnest(CAST(%(ids)b AS varchar[]), "
+    "CAST(%(statuses)b AS varchar[]), CAST(%(results)b AS text[]), "
+    "CAST(%(errors)b AS text[])) AS v(id, status, result, error) "
+    "WHERE operations.id = v.id")
+_FINISH_ATTEMPT_SQL = (
+    "UPDATE operation_attempts SET finished_at = %(now)s, outcome = v.outcome, "
+    "error = CAST(v.error AS json) FROM unnest(CAST(%(ids)b AS varchar[]), "
+    "CAST(%(outcomes)b AS varchar[]), CAST(%(errors)b AS text[])) AS v(id, outcome, error) "
+    "WHERE operation_attempts.operation_id = v.id "
+    "AND operation_attempts.finished_at IS NULL")
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json_text(value)
+
+
+def _write(conn: Connection, outcomes: Sequence[Outcome], now: datetime,
+           key_until: datetime) -> None:
+    """The rows' and open attempts' terminal state (module docstring): one statement each
+    on the driver, else one executemany each."""
+    attempts = [o for o in outcomes if o.attempt is not None]
+    if direct(conn):
+        with pipelined(conn):  # (one round trip for both)
+            execute_sql(conn, _MARK_FINISHED_SQL, {
+                "now": now, "key_until": key_until, "ids": [o.op.id for o in outcomes],
+                "statuses": [str(o.status) for o in outcomes],
+                "results": [_json(o.result) for o in outcomes],
+                "errors": [_json(o.error) for o in outcomes]})
+            if attempts:
+                execute_sql(conn, _FINISH_ATTEMPT_SQL, {
+                    "now": now, "ids": [o.op.id for o in attempts],
+                    "outcomes": [str(o.attempt) for o in attempts],
+                    "errors": [_json(o.attempt_error if o.attempt_error is not None
+                                     else o.error) for o in attempts]})
+        return
+    MARK_FINISHED.executemany(conn, [
+        {"b_id": o.op.id, "b_status": o.status, "b_result": o.result,
+         "b_error": o.error, "b_now": now, "b_key_until": key_until}
+        for o in outcomes])
+    FINISH_ATTEMPT.executemany(conn, [
+        {"b_id": o.op.id, "b_now": now, "b_outcome": o.attempt,
+         "b_error": o.attempt_error if o.attempt_error is not None else o.error}
+        for o in attempts])
+
+
 #: The columns :func:`finish` sets, as an ``Operation`` reads them afterwards.
 _SET = ("status", "result", "error", "completed_at", "updated_at", "lease_owner",
         "lease_expires_at", "next_attempt_at", "key_expires_at")
@@ -111,16 +165,7 @@ def finish(s: Session, outcomes: Sequence[Outcome], *, key_ttl: int,
         return []
     now = now or utcnow()
     key_until = released_at(now, key_ttl)
-    conn = s.connection()
-    attempts = [{"b_id": o.op.id, "b_now": now, "b_outcome": o.attempt,
-                 "b_error": o.attempt_error if o.attempt_error is not None else o.error}
-                for o in outcomes if o.attempt is not None]
-    with pipelined(conn):  # (one round trip for both)
-        MARK_FINISHED.executemany(conn, [
-            {"b_id": o.op.id, "b_status": o.status, "b_result": o.result,
-             "b_error": o.error, "b_now": now, "b_key_until": key_until}
-            for o in outcomes])
-        FINISH_ATTEMPT.executemany(conn, attempts)
+    _write(s.connection(), outcomes, now, key_until)
     for hook in FINISHED_HOOKS:
         hook(s, outcomes)
     done = [Done(id=o.op.id, actor_id=o.op.actor_id, kind=o.op.kind, status=o.status,

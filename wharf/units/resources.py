@@ -32,7 +32,7 @@ from wharf.spaces.nodes import resolve_parent, resources_for
 from wharf.units.kinds import CREATE_RESOURCE, CreateResourcePayload, CreateResourceResult
 
 KIND = CREATE_RESOURCE
-# A batch's rows, one executemany per table (on the driver where it can).
+# A batch's rows, one statement per table (on the driver: over arrays, ``insert_rows``).
 _INSERT_NODES = DriverStatement.insert_rows(Node.__table__)
 _INSERT_RESOURCES = DriverStatement.insert_rows(Resource.__table__)
 _INSERT_UNIT_RESOURCES = DriverStatement.insert_rows(UnitResource.__table__)
@@ -117,7 +117,7 @@ def publish_unit_resource(session: Session, op: Operation, ctx: RequestContext, 
 class CreateResource:
     """The ``create_resource`` handler. A batch of them shares one permission check per
     (actor, space, parent), creates its units in one UnitStore transaction and writes its
-    rows with one executemany per table."""
+    rows with one statement per table (``DriverStatement.insert_rows``)."""
 
     kind = KIND
 
@@ -152,7 +152,7 @@ class CreateResource:
 
     def commit_many(self, session: Session,
                     ops: Sequence[Operation]) -> list[CreateResourceResult]:
-        """What ``commit`` writes, for every operation at once: one Core executemany per
+        """What ``commit`` writes, for every operation at once: one Core INSERT of rows per
         table, in foreign-key order. The audit row names the operation as the system
         principal, as ``commit`` with the executor's context does."""
         conn = session.connection()
