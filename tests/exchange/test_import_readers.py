@@ -322,3 +322,39 @@ def test_an_xlsx_formula_past_excels_length_limit_is_refused(tmp_path):
     with pytest.raises(FileTooComplex) as caught:
         read_workbook(book(near + "+A1+A1"), "F", Limits())
     assert caught.value.details == {"limit": "formula_length"}
+
+
+def _with_sheet_part_flagged(data: bytes, *, method: int | None = None,
+                             encrypted: bool = False) -> bytes:
+    """``data`` (an XLSX) with its worksheet part's zip headers claiming ``method`` as
+    its compression (9: deflate64, which zipfile cannot read) or the encrypted flag."""
+    buf = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        offsets = [zf.getinfo("xl/worksheets/sheet1.xml").header_offset]
+    pos = data.find(b"PK\x01\x02")
+    while pos != -1:  # the central directory entry naming the part
+        name_len = int.from_bytes(data[pos + 28:pos + 30], "little")
+        if data[pos + 46:pos + 46 + name_len] == b"xl/worksheets/sheet1.xml":
+            offsets.append(pos + 2)  # central entries carry "version made by" first
+        pos = data.find(b"PK\x01\x02", pos + 4)
+    for at in offsets:
+        if method is not None:
+            buf[at + 8:at + 10] = method.to_bytes(2, "little")
+        if encrypted:
+            flags = int.from_bytes(buf[at + 6:at + 8], "little") | 1
+            buf[at + 6:at + 8] = flags.to_bytes(2, "little")
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("damage", [{"method": 9}, {"encrypted": True}],
+                         ids=["deflate64", "encrypted"])
+def test_a_sheet_part_zipfile_cannot_open_is_a_corrupt_file_not_an_internal_error(
+        tmp_path, damage):
+    """The used-range check runs in the worker: a part the zip module refuses with
+    NotImplementedError (an unsupported compression) or RuntimeError (encrypted) is the
+    file's fault, ``corrupt_file``, as when the check ran in the child; it escaped as an
+    internal error, which the engine retries."""
+    from wharf.exchange.readers.isolated import read_workbook_isolated
+    path = _file(tmp_path, "bad.xlsx", _with_sheet_part_flagged(xlsx_bytes(), **damage))
+    with pytest.raises(CorruptFile):
+        read_workbook_isolated(path, "B", Limits(), "xlsx", memory=1 << 30, timeout=60)

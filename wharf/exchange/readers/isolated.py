@@ -85,9 +85,15 @@ def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
             proc.communicate()
             raise ConversionTimeout(f"reading the workbook took longer than {timeout:g} s") \
                 from None
-        except BaseException:  # the used ranges too large, or unreadable: the child goes
-            proc.kill()
+        except BaseException as exc:  # the used ranges too large, or unreadable: the
+            proc.kill()                # child goes
             proc.communicate()
+            if isinstance(exc, Exception) and not isinstance(exc, WharfError):
+                # a part the zip module cannot open (an unsupported compression: Not-
+                # ImplementedError; encrypted: RuntimeError) is the file's fault, as when
+                # the check ran in the child; not an internal error the engine retries
+                raise CorruptFile("the workbook cannot be read: "
+                                  f"{type(exc).__name__}") from None
             raise
     if proc.returncode > 0 and proc.returncode != _OUT_OF_MEMORY:
         raise CorruptFile(f"the workbook cannot be read (exit {proc.returncode})")
