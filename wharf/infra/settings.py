@@ -166,8 +166,9 @@ class Settings(DocumentSettings, FeedSettings, ExternalLoginSettings):
     worker_batch_max: Annotated[int, setting(
         "the most a drain claims at once: while its claims come back full (a backlog), "
         "each claims twice as many as the one before, from `WHARF_WORKER_BATCH` up to "
-        "this (no growth when it is not above `WHARF_WORKER_BATCH`)",
-        ge=1)] = 128
+        "this (no growth when it is not above `WHARF_WORKER_BATCH`, the default: a larger "
+        "claim lengthens another user's wait behind a backlog, docs/operations.md)",
+        ge=1)] = 32
     doorbell_ttl: Annotated[float, setting(
         "life of the Redis flag that says a doorbell is on its way (senders behind it "
         "do not ring again): bounds how long a lost bell keeps new ones from ringing",
