@@ -6,9 +6,9 @@
 #
 #   make run                    serve on 127.0.0.1:8080 (WHARF_HOST, WHARF_PORT and every
 #                               other WHARF_* variable in the environment are honoured)
-#   make test                   the whole suite, on four xdist workers
+#   make test                   the whole suite, on six xdist workers
 #   make test PYTEST_ARGS=...   pass arguments to pytest instead of the default
-#                               `-n 4 --durations=25` (the 25 slowest tests listed at the
+#                               `-n 6 --durations=25` (the 25 slowest tests listed at the
 #                               end: the suite's budget is 15 minutes in CI)
 #                               (e.g. PYTEST_ARGS='-n 0 -k migrations')
 #   make lint                   ruff (rules in pyproject.toml [tool.ruff]) and mypy, strict,
@@ -19,13 +19,14 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# Four xdist workers on the CI machine's two cores: most tests wait (on subprocesses they
+# Six xdist workers on the CI machine's two cores: most tests wait (on subprocesses they
 # start, servers, long-polls, leases), so two workers kept the cores 27-73 % busy. Measured
 # on the same tree (issue 35): -n 2 1,118-1,586 s, -n 4 787 s with helpers' tests loading the
-# machine, 1,158 CPU-s in 792 s. --durations=25 lists the slowest tests of each run.
+# machine, 1,158 CPU-s in 792 s; later (2026-12-07, quiet) -n 6 605 s and -n 8 617 s
+# against -n 4 958-1,033 s. --durations=25 lists the slowest tests of each run.
 # --dist worksteal: a worker that runs out of tests takes some of another's, so the long
 # process tests do not leave one worker busy alone at the end.
-PYTEST_ARGS ?= -n 4 --dist worksteal --durations=25
+PYTEST_ARGS ?= -n 6 --dist worksteal --durations=25
 
 .DEFAULT_GOAL := help
 .PHONY: help run test test-deps lint lint-imports install install-dev clean

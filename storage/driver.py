@@ -213,11 +213,11 @@ class DriverStatement:
         transaction; the rows it returned (those inserted), in no particular order."""
         if not rows:
             return []
-        if not self._direct(conn):
+        entry = self._for(conn.dialect) if self._direct(conn) else None
+        if entry is None or entry.rows is None or entry.results:
+            # elsewhere, a statement the array form cannot take, or a RETURNING whose
+            # values need SQLAlchemy's result processing: as SQLAlchemy runs it
             return [tuple(row) for row in conn.execute(self.statement, list(rows))]
-        entry = self._for(conn.dialect)
-        if entry.rows is None:
-            raise ValueError("not an INSERT of rows")
         sql = entry.rows[0]
         arrays: dict[str, list[Any]] = {}
         try:
