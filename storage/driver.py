@@ -142,6 +142,13 @@ def execute_sql(conn: Connection, sql: str, params: dict[str, Any] | Sequence[An
     """A write in the driver's own SQL (``%(name)s`` or ``%s`` placeholders, values as
     psycopg adapts them), in ``conn``'s transaction; only where :func:`direct` holds.
     Failures go through SQLAlchemy's handling, as :class:`DriverStatement`'s do."""
+    _on_driver(conn, sql, params, fetch=False)
+
+
+def _on_driver(conn: Connection, sql: str, params: dict[str, Any] | Sequence[Any], *,
+               fetch: bool) -> list[Any]:
+    """``sql`` on ``conn``'s driver connection, in its transaction; the rows when
+    ``fetch``."""
     if not conn.in_transaction():
         conn.begin()
     cursor = None
@@ -150,8 +157,11 @@ def execute_sql(conn: Connection, sql: str, params: dict[str, Any] | Sequence[An
         assert driver is not None
         with driver.cursor() as cursor:
             cursor.execute(sql, params)
+            found: list[Any] = cursor.fetchall() if fetch else []
+            return found
     except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
         conn._handle_dbapi_exception(exc, sql, params, cursor, None)
+        raise  # (it raises)
 
 
 class DriverStatement:
@@ -228,23 +238,7 @@ class DriverStatement:
             for row in rows:
                 entry.compiled.construct_params(row, escape_names=False)
             raise
-        return [tuple(row) for row in self._run(conn, sql, arrays)]
-
-    @staticmethod
-    def _run(conn: Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-        if not conn.in_transaction():
-            conn.begin()
-        cursor = None
-        try:
-            driver = conn.connection.driver_connection
-            assert driver is not None
-            with driver.cursor() as cursor:
-                cursor.execute(sql, params)
-                found: list[Any] = cursor.fetchall()
-                return found
-        except BaseException as exc:  # SQLAlchemy's handling decides (and raises)
-            conn._handle_dbapi_exception(exc, sql, params, cursor, None)
-            raise  # (it raises)
+        return [tuple(row) for row in _on_driver(conn, sql, arrays, fetch=True)]
 
     def _for(self, dialect: Dialect) -> _Compiled:
         entry = self._compiled.get(dialect)
