@@ -1,8 +1,9 @@
 """Submitting many operations at once (``POST /api/operations:batch``, issue 43).
 
-A batch is up to :data:`MAX_ITEMS` submissions, each with its own Idempotency-Key and its
-own answer, recorded in ONE write transaction: all the operations it records commit
-together, or none does (kill -9 included). Each item follows the single route's rules:
+A batch is up to the request schema's ``MAX_BATCH_ITEMS`` submissions, each with its own
+Idempotency-Key and its own answer, recorded in ONE write transaction: all the operations
+it records commit together, or none does (kill -9 included). Each item follows the single
+route's rules:
 
 - its ``prepare`` validates and authorizes it (the kind's own, run in the batch's
   transaction; only kinds whose ``prepare`` only reads are batched, so an item refused
@@ -22,9 +23,10 @@ Recording is a few statements, whatever the batch's size: one lookup of the batc
 the ``prepare`` reads (``create_resource`` memoizes its permission check per folder), one
 multi-row ``INSERT … ON CONFLICT (actor_id, idempotency_key) DO NOTHING RETURNING id``
 for the operations (a key a concurrent request took meanwhile returns no row: it is read
-and answered as a replay), then the outbox rows and the audit rows (one executemany each,
-pipelined on PostgreSQL), one commit. The outbox rows are announced after the commit as
-a single submission's are (the dispatcher rings one doorbell for a kind's rows).
+and answered as a replay), then the outbox rows and the audit rows (one statement each
+over arrays on PostgreSQL, pipelined; an executemany elsewhere), one commit. The outbox
+rows are announced after the commit as a single submission's are (the dispatcher rings
+one doorbell for a kind's rows).
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ from wharf.operations.service import (
     OPERATIONS,
     OUTBOX,
     OUTBOX_COLUMNS,
+    PENDING_COLUMNS,
     QUEUE,
     Operations,
     Prepare,
@@ -61,9 +64,6 @@ from wharf.operations.service import (
     actor_name,
     pending_row,
 )
-
-#: The most items one batch may carry (the request schema declares it; this is its value).
-MAX_ITEMS = 100
 
 _INSERT_OUTBOX = DriverStatement.insert_rows(
     OUTBOX, [*OUTBOX_COLUMNS, "subject_id", "delay_ms", "send_attempts"])
@@ -111,13 +111,10 @@ def _insert_operations(dialect: str) -> Any:
         OPERATIONS.c.id, OPERATIONS.c.idempotency_key)
 
 
-_ROW_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
-                "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
-                "updated_at", "trace_context", "next_attempt_at")
 #: The batch's operations (keys taken meanwhile skipped), by dialect: on the driver one
 #: statement over arrays, whatever the number of items.
 _INSERT_OPERATIONS = {dialect: DriverStatement.insert_rows_returning(
-    _insert_operations(dialect), _ROW_COLUMNS) for dialect in ("postgresql", "sqlite")}
+    _insert_operations(dialect), PENDING_COLUMNS) for dialect in ("postgresql", "sqlite")}
 
 
 def submit_batch(ops: Operations, ctx: RequestContext,

@@ -114,10 +114,11 @@ Prepare = Callable[[Session, str], tuple[str | None, msgspec.Struct | dict[str, 
 #: The tables a submission writes (here and in a batch, ``wharf.operations.bulk``).
 OPERATIONS = Operation.__table__
 OUTBOX = OutboxMessage.__table__
-# The columns a submission writes (the rest start NULL: no result, error, lease, ...).
-_OP_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
-               "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
-               "updated_at", "trace_context", "next_attempt_at")
+#: The columns a submission writes (the rest start NULL: no result, error, lease, ...), as
+#: :func:`pending_row` gives them.
+PENDING_COLUMNS = ("id", "kind", "status", "actor_id", "scope_id", "idempotency_key",
+                   "request_fingerprint", "payload", "attempts", "max_attempts", "created_at",
+                   "updated_at", "trace_context", "next_attempt_at")
 #: The outbox columns a submission sets per row (``subject_id`` aside: the operation's id).
 OUTBOX_COLUMNS = ("id", "actor_name", "queue_name", "created_at", "trace_context")
 OPERATION_KEY = ("actor_id", "idempotency_key")  # uq_operations_actor_key
@@ -127,7 +128,7 @@ _INSERT_OUTBOX = insert(OUTBOX)
 def pending_row(op_id: str, kind: str, actor_id: str, key: str | None, fp: str,
                 scope_id: str | None, payload: Any, *, max_attempts: int, now: datetime,
                 trace_context: str | None, due_at: datetime | None = None) -> dict[str, Any]:
-    """A new pending operation's row (the columns ``_OP_COLUMNS`` names), as a single
+    """A new pending operation's row (the columns ``PENDING_COLUMNS`` names), as a single
     submission and a batch (``wharf.operations.bulk``) both record it."""
     return {"id": op_id, "kind": kind, "status": OperationStatus.PENDING, "actor_id": actor_id,
             "scope_id": scope_id, "idempotency_key": key, "request_fingerprint": fp,
@@ -139,7 +140,8 @@ def pending_row(op_id: str, kind: str, actor_id: str, key: str | None, fp: str,
 def _guarded_values() -> Any:
     """The operation row as a SELECT of parameters (``op_<column>``), returning a row only
     while the actor is within its quotas (:func:`wharf.operations.quotas.guard`)."""
-    return select(*(bindparam(f"op_{c}", type_=OPERATIONS.c[c].type) for c in _OP_COLUMNS)
+    return select(*(bindparam(f"op_{c}", type_=OPERATIONS.c[c].type)
+                    for c in PENDING_COLUMNS)
                   ).where(quotas.guard())
 
 
@@ -148,7 +150,7 @@ def _record_statement(dialect: str) -> Any:
     idempotency_key) DO NOTHING RETURNING id`` (no row: the key is taken — a replay — or
     a quota is used up)."""
     ins = postgresql.insert(OPERATIONS) if dialect == "postgresql" else sqlite.insert(OPERATIONS)
-    return (ins.from_select(list(_OP_COLUMNS), _guarded_values())
+    return (ins.from_select(list(PENDING_COLUMNS), _guarded_values())
             .on_conflict_do_nothing(index_elements=list(OPERATION_KEY)).returning(OPERATIONS.c.id))
 
 
@@ -157,7 +159,8 @@ def _record_all_statement() -> Any:
     outbox and audit INSERTs select from the operation INSERT's RETURNING, so a replay
     (nothing inserted) inserts nothing else either; nor does a submission over a quota
     (the operation INSERT selects its row only within the quotas)."""
-    op = (postgresql.insert(OPERATIONS).from_select(list(_OP_COLUMNS), _guarded_values())
+    op = (postgresql.insert(OPERATIONS).from_select(list(PENDING_COLUMNS),
+                                                    _guarded_values())
           .on_conflict_do_nothing(index_elements=list(OPERATION_KEY))
           .returning(OPERATIONS.c.id).cte("new_op"))
     outbox = insert(OUTBOX).from_select(
