@@ -167,15 +167,16 @@ def _on_driver(conn: Connection, sql: str, params: dict[str, Any] | Sequence[Any
 class DriverStatement:
     """A Core statement, compiled once per dialect, run on the driver when it can."""
 
-    def __init__(self, statement: Executable, column_keys: Sequence[str] | None = None) -> None:
+    def __init__(self, statement: Executable, column_keys: Sequence[str] | None = None, *,
+                 multirow: bool = False) -> None:
         """``column_keys``: for an INSERT or UPDATE without values, the columns each row
-        gives (compiled as SQLAlchemy compiles it for rows with those keys)."""
+        gives (compiled as SQLAlchemy compiles it for rows with those keys). ``multirow``:
+        an INSERT of rows, run on the driver as one statement over arrays."""
         self.statement = statement
         self.column_keys = list(column_keys) if column_keys is not None else None
+        self.multirow = multirow
         self._compiled: weakref.WeakKeyDictionary[Dialect, _Compiled] = \
             weakref.WeakKeyDictionary()
-
-    multirow = False
 
     @classmethod
     def insert_rows(cls, table: Table, columns: Sequence[str] | None = None) -> DriverStatement:
@@ -186,9 +187,8 @@ class DriverStatement:
         instead of one per row, and its text is the same whatever the number of rows
         (prepared once; a multi-row ``VALUES`` list would be parsed anew by psycopg and
         planned anew by PostgreSQL for each size)."""
-        stmt = cls(insert(table), list(columns) if columns is not None else table.c.keys())
-        stmt.multirow = True
-        return stmt
+        return cls(insert(table), list(columns) if columns is not None else table.c.keys(),
+                   multirow=True)
 
     @staticmethod
     def _rows(sql: str) -> tuple[str, list[str]] | None:
@@ -213,9 +213,7 @@ class DriverStatement:
         """``statement`` (an INSERT of rows that give ``columns``, with RETURNING, perhaps
         ``ON CONFLICT``) for :meth:`insert_returning`: on the driver one statement over
         arrays, as :meth:`insert_rows`."""
-        stmt = cls(statement, list(columns))
-        stmt.multirow = True
-        return stmt
+        return cls(statement, list(columns), multirow=True)
 
     def insert_returning(self, conn: Connection,
                          rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:

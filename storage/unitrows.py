@@ -41,9 +41,11 @@ def guard(fn: Callable[[], T]) -> T:
         raise UnitStoreUnavailable("The unit store is busy.") from exc
 
 
-def insert_ignore(db: Database, table: Table) -> Insert:
-    """``INSERT INTO table … ON CONFLICT (primary key) DO NOTHING`` in ``db``'s dialect."""
-    stmt = (pg_insert(table) if db.is_postgres else sqlite_insert(table))
+def insert_ignore(db: Database | bool, table: Table) -> Insert:
+    """``INSERT INTO table … ON CONFLICT (primary key) DO NOTHING`` in ``db``'s dialect
+    (or, given a bool, PostgreSQL's when it is true)."""
+    postgres = db if isinstance(db, bool) else db.is_postgres
+    stmt = (pg_insert(table) if postgres else sqlite_insert(table))
     return stmt.on_conflict_do_nothing(index_elements=list(table.primary_key.columns))
 
 
@@ -75,16 +77,11 @@ _INSERT_CHECKPOINTS = DriverStatement.insert_rows(
 
 _UNIT_COLUMNS = ("id", "unit_type", "revision", "size", "checkpoint_revision", "log_bytes",
                  "created_at", "updated_at")
+#: The units' rows, those that exist left as they are; on the driver one statement over
+#: arrays. By backend (PostgreSQL: True).
 _INSERT_UNITS = {postgres: DriverStatement.insert_rows_returning(
-    (pg_insert(UNITS) if postgres else sqlite_insert(UNITS)).on_conflict_do_nothing(
-        index_elements=[UNITS.c.id]).returning(UNITS.c.id), _UNIT_COLUMNS)
+    insert_ignore(postgres, UNITS).returning(UNITS.c.id), _UNIT_COLUMNS)
     for postgres in (False, True)}
-
-
-def _insert_units(db: Database) -> DriverStatement:
-    """The units' rows, those that exist left as they are (``insert_ignore``); on the
-    driver one statement over arrays."""
-    return _INSERT_UNITS[db.is_postgres]
 
 
 def insert_units(conn: Connection, db: Database,
@@ -96,7 +93,7 @@ def insert_units(conn: Connection, db: Database,
     inserted."""
     now = now or utcnow()
     sizes = {uid: document_size(doc) for uid, _, doc in units}
-    inserted = {row[0] for row in _insert_units(db).insert_returning(conn, [
+    inserted = {row[0] for row in _INSERT_UNITS[db.is_postgres].insert_returning(conn, [
         {"id": uid, "unit_type": utype, "revision": 0, "size": sizes[uid],
          "checkpoint_revision": 0, "log_bytes": 0, "created_at": now, "updated_at": now}
         for uid, utype, _ in units])}
