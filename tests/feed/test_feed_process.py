@@ -78,18 +78,28 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+@contextlib.contextmanager
+def _feed_beside_the_api(tmp_path, settings, url: str, namespace: str):
+    """``wharf feed`` (:func:`_start_feed`) beside the test's own API components over the
+    same databases, and a signed-in ``alice``: (the feed process, its port, alice)."""
+    from storage.db import Database
+    from wharfd.runtime import Components
+    comps = Components(settings, db=Database(settings.database_url))
+    proc, port = _start_feed(tmp_path, settings, url, namespace)
+    try:
+        yield proc, port, World(comps.api_app(), comps).user("alice")
+    finally:
+        _stop(proc)
+        comps.close()
+
+
 def test_wharf_feed_serves_the_stream(tmp_path, database_url, unitstore_url, redis_ns):
     services.need(services.redis_error())
     settings = make_settings(tmp_path, database_url, unitstore_url,
                              feed_redis_url=redis_ns.url, broker_namespace=redis_ns.name)
-    from storage.db import Database
-    from wharfd.runtime import Components
-    comps = Components(settings, db=Database(settings.database_url))
-    proc, port = _start_feed(tmp_path, settings, redis_ns.url, redis_ns.name)
-    http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5, trust_env=False)
-    try:
-        world = World(comps.api_app(), comps)
-        alice = world.user("alice")
+    with _feed_beside_the_api(tmp_path, settings, redis_ns.url,
+                              redis_ns.name) as (_proc, port, alice):
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5, trust_env=False)
         space = alice.personal_space_id
         with connect(f"ws://127.0.0.1:{port}/api/feed?ticket={ticket(alice)}"
                      f"&spaces={space}") as ws:
@@ -101,9 +111,6 @@ def test_wharf_feed_serves_the_stream(tmp_path, database_url, unitstore_url, red
             metrics = http.get("/metrics").text
             assert 'wharf_feed_connections{transport="ws"} 1.0' in metrics
             assert 'wharf_feed_events_delivered_total{type="tree.changed"} 1.0' in metrics
-    finally:
-        _stop(proc)
-        comps.close()
 
 
 def test_wharf_feed_stops_on_sigterm_with_an_sse_stream_open(tmp_path, database_url,
@@ -114,12 +121,8 @@ def test_wharf_feed_stops_on_sigterm_with_an_sse_stream_open(tmp_path, database_
     services.need(services.redis_error())
     settings = make_settings(tmp_path, database_url, unitstore_url,
                              feed_redis_url=redis_ns.url, broker_namespace=redis_ns.name)
-    from storage.db import Database
-    from wharfd.runtime import Components
-    comps = Components(settings, db=Database(settings.database_url))
-    proc, port = _start_feed(tmp_path, settings, redis_ns.url, redis_ns.name)
-    try:
-        alice = World(comps.api_app(), comps).user("alice")
+    with _feed_beside_the_api(tmp_path, settings, redis_ns.url,
+                              redis_ns.name) as (proc, port, alice):
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
                           trust_env=False) as http, http.stream(
                 "GET", f"/api/feed?ticket={ticket(alice)}&spaces={alice.personal_space_id}",
@@ -136,9 +139,6 @@ def test_wharf_feed_stops_on_sigterm_with_an_sse_stream_open(tmp_path, database_
         # uvicorn, having stopped, ends by the signal it was sent
         assert proc.returncode in (0, -signal.SIGTERM), (tmp_path / "feed.log").read_text()
         assert elapsed < 8, f"stopped {elapsed:.1f}s after SIGTERM"
-    finally:
-        _stop(proc)
-        comps.close()
 
 
 @contextlib.contextmanager
@@ -180,13 +180,7 @@ def test_wharf_feed_lives_through_a_redis_restart(tmp_path, database_url, unitst
     with _private_redis(tmp_path) as (url, start_redis, kill_redis):
         settings = make_settings(tmp_path, database_url, unitstore_url, feed_redis_url=url,
                                  broker_namespace=namespace)
-        from storage.db import Database
-        from wharfd.runtime import Components
-        comps = Components(settings, db=Database(settings.database_url))
-        proc, port = _start_feed(tmp_path, settings, url, namespace)
-        try:
-            world = World(comps.api_app(), comps)
-            alice = world.user("alice")
+        with _feed_beside_the_api(tmp_path, settings, url, namespace) as (proc, port, alice):
             space = alice.personal_space_id
             with connect(f"ws://127.0.0.1:{port}/api/feed?ticket={ticket(alice)}"
                          f"&spaces={space}") as ws:
@@ -218,9 +212,6 @@ def test_wharf_feed_lives_through_a_redis_restart(tmp_path, database_url, unitst
                     if event["type"] == "tree.changed":
                         break
                 assert event["space_id"] == space
-        finally:
-            _stop(proc)
-            comps.close()
 
 
 def test_wharf_feed_on_a_rabbitmq_broker_serves_its_stream_and_resumes_after_a_kill(
