@@ -64,6 +64,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.support.waiting import free_port, stop  # noqa: E402  (after the path)
+
 PASSWORD = "correct horse battery staple"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -460,13 +462,6 @@ def application(environ, start_response):
 '''
 
 
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 20) -> None:
     import socket
     end = time.monotonic() + seconds
@@ -534,7 +529,7 @@ def servers(args: argparse.Namespace) -> int:
           f"clients, no access log; server tree CPU per request:")
     for _round in range(args.rounds):
         for name, argv in kinds.items():
-            port = _free_port()
+            port = free_port()
             proc = subprocess.Popen([a.replace("{port}", str(port)) for a in argv], env=env,
                                     cwd=tmp, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
@@ -548,12 +543,7 @@ def servers(args: argparse.Namespace) -> int:
                 print(f"  {name:<60} {1000 * (c1 - c0) / args.requests:6.3f} CPU-ms/request "
                       f"({args.requests / wall:,.0f} req/s)")
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop(proc, 10)
     return 0
 
 

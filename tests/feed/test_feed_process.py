@@ -22,7 +22,7 @@ from tests.feed.conftest import recv, recv_until, ticket
 from tests.support import services
 from tests.support.processes import redis_fixture
 from tests.support.sentinel import _wait_port
-from tests.support.waiting import free_port
+from tests.support.waiting import free_port, stop
 
 pytestmark = pytest.mark.slow
 WHARF = [sys.executable, "-m", "wharfd.cli"]
@@ -69,15 +69,6 @@ def _start_feed(tmp_path, settings, url: str, namespace: str,
         time.sleep(0.2)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @contextlib.contextmanager
 def _feed_beside_the_api(tmp_path, settings, url: str, namespace: str):
     """``wharf feed`` (:func:`_start_feed`) beside the test's own API components over the
@@ -89,7 +80,7 @@ def _feed_beside_the_api(tmp_path, settings, url: str, namespace: str):
     try:
         yield proc, port, World(comps.api_app(), comps).user("alice")
     finally:
-        _stop(proc)
+        stop(proc)
         comps.close()
 
 
@@ -254,6 +245,6 @@ def test_wharf_feed_on_a_rabbitmq_broker_serves_its_stream_and_resumes_after_a_k
         assert [e["type"] for e in got] == ["tree.changed"] * 3 + ["ready"]
         assert len({e["cursor"] for e in got[:3]}) == 3
     finally:
-        _stop(proc)
+        stop(proc)
         comps.close()
         assert ns.close() == []

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from tests.support.processes import ProcessApi
-from tests.support.waiting import free_port
+from tests.support.waiting import free_port, stop
 
 pytestmark = pytest.mark.slow
 
@@ -49,12 +49,7 @@ def serve(tmp_path: Path):
         assert time.monotonic() < deadline, "wharf serve did not start"
         time.sleep(0.2)
     yield api
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop(proc)
     log.close()
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.npm_cache import installed, missing
+from tests.support.waiting import stop
 
 SOURCE = Path(__file__).resolve().parent / "oidc"
 CLIENT_ID, CLIENT_SECRET = "wharf", "wharf-test-secret-0123456789"
@@ -69,12 +70,7 @@ def running() -> Iterator[OpenIDProvider]:
             threading.Thread(target=lambda s=stream: s.read(), daemon=True).start()
         yield OpenIDProvider(issuer=line.split()[1])
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc, 10)
 
 
 if __name__ == "__main__":  # python -m tests.support.oidc_provider: install it

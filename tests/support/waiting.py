@@ -5,10 +5,13 @@ a server started right after takes it). ``wait_until(predicate, timeout, what)``
 ``predicate`` until it returns something truthy and returns that value, or fails the test
 with ``what`` after ``timeout`` seconds; given ``source`` (anything with a ``logs()``: a
 ``ProcessCluster``), the failure carries the output of the processes being waited on.
+``stop(proc, grace)`` ends a server the test started: SIGTERM, then SIGKILL after ``grace``
+seconds.
 """
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Protocol, TypeVar
@@ -40,3 +43,13 @@ def wait_until(predicate: Callable[[], T], timeout: float = 15.0, what: str = ""
             raise AssertionError(
                 f"timed out after {timeout}s waiting for {what or predicate}{detail}")
         time.sleep(interval)
+
+
+def stop(proc: subprocess.Popen, grace: float = 20.0) -> None:
+    """SIGTERM ``proc`` and wait; SIGKILL it if it is still there after ``grace`` s."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
