@@ -15,17 +15,23 @@ import pytest
 
 from tasks.notify import RedisNotifier
 from tests.support import services
+from tests.support.waiting import wait_until
 from wharf.operations import notify
 from wharf.operations.notify import Done, LocalNotifier
 
 
 @contextlib.contextmanager
 def redis_notifiers() -> Iterator[tuple[RedisNotifier, RedisNotifier]]:
-    """A subscribed waiter and a publisher on this test's Redis namespace."""
+    """A subscribed waiter and a publisher on this test's Redis namespace: yielded once
+    Redis counts the waiter's subscription (``_ensure_subscriber`` waits at most 2 s for
+    its thread to send SUBSCRIBE; on a loaded machine a notice published before Redis has
+    it is lost, and a test that publishes first would then wait on nothing)."""
     services.need(services.redis_error())
     ns = services.RedisNamespace("notify")
     waiter, publisher = RedisNotifier(ns.url, ns.name), RedisNotifier(ns.url, ns.name)
     waiter._ensure_subscriber()
+    wait_until(lambda: publisher.client.pubsub_numsub(waiter.channel)[0][1] >= 1, 10,
+               "Redis to count the waiter's subscription")
     try:
         yield waiter, publisher
     finally:
@@ -159,9 +165,7 @@ def test_an_expected_operation_is_not_read_before_its_notice_by_its_actor_only(n
 def test_a_notice_heard_before_its_expectation_is_not_waited_for(notifiers):
     waiter, publisher = notifiers
     publisher.publish_many([done("op-1")])  # the worker beat the API's expect()
-    deadline = time.monotonic() + 10
-    while "op-1" not in waiter._heard and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: "op-1" in waiter._heard, 10, "the waiter to hear the notice")
     waiter.expect("op-1", "alice")
     poll = Poll(waiter, "op-1", reader="alice", in_db=True).join()
     assert poll.result is True and poll.reads == 1
