@@ -27,6 +27,7 @@ from api.schemas.common import (
     Timestamp,
 )
 from api.schemas.problem import Problem
+from api.schemas.protection import ObjectRights
 from api.schemas.spaces import Node
 from storage.enums import AttemptOutcome, OperationStatus, ResourceKind, UnitType
 from wharf.infra.pagination import DEFAULT_LIMIT
@@ -168,19 +169,13 @@ class Resource(Response):
     node: Node
 
 
-class ProtectedRange(Response):
+class ProtectedRange(ObjectRights):
     """A protected range of the unit and what the caller may do with it (advisory: the
     snapshot is not filtered; docs/protection.md)."""
 
     object_id: Id
     name: str
     target: Annotated[str | None, msgspec.Meta(description="null: not bound.")]
-    view: bool
-    edit: bool
-    copy: bool
-    print: bool
-    export: bool
-    manage: bool
 
 
 class Unit(Response):

@@ -1,17 +1,11 @@
 """Stars: a user's starred resources."""
 from __future__ import annotations
 
-from api.schemas.common import Id, Response, Timestamp
-from storage.enums import ResourceKind
+from api.schemas.common import Response, Timestamp
+from api.schemas.recent import ResourceItem
 
 
-class StarItem(Response):
-    resource_id: Id
-    kind: ResourceKind
-    node_id: Id
-    name: str
-    space_id: Id
-    parent_id: Id | None
+class StarItem(ResourceItem):
     starred_at: Timestamp
 
 

@@ -572,7 +572,8 @@ def test_id_tokens_are_checked(settings, idp):
     from joserfc import jwt as jose_jwt
     from joserfc.jwk import KeySet, RSAKey
 
-    from wharf.identity.providers import LoginFailed, OpenIDProvider
+    from wharf.identity.oauth import OpenIDProvider
+    from wharf.identity.providers import LoginFailed
     provider = OpenIDProvider(settings.replace(
         oidc_issuer=idp.issuer, oidc_client_id=idp.client_id,
         oidc_client_secret=idp.client_secret))

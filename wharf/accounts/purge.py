@@ -107,6 +107,18 @@ def revoke_credentials(s: Session, user_id: str) -> int:
 Step = Callable[["Purge"], int]
 
 
+class PurgeHandler:
+    """What the handler of a purging operation (``delete_account``, ``delete_space``) is
+    built with: its purge runs as many short transactions, and reaches the capabilities'
+    own handlers (``handlers``, by kind: a step fails their open operations with their
+    kinds' failure hooks)."""
+
+    def __init__(self, db: Database, unitstore: UnitStore, settings: Settings,
+                 handlers: Mapping[str, Any] | None = None):
+        self._db, self.unitstore, self.settings = db, unitstore, settings
+        self.handlers: Mapping[str, Any] = handlers if handlers is not None else {}
+
+
 @dataclass
 class Purge:
     """One run of an account's deletion: the steps below, in bounded batches."""

@@ -24,7 +24,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -43,13 +43,13 @@ from storage.models import (
     Space,
     User,
 )
-from storage.unitstore import UnitStore
 from wharf.accounts.kinds import DELETE_ACCOUNT, DeleteAccountPayload, DeleteAccountResult
 from wharf.accounts.purge import (
     DELETING,
     PLACEHOLDER_ID,
     REASON,
     Purge,
+    PurgeHandler,
     ensure_placeholder,
     revoke_credentials,
 )
@@ -166,16 +166,11 @@ def open_deletion(s: Session, user_id: str) -> str | None:
 # -- 2. the worker -----------------------------------------------------------------------
 
 
-class DeleteAccount:
+class DeleteAccount(PurgeHandler):
     """``delete_account``: :class:`Purge` as the side effects (many short transactions),
     then the user row in the completion transaction."""
 
     kind = KIND
-
-    def __init__(self, db: Database, unitstore: UnitStore, settings: Settings,
-                 handlers: Mapping[str, Any] | None = None):
-        self._db, self.unitstore, self.settings = db, unitstore, settings
-        self.handlers: Mapping[str, Any] = handlers if handlers is not None else {}
 
     def authorize(self, s: Session, op: Operation, actor: Principal) -> None:
         pass  # the account asked for it; nothing it could lose stops its deletion

@@ -53,6 +53,7 @@ from storage.results import rowcount
 from storage.unitstore import UnitStore
 from wharf.accounts import tree
 from wharf.accounts.kinds import DeleteSpacePayload, DeleteSpaceResult
+from wharf.accounts.purge import PurgeHandler
 from wharf.deletion import service as deletion
 from wharf.infra import audit
 from wharf.infra.context import Principal, RequestContext, system_principal
@@ -222,16 +223,11 @@ STEPS: tuple[tuple[str, Step], ...] = (
 )
 
 
-class DeleteSpace:
+class DeleteSpace(PurgeHandler):
     """``delete_space``: :class:`SpacePurge` as the side effects (many short transactions),
     then the space row in the completion transaction."""
 
     kind = KIND
-
-    def __init__(self, db: Database, unitstore: UnitStore, settings: Settings,
-                 handlers: Mapping[str, Any] | None = None):
-        self._db, self.unitstore, self.settings = db, unitstore, settings
-        self.handlers: Mapping[str, Any] = handlers if handlers is not None else {}
 
     def authorize(self, s: Session, op: Operation, actor: Principal) -> None:
         space_id = payload(op, DeleteSpacePayload).space_id

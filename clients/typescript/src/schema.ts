@@ -5113,6 +5113,12 @@ export interface components {
          *     snapshot is not filtered; docs/protection.md).
          */
         ProtectedRange: {
+            view: boolean;
+            edit: boolean;
+            copy: boolean;
+            print: boolean;
+            export: boolean;
+            manage: boolean;
             /**
              * @description An id: 32 lowercase hex digits.
              * @example 0f8fad5bd9cb469fa16570867728950e
@@ -5121,12 +5127,6 @@ export interface components {
             name: string;
             /** @description null: not bound. */
             target: string | null;
-            view: boolean;
-            edit: boolean;
-            copy: boolean;
-            print: boolean;
-            export: boolean;
-            manage: boolean;
         };
         /** @description ``publish_asset``: an uploaded unit asset verified and published. */
         PublishAssetOperation: {
