@@ -29,10 +29,10 @@ def redis_notifiers() -> Iterator[tuple[RedisNotifier, RedisNotifier]]:
     services.need(services.redis_error())
     ns = services.RedisNamespace("notify")
     waiter, publisher = RedisNotifier(ns.url, ns.name), RedisNotifier(ns.url, ns.name)
-    waiter._ensure_subscriber()
-    wait_until(lambda: publisher.client.pubsub_numsub(waiter.channel)[0][1] >= 1, 10,
-               "Redis to count the waiter's subscription")
     try:
+        waiter._ensure_subscriber()
+        wait_until(lambda: publisher.client.pubsub_numsub(waiter.channel)[0][1] >= 1, 10,
+                   "Redis to count the waiter's subscription")
         yield waiter, publisher
     finally:
         waiter.close()

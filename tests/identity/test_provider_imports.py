@@ -14,10 +14,13 @@ import json, sys
 from wharf.infra.settings import Settings
 from wharf.identity import providers
 import api.app, wharfd.runtime  # everything an API process imports
-before = sorted(m for m in sys.modules if m.split(".")[0] in ("authlib", "joserfc"))
+def loaded():
+    return sorted(m for m in sys.modules if m.split(".")[0] in ("authlib", "joserfc", "requests")
+                  or m == "cryptography.x509")
+before = loaded()
 env = json.loads(sys.argv[1])
 found = providers.configured(Settings.from_env(env))
-after = sorted(m for m in sys.modules if m.split(".")[0] in ("authlib", "joserfc"))
+after = loaded()
 print(json.dumps({"before": before, "providers": sorted(found), "after": bool(after)}))
 """
 

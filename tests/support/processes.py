@@ -28,7 +28,6 @@ from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.exc import DBAPIError
 
 from tests.support import services
 from tests.support.waiting import wait_until
@@ -78,10 +77,9 @@ def _migrated_templates(admin: Any) -> list[str]:
     with _templates_lock:
         if _templates:
             return _templates
-        base = f"{TEMPLATE_PREFIX}{os.getpid()}_{uuid.uuid4().hex[:6]}"
+        base = f"wharf_tmpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
         names = [base, base + "_units"]
         with admin.connect() as conn:
-            _drop_orphaned_templates(conn)
             for name in names:
                 services.create_test_database(conn, name)
         atexit.register(_drop, names)
@@ -97,31 +95,6 @@ def _migrated_templates(admin: Any) -> list[str]:
             udb.dispose()
         _templates.extend(names)
         return _templates
-
-
-TEMPLATE_PREFIX = "tmpl_"
-
-
-def _drop_orphaned_templates(conn: Any) -> None:
-    """Templates whose process is gone (killed: its ``atexit`` never ran) are dropped; a
-    live process's, another run's included, are left alone."""
-    rows = conn.execute(text("SELECT datname FROM pg_database WHERE datname LIKE :p"),
-                        {"p": TEMPLATE_PREFIX.replace("_", r"\_") + "%"}).scalars()
-    for name in rows:
-        pid = name.removeprefix(TEMPLATE_PREFIX).split("_", 1)[0]
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (or not ours to signal): still in use
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        try:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        except DBAPIError:  # another process drops it at the same moment
-            pass
 
 
 def _drop(names: list[str]) -> None:

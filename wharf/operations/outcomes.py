@@ -169,7 +169,7 @@ class Outcomes:
                                          f"(gave up after {op.attempts} attempts)".strip()}
             return self._fail(handler, op, worker_id, error)
         delay = self.backoff(op.attempts)
-        if self._pending_again(op, worker_id, error, delay) is None:
+        if not self._pending_again(op, worker_id, error, delay):
             return AttemptOutcome.LOST
         metrics.OPS_RETRIED.labels(op.kind).inc()
         log.info("operation %s: attempt %s failed (%s); retry in %.2fs", op.id, op.attempts,
@@ -179,20 +179,20 @@ class Outcomes:
     def _wait(self, op: Operation, worker_id: str, error: dict[str, Any]) -> str:
         """Pending again (the actor is disabled), the attempt not counted."""
         delay = float(self.settings.operation_backoff_max)
-        if self._pending_again(op, worker_id, error, delay, uncounted=True) is None:
+        if not self._pending_again(op, worker_id, error, delay, uncounted=True):
             return AttemptOutcome.LOST
         log.info("operation %s: its actor is disabled; waiting %.0fs", op.id, delay)
         return AttemptOutcome.RETRY
 
     def _pending_again(self, op: Operation, worker_id: str, error: dict[str, Any],
-                       delay: float, *, uncounted: bool = False) -> Operation | None:
+                       delay: float, *, uncounted: bool = False) -> bool:
         """The attempt ends as a retry: the row pending again, due in ``delay`` seconds,
-        its lease released and its message re-sent then (None: the lease is no longer
+        its lease released and its message re-sent then (False: the lease is no longer
         ours). ``uncounted``: this attempt does not count against ``max_attempts``."""
         with self.db.write() as s:
             current = self._locked_if_ours(s, op, worker_id)
             if current is None:
-                return None
+                return False
             now = utcnow()
             current.status = OperationStatus.PENDING
             current.error = error
@@ -204,4 +204,4 @@ class Outcomes:
                 current.max_attempts = current.max_attempts + 1
             self._finish_attempt(s, current, AttemptOutcome.RETRY, error)
             send_after_commit(s, outbox_for(current, delay_ms=int(delay * 1000)))
-        return current
+        return True
