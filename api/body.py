@@ -3,6 +3,7 @@ keys, NaN/Infinity and overflowing numbers, lone surrogates) that every body goe
 before ``api.contract.read_body`` validates it into its Struct."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -44,8 +45,7 @@ def _check_tree(data: object) -> None:
                                        code="malformed_json")
         elif isinstance(value, (dict, list)):
             if depth > MAX_DEPTH:
-                raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
-                                       code="malformed_json")
+                raise _too_deep()
             if isinstance(value, dict):
                 stack.extend((k, depth) for k in value)
                 stack.extend((v, depth + 1) for v in value.values())
@@ -54,17 +54,34 @@ def _check_tree(data: object) -> None:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 
 
-def _may_need_tree_check(raw: bytes) -> bool:
-    """Whether ``_check_tree`` can find anything: only a body with more than ``MAX_DEPTH``
-    opening brackets can nest that deep, and a lone surrogate can only come from a
-    ``\\uD800``-``\\uDFFF`` escape (the raw bytes are valid UTF-8, or parsing failed).
-    Both tests are conservative (brackets and escapes inside strings count too); a
-    typical body skips the walk."""
-    return (json.detect_encoding(raw) != "utf-8"  # json.loads also takes UTF-16/32
-            or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
-            or _SURROGATE_ESCAPE.search(raw) is not None)
+def _too_deep() -> MalformedRequest:
+    return MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
+                            code="malformed_json")
+
+
+def _depth(raw: bytes) -> int:
+    """How deep ``raw`` (valid UTF-8 JSON) nests: its brackets outside strings, counted.
+    Two C-speed regexes, then one pass over the brackets alone: a megabyte of small
+    objects costs a few milliseconds where walking the parsed tree cost a third of a
+    second."""
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    return max(itertools.accumulate(1 if b in b"[{" else -1 for b in brackets), default=0)
+
+
+def _check_parsed(raw: bytes, data: object) -> None:
+    """What :func:`_check_tree` refuses, found cheaply where it can be: a lone surrogate
+    can only come from a ``\\uD800``-``\\uDFFF`` escape in valid UTF-8, and only a body
+    with more than ``MAX_DEPTH`` opening brackets can nest that deep (both tests are
+    conservative: brackets and escapes inside strings count too); a typical body is
+    passed by the counts alone."""
+    if json.detect_encoding(raw) != "utf-8" or _SURROGATE_ESCAPE.search(raw) is not None:
+        _check_tree(data)  # (json.loads also takes UTF-16/32)
+    elif raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(raw) > MAX_DEPTH:
+        raise _too_deep()
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -97,13 +114,11 @@ def parse_object(req: falcon.Request) -> dict[str, Any]:
             data = json.loads(text, parse_constant=_refuse_constant,
                               parse_float=_finite_float, object_pairs_hook=_unique_keys)
         except RecursionError:
-            raise MalformedRequest(f"The body nests deeper than {MAX_DEPTH} levels.",
-                                   code="malformed_json") from None
+            raise _too_deep() from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise MalformedRequest(f"The body is not valid JSON: {str(exc)[:200]}",
                                    code="malformed_json") from None
-        if _may_need_tree_check(raw):
-            _check_tree(data)
+        _check_parsed(raw, data)
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.")
     return data

@@ -380,3 +380,33 @@ def test_an_enum_refusal_echoes_a_bounded_part_of_the_value(world):
                    json={"name": "bug", "color": "x" * 5000})
     assert is_problem(r, 400, "validation_failed")
     assert len(r.json["detail"]) < 400 and r.json["detail"].endswith("pink")
+
+
+def test_the_bracket_count_finds_the_depth_the_tree_walk_finds():
+    """``api.body`` judges a UTF-8 body's depth from its brackets outside strings (cheap)
+    instead of walking the parsed tree: both give the same verdict, brackets, quotes and
+    escapes inside strings included."""
+    import random
+
+    from api.body import MAX_DEPTH, _check_tree, _depth
+    from wharf.infra.errors import MalformedRequest
+
+    def nested(depth: int, leaf: object) -> object:
+        value = leaf
+        for i in range(depth - 1):
+            value = [value] if i % 2 else {"k[{": value, "x": "]}\\"}
+        return value
+
+    rng = random.Random(7)
+    leaves = ['"[[[{{{"', "\\\"[", "]]]}}}", "\\\\", "plain", 1, None]
+    for depth in (1, 2, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2, MAX_DEPTH + 6):
+        for leaf in leaves:
+            data = nested(depth, rng.choice(leaves) if leaf == 1 else leaf)
+            raw = json.dumps(data, ensure_ascii=False).encode()
+            try:
+                _check_tree(json.loads(raw))
+                walk = False
+            except MalformedRequest:
+                walk = True
+            assert (_depth(raw) > MAX_DEPTH) is walk, (depth, leaf)
+            assert _depth(raw) == depth - 1  # the containers around the leaf
