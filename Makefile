@@ -67,9 +67,10 @@ test-deps: $(VENV)/.installed-dev
 	else echo "make: npm is missing: the external sign-in and TypeScript client tests will skip (or fail in CI)"; fi
 
 # Bytecode caches are written (and gitignored) even where PYTHONDONTWRITEBYTECODE is set:
-# every xdist worker collects the whole suite and the process tests start some 400 `wharf`
-# processes, and without a cache each one compiles the code again (collection alone took
-# 18.7 CPU-s per worker without it, 6.1 with it).
+# every xdist worker collects the whole suite and the tests start hundreds of `wharf`
+# processes and commands, and without a cache each one compiles the code again (a
+# collection took 18.7 CPU-s per worker without it, 6.1 with it; a `wharf api` start
+# 2.31 CPU-s against 1.84: docs/benchmarks.md, tests/benchmarks/bench_startup.py).
 test: $(VENV)/.installed-dev test-deps
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q $(PYTEST_ARGS)
 
