@@ -22,22 +22,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.benchmarks.harness import proc_table
+from tests.benchmarks.harness import CpuMeter
 from tests.support import services
 from tests.support.waiting import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def tree_cpu(root: int) -> float:
-    """CPU-seconds of ``root`` and its descendants, with the children they reaped."""
-    table = proc_table()
-    tree, grew = {root}, True
-    while grew:
-        more = {pid for pid, (ppid, *_rest) in table.items() if ppid in tree} - tree
-        tree |= more
-        grew = bool(more)
-    return sum(table[pid][2] + table[pid][3] for pid in tree if pid in table)
 
 
 def ready(kind: str, port: int, log: Path) -> bool:
@@ -69,13 +58,15 @@ def start_once(kind: str, api_workers: int) -> tuple[float, float]:
                 proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
                                         env=env, stdout=out, stderr=subprocess.STDOUT,
                                         start_new_session=True)
+            meter = CpuMeter({"start": proc.pid})  # its tree, reaped children included
+            meter.start()
             try:
                 while not ready(kind, port, log):
                     if proc.poll() is not None or time.monotonic() - t0 > 60:
                         raise SystemExit(f"{kind} did not start:\n{log.read_text()[-2000:]}")
                     time.sleep(0.02)
                 wall = time.monotonic() - t0
-                cpu = tree_cpu(proc.pid)
+                cpu = meter.stop()["groups"]["start"]
             finally:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()

@@ -14,7 +14,7 @@ The discovery document and the keys are cached per process for an hour; an ID to
 signed with a key id not in the cache fetches the keys again once.
 
 Imported only where a provider is configured (``providers.configured``): Authlib, joserfc,
-cryptography's X.509 and requests are about a tenth of a process's start.
+cryptography's X.509 and requests were about 6 % of an API process's imports.
 """
 from __future__ import annotations
 
