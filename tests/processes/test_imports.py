@@ -9,9 +9,11 @@ UnitStore that no resource names, no temporary directory of a killed attempt).
 
 - killed mid-conversion: the worker's workbook reader child (``python -m
   wharf.exchange.readers.isolated``) of an XLSX of 3000 cells is found in the worker's
-  process group and stopped (SIGSTOP), so the kill lands while the file is being read,
-  not before or after; the API says the operation is ``running`` and no unit exists;
-  then the whole ``wharf worker`` process group is killed with SIGKILL.
+  process group, held by the read-pause hook (``WHARF_TEST_READ_PAUSE_FILE``: it waits
+  before its first cell while the file exists) and stopped (SIGSTOP), so the kill lands
+  during the conversion, not before or after it; the API says the operation is
+  ``running`` and no unit exists; then the whole ``wharf worker`` process group is
+  killed with SIGKILL.
 - killed while LibreOffice converts a DOC (``WHARF_SOFFICE``; found by its command line
   and frozen with SIGSTOP): LibreOffice runs in a session of its own and outlives the
   worker; the operation's next attempt kills it and removes the killed attempt's
@@ -113,13 +115,15 @@ class Cluster(ProcessCluster):
         self.api_port = free_port()
         self.tmpdir = tmp_path / "tmp"  # the processes' TMPDIR: the imports' work files
         self.tmpdir.mkdir()
+        self.read_pause_file = tmp_path / "pause-read"  # holds the workbook reader child
         super().__init__(
             tmp_path, product_url, units_url, redis_ns,
             WHARF_BLOB_STORE_URL=f"s3://{self.bucket}/{PREFIX}",
             WHARF_S3_ENDPOINT_URL=moto.endpoint,
             AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
             AWS_DEFAULT_REGION="us-east-1", NO_PROXY="127.0.0.1,localhost",
-            TMPDIR=str(self.tmpdir), **env)
+            TMPDIR=str(self.tmpdir), WHARF_TEST_READ_PAUSE_FILE=str(self.read_pause_file),
+            **env)
 
     def start_api(self):
         return self._start("api", ["api", "--port", str(self.api_port), "--workers", "1"])
@@ -200,17 +204,20 @@ def test_kill_9_of_workers_mid_import_completes_each_import_exactly_once(
         xlsx_blob = api.upload(space, xlsx_bytes(), "stock.xlsx")
         csv_blob = api.upload(space, CSV, "rows.csv")
 
-        # 1. Killed mid-conversion: the reader child is frozen while it reads the XLSX.
+        # 1. Killed mid-conversion: the reader child is held (the read-pause hook: a
+        # 3000-cell workbook is read faster than a poll of /proc could catch it) and
+        # frozen while it reads the XLSX.
+        cluster.read_pause_file.touch()
         xlsx_op = api.submit_import(space, xlsx_blob, "Stock")
         reader = wait_until(lambda: readers_in(first.pid), 30,
-                            "worker-1 to read the XLSX in its child", cluster,
-                            interval=0.01)[0]
+                            "worker-1 to read the XLSX in its child", cluster)[0]
         os.kill(reader, signal.SIGSTOP)
         op = api.op(xlsx_op)
         assert op["status"] == "running" and not op["done"], op
         assert cluster.unit_ids() == set()
         cluster.kill_group(first)
         assert not readers_in(first.pid)  # the reader died with the worker's group
+        cluster.read_pause_file.unlink()
         killed_mid_conversion = time.monotonic() - t0
 
         # 2. Killed after the conversion, before the completion: recovery gives the XLSX

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import shutil
 import tempfile
 from pathlib import Path, PurePath
@@ -121,7 +122,8 @@ def convert(path: Path, filename: str, name: str, settings: Settings,
     if fmt in ("xlsx", "xlsb", "ods", "xls"):
         body = isolated.read_workbook_isolated(
             path, name, limits, fmt, memory=settings.import_max_memory_bytes,
-            timeout=settings.import_conversion_timeout)
+            timeout=settings.import_conversion_timeout,
+            hold=os.environ.get(isolated.HOLD) if settings.test_hooks else None)
     elif fmt in ("csv", "tsv"):
         body = sheets.read_delimited(path, fmt, name, limits,
                                      sheet_name=PurePath(filename).stem)

@@ -180,7 +180,8 @@ class Settings(DocumentSettings, FeedSettings, ExternalLoginSettings):
         "processes started by `wharf worker`",
         ge=1)] = 2
     test_hooks: Annotated[bool, setting(
-        "enables the test suite's fault-injection hooks (with `WHARF_TEST_PAUSE_FILE`); "
+        "enables the test suite's fault-injection hooks (with `WHARF_TEST_PAUSE_FILE`, "
+        "`WHARF_TEST_READ_PAUSE_FILE`); "
         "never set it in production")] = False
     # retention
     upload_session_ttl: Annotated[int, setting(

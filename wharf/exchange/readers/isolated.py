@@ -53,6 +53,7 @@ _ERRORS: dict[str, type[WharfError]] = {
 
 
 _OUT_OF_MEMORY = 3  # the child's exit status on a MemoryError
+HOLD = "WHARF_TEST_READ_PAUSE_FILE"  # the child's environment: its test hook
 
 
 class _Answer(msgspec.Struct):
@@ -63,9 +64,14 @@ class _Answer(msgspec.Struct):
 
 
 def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
-                           memory: int, timeout: float) -> msgspec.Raw | dict[str, Any]:
+                           memory: int, timeout: float,
+                           hold: str | None = None) -> msgspec.Raw | dict[str, Any]:
     """The workbook body, as JSON text (``msgspec.Raw``, its syntax checked) or, in the
-    rare answer msgspec cannot take (a lone surrogate the child escaped), decoded."""
+    rare answer msgspec cannot take (a lone surrogate the child escaped), decoded.
+
+    ``hold`` (the test suite's hooks only, ``WHARF_TEST_READ_PAUSE_FILE``): a path; the
+    child waits while it exists before it reads, so a test can kill the worker while its
+    child is reading, however fast the reading is."""
     out = path.with_name(path.name + ".json")
     args = [sys.executable, "-P", "-m", "wharf.exchange.readers.isolated", str(path), fmt, name,
             str(out), str(limits.max_cells), str(limits.max_sheets),
@@ -73,6 +79,8 @@ def read_workbook_isolated(path: Path, name: str, limits: Limits, fmt: str, *,
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
            "PYTHONDONTWRITEBYTECODE": "1"}
+    if hold:
+        env[HOLD] = hold
     deadline = time.monotonic() + timeout
     with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, cwd=path.parent) as proc:
@@ -115,6 +123,8 @@ def _child(argv: list[str]) -> int:
     src, fmt, name, out = argv[:4]
     cells, sheets, length, unpacked, memory = (int(a) for a in argv[4:9])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    while os.environ.get(HOLD) and os.path.exists(os.environ[HOLD]):
+        time.sleep(0.02)  # the test hook (read_workbook_isolated's ``hold``)
     try:
         answer: dict[str, Any] = {"body": read_workbook(
             Path(src), name, Limits(cells, sheets, length, unpacked), fmt, encoded=True,
