@@ -26,14 +26,15 @@ import os
 import re
 import sys
 from datetime import UTC, datetime
-from typing import Any, TextIO
-
-import structlog
-from structlog.typing import EventDict, Processor, WrappedLogger
+from typing import TYPE_CHECKING, Any, TextIO
 
 from wharf.infra.settings import read_setting
 from wharf.observability import logctx
 from wharfd import serving
+from wharfd.structlog_import import structlog
+
+if TYPE_CHECKING:
+    from structlog.typing import EventDict, Processor, WrappedLogger
 
 #: Commands that write JSON lines under ``WHARF_LOG_FORMAT=auto``.
 JSON_COMMANDS = frozenset({"api", "worker", "scheduler", "feed"})

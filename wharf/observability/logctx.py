@@ -24,10 +24,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar, Token
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry import trace
-from structlog.typing import EventDict, WrappedLogger
+
+if TYPE_CHECKING:  # structlog itself comes with wharfd.logs (wharfd/structlog_import.py)
+    from structlog.typing import EventDict, WrappedLogger
 
 #: How many ids of a batch its batch-level lines name (the rest: ``batch_size``).
 BATCH_IDS_SHOWN = 10
