@@ -31,7 +31,7 @@ from api.app import create_app
 from migrations.prepare import head_revision
 from storage.db import Database
 from tests.conftest import PASSWORD, World, make_settings
-from tests.support import services
+from tests.support import services, zygote
 from tests.support.client import Contract, check_response
 from tests.support.waiting import free_port
 
@@ -53,8 +53,13 @@ def wharf_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def run_wharf(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
-              timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(WHARF + list(args), env=env or wharf_env(tmp_path), cwd=tmp_path,
+              timeout: float = 120, script: bool = False) -> subprocess.CompletedProcess:
+    """``wharf *args``: forked from the tests' fork server as ``python -m wharfd.cli``
+    (tests/support/zygote.py), or with ``script`` the installed ``wharf`` script itself."""
+    env = env or wharf_env(tmp_path)
+    if not script and zygote.usable(env):
+        return zygote.zygote().run(list(args), env, tmp_path, timeout)
+    return subprocess.run(WHARF + list(args), env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
 
@@ -165,13 +170,13 @@ def _backups(data_dir: Path) -> list[Path]:
 
 def test_migrate_fresh_data_dir_then_noop(tmp_path):
     head = head_revision()
-    first = run_wharf(tmp_path, "migrate")
+    first = run_wharf(tmp_path, "migrate", script=True)
     assert first.returncode == 0, first.stderr
     assert f"wharf: database migrated empty -> {head}" in first.stdout
     data = tmp_path / "data"
     assert (data / "wharf.db").is_file()
 
-    again = run_wharf(tmp_path, "migrate")
+    again = run_wharf(tmp_path, "migrate", script=True)
     assert again.returncode == 0, again.stderr
     assert f"wharf: database already at revision {head}; nothing to do" in again.stdout
     assert "migrated" not in again.stdout
@@ -219,7 +224,7 @@ def test_migrate_with_an_unreachable_database_server_exits_2_in_one_line(tmp_pat
 
 
 def test_help_lists_every_command_in_plain_text(tmp_path):
-    result = run_wharf(tmp_path, "--help")
+    result = run_wharf(tmp_path, "--help", script=True)
     assert result.returncode == 0, result.stderr
     assert "``" not in result.stdout and "`" not in result.stdout
     description = result.stdout.split("positional arguments")[0]

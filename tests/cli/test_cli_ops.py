@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import timedelta
 
 from sqlalchemy import update
 
 from storage.models import ObjectDeletionJob
+from tests.support import zygote
 from wharf.deletion import service as deletion
 from wharf.infra.clock import utcnow
 from wharf.retention.runner import run_tick
@@ -19,8 +18,7 @@ from wharf.retention.sweeps import SweepContext
 def wharf(settings, *args):
     env = {**os.environ, "WHARF_DATA_DIR": str(settings.data_dir),
            "WHARF_DATABASE_URL": settings.database_url, "WHARF_LOG_LEVEL": "WARNING"}
-    return subprocess.run([sys.executable, "-m", "wharfd.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return zygote.run(list(args), env)
 
 
 def test_sweeps_lists_last_and_next_run(settings, db, components):

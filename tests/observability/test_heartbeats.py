@@ -120,15 +120,15 @@ def test_wharf_processes_prints_a_table_or_json_lines(db, settings):
     import json
     import os
     import subprocess
-    import sys
+
+    from tests.support import zygote
     hb = Heartbeat(db, settings, "scheduler")
     hb.beat()
     env = {**os.environ, "WHARF_DATA_DIR": str(settings.data_dir),
            "WHARF_DATABASE_URL": settings.database_url, "WHARF_LOG_LEVEL": "WARNING"}
 
     def wharf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "wharfd.cli", "processes", "--json", *args],
-                              env=env, capture_output=True, text=True, timeout=60)
+        return zygote.run(["processes", "--json", *args], env)
 
     out = wharf()
     assert out.returncode == 0, out.stderr
@@ -136,8 +136,7 @@ def test_wharf_processes_prints_a_table_or_json_lines(db, settings):
     assert line["process_id"] == hb.process_id and line["state"] == "running"
     assert line["role"] == "scheduler" and line["stopped_at"] is None
     assert "1 process(es)" in out.stderr
-    table = subprocess.run([sys.executable, "-m", "wharfd.cli", "processes"], env=env,
-                           capture_output=True, text=True, timeout=60)
+    table = zygote.run(["processes"], env)
     assert table.returncode == 0, table.stderr
     header, row = table.stdout.splitlines()
     assert header.split()[:4] == ["role", "state", "host", "pid"]

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.support import services
+from tests.support import services, zygote
 from tests.support.waiting import wait_until
 
 T = TypeVar("T")
@@ -224,14 +224,16 @@ class ProcessCluster:
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         env = self._env()
-        log = open(self.tmp / f"{len(self.processes)}-{name}.log", "wb")
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        finally:
-            log.close()
-        proc.log_path = log.name  # type: ignore[attr-defined]
+        path = self.tmp / f"{len(self.processes)}-{name}.log"
+        proc: Any
+        if zygote.usable(env):  # forked from the tests' fork server (tests/support/zygote.py)
+            proc = zygote.zygote().start(args, env, REPO, path)
+        else:
+            with open(path, "wb") as log:
+                proc = subprocess.Popen([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
+                                        env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        proc.log_path = str(path)  # type: ignore[attr-defined]
         proc.name = name  # type: ignore[attr-defined]
         self.processes.append(proc)
         return proc
