@@ -13,6 +13,8 @@ environment: the preloaded modules (:data:`PRELOAD`) read none of it when import
 variable (:data:`AT_IMPORT`) starts as a fresh interpreter instead. Whatever a process
 reads at run time (settings, ``os.getpid()`` in its worker and process ids, its broker and
 database connections, tracing) is its own; ``random`` is reseeded by CPython at fork.
+(``/proc/<pid>/environ`` still shows the server's environment, the kernel's copy from its
+``exec``; ``os.environ`` and C's ``getenv`` in the child, and its own children, see its own.)
 
 The server is not the test's child's parent, so the test cannot ``waitpid`` it:
 :class:`Child` is the ``subprocess.Popen`` the tests use (``pid``, ``poll``, ``wait``,
