@@ -59,11 +59,28 @@ def test_kill_9_of_a_process_group_is_reported_as_popen_reports_it(tmp_path):
     wait_until(lambda: b"serving on" in log.read_bytes(), 60, "wharf serve to listen")
     started = time.monotonic()
     os.killpg(child.pid, signal.SIGKILL)
+    # Until the test has seen the status the pid stays taken (a zombie), as with Popen:
+    # a signal to it or to its group can reach no other process.
+    wait_until(lambda: _state(child.pid) == "Z", 10, "the killed process to be a zombie")
+    time.sleep(0.5)  # the server has heard of the exit by now; it still does not reap
+    assert _state(child.pid) == "Z"
     assert child.wait(10) == -signal.SIGKILL
     assert time.monotonic() - started < 5
     assert child.poll() == -signal.SIGKILL
+    wait_until(lambda: _state(child.pid) is None, 10, "the zombie to be reaped")
+
+
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
 
 
 def test_a_process_whose_environment_is_read_at_import_starts_fresh(tmp_path):
     assert zygote.usable(wharf_env(tmp_path))
+    assert zygote.usable(wharf_env(tmp_path, PYTHONUNBUFFERED="1"))  # the child applies it
     assert not zygote.usable(wharf_env(tmp_path, PROMETHEUS_MULTIPROC_DIR=str(tmp_path)))
+    other = {name: os.environ.get(name, "") + "-other" for name in ("PYTHONHASHSEED", "LC_ALL")}
+    for name, value in other.items():  # read when the interpreter starts
+        assert not zygote.usable(wharf_env(tmp_path, **{name: value}))

@@ -218,9 +218,7 @@ class ProcessCluster:
 
     def run_command(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """A short ``wharf`` command (``user disable alice``) with the cluster's settings."""
-        return subprocess.run([sys.executable, "-m", "wharfd.cli", *args], cwd=REPO,
-                              env=self._env(), capture_output=True, text=True,
-                              timeout=timeout)
+        return zygote.run(list(args), self._env(), REPO, timeout)
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         env = self._env()

@@ -8,24 +8,31 @@ each ``wharf`` command; the child runs ``python -m wharfd.cli <args>`` as that c
 would (``runpy``: ``__main__`` is ``wharfd.cli``), in a session of its own (so its whole
 process group can be killed), with the given environment, working directory and output
 file. What the child then builds and runs is the real process's, from its own
-environment: the preloaded modules (:data:`PRELOAD`) read none of it when imported, except
-``prometheus_client`` (its multiprocess mode), so a process whose environment sets such a
-variable (:data:`AT_IMPORT`) starts as a fresh interpreter instead. Whatever a process
-reads at run time (settings, ``os.getpid()`` in its worker and process ids, its broker and
-database connections, tracing) is its own; ``random`` is reseeded by CPython at fork.
-(``/proc/<pid>/environ`` still shows the server's environment, the kernel's copy from its
-``exec``; ``os.environ`` and C's ``getenv`` in the child, and its own children, see its own.)
+environment. A few variables are read when the interpreter starts or when a preloaded
+module (:data:`PRELOAD`) is imported (``PYTHON*``, the locale, prometheus_client's
+multiprocess mode, psycopg's implementation, gunicorn's defaults: :data:`AT_START`,
+:data:`AT_IMPORT`): a process whose environment differs from the server's in one of them
+starts as a fresh interpreter instead (:func:`usable`; ``PYTHONUNBUFFERED`` the child
+applies itself). Whatever a process reads at run time (settings, ``os.getpid()`` in its
+worker and process ids, its broker and database connections, tracing) is its own;
+``random`` is reseeded by CPython at fork. (``/proc/<pid>/environ`` still shows the
+server's environment, the kernel's copy from its ``exec``; ``os.environ`` and C's
+``getenv`` in the child, and its own children, see its own.) The price: a command whose
+code forgot an import that a preloaded module happens to make would pass here; the
+installed script's own tests (``run_wharf(..., script=True)``), ``wharf serve`` and the
+import probes still start fresh interpreters.
 
 The server is not the test's child's parent, so the test cannot ``waitpid`` it:
 :class:`Child` is the ``subprocess.Popen`` the tests use (``pid``, ``poll``, ``wait``,
-``returncode``, ``send_signal``/``terminate``/``kill``), its exit status reported by the
-server, which reaps every child.
+``returncode``, ``send_signal``/``terminate``/``kill``). The server reports each exit
+and leaves the child a zombie until the test has seen its status (``WNOWAIT``), so, as
+with Popen, a pid or process group the test still holds is never another process's.
 
 Protocol (the server's stdin and stdout, JSON lines): a request
-``{"argv": [...], "env": {...}, "cwd": "...", "log": "...", "errors": "..." | null}`` is
-answered
-``{"pid": N}`` (or ``{"error": "..."}``); whenever a child exits the server writes
-``{"exit": pid, "status": code}`` (``-signal`` when killed, as ``Popen.returncode``).
+``{"id": n, "argv": [...], "env": {...}, "cwd": "...", "log": "...", "errors": ...}`` is
+answered ``{"id": n, "pid": N}`` (or ``{"id": n, "error": "..."}``); whenever a child
+exits the server writes ``{"exit": pid, "status": code}`` (``-signal`` when killed, as
+``Popen.returncode``), and ``{"release": pid}`` from the test reaps it.
 """
 from __future__ import annotations
 
@@ -56,9 +63,18 @@ PRELOAD = (
     "tasks.worker", "tasks.scheduler", "migrations.prepare",
 )
 
-#: Variables read when a module of :data:`PRELOAD` is imported: a process whose environment
-#: differs from the server's in one of them is started by ``subprocess.Popen`` instead.
-AT_IMPORT = ("PROMETHEUS_MULTIPROC_DIR", "OTEL_PYTHON_CONTEXT")
+#: Variables read when a module of :data:`PRELOAD` is imported (prometheus_client's
+#: multiprocess mode, psycopg's implementation, gunicorn's setting defaults, dramatiq's
+#: tunables, OpenTelemetry's context): a process whose environment differs from the
+#: server's in one of them starts as a fresh interpreter instead (:func:`usable`).
+AT_IMPORT = ("PROMETHEUS_MULTIPROC_DIR", "PROMETHEUS_DISABLE_CREATED_SERIES",
+             "OTEL_PYTHON_CONTEXT", "PSYCOPG_IMPL", "PSYCOPG_WAIT_FUNC", "PORT",
+             "WEB_CONCURRENCY", "FORWARDED_ALLOW_IPS", "NO_COLOR", "FORCE_COLOR", "TZ",
+             "LANG")
+#: Prefixes of the variables read when the interpreter starts (``PYTHON*``, the locale,
+#: which sets the standard streams' encoding) or by dramatiq at import, likewise.
+#: ``PYTHONUNBUFFERED`` is the exception: the child sets its streams from its own.
+AT_START = ("PYTHON", "LC_", "dramatiq_")
 
 
 # -- the server ---------------------------------------------------------------------------
@@ -87,9 +103,22 @@ def _become(request: dict[str, Any], keep: tuple[int, ...]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    if os.environ.get("PYTHONUNBUFFERED"):  # as ``python -u``: each write reaches the file
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(write_through=True)  # type: ignore[union-attr]
     sys.argv = [sys.executable, *request["argv"]]
     # As under ``python -m``, the module runs as ``__main__`` only (its imports stay loaded).
     sys.modules.pop("wharfd.cli", None)
+
+
+def _exit_status(pid: int) -> int | None:
+    """``pid``'s status as ``Popen.returncode`` gives it once it has exited (``-signal``
+    when killed), else None; the child is left a zombie (``WNOWAIT``), so its pid and
+    process group id are not reused until the test has seen the status, as with Popen."""
+    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    if info is None or info.si_pid == 0:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
 
 
 def serve() -> None:
@@ -106,6 +135,8 @@ def serve() -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     stdin = sys.stdin.fileno()
     out = sys.stdout
+    running: set[int] = set()  # children whose exit has not been reported
+    reported: set[int] = set()  # exited, reported, not yet released (zombies)
 
     def say(message: dict[str, Any]) -> None:
         out.write(json.dumps(message) + "\n")
@@ -121,14 +152,12 @@ def serve() -> None:
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake_r, 4096)
-        while True:  # reap every child that has exited
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            say({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+        for pid in sorted(running):  # a SIGCHLD may stand for several exits
+            status = _exit_status(pid)
+            if status is not None:
+                running.discard(pid)
+                reported.add(pid)
+                say({"exit": pid, "status": status})
         if stdin in readable:
             chunk = os.read(stdin, 65536)
             if not chunk:
@@ -137,36 +166,50 @@ def serve() -> None:
             while b"\n" in buffered:
                 line, buffered = buffered.split(b"\n", 1)
                 request = json.loads(line)
+                if "release" in request:  # the test has the status: reap the zombie
+                    if request["release"] in reported:
+                        reported.discard(request["release"])
+                        os.waitpid(request["release"], 0)
+                    continue
                 try:
                     pid = os.fork()
                 except OSError as exc:
-                    say({"error": str(exc)})
+                    say({"id": request["id"], "error": str(exc)})
                     continue
                 if pid == 0:
                     _become(request, (wake_r, wake_w))  # stdin and stdout: replaced
                     import runpy
                     runpy.run_module("wharfd.cli", run_name="__main__", alter_sys=True)
                     return
-                say({"pid": pid})
+                running.add(pid)
+                say({"id": request["id"], "pid": pid})
 
 
 # -- the client (in the test process) --------------------------------------------------------
+def _server_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("WHARF_") and k != "PYTHONUNBUFFERED"}
+
+
+class ForkServerGone(RuntimeError):
+    """The fork server exited: the statuses of its children are lost (a broken harness,
+    not a test's outcome)."""
+
+
 class Zygote:
     """The test process's connection to its server: ``start`` a command, and the exit
     statuses the server reports."""
 
     def __init__(self) -> None:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("WHARF_") and k not in AT_IMPORT}
-        env.update(PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.zygote"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, cwd=REPO, env=env,
-            start_new_session=True)
+            stdout=subprocess.PIPE, cwd=REPO, env=_server_env(), start_new_session=True)
         self.lock = threading.Lock()  # one request at a time
         self.cond = threading.Condition()
         self.exits: dict[int, int] = {}
-        self.answers: list[dict[str, Any]] = []
+        self.answers: dict[int, dict[str, Any]] = {}
+        self.requests = 0
+        self.gone = False
         assert self.proc.stdout is not None
         first = json.loads(self.proc.stdout.readline() or b"{}")
         if "ready" not in first:
@@ -175,21 +218,27 @@ class Zygote:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = json.loads(line)
-            with self.cond:
-                if "exit" in message:
-                    self.exits[message["exit"]] = message["status"]
-                else:  # a new child: an earlier one of the same pid has been reaped
-                    self.exits.pop(message.get("pid", 0), None)
-                    self.answers.append(message)
+        try:
+            for line in self.proc.stdout:
+                message = json.loads(line)
+                with self.cond:
+                    if "exit" in message:
+                        self.exits[message["exit"]] = message["status"]
+                    else:
+                        self.answers[message["id"]] = message
+                    self.cond.notify_all()
+        finally:
+            with self.cond:  # the server is gone (or spoke nonsense): nothing more comes
+                self.gone = True
                 self.cond.notify_all()
-        with self.cond:  # the server is gone
-            self.answers.append({"error": "the fork server exited"})
-            self.cond.notify_all()
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not self.gone and self.proc.poll() is None
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
 
     def start(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path,
               errors: Path | None = None) -> Child:
@@ -198,17 +247,16 @@ class Zygote:
         for path in (log, errors):
             if path is not None:
                 path.touch()  # there before the child writes, as Popen's output file is
-        request = json.dumps({"argv": argv, "env": env, "cwd": str(cwd), "log": str(log),
-                              "errors": str(errors) if errors else None})
         with self.lock:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(request.encode() + b"\n")
-            self.proc.stdin.flush()
+            self.requests += 1
+            ident = self.requests
+            self._send({"id": ident, "argv": argv, "env": env, "cwd": str(cwd),
+                        "log": str(log), "errors": str(errors) if errors else None})
             with self.cond:
-                self.cond.wait_for(lambda: bool(self.answers), timeout=60)
-                answer = self.answers.pop(0) if self.answers else {"error": "no answer"}
-        if "pid" not in answer:
-            raise RuntimeError(f"the fork server could not start {argv}: {answer}")
+                self.cond.wait_for(lambda: ident in self.answers or self.gone, timeout=60)
+                answer = self.answers.pop(ident, None)
+        if answer is None or "pid" not in answer:
+            raise ForkServerGone(f"the fork server did not start {argv}: {answer}")
         return Child(self, answer["pid"], argv)
 
     def run(self, argv: list[str], env: dict[str, str], cwd: Path,
@@ -229,9 +277,17 @@ class Zygote:
                 out.read_text(errors="replace"), err.read_text(errors="replace"))
 
     def status(self, pid: int, timeout: float | None) -> int | None:
+        """``pid``'s exit status, waiting up to ``timeout``; then the server may reap it."""
         with self.cond:
-            self.cond.wait_for(lambda: pid in self.exits or not self.alive(), timeout=timeout)
-            return self.exits.get(pid)
+            self.cond.wait_for(lambda: pid in self.exits or self.gone, timeout=timeout)
+            if pid not in self.exits:
+                if self.gone:
+                    raise ForkServerGone(f"the fork server exited before process {pid}")
+                return None
+            status = self.exits.pop(pid)
+        with self.lock, contextlib.suppress(OSError):
+            self._send({"release": pid})
+        return status
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -266,7 +322,7 @@ class Child:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
+        if self.poll() is None:  # not yet seen exited: a zombie at worst, never a new pid
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, sig)
 
@@ -280,11 +336,14 @@ class Child:
 def usable(env: dict[str, str]) -> bool:
     """Whether a process with ``env`` may be forked from the server: not when
     ``WHARF_TEST_FORK_SERVER=0`` (every process then starts as ``python -m wharfd.cli``),
-    nor when ``env`` sets a variable the preloaded modules read at import
-    (:data:`AT_IMPORT`)."""
+    nor when ``env`` differs from the server's in a variable read when the interpreter
+    starts or when a preloaded module is imported (:data:`AT_IMPORT`, :data:`AT_START`)."""
     if os.environ.get("WHARF_TEST_FORK_SERVER", "1").strip() == "0":
         return False
-    return not any(env.get(name) for name in AT_IMPORT)
+    server = _server_env()
+    names = {k for k in (*env, *server)
+             if (k.startswith(AT_START) or k in AT_IMPORT) and k != "PYTHONUNBUFFERED"}
+    return all(env.get(k) == server.get(k) for k in names)
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path | None = None,
