@@ -2,9 +2,10 @@
 
 structlog's console and traceback modules import rich (and with it pygments) when it is
 installed, as it is for ``wharf-client``'s progress bars. Wharf's renderers never use it
-(``wharfd.logs``: plain tracebacks), and it cost every process about 70 CPU-ms of its
-start (``python -X importtime``; docs/benchmarks.md, "Process start-up"). So rich is
-hidden while structlog is first imported; a later ``import rich`` works as usual.
+(``wharfd.logs``: plain tracebacks), and it cost every process about 80 CPU-ms of its
+start (``import wharfd.logs``: median 193 -> 114 ms; docs/benchmarks.md, "Process start-up
+without rich"). So rich is hidden while structlog is first imported; a later
+``import rich`` works as usual.
 ``wharfd.logs`` takes structlog from here, and nothing in the layers below imports it at
 run time (``wharf.observability.logctx`` only for its types)."""
 from __future__ import annotations

@@ -409,7 +409,7 @@ import rich.console  # the client's progress bars still can
 
 def test_a_process_logs_without_importing_rich_and_tracebacks_stay_plain(tmp_path):
     """structlog imports rich (and pygments) when it is installed; Wharf's processes
-    never render with it, so it is not loaded (about 70 CPU-ms of every start)."""
+    never render with it, so it is not loaded (about 80 CPU-ms of every start)."""
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
