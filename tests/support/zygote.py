@@ -289,16 +289,6 @@ class Zygote:
             self._send({"release": pid})
         return status
 
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
 
 class Child:
     """A process the fork server started, as much of ``subprocess.Popen`` as the tests use."""
